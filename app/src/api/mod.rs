@@ -1,0 +1,8 @@
+//! Server functions: the dashboard's calls to the server. Each one checks the
+//! session and role first, then calls a `rapport_core` service.
+
+pub mod keys;
+pub mod links;
+pub mod reference;
+pub mod session;
+pub mod tenants;

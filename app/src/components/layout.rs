@@ -1,0 +1,129 @@
+//! The signed-in frame: top bar with navigation that follows the user's role, and
+//! the page below. Signed-out visitors are sent to the login page.
+
+use leptos::prelude::*;
+use leptos_router::components::{Outlet, Redirect, A};
+use rapport_core::model::{Role, SessionUser};
+
+use crate::api::session::current_user;
+
+/// The signed-in user, loaded once per page and shared with every page.
+pub type UserResource = Resource<Result<Option<SessionUser>, ServerFnError>>;
+
+/// One navigation entry and who sees it.
+struct NavItem {
+    href: &'static str,
+    label: &'static str,
+    visible: fn(&SessionUser) -> bool,
+}
+
+const NAV: &[NavItem] = &[
+    NavItem {
+        href: "/",
+        label: "Home",
+        visible: |_| true,
+    },
+    NavItem {
+        href: "/settings/api-keys",
+        label: "API keys",
+        visible: |u| u.role.includes(Role::Admin),
+    },
+    NavItem {
+        href: "/platform/tenants",
+        label: "Tenants",
+        visible: |u| u.platform_admin,
+    },
+    NavItem {
+        href: "/settings/api",
+        label: "Platform API",
+        visible: |u| u.platform_admin,
+    },
+    NavItem {
+        href: "/docs/api",
+        label: "API reference",
+        visible: |_| true,
+    },
+];
+
+/// Frame of every signed-in page.
+#[component]
+pub fn Layout() -> impl IntoView {
+    let user: UserResource = Resource::new(|| (), |_| current_user());
+    provide_context(user);
+    view! {
+        <a class="skip-link" href="#main">"Skip to content"</a>
+        <Suspense fallback=|| view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }>
+            {move || Suspend::new(async move {
+                match user.await {
+                    Ok(Some(u)) => view! { <TopBar user=u /> }.into_any(),
+                    Ok(None) => view! { <Redirect path="/login" /> }.into_any(),
+                    Err(_) => view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }.into_any(),
+                }
+            })}
+        </Suspense>
+        <main id="main" class="page">
+            <Outlet />
+        </main>
+    }
+}
+
+#[component]
+fn TopBar(user: SessionUser) -> impl IntoView {
+    let items: Vec<_> = NAV.iter().filter(|item| (item.visible)(&user)).collect();
+    view! {
+        <header class="topbar">
+            <a class="brand" href="/">"Rapport"</a>
+            <nav aria-label="Main">
+                <ul class="nav">
+                    {items
+                        .into_iter()
+                        .map(|item| view! { <li><A href=item.href exact=true>{item.label}</A></li> })
+                        .collect_view()}
+                </ul>
+            </nav>
+            <div class="account">
+                <span class="who">
+                    <span class="name">{user.name().to_string()}</span>
+                    <span class="meta">{format!("{} · {}", user.role.label(), user.tenant_name)}</span>
+                </span>
+                <form method="post" action="/auth/logout">
+                    <button type="submit" class="button secondary">"Sign out"</button>
+                </form>
+            </div>
+        </header>
+    }
+}
+
+/// Renders `children` only for users `allowed` lets in; others see why not.
+#[component]
+pub fn Guard(allowed: fn(&SessionUser) -> bool, children: ChildrenFn) -> impl IntoView {
+    let user = expect_context::<UserResource>();
+    let children = StoredValue::new(children);
+    view! {
+        <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match user.await {
+                    Ok(Some(u)) if allowed(&u) => children.with_value(|c| c()).into_any(),
+                    Ok(Some(_)) => view! { <Forbidden /> }.into_any(),
+                    Ok(None) => view! { <Redirect path="/login" /> }.into_any(),
+                    Err(e) => view! { <crate::components::feedback::ErrorNote error=e.to_string() /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Forbidden() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+        response.set_status(axum::http::StatusCode::FORBIDDEN);
+    }
+    view! {
+        <section class="card empty-state">
+            <h1>"Not available to your role"</h1>
+            <p>"Ask an admin of your workspace if you need access to this page."</p>
+            <p><a href="/">"Back to the start page"</a></p>
+        </section>
+    }
+}

@@ -1,0 +1,184 @@
+//! Pages that generated links open: co-browsing sessions, live view, conferences.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+use crate::{
+    api::links::{cobrowse_session, join_info, liveview_session},
+    components::{feedback::ErrorNote, layout::Guard},
+};
+
+fn format_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_else(|_| rfc3339.to_string())
+}
+
+/// `/cobrowse/{id}?token=…`: a co-browsing session, for its host or a joiner.
+#[component]
+pub fn CobrowsePage() -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let session = Resource::new(
+        move || {
+            (
+                params.with(|p| p.get("id").unwrap_or_default()),
+                query.with(|q| q.get("token").unwrap_or_default()),
+            )
+        },
+        |(id, token)| cobrowse_session(id, token),
+    );
+    view! {
+        <Title text="Co-browsing" />
+        <main id="main" class="page narrow">
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Opening the session…"</p> }>
+                {move || Suspend::new(async move {
+                    match session.await {
+                        Ok(s) => view! {
+                            <section class="card">
+                                <p class="breadcrumb">"Universal Co-Browsing"</p>
+                                <h1>{if s.host { "You are hosting this session" } else { "You are joining a session" }}</h1>
+                                <dl class="facts">
+                                    <dt>"Starts at"</dt><dd><a href=s.url.clone() rel="noopener noreferrer">{s.url.clone()}</a></dd>
+                                    {s.host_email.clone().map(|h| view! { <dt>"Host"</dt><dd>{h}</dd> })}
+                                    <dt>"Link valid until"</dt><dd>{format_time(&s.expires_at)}</dd>
+                                </dl>
+                                <p class="note">
+                                    {if s.host {
+                                        "Share the join link with the people you browse with. Keep this host link to yourself."
+                                    } else {
+                                        "The host will guide you through the page."
+                                    }}
+                                </p>
+                            </section>
+                        }.into_any(),
+                        Err(e) => view! {
+                            <section class="card empty-state">
+                                <h1>"This co-browsing link does not work"</h1>
+                                <ErrorNote error=e.to_string() />
+                                <p>"It may have expired. Ask for a new link."</p>
+                            </section>
+                        }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </main>
+    }
+}
+
+/// Labels of the live-view page in its five languages.
+fn label(lang: &str, key: &str) -> &'static str {
+    match (lang, key) {
+        ("de", "title") => "Live-Ansicht",
+        ("de", "visitor") => "Besucher",
+        ("de", "pages") => "Seiten",
+        ("de", "started") => "Beginn",
+        ("de", "tags") => "Tags",
+        ("jp", "title") => "ライブビュー",
+        ("jp", "visitor") => "訪問者",
+        ("jp", "pages") => "ページ",
+        ("jp", "started") => "開始",
+        ("jp", "tags") => "タグ",
+        ("uk", "title") => "Перегляд наживо",
+        ("uk", "visitor") => "Відвідувач",
+        ("uk", "pages") => "Сторінки",
+        ("uk", "started") => "Початок",
+        ("uk", "tags") => "Теги",
+        ("ru", "title") => "Просмотр в реальном времени",
+        ("ru", "visitor") => "Посетитель",
+        ("ru", "pages") => "Страницы",
+        ("ru", "started") => "Начало",
+        ("ru", "tags") => "Теги",
+        (_, "title") => "Live view",
+        (_, "visitor") => "Visitor",
+        (_, "pages") => "Pages",
+        (_, "started") => "Started",
+        _ => "Tags",
+    }
+}
+
+/// `/liveview/{id}?lang=…`: live view of a visitor session.
+#[component]
+pub fn LiveViewPage() -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let lang = move || query.with(|q| q.get("lang")).unwrap_or_else(|| "en".into());
+    let session = Resource::new(
+        move || params.with(|p| p.get("id").unwrap_or_default()),
+        liveview_session,
+    );
+    view! {
+        <Title text="Live view" />
+        <Guard allowed=|_| true>
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    let l = lang();
+                    match session.await {
+                        Ok(s) => view! {
+                            <div lang=l.clone()>
+                                <h1>{label(&l, "title")}</h1>
+                                <section class="card">
+                                    <dl class="facts">
+                                        <dt>{label(&l, "visitor")}</dt><dd><code>{s.visitor_id.clone()}</code></dd>
+                                        <dt>{label(&l, "started")}</dt><dd>{s.started_at.clone()}</dd>
+                                        <dt>{label(&l, "pages")}</dt><dd>{s.page_count}</dd>
+                                        <dt>{label(&l, "tags")}</dt><dd>{s.tags.join(", ")}</dd>
+                                    </dl>
+                                    {s.entry_url.clone().map(|u| view! { <p><a href=u.clone() rel="noopener noreferrer">{u.clone()}</a></p> })}
+                                </section>
+                            </div>
+                        }.into_any(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </Guard>
+    }
+}
+
+/// `/join/{token}`: an appointment's conference, as its attendees see it.
+#[component]
+pub fn JoinPage() -> impl IntoView {
+    let params = use_params_map();
+    let info = Resource::new(move || params.with(|p| p.get("token").unwrap_or_default()), join_info);
+    view! {
+        <Title text="Join" />
+        <main id="main" class="page narrow">
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match info.await {
+                        Ok(j) => {
+                            let state = match j.state.as_str() {
+                                "open" => "The conference is open.",
+                                "not_yet" => "The conference has not opened yet.",
+                                "ended" => "This conference has ended.",
+                                _ => "This link has been disabled by the organiser.",
+                            };
+                            view! {
+                                <section class="card">
+                                    <p class="breadcrumb">"Video conference"</p>
+                                    <h1>{j.title.clone()}</h1>
+                                    <p class="note" role="status">{state}</p>
+                                    <dl class="facts">
+                                        <dt>"Starts"</dt><dd>{format!("{} ({})", format_time(&j.starts_at), j.timezone)}</dd>
+                                        <dt>"Length"</dt><dd>{format!("{} minutes", j.duration_minutes)}</dd>
+                                        <dt>"Link works"</dt><dd>{format!("{} – {}", format_time(&j.valid_from), format_time(&j.valid_until))}</dd>
+                                        {j.waiting_room.then(|| view! { <dt>"Waiting room"</dt><dd>"The organiser lets you in."</dd> })}
+                                        {j.has_password.then(|| view! { <dt>"Password"</dt><dd>"You will be asked for the password."</dd> })}
+                                    </dl>
+                                </section>
+                            }.into_any()
+                        }
+                        Err(e) => view! {
+                            <section class="card empty-state">
+                                <h1>"This conference link does not work"</h1>
+                                <ErrorNote error=e.to_string() />
+                            </section>
+                        }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </main>
+    }
+}

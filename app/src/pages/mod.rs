@@ -1,0 +1,9 @@
+//! One module per page.
+
+pub mod api_keys;
+pub mod api_reference;
+pub mod home;
+pub mod links;
+pub mod login;
+pub mod not_found;
+pub mod tenants;

@@ -1,0 +1,236 @@
+//! The audit log: who changed what, when, from where. Every write service records
+//! one entry inside its own transaction, so the log and the data never disagree.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    db::Tx,
+    error::CoreResult,
+    model::{Page, PageRequest},
+    time::{from_ms, now_ms},
+    validate::Paging,
+    with_db, with_tx, Services,
+};
+
+/// Who performs a write, and from where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Actor {
+    /// `user`, `apikey`, `platformkey` or `system`.
+    pub kind: ActorKind,
+    /// The user's or key's id; for `system`, what acted (e.g. `cli`).
+    pub id: String,
+    /// Client IP address, when there is a client.
+    pub ip: Option<String>,
+    /// The request id, when there is a request.
+    pub request_id: Option<String>,
+}
+
+/// The kinds of actor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ActorKind {
+    /// A dashboard user.
+    User,
+    /// A tenant API key.
+    Apikey,
+    /// A platform key.
+    Platformkey,
+    /// Rapport itself, or its CLI.
+    System,
+}
+
+impl ActorKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            ActorKind::User => "user",
+            ActorKind::Apikey => "apikey",
+            ActorKind::Platformkey => "platformkey",
+            ActorKind::System => "system",
+        }
+    }
+
+    fn parse(s: &str) -> ActorKind {
+        match s {
+            "user" => ActorKind::User,
+            "apikey" => ActorKind::Apikey,
+            "platformkey" => ActorKind::Platformkey,
+            _ => ActorKind::System,
+        }
+    }
+}
+
+impl Actor {
+    /// Rapport itself or a named tool (e.g. `cli`), with no client.
+    pub fn system(what: &str) -> Actor {
+        Actor {
+            kind: ActorKind::System,
+            id: what.to_string(),
+            ip: None,
+            request_id: None,
+        }
+    }
+}
+
+/// One audit entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// Entry id.
+    pub id: String,
+    /// When it happened.
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// Kind of actor.
+    pub actor_type: ActorKind,
+    /// The user's or key's id.
+    pub actor_id: String,
+    /// What was done, `<resource>.<verb>`, e.g. `user.create`.
+    pub action: String,
+    /// Kind of object changed, e.g. `user`.
+    pub resource_type: String,
+    /// Id of the object changed.
+    pub resource_id: Option<String>,
+    /// Client IP address.
+    pub ip: Option<String>,
+    /// Request id, to find the request in the server's logs.
+    pub request_id: Option<String>,
+}
+
+/// Filters of the audit log listing. Times are RFC 3339.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditFilter {
+    /// Only entries at or after this time.
+    pub from: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only entries before this time.
+    pub to: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only entries of this actor (user or key id).
+    pub actor: Option<String>,
+    /// Only this action (e.g. `user.create`), or every action of a resource with a
+    /// trailing `.*` (e.g. `user.*`).
+    pub action: Option<String>,
+}
+
+/// Records an entry inside `tx`.
+pub async fn record(
+    tx: &mut Tx,
+    tenant_id: Option<&str>,
+    actor: &Actor,
+    action: &str,
+    resource_type: &str,
+    resource_id: Option<&str>,
+) -> CoreResult<()> {
+    with_tx!(tx, |conn| {
+        sqlx::query(
+        "insert into audit_log (id, tenant_id, at, actor_type, actor_id, action, resource_type, resource_id, ip, request_id) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+    )
+    .bind(uuid::Uuid::now_v7().to_string())
+    .bind(tenant_id)
+    .bind(now_ms())
+    .bind(actor.kind.as_str())
+    .bind(&actor.id)
+    .bind(action)
+    .bind(resource_type)
+    .bind(resource_id)
+    .bind(&actor.ip)
+    .bind(&actor.request_id)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected())
+    })?;
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct AuditRow {
+    id: String,
+    at: i64,
+    actor_type: String,
+    actor_id: String,
+    action: String,
+    resource_type: String,
+    resource_id: Option<String>,
+    ip: Option<String>,
+    request_id: Option<String>,
+}
+
+impl Services {
+    /// Records a write that has no transaction of its own (e.g. a sign-in).
+    pub async fn audit(
+        &self,
+        tenant_id: Option<&str>,
+        actor: &Actor,
+        action: &str,
+        resource_type: &str,
+        resource_id: Option<&str>,
+    ) -> CoreResult<()> {
+        let mut tx = self.db().begin().await?;
+        record(&mut tx, tenant_id, actor, action, resource_type, resource_id).await?;
+        tx.commit().await
+    }
+
+    /// A page of a tenant's audit log, newest first.
+    pub async fn list_audit(
+        &self,
+        tenant_id: &str,
+        filter: &AuditFilter,
+        page: &PageRequest,
+    ) -> CoreResult<Page<AuditEntry>> {
+        let paging = Paging::from_request(page)?;
+        let from = filter.from.map(|t| t.timestamp_millis());
+        let to = filter.to.map(|t| t.timestamp_millis());
+        let (action_exact, action_prefix) = match filter.action.as_deref() {
+            Some(a) if a.ends_with(".*") => (None, Some(format!("{}.%", a.trim_end_matches(".*")))),
+            Some(a) => (Some(a.to_string()), None),
+            None => (None, None),
+        };
+        let condition = "tenant_id = $1 and ($2 is null or at >= $2) and ($3 is null or at < $3) \
+             and ($4 is null or actor_id = $4) and ($5 is null or action = $5) \
+             and ($6 is null or action like $6)";
+        let count_sql = format!("select count(*) from audit_log where {condition}");
+        let list_sql = format!(
+            "select id, at, actor_type, actor_id, action, resource_type, resource_id, ip, request_id \
+             from audit_log where {condition} order by at desc, id desc limit $7 offset $8"
+        );
+        let (total, rows): (i64, Vec<AuditRow>) = with_db!(self.db(), |pool| {
+            let total: i64 = sqlx::query_scalar(&count_sql)
+                .bind(tenant_id)
+                .bind(from)
+                .bind(to)
+                .bind(&filter.actor)
+                .bind(&action_exact)
+                .bind(&action_prefix)
+                .fetch_one(pool)
+                .await?;
+            let rows = sqlx::query_as(&list_sql)
+                .bind(tenant_id)
+                .bind(from)
+                .bind(to)
+                .bind(&filter.actor)
+                .bind(&action_exact)
+                .bind(&action_prefix)
+                .bind(paging.limit)
+                .bind(paging.offset)
+                .fetch_all(pool)
+                .await?;
+            Ok::<_, sqlx::Error>((total, rows))
+        })?;
+        Ok(paging.page(
+            total,
+            rows.into_iter()
+                .map(|r| AuditEntry {
+                    id: r.id,
+                    at: from_ms(r.at),
+                    actor_type: ActorKind::parse(&r.actor_type),
+                    actor_id: r.actor_id,
+                    action: r.action,
+                    resource_type: r.resource_type,
+                    resource_id: r.resource_id,
+                    ip: r.ip,
+                    request_id: r.request_id,
+                })
+                .collect(),
+        ))
+    }
+}

@@ -1,0 +1,276 @@
+//! Opening hours (spec 2.4): weekly intervals plus holidays, in a time zone.
+//!
+//! Decisions where the spec is silent:
+//! - condition `type` is `WEEKDAY` (a weekly recurring interval); `weekday` is one of
+//!   `EVERYDAY`, `WORKDAYS` (Monday–Friday), `WEEKEND`, or a day `MONDAY`…`SUNDAY`;
+//!   a day may have several intervals;
+//! - `startHours`/`endHours` are `{hour 0–23, minute 0–59}`, end after start;
+//! - a holiday gives its range as date-times (`fromDate`/`toDate`) or as calendar
+//!   dates (`from`/`to`), or both when they agree; `countryCode` is ISO 3166 alpha-2;
+//! - `timezoneOffset` is minutes east of UTC (−840…840); our extension `timezone`, an
+//!   IANA zone, wins when both are given because it follows daylight saving time.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{in_use, rules::RoutingRule, rules::SlaRule, ConfigKind, Meta};
+use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
+
+/// Opening hours.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"name": "Office", "timezone": "Europe/Berlin", "conditions": [{"type": "WEEKDAY", "weekday": "WORKDAYS", "startHours": {"hour": 9, "minute": 0}, "endHours": {"hour": 12, "minute": 30}}, {"type": "WEEKDAY", "weekday": "WORKDAYS", "startHours": {"hour": 13, "minute": 30}, "endHours": {"hour": 18, "minute": 0}}], "holidays": [{"name": "Christmas", "from": {"year": 2026, "month": 12, "day": 24}, "to": {"year": 2026, "month": 12, "day": 26}, "countryCode": "DE", "fixedDate": true}]}))]
+pub struct OpeningHours {
+    /// Id and timestamps.
+    #[serde(flatten)]
+    pub meta: Meta,
+    /// Name; default "Opening hours".
+    pub name: Option<String>,
+    /// Minutes east of UTC (−840…840), for clients without time zone names.
+    pub timezone_offset: Option<i32>,
+    /// IANA time zone, e.g. `Europe/Berlin` (our extension; wins over `timezoneOffset`).
+    pub timezone: Option<String>,
+    /// Weekly intervals (at most 100).
+    #[serde(default)]
+    pub conditions: Vec<OpeningCondition>,
+    /// Days off (at most 500).
+    #[serde(default)]
+    pub holidays: Vec<Holiday>,
+}
+
+/// One weekly interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpeningCondition {
+    /// `WEEKDAY`.
+    #[serde(rename = "type")]
+    pub kind: OpeningConditionType,
+    /// The day or days.
+    pub weekday: Weekday,
+    /// Start of the interval.
+    pub start_hours: TimeOfDay,
+    /// End of the interval (after the start).
+    pub end_hours: TimeOfDay,
+}
+
+/// Kind of opening-hours condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OpeningConditionType {
+    /// A weekly recurring interval.
+    Weekday,
+}
+
+/// Days an interval applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Weekday {
+    /// Every day.
+    Everyday,
+    /// Monday to Friday.
+    Workdays,
+    /// Saturday and Sunday.
+    Weekend,
+    /// Monday.
+    Monday,
+    /// Tuesday.
+    Tuesday,
+    /// Wednesday.
+    Wednesday,
+    /// Thursday.
+    Thursday,
+    /// Friday.
+    Friday,
+    /// Saturday.
+    Saturday,
+    /// Sunday.
+    Sunday,
+}
+
+/// A time of day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct TimeOfDay {
+    /// 0–23.
+    pub hour: i32,
+    /// 0–59.
+    pub minute: i32,
+}
+
+/// A calendar date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct DateParts {
+    /// Year, e.g. 2026.
+    pub year: i32,
+    /// 1–12.
+    pub month: u32,
+    /// 1–31, valid for the month.
+    pub day: u32,
+}
+
+/// A day or range of days off.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Holiday {
+    /// Start, as a date-time.
+    pub from_date: Option<DateTime<Utc>>,
+    /// End, as a date-time.
+    pub to_date: Option<DateTime<Utc>>,
+    /// Start, as a calendar date.
+    pub from: Option<DateParts>,
+    /// End, as a calendar date.
+    pub to: Option<DateParts>,
+    /// Name, e.g. "New Year".
+    pub name: Option<String>,
+    /// ISO 3166 alpha-2 country, e.g. `DE`.
+    pub country_code: Option<String>,
+    /// Whether it falls on the same date every year.
+    pub fixed_date: Option<bool>,
+    /// Whether it was imported from a holiday calendar.
+    pub imported: Option<bool>,
+}
+
+impl ConfigKind for OpeningHours {
+    const KIND: &'static str = "openinghours";
+    const LABEL: &'static str = "opening hours";
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+    fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_default()
+    }
+}
+
+fn date_of(checks: &mut Checks, field: &str, parts: DateParts) -> Option<NaiveDate> {
+    let date = NaiveDate::from_ymd_opt(parts.year, parts.month, parts.day);
+    if date.is_none() {
+        checks.push(field, "invalid_date", format!("{field} is not a calendar date"));
+    }
+    date
+}
+
+fn validate(input: &mut OpeningHours) -> CoreResult<()> {
+    let mut checks = Checks::new();
+    input.name = Some(
+        checks
+            .optional_text("name", input.name.as_deref(), 200)
+            .unwrap_or_else(|| "Opening hours".to_string()),
+    );
+    if let Some(offset) = input.timezone_offset {
+        checks.in_range("timezoneOffset", offset.into(), -840..=840);
+    }
+    if let Some(tz) = input.timezone.as_deref() {
+        checks.timezone("timezone", tz);
+    }
+    if input.conditions.len() > 100 {
+        checks.push("conditions", "too_many", "conditions may hold at most 100 items");
+    }
+    for (i, c) in input.conditions.iter().enumerate() {
+        for (name, t) in [("startHours", c.start_hours), ("endHours", c.end_hours)] {
+            checks.in_range(&format!("conditions[{i}].{name}.hour"), t.hour.into(), 0..=23);
+            checks.in_range(&format!("conditions[{i}].{name}.minute"), t.minute.into(), 0..=59);
+        }
+        if c.end_hours <= c.start_hours {
+            checks.push(
+                &format!("conditions[{i}].endHours"),
+                "before_start",
+                "endHours must be after startHours",
+            );
+        }
+    }
+    if input.holidays.len() > 500 {
+        checks.push("holidays", "too_many", "holidays may hold at most 500 items");
+    }
+    for (i, h) in input.holidays.iter_mut().enumerate() {
+        let at = format!("holidays[{i}]");
+        let from = match (h.from_date, h.from) {
+            (Some(dt), Some(parts)) => {
+                let d = date_of(&mut checks, &format!("{at}.from"), parts);
+                if d.is_some_and(|d| d != dt.date_naive()) {
+                    checks.push(
+                        &format!("{at}.from"),
+                        "conflicting_value",
+                        "from and fromDate name different days",
+                    );
+                }
+                Some(dt.date_naive())
+            }
+            (Some(dt), None) => Some(dt.date_naive()),
+            (None, Some(parts)) => date_of(&mut checks, &format!("{at}.from"), parts),
+            (None, None) => {
+                checks.push(&format!("{at}.fromDate"), "required", "give fromDate or from");
+                None
+            }
+        };
+        let to = match (h.to_date, h.to) {
+            (Some(dt), Some(parts)) => {
+                let d = date_of(&mut checks, &format!("{at}.to"), parts);
+                if d.is_some_and(|d| d != dt.date_naive()) {
+                    checks.push(
+                        &format!("{at}.to"),
+                        "conflicting_value",
+                        "to and toDate name different days",
+                    );
+                }
+                Some(dt.date_naive())
+            }
+            (Some(dt), None) => Some(dt.date_naive()),
+            (None, Some(parts)) => date_of(&mut checks, &format!("{at}.to"), parts),
+            (None, None) => from,
+        };
+        if let (Some(f), Some(t)) = (from, to) {
+            if t < f {
+                checks.push(
+                    &format!("{at}.to"),
+                    "before_start",
+                    "a holiday cannot end before it starts",
+                );
+            }
+        }
+        h.name = checks.optional_text(&format!("{at}.name"), h.name.as_deref(), 200);
+        if let Some(cc) = h.country_code.as_deref() {
+            if cc.len() != 2 || !cc.bytes().all(|b| b.is_ascii_uppercase()) {
+                checks.push(
+                    &format!("{at}.countryCode"),
+                    "invalid_country",
+                    "countryCode must be ISO 3166 alpha-2, e.g. DE",
+                );
+            }
+        }
+    }
+    checks.finish()
+}
+
+impl Services {
+    /// Creates or overrides opening hours (spec: create/override).
+    pub async fn save_opening_hours(
+        &self,
+        tenant_id: &str,
+        mut input: OpeningHours,
+        actor: &Actor,
+    ) -> CoreResult<OpeningHours> {
+        validate(&mut input)?;
+        self.config_write(tenant_id, input, actor).await
+    }
+
+    /// Deletes opening hours that no rule uses.
+    pub async fn delete_opening_hours(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+        let mut users = Vec::new();
+        for rule in self.config_all::<RoutingRule>(tenant_id).await? {
+            if rule.opening_hours_ids().contains(&id.to_string()) {
+                users.push(format!("routing rule \"{}\"", rule.name.clone().unwrap_or_default()));
+            }
+        }
+        for rule in self.config_all::<SlaRule>(tenant_id).await? {
+            if rule.opening_hours_ids().contains(&id.to_string()) {
+                users.push(format!("SLA rule \"{}\"", rule.name.clone().unwrap_or_default()));
+            }
+        }
+        if !users.is_empty() {
+            return Err(in_use("opening hours", &users));
+        }
+        self.config_delete::<OpeningHours>(tenant_id, id, actor).await
+    }
+}

@@ -1,0 +1,633 @@
+//! Routing rules (spec 2.9) and SLA rules (spec 2.10).
+//!
+//! The spec names the five condition and four action variants but not their
+//! fields; these are ours, each variant tagged by a string `type`:
+//!
+//! | Variant | `type` | Fields |
+//! |---|---|---|
+//! | HAS_ID | `HAS_ID` | `ids`: customer ids or external ids |
+//! | HasTag | `HAS_TAG` | `tags`, `match` `ANY` (default) or `ALL` |
+//! | NoAnswer | `NO_ANSWER` | `seconds` without an agent's answer (1–86400) |
+//! | OpeningHour | `OPENING_HOUR` | `openingHoursId`, `inside` (default true) |
+//! | UrlRouting | `URL` | `urls`: patterns, `*` matches any run of characters |
+//! | QueueRoutingAction | `QUEUE` | `target` `{type: USER, TEAM or TAG, value}`, `agentState` `AVAILABLE`, `ONLINE` or `ANY` (default), `maxWaitSeconds` (1–5400, default 5400: the product's 1 h 30 min) |
+//! | RoutingToRoutingAction | `ROUTING_TO` | `ruleId` of another routing rule |
+//! | SendFlowRoutingAction | `SEND_FLOW` | `flowId` |
+//! | SystemMessageRoutingAction | `SYSTEM_MESSAGE` | `systemMessageId` |
+//!
+//! References must exist in the tenant, and `ROUTING_TO` may not close a cycle.
+//! `elseRules` are nested rules (at most 5 levels) tried when the rule does not match.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    in_use, opening_hours::OpeningHours, system_messages::SystemMessage, watchdogs::WatchdogReceiver, ConfigKind, Meta,
+};
+use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
+
+/// Deepest nesting of `elseRules`.
+pub const MAX_ELSE_DEPTH: usize = 5;
+
+/// A condition of a routing or SLA rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "type", rename_all_fields = "camelCase")]
+pub enum Condition {
+    /// The customer's id or external id is one of `ids`.
+    #[serde(rename = "HAS_ID")]
+    HasId {
+        /// Customer ids or external ids (1–100).
+        ids: Vec<String>,
+    },
+    /// The customer carries the tags.
+    #[serde(rename = "HAS_TAG")]
+    HasTag {
+        /// Tags (1–50).
+        tags: Vec<String>,
+        /// `ANY` (default) or `ALL` of the tags.
+        #[serde(default, rename = "match")]
+        mode: TagMatch,
+    },
+    /// No agent answered for `seconds`.
+    #[serde(rename = "NO_ANSWER")]
+    NoAnswer {
+        /// Seconds without an answer (1–86400).
+        seconds: i64,
+    },
+    /// Inside (or outside) opening hours.
+    #[serde(rename = "OPENING_HOUR")]
+    OpeningHour {
+        /// Id of opening hours of the tenant.
+        opening_hours_id: String,
+        /// True: inside the hours (default); false: outside.
+        #[serde(default = "yes")]
+        inside: bool,
+    },
+    /// The conversation started on a matching URL.
+    #[serde(rename = "URL")]
+    UrlRouting {
+        /// Patterns (1–50); `*` matches any run of characters.
+        urls: Vec<String>,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How `HAS_TAG` combines its tags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TagMatch {
+    /// At least one tag.
+    #[default]
+    Any,
+    /// Every tag.
+    All,
+}
+
+/// What a matching routing rule does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "type", rename_all_fields = "camelCase")]
+pub enum Action {
+    /// Queue the customer for a user, a team or anyone with a tag.
+    #[serde(rename = "QUEUE")]
+    Queue {
+        /// Who may take the conversation.
+        target: QueueTarget,
+        /// Required state of the target agents.
+        #[serde(default)]
+        agent_state: AgentState,
+        /// Longest wait in the queue, seconds (1–5400).
+        #[serde(default = "max_wait")]
+        max_wait_seconds: i64,
+    },
+    /// Continue with another routing rule.
+    #[serde(rename = "ROUTING_TO")]
+    RoutingTo {
+        /// Id of a routing rule of the tenant.
+        rule_id: String,
+    },
+    /// Send a flow to the customer.
+    #[serde(rename = "SEND_FLOW")]
+    SendFlow {
+        /// Id of the flow.
+        flow_id: String,
+    },
+    /// Send a system message to the customer.
+    #[serde(rename = "SYSTEM_MESSAGE")]
+    SystemMessage {
+        /// Id of a system message of the tenant.
+        system_message_id: String,
+    },
+}
+
+fn max_wait() -> i64 {
+    5400
+}
+
+/// Target of a queue action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct QueueTarget {
+    /// `USER`, `TEAM` or `TAG`.
+    #[serde(rename = "type")]
+    pub kind: QueueTargetType,
+    /// A user id, a team id, or a tag.
+    pub value: String,
+}
+
+/// Kinds of queue target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum QueueTargetType {
+    /// One user.
+    User,
+    /// The members of a team.
+    Team,
+    /// Users with a tag (skill).
+    Tag,
+}
+
+/// Agent state a queue requires.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AgentState {
+    /// Online and not in a conversation.
+    Available,
+    /// Online.
+    Online,
+    /// Any state.
+    #[default]
+    Any,
+}
+
+/// Channels a rule applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Channel {
+    /// Web chat.
+    Chat,
+    /// Calls.
+    Call,
+}
+
+/// A routing rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"name": "VIP shop visitors", "types": ["CHAT"], "conditions": [{"type": "URL", "urls": ["https://shop.example.com/*"]}, {"type": "HAS_TAG", "tags": ["vip"]}], "actions": [{"type": "QUEUE", "target": {"type": "TEAM", "value": "0196f0c2-7a1e-7c3a-9a51-2f6f5a0b1c2d"}, "agentState": "AVAILABLE", "maxWaitSeconds": 600}], "elseRules": [{"name": "Everyone else", "types": ["CHAT"], "actions": [{"type": "QUEUE", "target": {"type": "TAG", "value": "support"}}]}]}))]
+pub struct RoutingRule {
+    /// Id and timestamps (not used on nested else-rules).
+    #[serde(flatten)]
+    pub meta: Meta,
+    /// Name (required).
+    pub name: Option<String>,
+    /// Whether the rule is applied; default true.
+    pub active: Option<bool>,
+    /// Conditions, all of which must hold (at most 50).
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// Channels: unique values of `CHAT`, `CALL` (at least one).
+    #[serde(default)]
+    pub types: Vec<Channel>,
+    /// Rules tried when this one does not match.
+    #[serde(default)]
+    #[schema(no_recursion)]
+    pub else_rules: Vec<RoutingRule>,
+    /// Actions when it matches (1–20).
+    #[serde(default)]
+    pub actions: Vec<Action>,
+}
+
+/// SLA response times, in seconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SlaTrigger {
+    /// Time to answer the first message of a conversation (1–604800).
+    pub first_response_seconds: i64,
+    /// Time to answer each later customer message (1–604800).
+    pub second_response_seconds: i64,
+}
+
+/// An SLA rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"name": "VIP response", "conditions": [{"type": "HAS_TAG", "tags": ["vip"]}], "trigger": {"firstResponseSeconds": 60, "secondResponseSeconds": 300}, "receivers": [{"type": "EMAIL", "value": "lead@example.com"}], "watchdogEnabled": true}))]
+pub struct SlaRule {
+    /// Id and timestamps.
+    #[serde(flatten)]
+    pub meta: Meta,
+    /// Name (required).
+    pub name: Option<String>,
+    /// Whether the rule is applied; default true.
+    pub active: Option<bool>,
+    /// Conditions, all of which must hold (at most 50).
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// Response times (required).
+    pub trigger: Option<SlaTrigger>,
+    /// Who is told when no target is matched (at most 50).
+    #[serde(default)]
+    pub receivers: Vec<WatchdogReceiver>,
+    /// Whether misses alert the receivers.
+    pub watchdog_enabled: Option<bool>,
+}
+
+impl ConfigKind for RoutingRule {
+    const KIND: &'static str = "routingrule";
+    const LABEL: &'static str = "routing rule";
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+    fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_default()
+    }
+}
+
+impl ConfigKind for SlaRule {
+    const KIND: &'static str = "slarule";
+    const LABEL: &'static str = "SLA rule";
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+    fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_default()
+    }
+}
+
+impl RoutingRule {
+    fn walk<'a>(&'a self, out: &mut Vec<&'a RoutingRule>) {
+        out.push(self);
+        for r in &self.else_rules {
+            r.walk(out);
+        }
+    }
+
+    fn all_levels(&self) -> Vec<&RoutingRule> {
+        let mut out = Vec::new();
+        self.walk(&mut out);
+        out
+    }
+
+    /// Routing rules this one (or its else-rules) continues with.
+    pub fn routed_rule_ids(&self) -> Vec<String> {
+        self.all_levels()
+            .iter()
+            .flat_map(|r| r.actions.iter())
+            .filter_map(|a| match a {
+                Action::RoutingTo { rule_id } => Some(rule_id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Opening hours this rule refers to.
+    pub fn opening_hours_ids(&self) -> Vec<String> {
+        self.all_levels()
+            .iter()
+            .flat_map(|r| opening_hours_in(&r.conditions))
+            .collect()
+    }
+
+    /// System messages this rule sends.
+    pub fn system_message_ids(&self) -> Vec<String> {
+        self.all_levels()
+            .iter()
+            .flat_map(|r| r.actions.iter())
+            .filter_map(|a| match a {
+                Action::SystemMessage { system_message_id } => Some(system_message_id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl SlaRule {
+    /// Opening hours this rule refers to.
+    pub fn opening_hours_ids(&self) -> Vec<String> {
+        opening_hours_in(&self.conditions)
+    }
+}
+
+fn opening_hours_in(conditions: &[Condition]) -> Vec<String> {
+    conditions
+        .iter()
+        .filter_map(|c| match c {
+            Condition::OpeningHour { opening_hours_id, .. } => Some(opening_hours_id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// References collected while checking, resolved against storage afterwards.
+#[derive(Default)]
+struct References {
+    opening_hours: Vec<(String, String)>,
+    system_messages: Vec<(String, String)>,
+    rules: Vec<(String, String)>,
+    users: Vec<(String, String)>,
+    teams: Vec<(String, String)>,
+}
+
+fn check_conditions(checks: &mut Checks, field: &str, conditions: &[Condition], refs: &mut References) {
+    if conditions.len() > 50 {
+        checks.push(field, "too_many", format!("{field} may hold at most 50 items"));
+    }
+    for (i, c) in conditions.iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        match c {
+            Condition::HasId { ids } => non_empty_strings(checks, &format!("{at}.ids"), ids, 100),
+            Condition::HasTag { tags, .. } => checks.tags(&format!("{at}.tags"), tags, 50),
+            Condition::NoAnswer { seconds } => checks.in_range(&format!("{at}.seconds"), *seconds, 1..=86_400),
+            Condition::OpeningHour { opening_hours_id, .. } => refs
+                .opening_hours
+                .push((format!("{at}.openingHoursId"), opening_hours_id.clone())),
+            Condition::UrlRouting { urls } => non_empty_strings(checks, &format!("{at}.urls"), urls, 50),
+        }
+    }
+}
+
+fn non_empty_strings(checks: &mut Checks, field: &str, items: &[String], max: usize) {
+    if items.is_empty() {
+        checks.push(field, "required", format!("{field} needs at least one item"));
+    }
+    checks.unique_items(field, items, max, |checks, at, item| {
+        if item.trim().is_empty() || item.len() > 2048 {
+            checks.push(at, "invalid_value", format!("{at} must be 1 to 2048 characters"));
+        }
+    });
+}
+
+fn check_rule(checks: &mut Checks, prefix: &str, rule: &mut RoutingRule, depth: usize, refs: &mut References) {
+    let field = |name: &str| {
+        if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}.{name}")
+        }
+    };
+    rule.name = Some(checks.required_text(&field("name"), rule.name.as_deref(), 200));
+    if depth > 0 {
+        rule.meta = Meta::default();
+    }
+    if rule.types.is_empty() {
+        checks.push(&field("types"), "required", "types needs at least one of CHAT, CALL");
+    }
+    checks.unique_items(&field("types"), &rule.types, 2, |_, _, _| {});
+    check_conditions(checks, &field("conditions"), &rule.conditions, refs);
+    if rule.actions.is_empty() {
+        checks.push(&field("actions"), "required", "a rule needs at least one action");
+    }
+    if rule.actions.len() > 20 {
+        checks.push(&field("actions"), "too_many", "actions may hold at most 20 items");
+    }
+    for (i, a) in rule.actions.iter().enumerate() {
+        let at = format!("{}[{i}]", field("actions"));
+        match a {
+            Action::Queue {
+                target,
+                max_wait_seconds,
+                ..
+            } => {
+                checks.in_range(&format!("{at}.maxWaitSeconds"), *max_wait_seconds, 1..=5400);
+                let value_at = format!("{at}.target.value");
+                match target.kind {
+                    QueueTargetType::User => refs.users.push((value_at, target.value.clone())),
+                    QueueTargetType::Team => refs.teams.push((value_at, target.value.clone())),
+                    QueueTargetType::Tag => {
+                        if target.value.trim().is_empty() || target.value.chars().count() > 64 {
+                            checks.push(&value_at, "invalid_value", "a tag is 1 to 64 characters");
+                        }
+                    }
+                }
+            }
+            Action::RoutingTo { rule_id } => refs.rules.push((format!("{at}.ruleId"), rule_id.clone())),
+            Action::SendFlow { flow_id } => {
+                if flow_id.trim().is_empty() || flow_id.len() > 200 {
+                    checks.push(
+                        &format!("{at}.flowId"),
+                        "invalid_value",
+                        "flowId must be 1 to 200 characters",
+                    );
+                }
+            }
+            Action::SystemMessage { system_message_id } => refs
+                .system_messages
+                .push((format!("{at}.systemMessageId"), system_message_id.clone())),
+        }
+    }
+    if rule.else_rules.len() > 10 {
+        checks.push(&field("elseRules"), "too_many", "elseRules may hold at most 10 items");
+    }
+    if !rule.else_rules.is_empty() && depth + 1 >= MAX_ELSE_DEPTH {
+        checks.push(
+            &field("elseRules"),
+            "too_deep",
+            format!("else-rules nest at most {MAX_ELSE_DEPTH} levels"),
+        );
+        return;
+    }
+    for (i, nested) in rule.else_rules.iter_mut().enumerate() {
+        check_rule(checks, &format!("{}[{i}]", field("elseRules")), nested, depth + 1, refs);
+    }
+}
+
+/// Whether following `ROUTING_TO` edges from `start` comes back to it.
+fn closes_cycle(start: &str, edges: &HashMap<String, Vec<String>>) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack: Vec<&str> = edges
+        .get(start)
+        .map(|v| v.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    while let Some(next) = stack.pop() {
+        if next == start {
+            return true;
+        }
+        if seen.insert(next) {
+            if let Some(more) = edges.get(next) {
+                stack.extend(more.iter().map(String::as_str));
+            }
+        }
+    }
+    false
+}
+
+impl Services {
+    async fn resolve_references(&self, tenant_id: &str, checks: &mut Checks, refs: References) -> CoreResult<()> {
+        for (at, id) in refs.opening_hours {
+            if !self.config_exists::<OpeningHours>(tenant_id, &id).await? {
+                checks.push(
+                    &at,
+                    "unknown_reference",
+                    format!("no opening hours {id} in this tenant"),
+                );
+            }
+        }
+        for (at, id) in refs.system_messages {
+            if !self.config_exists::<SystemMessage>(tenant_id, &id).await? {
+                checks.push(
+                    &at,
+                    "unknown_reference",
+                    format!("no system message {id} in this tenant"),
+                );
+            }
+        }
+        for (at, id) in refs.rules {
+            if !self.config_exists::<RoutingRule>(tenant_id, &id).await? {
+                checks.push(&at, "unknown_reference", format!("no routing rule {id} in this tenant"));
+            }
+        }
+        let user_ids: Vec<String> = refs.users.iter().map(|(_, id)| id.clone()).collect();
+        let known = self.existing_user_ids(tenant_id, &user_ids).await?;
+        for (at, id) in refs.users {
+            if !known.contains(&id) {
+                checks.push(&at, "unknown_reference", format!("no user {id} in this tenant"));
+            }
+        }
+        for (at, id) in refs.teams {
+            if self.get_team(tenant_id, &id).await.is_err() {
+                checks.push(&at, "unknown_reference", format!("no team {id} in this tenant"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates or overrides a routing rule.
+    pub async fn save_routing_rule(
+        &self,
+        tenant_id: &str,
+        mut input: RoutingRule,
+        actor: &Actor,
+    ) -> CoreResult<RoutingRule> {
+        let mut checks = Checks::new();
+        let mut refs = References::default();
+        check_rule(&mut checks, "", &mut input, 0, &mut refs);
+        if input.active.is_none() {
+            input.active = Some(true);
+        }
+        self.resolve_references(tenant_id, &mut checks, refs).await?;
+        if checks.is_clean() {
+            if let Some(id) = input.meta.id.clone() {
+                let mut edges: HashMap<String, Vec<String>> = self
+                    .config_all::<RoutingRule>(tenant_id)
+                    .await?
+                    .into_iter()
+                    .filter_map(|r| r.meta.id.clone().map(|rid| (rid, r.routed_rule_ids())))
+                    .collect();
+                edges.insert(id.clone(), input.routed_rule_ids());
+                if closes_cycle(&id, &edges) {
+                    checks.push(
+                        "actions",
+                        "routing_cycle",
+                        "ROUTING_TO actions would route in a circle back to this rule",
+                    );
+                }
+            }
+        }
+        checks.finish()?;
+        self.config_write(tenant_id, input, actor).await
+    }
+
+    /// Deletes a routing rule that no other rule routes to.
+    pub async fn delete_routing_rule(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+        let users: Vec<String> = self
+            .config_all::<RoutingRule>(tenant_id)
+            .await?
+            .into_iter()
+            .filter(|r| r.meta.id.as_deref() != Some(id) && r.routed_rule_ids().contains(&id.to_string()))
+            .map(|r| format!("routing rule \"{}\"", r.name.unwrap_or_default()))
+            .collect();
+        if !users.is_empty() {
+            return Err(in_use("routing rule", &users));
+        }
+        self.config_delete::<RoutingRule>(tenant_id, id, actor).await
+    }
+
+    /// Creates or overrides an SLA rule.
+    pub async fn save_sla_rule(&self, tenant_id: &str, mut input: SlaRule, actor: &Actor) -> CoreResult<SlaRule> {
+        let mut checks = Checks::new();
+        let mut refs = References::default();
+        input.name = Some(checks.required_text("name", input.name.as_deref(), 200));
+        if input.active.is_none() {
+            input.active = Some(true);
+        }
+        if input.watchdog_enabled.is_none() {
+            input.watchdog_enabled = Some(false);
+        }
+        check_conditions(&mut checks, "conditions", &input.conditions, &mut refs);
+        match &input.trigger {
+            None => checks.push("trigger", "required", "trigger is required"),
+            Some(t) => {
+                checks.in_range("trigger.firstResponseSeconds", t.first_response_seconds, 1..=604_800);
+                checks.in_range("trigger.secondResponseSeconds", t.second_response_seconds, 1..=604_800);
+            }
+        }
+        self.check_receivers(tenant_id, &mut checks, "receivers", &input.receivers)
+            .await?;
+        self.resolve_references(tenant_id, &mut checks, refs).await?;
+        checks.finish()?;
+        self.config_write(tenant_id, input, actor).await
+    }
+
+    /// Deletes an SLA rule.
+    pub async fn delete_sla_rule(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+        self.config_delete::<SlaRule>(tenant_id, id, actor).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycles_are_found_through_several_rules() {
+        let mut edges = HashMap::new();
+        edges.insert("a".to_string(), vec!["b".to_string()]);
+        edges.insert("b".to_string(), vec!["c".to_string()]);
+        edges.insert("c".to_string(), vec![]);
+        assert!(!closes_cycle("a", &edges));
+        edges.insert("c".to_string(), vec!["a".to_string()]);
+        assert!(closes_cycle("a", &edges));
+        edges.insert("d".to_string(), vec!["d".to_string()]);
+        assert!(closes_cycle("d", &edges));
+    }
+
+    #[test]
+    fn conditions_and_actions_read_the_documented_shapes() {
+        let rule: RoutingRule = serde_json::from_value(serde_json::json!({
+            "name": "VIP",
+            "types": ["CHAT"],
+            "conditions": [
+                {"type": "URL", "urls": ["https://shop.example/*"]},
+                {"type": "HAS_TAG", "tags": ["vip"], "match": "ALL"},
+                {"type": "OPENING_HOUR", "openingHoursId": "oh1"}
+            ],
+            "actions": [
+                {"type": "QUEUE", "target": {"type": "TEAM", "value": "t1"}, "agentState": "AVAILABLE"},
+                {"type": "ROUTING_TO", "ruleId": "r2"}
+            ],
+            "elseRules": [{"name": "fallback", "types": ["CHAT"], "actions": [{"type": "SYSTEM_MESSAGE", "systemMessageId": "m1"}]}]
+        }))
+        .unwrap();
+        assert_eq!(rule.opening_hours_ids(), ["oh1"]);
+        assert_eq!(rule.routed_rule_ids(), ["r2"]);
+        assert_eq!(rule.system_message_ids(), ["m1"]);
+        assert!(matches!(
+            rule.conditions[2],
+            Condition::OpeningHour { inside: true, .. }
+        ));
+        assert!(matches!(
+            rule.actions[0],
+            Action::Queue {
+                max_wait_seconds: 5400,
+                ..
+            }
+        ));
+    }
+}

@@ -1,0 +1,452 @@
+//! Customers (spec 2.1): the people who talk to a tenant. A customer may be assigned
+//! to a user or to a team, never both.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    audit::{self, Actor},
+    db::{unique_violation, Tx},
+    error::{CoreError, CoreResult},
+    model::{Page, PageRequest},
+    time::{from_ms, now_ms},
+    validate::{is_email, Checks, Paging},
+    with_db, with_tx, Services,
+};
+
+/// Gender, as the spec spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Gender {
+    /// female
+    Female,
+    /// other
+    Other,
+    /// male
+    Male,
+    /// none
+    None,
+}
+
+impl Gender {
+    fn as_str(self) -> &'static str {
+        match self {
+            Gender::Female => "female",
+            Gender::Other => "other",
+            Gender::Male => "male",
+            Gender::None => "none",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Gender> {
+        [Gender::Female, Gender::Other, Gender::Male, Gender::None]
+            .into_iter()
+            .find(|g| g.as_str() == s)
+    }
+}
+
+/// A customer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Customer {
+    /// Unique id.
+    pub id: String,
+    /// E-mail address.
+    pub email: Option<String>,
+    /// First name.
+    pub first_name: Option<String>,
+    /// Last name.
+    pub last_name: Option<String>,
+    /// `female`, `other`, `male` or `none`.
+    pub gender: Option<Gender>,
+    /// The client's own id for this customer, unique in the tenant.
+    pub external_id: Option<String>,
+    /// Id of the user the customer is assigned to.
+    pub assigned_user: Option<String>,
+    /// Id of the team the customer is assigned to (exclusive with `assignedUser`).
+    pub assigned_team: Option<String>,
+    /// When the customer was created.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// When the customer was last changed.
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Input to create, override or update a customer (spec 2.1).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"email": "eve@example.com", "firstName": "Eve", "lastName": "Ng", "gender": "female", "externalId": "crm-1042", "assignedUser": "agent@example.com"}))]
+pub struct CustomerIn {
+    /// Optional id of an existing customer to override (create/override); unknown ids are 404.
+    pub id: Option<String>,
+    /// E-mail address.
+    pub email: Option<String>,
+    /// First name (at most 200 characters).
+    pub first_name: Option<String>,
+    /// Last name (at most 200 characters).
+    pub last_name: Option<String>,
+    /// `female`, `other`, `male` or `none`.
+    pub gender: Option<Gender>,
+    /// The client's own id, unique in the tenant.
+    pub external_id: Option<String>,
+    /// Id or e-mail of a user of this tenant to assign the customer to.
+    pub assigned_user: Option<String>,
+    /// Id of a team of this tenant to assign the customer to (not with `assignedUser`).
+    pub assigned_team: Option<String>,
+}
+
+/// Assignment of a customer: a user, a team, or (both omitted) nobody.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Assignment {
+    /// Id or e-mail of a user of this tenant.
+    pub user_id: Option<String>,
+    /// Id of a team of this tenant.
+    pub team_id: Option<String>,
+}
+
+/// Filters of the customer list.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerFilter {
+    /// Only the customer with this external id.
+    pub external_id: Option<String>,
+    /// Matches e-mail, first or last name (case-insensitive, substring).
+    pub search: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct CustomerRow {
+    id: String,
+    email: Option<String>,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    gender: Option<String>,
+    external_id: Option<String>,
+    assigned_user_id: Option<String>,
+    assigned_team_id: Option<String>,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<CustomerRow> for Customer {
+    fn from(r: CustomerRow) -> Self {
+        Customer {
+            id: r.id,
+            email: r.email,
+            first_name: r.first_name,
+            last_name: r.last_name,
+            gender: r.gender.as_deref().and_then(Gender::parse),
+            external_id: r.external_id,
+            assigned_user: r.assigned_user_id,
+            assigned_team: r.assigned_team_id,
+            created_at: from_ms(r.created_at),
+            updated_at: from_ms(r.updated_at),
+        }
+    }
+}
+
+const COLUMNS: &str = "id, email, first_name, last_name, gender, external_id, assigned_user_id, assigned_team_id, \
+     created_at, updated_at";
+
+struct ValidCustomer {
+    email: Option<String>,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    gender: Option<Gender>,
+    external_id: Option<String>,
+    user: Option<String>,
+    team: Option<String>,
+}
+
+fn conflict(err: sqlx::Error) -> CoreError {
+    if unique_violation(
+        &err,
+        "customers_tenant_external_id_key",
+        "customers.tenant_id, customers.external_id",
+    ) {
+        CoreError::Conflict {
+            field: Some("externalId".into()),
+            code: "external_id_taken",
+            message: "a customer with this externalId already exists".into(),
+        }
+    } else {
+        err.into()
+    }
+}
+
+impl Services {
+    async fn validate_customer(&self, tenant_id: &str, input: &CustomerIn) -> CoreResult<ValidCustomer> {
+        let mut checks = Checks::new();
+        let email = checks
+            .optional_text("email", input.email.as_deref(), 254)
+            .map(|e| e.to_lowercase());
+        if email.as_deref().is_some_and(|e| !is_email(e)) {
+            checks.push("email", "invalid_email", "email must be an e-mail address");
+        }
+        let first_name = checks.optional_text("firstName", input.first_name.as_deref(), 200);
+        let last_name = checks.optional_text("lastName", input.last_name.as_deref(), 200);
+        let external_id = checks.optional_text("externalId", input.external_id.as_deref(), 200);
+        let (user, team) = self
+            .resolve_assignment(
+                tenant_id,
+                &mut checks,
+                ("assignedUser", input.assigned_user.as_deref()),
+                ("assignedTeam", input.assigned_team.as_deref()),
+            )
+            .await?;
+        checks.finish()?;
+        Ok(ValidCustomer {
+            email,
+            first_name,
+            last_name,
+            gender: input.gender,
+            external_id,
+            user,
+            team,
+        })
+    }
+
+    async fn resolve_assignment(
+        &self,
+        tenant_id: &str,
+        checks: &mut Checks,
+        (user_field, user): (&str, Option<&str>),
+        (team_field, team): (&str, Option<&str>),
+    ) -> CoreResult<(Option<String>, Option<String>)> {
+        let user = user.map(str::trim).filter(|s| !s.is_empty());
+        let team = team.map(str::trim).filter(|s| !s.is_empty());
+        if user.is_some() && team.is_some() {
+            checks.push(
+                team_field,
+                "mutually_exclusive",
+                format!("assign to a user or a team, not both ({user_field} is set)"),
+            );
+            return Ok((None, None));
+        }
+        let user = match user {
+            Some(u) => match self.find_user(tenant_id, u).await {
+                Ok(found) => Some(found.id),
+                Err(CoreError::NotFound(_)) => {
+                    checks.push(user_field, "unknown_reference", format!("no user {u} in this tenant"));
+                    None
+                }
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
+        let team = match team {
+            Some(t) => match self.get_team(tenant_id, t).await {
+                Ok(found) => Some(found.id),
+                Err(CoreError::NotFound(_)) => {
+                    checks.push(team_field, "unknown_reference", format!("no team {t} in this tenant"));
+                    None
+                }
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
+        Ok((user, team))
+    }
+
+    /// Creates a customer, or, when `id` is given, overrides that customer (404 if unknown).
+    pub async fn save_customer(&self, tenant_id: &str, input: CustomerIn, actor: &Actor) -> CoreResult<Customer> {
+        if let Some(id) = input.id.clone() {
+            return self.update_customer(tenant_id, &id, input, actor).await;
+        }
+        let valid = self.validate_customer(tenant_id, &input).await?;
+        let id = uuid::Uuid::now_v7().to_string();
+        let now = now_ms();
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "insert into customers (id, tenant_id, email, first_name, last_name, gender, external_id, \
+             assigned_user_id, assigned_team_id, created_at, updated_at) \
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)"
+        )
+        .bind(&id)
+        .bind(tenant_id)
+        .bind(&valid.email)
+        .bind(&valid.first_name)
+        .bind(&valid.last_name)
+        .bind(valid.gender.map(Gender::as_str))
+        .bind(&valid.external_id)
+        .bind(&valid.user)
+        .bind(&valid.team)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))
+        .map_err(conflict)?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "customer.create",
+            "customer",
+            Some(&id),
+        )
+        .await?;
+        tx.commit().await?;
+        self.get_customer(tenant_id, &id).await
+    }
+
+    /// Replaces a customer's fields.
+    pub async fn update_customer(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        input: CustomerIn,
+        actor: &Actor,
+    ) -> CoreResult<Customer> {
+        self.get_customer(tenant_id, id).await?;
+        let valid = self.validate_customer(tenant_id, &input).await?;
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update customers set email = $3, first_name = $4, last_name = $5, gender = $6, external_id = $7, \
+             assigned_user_id = $8, assigned_team_id = $9, updated_at = $10 where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(&valid.email)
+        .bind(&valid.first_name)
+        .bind(&valid.last_name)
+        .bind(valid.gender.map(Gender::as_str))
+        .bind(&valid.external_id)
+        .bind(&valid.user)
+        .bind(&valid.team)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))
+        .map_err(conflict)?;
+        audit::record(&mut tx, Some(tenant_id), actor, "customer.update", "customer", Some(id)).await?;
+        tx.commit().await?;
+        self.get_customer(tenant_id, id).await
+    }
+
+    /// Assigns a customer to a user or a team, or to nobody when both are omitted.
+    pub async fn assign_customer(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        assignment: Assignment,
+        actor: &Actor,
+    ) -> CoreResult<Customer> {
+        self.get_customer(tenant_id, id).await?;
+        let mut checks = Checks::new();
+        let (user, team) = self
+            .resolve_assignment(
+                tenant_id,
+                &mut checks,
+                ("userId", assignment.user_id.as_deref()),
+                ("teamId", assignment.team_id.as_deref()),
+            )
+            .await?;
+        checks.finish()?;
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| {
+            sqlx::query(
+            "update customers set assigned_user_id = $3, assigned_team_id = $4, updated_at = $5 where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(&user)
+        .bind(&team)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+        })?;
+        audit::record(&mut tx, Some(tenant_id), actor, "customer.assign", "customer", Some(id)).await?;
+        tx.commit().await?;
+        self.get_customer(tenant_id, id).await
+    }
+
+    /// One customer of the tenant.
+    pub async fn get_customer(&self, tenant_id: &str, id: &str) -> CoreResult<Customer> {
+        let sql = format!("select {COLUMNS} from customers where tenant_id = $1 and id = $2");
+        let row: Option<CustomerRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
+    }
+
+    /// A customer of the tenant by external id.
+    pub async fn find_customer_by_external_id(&self, tenant_id: &str, external_id: &str) -> CoreResult<Customer> {
+        let sql = format!("select {COLUMNS} from customers where tenant_id = $1 and external_id = $2");
+        let row: Option<CustomerRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(external_id)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
+    }
+
+    /// A page of the tenant's customers, newest first.
+    pub async fn list_customers(
+        &self,
+        tenant_id: &str,
+        filter: &CustomerFilter,
+        page: &PageRequest,
+    ) -> CoreResult<Page<Customer>> {
+        let paging = Paging::from_request(page)?;
+        let pattern = filter
+            .search
+            .as_deref()
+            .map(|s| format!("%{}%", s.trim().to_lowercase()));
+        let condition = "tenant_id = $1 and ($2 is null or external_id = $2) and ($3 is null or email like $3 \
+             or lower(first_name) like $3 or lower(last_name) like $3)";
+        let count_sql = format!("select count(*) from customers where {condition}");
+        let sql = format!(
+            "select {COLUMNS} from customers where {condition} order by created_at desc, id desc limit $4 offset $5"
+        );
+        let (total, rows): (i64, Vec<CustomerRow>) = with_db!(self.db(), |pool| {
+            let total: i64 = sqlx::query_scalar(&count_sql)
+                .bind(tenant_id)
+                .bind(&filter.external_id)
+                .bind(&pattern)
+                .fetch_one(pool)
+                .await?;
+            let rows = sqlx::query_as(&sql)
+                .bind(tenant_id)
+                .bind(&filter.external_id)
+                .bind(&pattern)
+                .bind(paging.limit)
+                .bind(paging.offset)
+                .fetch_all(pool)
+                .await?;
+            Ok::<_, sqlx::Error>((total, rows))
+        })?;
+        Ok(paging.page(total, rows.into_iter().map(Customer::from).collect()))
+    }
+
+    /// Deletes a customer.
+    pub async fn delete_customer(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+        self.get_customer(tenant_id, id).await?;
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "delete from customers where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        audit::record(&mut tx, Some(tenant_id), actor, "customer.delete", "customer", Some(id)).await?;
+        tx.commit().await
+    }
+}
+
+/// Unassigns every customer of a user (when the user is deleted).
+pub(crate) async fn unassign_user_everywhere(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<()> {
+    with_tx!(tx, |conn| sqlx::query(
+        "update customers set assigned_user_id = null where tenant_id = $1 and assigned_user_id = $2"
+    )
+    .bind(tenant_id)
+    .bind(user_id)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}

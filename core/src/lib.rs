@@ -1,0 +1,54 @@
+//! Rapport's domain: the model, validation, storage and services.
+//!
+//! The crate has two faces:
+//! - without the `server` feature it is the small, wasm-safe set of types that the
+//!   browser dashboard shares with the server ([`model`], [`error`]);
+//! - with `server` it adds storage on SQLite or PostgreSQL ([`db`]) and the services
+//!   that every entry point (REST handlers, server functions, CLI) calls ([`Services`]).
+//!
+//! Nothing here knows about HTTP. Tenant isolation lives in the services: every
+//! tenant-owned query takes a [`model::TenantId`], so a row of another tenant behaves
+//! exactly like a missing one.
+
+pub mod error;
+pub mod model;
+
+#[cfg(feature = "server")]
+pub mod appointments;
+#[cfg(feature = "server")]
+pub mod audit;
+#[cfg(feature = "server")]
+pub mod auth;
+#[cfg(feature = "server")]
+pub mod bootstrap;
+#[cfg(feature = "server")]
+pub mod config;
+#[cfg(feature = "server")]
+pub mod crypto;
+#[cfg(feature = "server")]
+pub mod customers;
+#[cfg(feature = "server")]
+pub mod db;
+#[cfg(feature = "server")]
+pub mod links;
+#[cfg(feature = "server")]
+mod services;
+#[cfg(feature = "server")]
+pub mod sessions;
+#[cfg(feature = "server")]
+pub mod teams;
+#[cfg(feature = "server")]
+pub mod tenants;
+#[cfg(feature = "testing")]
+pub mod testing;
+#[cfg(feature = "server")]
+pub mod time;
+#[cfg(feature = "server")]
+pub mod users;
+#[cfg(feature = "server")]
+pub mod validate;
+
+#[cfg(feature = "server")]
+pub use services::Services;
+
+pub use error::{CoreError, FieldError};

@@ -1,0 +1,350 @@
+//! Generated links: Universal Co-Browsing (spec 2.12) and live view (spec 2.13).
+//!
+//! - A co-browsing link request creates a session with a random id and two random
+//!   tokens, one for the host and one for joiners; only their digests are stored.
+//!   Both links open `/cobrowse/{sessionId}?token=…` in the dashboard, which tells
+//!   host from joiner by the token. They work for 24 hours.
+//! - A live-view link carries a single-use token that lives 10 minutes. Opening it
+//!   signs the named user in and opens live view of the session in the chosen
+//!   language (`en`, `de`, `jp`, `uk`, `ru`; default `en`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    audit::{self, Actor, ActorKind},
+    crypto::{random_token, token_digest},
+    error::{CoreError, CoreResult},
+    time::{from_ms, now_ms},
+    validate::Checks,
+    with_db, with_tx, Services,
+};
+
+/// How long co-browsing links work.
+pub const COBROWSE_TTL_MS: i64 = 24 * 3600 * 1000;
+/// How long a live-view link works (once).
+pub const LIVEVIEW_TTL_MS: i64 = 10 * 60 * 1000;
+/// Live-view UI languages.
+pub const LIVEVIEW_LANGUAGES: [&str; 5] = ["en", "de", "jp", "uk", "ru"];
+
+/// Request for co-browsing links (spec 2.12).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"url": "https://shop.example.com/checkout", "userEmail": "agent@example.com"}))]
+pub struct CobrowseLinkRequest {
+    /// Absolute http(s) URL the session starts with (required).
+    pub url: Option<String>,
+    /// E-mail of the tenant user who hosts the session.
+    pub user_email: Option<String>,
+}
+
+/// The two co-browsing links.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CobrowseLinks {
+    /// Random session id.
+    pub session_id: String,
+    /// Link for the host.
+    pub host_link: String,
+    /// Link for joining users.
+    pub join_link: String,
+    /// When both links stop working.
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Who opened a co-browsing link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum CobrowseRole {
+    /// The host.
+    Host,
+    /// A joiner.
+    Guest,
+}
+
+/// A co-browsing session as its link shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CobrowseSession {
+    /// Session id.
+    pub session_id: String,
+    /// Host or guest.
+    pub role: CobrowseRole,
+    /// The URL the session starts with.
+    pub url: String,
+    /// The host's e-mail, when one was named.
+    pub host_email: Option<String>,
+    /// When the links stop working.
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Request for a live-view link (spec 2.13).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"sessionId": "4f2c9e", "email": "agent@example.com", "language": "de"}))]
+pub struct LiveViewLinkRequest {
+    /// Id of a recorded visitor session of the tenant (required).
+    pub session_id: Option<String>,
+    /// E-mail of the tenant user who is signed in automatically (required).
+    pub email: Option<String>,
+    /// UI language: `en` (default), `de`, `jp`, `uk` or `ru`.
+    pub language: Option<String>,
+}
+
+/// A live-view link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveViewLink {
+    /// The public link; it works once.
+    pub link: String,
+    /// When it stops working if unused.
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// What opening a live-view link yields.
+#[derive(Debug, Clone)]
+pub struct LiveViewOpened {
+    /// The new dashboard session of the user. Never log it.
+    pub session_token: String,
+    /// The visitor session to show.
+    pub session_id: String,
+    /// UI language.
+    pub language: String,
+}
+
+impl Services {
+    /// Creates co-browsing links.
+    pub async fn create_cobrowse_links(
+        &self,
+        tenant_id: &str,
+        input: CobrowseLinkRequest,
+        actor: &Actor,
+    ) -> CoreResult<CobrowseLinks> {
+        let mut checks = Checks::new();
+        let url = checks.required_text("url", input.url.as_deref(), 2048);
+        if !url.is_empty() {
+            checks.http_url("url", &url);
+        }
+        let host = match input.user_email.as_deref().map(str::trim).filter(|e| !e.is_empty()) {
+            Some(email) => match self.find_user(tenant_id, email).await {
+                Ok(u) if u.email == email.to_lowercase() => Some(u.id),
+                Ok(_) | Err(CoreError::NotFound(_)) => {
+                    checks.push(
+                        "userEmail",
+                        "unknown_reference",
+                        format!("no user with e-mail {email} in this tenant"),
+                    );
+                    None
+                }
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
+        checks.finish()?;
+        let session_id = uuid::Uuid::new_v4().simple().to_string();
+        let host_token = random_token(32);
+        let join_token = random_token(32);
+        let now = now_ms();
+        let expires = now + COBROWSE_TTL_MS;
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| {
+            sqlx::query(
+            "insert into cobrowse_sessions (id, tenant_id, url, host_user_id, host_token_hash, join_token_hash, created_at, expires_at) \
+             values ($1, $2, $3, $4, $5, $6, $7, $8)"
+        )
+        .bind(&session_id)
+        .bind(tenant_id)
+        .bind(&url)
+        .bind(&host)
+        .bind(token_digest(&host_token))
+        .bind(token_digest(&join_token))
+        .bind(now)
+        .bind(expires)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+        })?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "cobrowse.create",
+            "cobrowse",
+            Some(&session_id),
+        )
+        .await?;
+        tx.commit().await?;
+        let base = format!("{}/cobrowse/{session_id}", self.public_url());
+        Ok(CobrowseLinks {
+            host_link: format!("{base}?token={host_token}"),
+            join_link: format!("{base}?token={join_token}"),
+            session_id,
+            expires_at: from_ms(expires),
+        })
+    }
+
+    /// The co-browsing session a link opens, if the token is right and fresh.
+    pub async fn open_cobrowse(&self, session_id: &str, token: &str) -> CoreResult<CobrowseSession> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            url: String,
+            host_token_hash: String,
+            join_token_hash: String,
+            expires_at: i64,
+            host_email: Option<String>,
+        }
+        let row: Option<Row> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select c.url, c.host_token_hash, c.join_token_hash, c.expires_at, u.email as host_email \
+             from cobrowse_sessions c left join users u on u.id = c.host_user_id where c.id = $1"
+        )
+        .bind(session_id)
+        .fetch_optional(pool)
+        .await)?;
+        let row = row.ok_or(CoreError::NotFound("co-browsing session"))?;
+        let digest = token_digest(token);
+        let role = if digest == row.host_token_hash {
+            CobrowseRole::Host
+        } else if digest == row.join_token_hash {
+            CobrowseRole::Guest
+        } else {
+            return Err(CoreError::NotFound("co-browsing session"));
+        };
+        if row.expires_at <= now_ms() {
+            return Err(CoreError::Conflict {
+                field: None,
+                code: "link_expired",
+                message: "this link has expired".into(),
+            });
+        }
+        Ok(CobrowseSession {
+            session_id: session_id.to_string(),
+            role,
+            url: row.url,
+            host_email: row.host_email,
+            expires_at: from_ms(row.expires_at),
+        })
+    }
+
+    /// Creates a single-use live-view link for a tenant user and a recorded session.
+    pub async fn create_liveview_link(
+        &self,
+        tenant_id: &str,
+        input: LiveViewLinkRequest,
+        actor: &Actor,
+    ) -> CoreResult<LiveViewLink> {
+        let mut checks = Checks::new();
+        let session_id = checks.required_text("sessionId", input.session_id.as_deref(), 200);
+        let email = checks.required_text("email", input.email.as_deref(), 254);
+        let language = input.language.unwrap_or_else(|| "en".into());
+        if !LIVEVIEW_LANGUAGES.contains(&language.as_str()) {
+            checks.push("language", "invalid_enum", "language must be one of en, de, jp, uk, ru");
+        }
+        let mut user_id = None;
+        if !email.is_empty() {
+            match self.find_user(tenant_id, &email).await {
+                Ok(u) if u.email == email.to_lowercase() => user_id = Some(u.id),
+                Ok(_) | Err(CoreError::NotFound(_)) => checks.push(
+                    "email",
+                    "unknown_reference",
+                    format!("no user with e-mail {email} in this tenant"),
+                ),
+                Err(e) => return Err(e),
+            }
+        }
+        if !session_id.is_empty() && self.get_recorded_session(tenant_id, &session_id).await.is_err() {
+            checks.push(
+                "sessionId",
+                "unknown_reference",
+                format!("no session {session_id} in this tenant"),
+            );
+        }
+        checks.finish()?;
+        let token = random_token(32);
+        let now = now_ms();
+        let expires = now + LIVEVIEW_TTL_MS;
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| {
+            sqlx::query(
+            "insert into liveview_tokens (token_hash, tenant_id, user_id, session_id, language, created_at, expires_at) \
+             values ($1, $2, $3, $4, $5, $6, $7)"
+        )
+        .bind(token_digest(&token))
+        .bind(tenant_id)
+        .bind(&user_id)
+        .bind(&session_id)
+        .bind(&language)
+        .bind(now)
+        .bind(expires)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+        })?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "liveview.link",
+            "session",
+            Some(&session_id),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(LiveViewLink {
+            link: format!("{}/liveview/open?token={token}", self.public_url()),
+            expires_at: from_ms(expires),
+        })
+    }
+
+    /// Uses a live-view link: once, before it expires. Signs its user in.
+    pub async fn open_liveview(&self, token: &str, ip: Option<String>) -> CoreResult<LiveViewOpened> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            tenant_id: String,
+            user_id: String,
+            session_id: String,
+            language: String,
+        }
+        let digest = token_digest(token);
+        let now = now_ms();
+        let mut tx = self.db().begin().await?;
+        // Claim the token atomically: of two simultaneous opens, one wins.
+        let claimed = with_tx!(&mut tx, |conn| sqlx::query(
+            "update liveview_tokens set used_at = $2 where token_hash = $1 and used_at is null and expires_at > $2"
+        )
+        .bind(&digest)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if claimed != 1 {
+            return Err(CoreError::Unauthenticated);
+        }
+        let row: Row = with_tx!(&mut tx, |conn| sqlx::query_as(
+            "select tenant_id, user_id, session_id, language from liveview_tokens where token_hash = $1"
+        )
+        .bind(&digest)
+        .fetch_one(conn)
+        .await)?;
+        let actor = Actor {
+            kind: ActorKind::User,
+            id: row.user_id.clone(),
+            ip,
+            request_id: None,
+        };
+        audit::record(
+            &mut tx,
+            Some(&row.tenant_id),
+            &actor,
+            "liveview.open",
+            "session",
+            Some(&row.session_id),
+        )
+        .await?;
+        tx.commit().await?;
+        let session_token = self.open_session(&row.user_id).await?;
+        Ok(LiveViewOpened {
+            session_token,
+            session_id: row.session_id,
+            language: row.language,
+        })
+    }
+}

@@ -1,0 +1,230 @@
+//! Types shared by the server and the browser: what a tenant, a user, an API key
+//! look like on the wire. Field names are camelCase, as in the interface spec.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Id of a tenant. Every tenant-owned query takes one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TenantId(pub String);
+
+impl std::fmt::Display for TenantId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A dashboard role. `ADMIN` is the spec's constant `roleId` for admins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Role {
+    /// Manages settings: users, rules, webhooks, API keys.
+    Admin,
+    /// Reads reports and the audit log.
+    Supervisor,
+    /// Answers conversations, schedules appointments, generates links.
+    Agent,
+}
+
+impl Role {
+    /// Every role, most powerful first.
+    pub const ALL: [Role; 3] = [Role::Admin, Role::Supervisor, Role::Agent];
+
+    /// The wire value (`ADMIN`, `SUPERVISOR`, `AGENT`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "ADMIN",
+            Role::Supervisor => "SUPERVISOR",
+            Role::Agent => "AGENT",
+        }
+    }
+
+    /// Parses the wire value.
+    pub fn parse(value: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == value)
+    }
+
+    /// Whether this role may do what `needed` may do. Admins may do everything a
+    /// supervisor may, and supervisors everything an agent may.
+    pub fn includes(self, needed: Role) -> bool {
+        self.rank() >= needed.rank()
+    }
+
+    fn rank(self) -> u8 {
+        match self {
+            Role::Admin => 3,
+            Role::Supervisor => 2,
+            Role::Agent => 1,
+        }
+    }
+
+    /// A label for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Admin => "Admin",
+            Role::Supervisor => "Supervisor",
+            Role::Agent => "Agent",
+        }
+    }
+}
+
+/// A tenant: one organisation using Rapport.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Tenant {
+    /// Unique id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// URL-safe unique handle, used at login and in the CLI.
+    pub slug: String,
+    /// IANA time zone, e.g. `Europe/Berlin`; report buckets are cut in it.
+    pub timezone: String,
+    /// When the tenant was created.
+    pub created_at: DateTime<Utc>,
+}
+
+/// The signed-in dashboard user, as the UI needs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionUser {
+    /// User id.
+    pub id: String,
+    /// E-mail address.
+    pub email: String,
+    /// Name shown in the UI.
+    pub display_name: Option<String>,
+    /// Role within the tenant.
+    pub role: Role,
+    /// Whether the user is an installation-level platform admin.
+    pub platform_admin: bool,
+    /// The user's tenant.
+    pub tenant_id: String,
+    /// The tenant's name.
+    pub tenant_name: String,
+}
+
+impl SessionUser {
+    /// The name to show: the display name, or the e-mail address.
+    pub fn name(&self) -> &str {
+        self.display_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .unwrap_or(&self.email)
+    }
+}
+
+/// What kind of principal an API key authenticates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ApiKeyKind {
+    /// Reaches one tenant's data.
+    Tenant,
+    /// Manages tenants; reaches no tenant's data.
+    Platform,
+}
+
+impl ApiKeyKind {
+    /// Storage value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiKeyKind::Tenant => "tenant",
+            ApiKeyKind::Platform => "platform",
+        }
+    }
+
+    /// Resource type in the audit log.
+    pub fn as_str_resource(self) -> &'static str {
+        match self {
+            ApiKeyKind::Tenant => "apikey",
+            ApiKeyKind::Platform => "platformkey",
+        }
+    }
+}
+
+/// An API key as listed: never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKey {
+    /// Unique id.
+    pub id: String,
+    /// What the key is for, chosen by its creator.
+    pub name: String,
+    /// The first characters of the token, to recognise it.
+    pub prefix: String,
+    /// Tenant or platform key.
+    pub kind: ApiKeyKind,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When it last authenticated a request (updated at most once a minute).
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// When it was revoked; a revoked key authenticates nothing.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// A freshly created API key: the only time the token is ever shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedApiKey {
+    /// The stored key.
+    pub key: ApiKey,
+    /// The secret token. Store it now: it cannot be shown again.
+    pub token: String,
+}
+
+/// The paging part of a list request (spec 2.14's `Pageable`, reduced to what a
+/// list needs). `pageNumber` counts from 0. `offset`, when given, wins over
+/// `pageNumber`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema, utoipa::IntoParams))]
+#[cfg_attr(feature = "server", into_params(parameter_in = Query))]
+#[serde(rename_all = "camelCase")]
+pub struct PageRequest {
+    /// Page to return, counting from 0. Default 0.
+    pub page_number: Option<i64>,
+    /// Items per page: 1 to [`PageRequest::MAX_PAGE_SIZE`]. Default 20.
+    pub page_size: Option<i64>,
+    /// Items to skip; overrides `pageNumber` when given.
+    pub offset: Option<i64>,
+}
+
+impl PageRequest {
+    /// Default page size.
+    pub const DEFAULT_PAGE_SIZE: i64 = 20;
+    /// Largest accepted page size; past it a request is rejected, not clamped.
+    pub const MAX_PAGE_SIZE: i64 = 200;
+}
+
+/// Where a page sits in the whole list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PageInfo {
+    /// This page's number, counting from 0.
+    pub page_number: i64,
+    /// Requested page size.
+    pub page_size: i64,
+    /// Items skipped before this page.
+    pub offset: i64,
+    /// Items in the whole list.
+    pub total_elements: i64,
+    /// Pages in the whole list.
+    pub total_pages: i64,
+}
+
+/// A page of results.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Page<T> {
+    /// Where this page sits.
+    pub page: PageInfo,
+    /// The items.
+    pub results: Vec<T>,
+}

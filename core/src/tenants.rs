@@ -1,0 +1,294 @@
+//! Tenants: create, list, get, update, delete. Managed by platform admins only;
+//! callers check that before calling.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    audit::{self, Actor},
+    db::unique_violation,
+    error::{CoreError, CoreResult},
+    model::{Page, PageRequest, Tenant},
+    time::{from_ms, now_ms},
+    validate::{slugify, Checks, Paging},
+    with_db, with_tx, Services,
+};
+
+/// Input to create a tenant.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewTenant {
+    /// Display name (required, at most 200 characters).
+    pub name: Option<String>,
+    /// Unique handle; derived from the name when omitted.
+    pub slug: Option<String>,
+    /// IANA time zone; default `UTC`.
+    pub timezone: Option<String>,
+}
+
+/// Input to update a tenant; omitted fields keep their value.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantUpdate {
+    /// New display name.
+    pub name: Option<String>,
+    /// New unique handle.
+    pub slug: Option<String>,
+    /// New IANA time zone.
+    pub timezone: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct TenantRow {
+    id: String,
+    name: String,
+    slug: String,
+    timezone: String,
+    created_at: i64,
+}
+
+impl From<TenantRow> for Tenant {
+    fn from(r: TenantRow) -> Self {
+        Tenant {
+            id: r.id,
+            name: r.name,
+            slug: r.slug,
+            timezone: r.timezone,
+            created_at: from_ms(r.created_at),
+        }
+    }
+}
+
+const COLUMNS: &str = "id, name, slug, timezone, created_at";
+
+fn slug_conflict(err: sqlx::Error) -> CoreError {
+    if unique_violation(&err, "tenants_slug_key", "tenants.slug") {
+        CoreError::Conflict {
+            field: Some("slug".into()),
+            code: "slug_taken",
+            message: "a tenant with this slug already exists".into(),
+        }
+    } else {
+        err.into()
+    }
+}
+
+impl Services {
+    /// Creates a tenant.
+    pub async fn create_tenant(&self, input: NewTenant, actor: &Actor) -> CoreResult<Tenant> {
+        let mut checks = Checks::new();
+        let name = checks.required_text("name", input.name.as_deref(), 200);
+        let slug = match input.slug.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(s) => s.to_string(),
+            None => slugify(&name),
+        };
+        if !name.is_empty() {
+            checks.slug("slug", &slug);
+        }
+        let timezone = input.timezone.unwrap_or_else(|| "UTC".into());
+        checks.timezone("timezone", &timezone);
+        checks.finish()?;
+
+        let tenant = Tenant {
+            id: uuid::Uuid::now_v7().to_string(),
+            name,
+            slug,
+            timezone,
+            created_at: from_ms(now_ms()),
+        };
+        let created = tenant.created_at.timestamp_millis();
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "insert into tenants (id, name, slug, timezone, created_at) values ($1, $2, $3, $4, $5)"
+        )
+        .bind(&tenant.id)
+        .bind(&tenant.name)
+        .bind(&tenant.slug)
+        .bind(&tenant.timezone)
+        .bind(created)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))
+        .map_err(slug_conflict)?;
+        audit::record(
+            &mut tx,
+            Some(&tenant.id),
+            actor,
+            "tenant.create",
+            "tenant",
+            Some(&tenant.id),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(tenant)
+    }
+
+    /// One tenant by id.
+    pub async fn get_tenant(&self, id: &str) -> CoreResult<Tenant> {
+        let sql = format!("select {COLUMNS} from tenants where id = $1");
+        let row: Option<TenantRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(Tenant::from).ok_or(CoreError::NotFound("tenant"))
+    }
+
+    /// One tenant by id or slug.
+    pub async fn find_tenant(&self, id_or_slug: &str) -> CoreResult<Tenant> {
+        let sql = format!("select {COLUMNS} from tenants where id = $1 or slug = $1");
+        let row: Option<TenantRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(id_or_slug)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(Tenant::from).ok_or(CoreError::NotFound("tenant"))
+    }
+
+    /// A page of tenants, oldest first.
+    pub async fn list_tenants(&self, page: &PageRequest) -> CoreResult<Page<Tenant>> {
+        let paging = Paging::from_request(page)?;
+        let sql = format!("select {COLUMNS} from tenants order by created_at, id limit $1 offset $2");
+        let (total, rows): (i64, Vec<TenantRow>) = with_db!(self.db(), |pool| {
+            let total: i64 = sqlx::query_scalar("select count(*) from tenants")
+                .fetch_one(pool)
+                .await?;
+            let rows = sqlx::query_as(&sql)
+                .bind(paging.limit)
+                .bind(paging.offset)
+                .fetch_all(pool)
+                .await?;
+            Ok::<_, sqlx::Error>((total, rows))
+        })?;
+        Ok(paging.page(total, rows.into_iter().map(Tenant::from).collect()))
+    }
+
+    /// Updates a tenant's name, slug or time zone.
+    pub async fn update_tenant(&self, id: &str, input: TenantUpdate, actor: &Actor) -> CoreResult<Tenant> {
+        let current = self.get_tenant(id).await?;
+        let mut checks = Checks::new();
+        let name = match input.name.as_deref() {
+            Some(n) => checks.required_text("name", Some(n), 200),
+            None => current.name,
+        };
+        let slug = input.slug.map(|s| s.trim().to_string()).unwrap_or(current.slug);
+        checks.slug("slug", &slug);
+        let timezone = input.timezone.unwrap_or(current.timezone);
+        checks.timezone("timezone", &timezone);
+        checks.finish()?;
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update tenants set name = $2, slug = $3, timezone = $4 where id = $1"
+        )
+        .bind(id)
+        .bind(&name)
+        .bind(&slug)
+        .bind(&timezone)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))
+        .map_err(slug_conflict)?;
+        audit::record(&mut tx, Some(id), actor, "tenant.update", "tenant", Some(id)).await?;
+        tx.commit().await?;
+        self.get_tenant(id).await
+    }
+
+    /// Deletes a tenant and everything it owns. Refused (409) when it holds the
+    /// installation's last platform admin, who would otherwise be locked out.
+    pub async fn delete_tenant(&self, id: &str, actor: &Actor) -> CoreResult<()> {
+        let mut tx = self.db().begin().await?;
+        let (exists, admins_here, admins_total): (i64, i64, i64) = with_tx!(&mut tx, |conn| {
+            let exists: i64 = sqlx::query_scalar("select count(*) from tenants where id = $1")
+                .bind(id)
+                .fetch_one(&mut *conn)
+                .await?;
+            let here: i64 = sqlx::query_scalar("select count(*) from users where tenant_id = $1 and platform_admin")
+                .bind(id)
+                .fetch_one(&mut *conn)
+                .await?;
+            let total: i64 = sqlx::query_scalar("select count(*) from users where platform_admin")
+                .fetch_one(&mut *conn)
+                .await?;
+            Ok::<_, sqlx::Error>((exists, here, total))
+        })?;
+        if exists == 0 {
+            return Err(CoreError::NotFound("tenant"));
+        }
+        if admins_here > 0 && admins_here == admins_total {
+            return Err(CoreError::Conflict {
+                field: None,
+                code: "last_platform_admin",
+                message: "this tenant holds the last platform admin; create another platform admin elsewhere first"
+                    .into(),
+            });
+        }
+        with_tx!(&mut tx, |conn| sqlx::query("delete from tenants where id = $1")
+            .bind(id)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        // The tenant's own log goes with it; the deletion is kept at installation level.
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "delete from audit_log where tenant_id = $1"
+        )
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        audit::record(&mut tx, None, actor, "tenant.delete", "tenant", Some(id)).await?;
+        tx.commit().await
+    }
+
+    /// Number of tenants (used by first-start bootstrap).
+    pub async fn count_tenants(&self) -> CoreResult<i64> {
+        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select count(*) from tenants"
+        )
+        .fetch_one(pool)
+        .await)?)
+    }
+}
+
+impl Services {
+    /// Creates a tenant and, when `admin_email` is given, its first admin (role
+    /// `ADMIN`). The admin's input is checked before anything is written, and the
+    /// tenant is removed again if the admin cannot be created, so nothing is left
+    /// half-made.
+    pub async fn create_tenant_with_admin(
+        &self,
+        input: NewTenant,
+        admin_email: Option<&str>,
+        admin_password: Option<&str>,
+        actor: &Actor,
+    ) -> CoreResult<(Tenant, Option<crate::users::CreatedUser>)> {
+        if let Some(email) = admin_email {
+            let mut checks = Checks::new();
+            checks.email("adminEmail", Some(email));
+            if let Some(p) = admin_password {
+                checks.password("adminPassword", p);
+            }
+            checks.finish()?;
+        }
+        let tenant = self.create_tenant(input, actor).await?;
+        let Some(email) = admin_email else {
+            return Ok((tenant, None));
+        };
+        let created = self
+            .create_user(
+                crate::users::NewUser {
+                    tenant_id: tenant.id.clone(),
+                    email: email.to_string(),
+                    password: admin_password.map(str::to_string),
+                    role: crate::model::Role::Admin,
+                    display_name: None,
+                    platform_admin: false,
+                },
+                actor,
+            )
+            .await;
+        match created {
+            Ok(user) => Ok((tenant, Some(user))),
+            Err(err) => {
+                self.delete_tenant(&tenant.id, actor).await?;
+                Err(err)
+            }
+        }
+    }
+}

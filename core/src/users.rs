@@ -1,0 +1,473 @@
+//! Dashboard users (spec 2.6): create/override, list, get, update, delete.
+//!
+//! Rules: `email` is required and unique in the tenant; `externalId` is unique in
+//! the tenant; `roleId` is `ADMIN`, `SUPERVISOR` or `AGENT`, and `admin` is true
+//! exactly for `ADMIN`; `tags` are unique; the password is hashed with argon2id and
+//! never returned. A tenant always keeps at least one admin.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    audit::{self, Actor},
+    crypto::{generate_password, hash_password},
+    db::{unique_violation, Tx},
+    error::{CoreError, CoreResult},
+    model::{Page, PageRequest, Role},
+    time::{from_ms, now_ms},
+    validate::{Checks, Paging},
+    with_db, with_tx, Services,
+};
+
+/// Most tags on one user or team.
+pub const MAX_TAGS: usize = 50;
+
+/// A user as the API shows it (never the password).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    /// Unique id.
+    pub id: String,
+    /// E-mail address, unique in the tenant (stored lower-case).
+    pub email: String,
+    /// The client's own id for this user, unique in the tenant.
+    pub external_id: Option<String>,
+    /// Name shown to customers and colleagues.
+    pub display_name: Option<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// `ADMIN`, `SUPERVISOR` or `AGENT`.
+    pub role_id: Role,
+    /// Skills and labels, unique.
+    pub tags: Vec<String>,
+    /// Whether the MCO integration is enabled for the user.
+    pub mco_enabled: bool,
+    /// True exactly when `roleId` is `ADMIN`.
+    pub admin: bool,
+    /// Whether the user has a password (and so can sign in).
+    pub has_password: bool,
+    /// When the user was created.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// When the user was last changed.
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Input to create, override or update a user (spec 2.6).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"email": "agent@example.com", "displayName": "Sam", "roleId": "AGENT", "password": "a-long-password", "tags": ["de", "billing"], "externalId": "hr-77", "mcoEnabled": false}))]
+pub struct UserIn {
+    /// Optional id of an existing user to override (create/override); unknown ids are 404.
+    pub id: Option<String>,
+    /// E-mail address (required).
+    pub email: Option<String>,
+    /// The client's own id, unique in the tenant.
+    pub external_id: Option<String>,
+    /// Name shown in the UI.
+    pub display_name: Option<String>,
+    /// Free text (at most 2000 characters).
+    pub description: Option<String>,
+    /// `ADMIN`, `SUPERVISOR` or `AGENT`; default `AGENT` (or `ADMIN` when `admin` is true).
+    pub role_id: Option<String>,
+    /// 8 to 256 characters. On update, omitted keeps the current password.
+    pub password: Option<String>,
+    /// Unique tags (at most 50, each 1–64 characters).
+    pub tags: Option<Vec<String>>,
+    /// Enables the MCO integration.
+    pub mco_enabled: Option<bool>,
+    /// Shorthand for `roleId: ADMIN`; must agree with `roleId` when both are given.
+    pub admin: Option<bool>,
+}
+
+/// Input to create a user from code (bootstrap, CLI, new tenants).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NewUser {
+    /// Tenant the user belongs to.
+    pub tenant_id: String,
+    /// E-mail address, unique in the tenant.
+    pub email: String,
+    /// Password; a random one is generated (and returned) when `None`.
+    pub password: Option<String>,
+    /// Role in the tenant.
+    pub role: Role,
+    /// Name shown in the UI.
+    pub display_name: Option<String>,
+    /// Whether the user also manages the installation's tenants.
+    pub platform_admin: bool,
+}
+
+/// A created user, with the generated password when one was generated.
+#[derive(Debug, Clone)]
+pub struct CreatedUser {
+    /// The new user's id.
+    pub id: String,
+    /// The stored (lower-cased) e-mail.
+    pub email: String,
+    /// The generated password, shown once; `None` if the caller chose one.
+    pub generated_password: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    id: String,
+    email: String,
+    external_id: Option<String>,
+    display_name: Option<String>,
+    description: Option<String>,
+    role_id: String,
+    tags: String,
+    mco_enabled: bool,
+    has_password: bool,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl UserRow {
+    fn into_user(self) -> User {
+        let role = Role::parse(&self.role_id).unwrap_or(Role::Agent);
+        User {
+            id: self.id,
+            email: self.email,
+            external_id: self.external_id,
+            display_name: self.display_name,
+            description: self.description,
+            role_id: role,
+            tags: serde_json::from_str(&self.tags).unwrap_or_default(),
+            mco_enabled: self.mco_enabled,
+            admin: role == Role::Admin,
+            has_password: self.has_password,
+            created_at: from_ms(self.created_at),
+            updated_at: from_ms(self.updated_at),
+        }
+    }
+}
+
+const USER_COLUMNS: &str = "id, email, external_id, display_name, description, role_id, tags, mco_enabled, \
+     password_hash is not null as has_password, created_at, updated_at";
+
+/// A checked [`UserIn`].
+struct ValidUser {
+    email: String,
+    external_id: Option<String>,
+    display_name: Option<String>,
+    description: Option<String>,
+    role: Role,
+    password: Option<String>,
+    tags: Vec<String>,
+    mco_enabled: bool,
+}
+
+fn validate_user(input: &UserIn) -> CoreResult<ValidUser> {
+    let mut checks = Checks::new();
+    let email = checks.email("email", input.email.as_deref());
+    let external_id = checks.optional_text("externalId", input.external_id.as_deref(), 200);
+    let display_name = checks.optional_text("displayName", input.display_name.as_deref(), 200);
+    let description = checks.optional_text("description", input.description.as_deref(), 2000);
+    let role = match (input.role_id.as_deref(), input.admin) {
+        (Some(r), admin) => match Role::parse(r) {
+            Some(role) => {
+                if admin.is_some_and(|a| a != (role == Role::Admin)) {
+                    checks.push(
+                        "admin",
+                        "conflicting_value",
+                        "admin must be true exactly when roleId is ADMIN",
+                    );
+                }
+                role
+            }
+            None => {
+                checks.push(
+                    "roleId",
+                    "invalid_enum",
+                    "roleId must be one of ADMIN, SUPERVISOR, AGENT",
+                );
+                Role::Agent
+            }
+        },
+        (None, Some(true)) => Role::Admin,
+        (None, _) => Role::Agent,
+    };
+    if let Some(p) = input.password.as_deref() {
+        checks.password("password", p);
+    }
+    let tags = input.tags.clone().unwrap_or_default();
+    checks.tags("tags", &tags, MAX_TAGS);
+    checks.finish()?;
+    Ok(ValidUser {
+        email,
+        external_id,
+        display_name,
+        description,
+        role,
+        password: input.password.clone(),
+        tags,
+        mco_enabled: input.mco_enabled.unwrap_or(false),
+    })
+}
+
+fn user_conflict(err: sqlx::Error) -> CoreError {
+    if unique_violation(&err, "users_tenant_email_key", "users.tenant_id, users.email") {
+        CoreError::Conflict {
+            field: Some("email".into()),
+            code: "email_taken",
+            message: "a user with this e-mail already exists in the tenant".into(),
+        }
+    } else if unique_violation(
+        &err,
+        "users_tenant_external_id_key",
+        "users.tenant_id, users.external_id",
+    ) {
+        CoreError::Conflict {
+            field: Some("externalId".into()),
+            code: "external_id_taken",
+            message: "a user with this externalId already exists in the tenant".into(),
+        }
+    } else {
+        err.into()
+    }
+}
+
+impl Services {
+    /// Creates a user from code (bootstrap, CLI, a new tenant's first admin).
+    pub async fn create_user(&self, input: NewUser, actor: &Actor) -> CoreResult<CreatedUser> {
+        let generated = input.password.is_none().then(generate_password);
+        let user_in = UserIn {
+            email: Some(input.email.clone()),
+            display_name: input.display_name.clone(),
+            role_id: Some(input.role.as_str().to_string()),
+            password: input.password.clone().or_else(|| generated.clone()),
+            ..Default::default()
+        };
+        let valid = validate_user(&user_in)?;
+        self.get_tenant(&input.tenant_id)
+            .await
+            .map_err(|_| CoreError::invalid("tenantId", "unknown_reference", "tenant does not exist"))?;
+        let id = uuid::Uuid::now_v7().to_string();
+        let mut tx = self.db().begin().await?;
+        insert_user(&mut tx, &input.tenant_id, &id, &valid, input.platform_admin).await?;
+        audit::record(&mut tx, Some(&input.tenant_id), actor, "user.create", "user", Some(&id)).await?;
+        tx.commit().await?;
+        Ok(CreatedUser {
+            id,
+            email: valid.email,
+            generated_password: generated,
+        })
+    }
+
+    /// Creates a user, or, when `id` is given, overrides that user (spec:
+    /// create/override). An `id` that does not exist in the tenant is a 404.
+    pub async fn save_user(&self, tenant_id: &str, input: UserIn, actor: &Actor) -> CoreResult<User> {
+        if let Some(id) = input.id.clone() {
+            return self.update_user(tenant_id, &id, input, actor).await;
+        }
+        let valid = validate_user(&input)?;
+        let id = uuid::Uuid::now_v7().to_string();
+        let mut tx = self.db().begin().await?;
+        insert_user(&mut tx, tenant_id, &id, &valid, false).await?;
+        audit::record(&mut tx, Some(tenant_id), actor, "user.create", "user", Some(&id)).await?;
+        tx.commit().await?;
+        self.get_user(tenant_id, &id).await
+    }
+
+    /// Replaces a user's fields; an omitted password keeps the current one.
+    pub async fn update_user(&self, tenant_id: &str, id: &str, input: UserIn, actor: &Actor) -> CoreResult<User> {
+        let current = self.get_user(tenant_id, id).await?;
+        let valid = validate_user(&input)?;
+        let mut tx = self.db().begin().await?;
+        if current.role_id == Role::Admin && valid.role != Role::Admin {
+            ensure_another_admin(&mut tx, tenant_id, id).await?;
+        }
+        let hash = match &valid.password {
+            Some(p) => Some(hash_password(p).await?),
+            None => None,
+        };
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update users set email = $3, external_id = $4, display_name = $5, description = $6, role_id = $7, \
+             tags = $8, mco_enabled = $9, password_hash = coalesce($10, password_hash), updated_at = $11 \
+             where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(&valid.email)
+        .bind(&valid.external_id)
+        .bind(&valid.display_name)
+        .bind(&valid.description)
+        .bind(valid.role.as_str())
+        .bind(serde_json::to_string(&valid.tags).unwrap_or_default())
+        .bind(valid.mco_enabled)
+        .bind(&hash)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))
+        .map_err(user_conflict)?;
+        if hash.is_some() {
+            // A new password ends the user's sessions.
+            with_tx!(&mut tx, |conn| sqlx::query("delete from sessions where user_id = $1")
+                .bind(id)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected()))?;
+        }
+        audit::record(&mut tx, Some(tenant_id), actor, "user.update", "user", Some(id)).await?;
+        tx.commit().await?;
+        self.get_user(tenant_id, id).await
+    }
+
+    /// One user of the tenant.
+    pub async fn get_user(&self, tenant_id: &str, id: &str) -> CoreResult<User> {
+        let sql = format!("select {USER_COLUMNS} from users where tenant_id = $1 and id = $2");
+        let row: Option<UserRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(UserRow::into_user).ok_or(CoreError::NotFound("user"))
+    }
+
+    /// A user of the tenant by id or e-mail (for references that accept either).
+    pub async fn find_user(&self, tenant_id: &str, id_or_email: &str) -> CoreResult<User> {
+        let sql = format!("select {USER_COLUMNS} from users where tenant_id = $1 and (id = $2 or email = $3)");
+        let row: Option<UserRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(id_or_email)
+            .bind(id_or_email.trim().to_lowercase())
+            .fetch_optional(pool)
+            .await)?;
+        row.map(UserRow::into_user).ok_or(CoreError::NotFound("user"))
+    }
+
+    /// A page of the tenant's users, by e-mail; `search` matches e-mail or display name.
+    pub async fn list_users(
+        &self,
+        tenant_id: &str,
+        search: Option<&str>,
+        page: &PageRequest,
+    ) -> CoreResult<Page<User>> {
+        let paging = Paging::from_request(page)?;
+        let pattern = search.map(|s| format!("%{}%", s.trim().to_lowercase()));
+        let condition = "tenant_id = $1 and ($2 is null or email like $2 or lower(display_name) like $2)";
+        let count_sql = format!("select count(*) from users where {condition}");
+        let sql = format!("select {USER_COLUMNS} from users where {condition} order by email, id limit $3 offset $4");
+        let (total, rows): (i64, Vec<UserRow>) = with_db!(self.db(), |pool| {
+            let total: i64 = sqlx::query_scalar(&count_sql)
+                .bind(tenant_id)
+                .bind(&pattern)
+                .fetch_one(pool)
+                .await?;
+            let rows = sqlx::query_as(&sql)
+                .bind(tenant_id)
+                .bind(&pattern)
+                .bind(paging.limit)
+                .bind(paging.offset)
+                .fetch_all(pool)
+                .await?;
+            Ok::<_, sqlx::Error>((total, rows))
+        })?;
+        Ok(paging.page(total, rows.into_iter().map(UserRow::into_user).collect()))
+    }
+
+    /// Deletes a user: their sessions end, they leave their teams, and customers
+    /// assigned to them become unassigned. The tenant's last admin cannot be deleted.
+    pub async fn delete_user(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+        let user = self.get_user(tenant_id, id).await?;
+        let mut tx = self.db().begin().await?;
+        if user.role_id == Role::Admin {
+            ensure_another_admin(&mut tx, tenant_id, id).await?;
+        }
+        crate::teams::remove_member_everywhere(&mut tx, tenant_id, id).await?;
+        crate::customers::unassign_user_everywhere(&mut tx, tenant_id, id).await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "delete from users where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        audit::record(&mut tx, Some(tenant_id), actor, "user.delete", "user", Some(id)).await?;
+        tx.commit().await
+    }
+
+    /// Sets a user's password (tenant-scoped) and ends their sessions.
+    pub async fn set_password(&self, tenant_id: &str, user_id: &str, password: &str, actor: &Actor) -> CoreResult<()> {
+        let mut checks = Checks::new();
+        checks.password("password", password);
+        checks.finish()?;
+        let hash = hash_password(password).await?;
+        let mut tx = self.db().begin().await?;
+        let done = with_tx!(&mut tx, |conn| sqlx::query(
+            "update users set password_hash = $3, updated_at = $4 where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(user_id)
+        .bind(&hash)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if done == 0 {
+            return Err(CoreError::NotFound("user"));
+        }
+        with_tx!(&mut tx, |conn| sqlx::query("delete from sessions where user_id = $1")
+            .bind(user_id)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        audit::record(&mut tx, Some(tenant_id), actor, "user.password", "user", Some(user_id)).await?;
+        tx.commit().await
+    }
+}
+
+async fn insert_user(
+    tx: &mut Tx,
+    tenant_id: &str,
+    id: &str,
+    valid: &ValidUser,
+    platform_admin: bool,
+) -> CoreResult<()> {
+    let hash = match &valid.password {
+        Some(p) => Some(hash_password(p).await?),
+        None => None,
+    };
+    let now = now_ms();
+    with_tx!(tx, |conn| sqlx::query(
+        "insert into users (id, tenant_id, email, password_hash, role_id, display_name, description, external_id, \
+         tags, mco_enabled, platform_admin, created_at, updated_at) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)"
+    )
+    .bind(id)
+    .bind(tenant_id)
+    .bind(&valid.email)
+    .bind(&hash)
+    .bind(valid.role.as_str())
+    .bind(&valid.display_name)
+    .bind(&valid.description)
+    .bind(&valid.external_id)
+    .bind(serde_json::to_string(&valid.tags).unwrap_or_default())
+    .bind(valid.mco_enabled)
+    .bind(platform_admin)
+    .bind(now)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))
+    .map_err(user_conflict)?;
+    Ok(())
+}
+
+async fn ensure_another_admin(tx: &mut Tx, tenant_id: &str, except: &str) -> CoreResult<()> {
+    let others: i64 = with_tx!(tx, |conn| sqlx::query_scalar(
+        "select count(*) from users where tenant_id = $1 and role_id = 'ADMIN' and id <> $2"
+    )
+    .bind(tenant_id)
+    .bind(except)
+    .fetch_one(conn)
+    .await)?;
+    if others == 0 {
+        return Err(CoreError::Conflict {
+            field: Some("roleId".into()),
+            code: "last_admin",
+            message: "a tenant keeps at least one admin; make another user admin first".into(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,39 @@
+import { expect, Page } from '@playwright/test';
+import AxeBuilder from '@axe-core/playwright';
+import * as fs from 'fs';
+import * as path from 'path';
+
+export const adminEmail = process.env.ADMIN_EMAIL ?? 'admin@rapport.test';
+export const adminPassword = process.env.ADMIN_PASSWORD ?? 'e2e-admin-password';
+
+/** Waits until the wasm bundle has hydrated the page (the app sets this flag). */
+export async function hydrated(page: Page) {
+  await page.waitForFunction(() => document.documentElement.dataset.hydrated === 'true', null, { timeout: 20_000 });
+}
+
+/** Signs in through the login form. */
+export async function signIn(page: Page, email = adminEmail, password = adminPassword, workspace?: string) {
+  await page.goto('/login');
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  if (workspace) {
+    await page.getByText('Sign in to a specific workspace').click();
+    await page.getByLabel('Workspace').fill(workspace);
+  }
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('Welcome');
+}
+
+/** Saves a full-page screenshot under end2end/screenshots/. */
+export async function screenshot(page: Page, name: string) {
+  const dir = path.join(__dirname, '..', 'screenshots');
+  fs.mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
+}
+
+/** Fails on serious or critical accessibility violations. */
+export async function expectAccessible(page: Page) {
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
+}

@@ -1,0 +1,32 @@
+import { expect, test } from '@playwright/test';
+import { adminEmail, adminPassword } from './helpers';
+
+test.use({ javaScriptEnabled: false });
+
+test('sign-in and API keys work without JavaScript', async ({ page, request }) => {
+  await page.goto('/login');
+  await page.getByLabel('E-mail').fill(adminEmail);
+  await page.getByLabel('Password', { exact: true }).fill(adminPassword);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('Welcome');
+
+  await page.goto('/settings/api-keys');
+  const name = `No-JS key ${Date.now()}`;
+  await page.getByLabel('Name').fill(name);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await expect(page).toHaveURL(/\/settings\/api-keys/);
+  const token = await page.locator('.secret-value').inputValue();
+  expect(token).toMatch(/^rpt_/);
+  expect((await request.get(`/rest/v1/apikey?access_token=${token}`)).status()).toBe(200);
+
+  // Shown once: a reload no longer has it.
+  await page.reload();
+  await expect(page.locator('.secret-value')).toHaveCount(0);
+
+  await page.getByRole('button', { name: `Revoke ${name}` }).click();
+  await expect(page.getByRole('row', { name: new RegExp(name) })).toContainText('Revoked');
+  expect((await request.get(`/rest/v1/apikey?access_token=${token}`)).status()).toBe(401);
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(/\/login/);
+});

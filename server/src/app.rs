@@ -1,0 +1,104 @@
+//! Assembles the HTTP application: REST API, dashboard (SSR, server functions and
+//! assets), health and metrics, and the layers around them.
+//!
+//! Layers, outermost first: request id → access-log span → metrics → problem+json
+//! rewrite of `/rest/` errors (outside everything that can produce one: panics,
+//! timeouts, body limits) → panic catcher → security headers → compression →
+//! timeout → body limit → same-origin check. REST routes add their rate limits.
+
+use std::sync::Arc;
+
+use axum::{
+    extract::DefaultBodyLimit,
+    http::{header, HeaderValue, StatusCode},
+    middleware,
+    response::IntoResponse,
+    routing::{any, get, post},
+    Router,
+};
+use leptos::prelude::provide_context;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use rapport_app::{shell, ssr::DashboardContext, App};
+use tower_http::{
+    catch_panic::CatchPanicLayer, compression::CompressionLayer, limit::RequestBodyLimitLayer,
+    set_header::SetResponseHeaderLayer, timeout::TimeoutLayer, trace::TraceLayer,
+};
+use utoipa::openapi::OpenApi;
+
+use crate::{
+    http::{error::ApiError, health, metrics, middleware as mw, request_id, session},
+    rest,
+    state::AppState,
+};
+
+/// The whole application, ready to serve.
+pub fn build(state: AppState) -> Router {
+    let (rest_router, doc) = rest::router();
+    let rest_router = rest_router
+        .route(
+            "/rest/{*rest}",
+            any(|| async { ApiError::for_status(StatusCode::NOT_FOUND) }),
+        )
+        .layer(middleware::from_fn_with_state(state.clone(), mw::rest_rate_limit));
+
+    let dashboard = dashboard_context(&state, &doc);
+    let routes = generate_route_list(App);
+    let leptos_options = state.leptos.clone();
+    let context_for_fallback = dashboard.clone();
+
+    Router::new()
+        .route("/health", get(health::health))
+        .route("/ready", get(health::ready))
+        .route("/metrics", get(metrics::serve))
+        .route("/auth/login", post(session::login))
+        .route("/auth/logout", post(session::logout))
+        .route("/liveview/open", get(session::open_liveview))
+        .merge(rest_router)
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            move || provide_context(dashboard.clone()),
+            move || shell(leptos_options.clone()),
+        )
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
+            move || provide_context(context_for_fallback.clone()),
+            shell,
+        ))
+        .route_layer(middleware::from_fn(metrics::record_route))
+        .layer(middleware::from_fn(mw::same_origin_only))
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(RequestBodyLimitLayer::new(state.config.max_body_bytes))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            state.config.request_timeout(),
+        ))
+        .layer(CompressionLayer::new())
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("same-origin"),
+        ))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::internal("handler panicked").into_response()
+        }))
+        .layer(middleware::from_fn(mw::problem_fallback))
+        .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
+        .layer(TraceLayer::new_for_http().make_span_with(mw::RequestSpan))
+        .layer(middleware::from_fn(request_id::assign))
+        .with_state(state)
+}
+
+fn dashboard_context(state: &AppState, doc: &OpenApi) -> DashboardContext {
+    DashboardContext {
+        services: state.services.clone(),
+        secure_cookies: state.config.secure_cookies(),
+        openapi: Arc::new(serde_json::to_value(doc).unwrap_or_default()),
+    }
+}

@@ -1,0 +1,128 @@
+//! Cross-cutting request handling: error shape under `/rest/`, REST rate limits,
+//! cross-site request protection for the dashboard, and the access-log span.
+
+use axum::{
+    body::Body,
+    extract::{Request, State},
+    http::{header, HeaderMap, Method, StatusCode},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use rapport_core::crypto::token_digest;
+use tower_http::trace::MakeSpan;
+
+use super::{
+    error::{ApiError, PROBLEM_JSON},
+    extract::{bearer_token, client_ip},
+    request_id::RequestId,
+};
+use crate::state::AppState;
+
+/// Under `/rest/`: any error answer that is not yet problem+json (axum's 404/405,
+/// tower's 408/413, a panic's 500) is rewritten into one, so clients meet one error
+/// shape everywhere.
+pub async fn problem_fallback(req: Request, next: Next) -> Response {
+    let is_rest = req.uri().path().starts_with("/rest/");
+    let response = next.run(req).await;
+    if !is_rest {
+        return response;
+    }
+    let status = response.status();
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with(PROBLEM_JSON));
+    if (status.is_client_error() || status.is_server_error()) && !is_problem {
+        return ApiError::for_status(status).into_response();
+    }
+    response
+}
+
+/// REST rate limits, per client IP and per token (its digest). Runs before
+/// authentication, so guessing tokens is limited too.
+pub async fn rest_rate_limit(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let ip = client_ip(&parts);
+    let digest = bearer_token(&parts).ok().flatten().map(|t| token_digest(&t));
+    if let Err(wait) = state.limiters.check_rest(ip, digest.as_deref()) {
+        return ApiError::rate_limited(wait).into_response();
+    }
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// Refuses state-changing dashboard requests (server functions, login, logout) that
+/// come from another site. Browsers send `Origin` on such requests; when it is
+/// present it must name this host. Together with `SameSite=Lax` session cookies this
+/// closes cross-site request forgery, without tokens in every form.
+pub async fn same_origin_only(req: Request, next: Next) -> Response {
+    let safe = matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if safe || req.uri().path().starts_with("/rest/") || is_same_origin(req.headers()) {
+        return next.run(req).await;
+    }
+    tracing::warn!(path = req.uri().path(), "cross-site request refused");
+    (StatusCode::FORBIDDEN, "cross-site request refused").into_response()
+}
+
+fn is_same_origin(headers: &HeaderMap) -> bool {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    match headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        Some(origin) => {
+            let origin_host = origin.split("://").nth(1).unwrap_or("");
+            host.is_some_and(|h| h.eq_ignore_ascii_case(origin_host))
+        }
+        // No Origin: trust the Fetch Metadata header when there is one; a client
+        // that sends neither is not a browser acting on a user's cookies.
+        None => match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+            Some(site) => site == "same-origin" || site == "none",
+            None => true,
+        },
+    }
+}
+
+/// Names the access-log span: method, path (never the query string, which may hold
+/// an `access_token`) and request id.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RequestSpan;
+
+impl MakeSpan<Body> for RequestSpan {
+    fn make_span(&mut self, req: &Request<Body>) -> tracing::Span {
+        let id = req.extensions().get::<RequestId>().map(|r| r.0.as_str()).unwrap_or("-");
+        tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn origin_rules() {
+        assert!(is_same_origin(&headers(&[
+            ("host", "a.test:3000"),
+            ("origin", "http://a.test:3000")
+        ])));
+        assert!(!is_same_origin(&headers(&[
+            ("host", "a.test:3000"),
+            ("origin", "http://evil.test")
+        ])));
+        assert!(!is_same_origin(&headers(&[
+            ("host", "a.test"),
+            ("sec-fetch-site", "cross-site")
+        ])));
+        assert!(is_same_origin(&headers(&[
+            ("host", "a.test"),
+            ("sec-fetch-site", "same-origin")
+        ])));
+        assert!(is_same_origin(&headers(&[("host", "a.test")])));
+    }
+}

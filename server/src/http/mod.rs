@@ -1,0 +1,10 @@
+//! HTTP plumbing shared by the REST API and the dashboard.
+
+pub mod error;
+pub mod extract;
+pub mod health;
+pub mod metrics;
+pub mod middleware;
+pub mod rate_limit;
+pub mod request_id;
+pub mod session;

@@ -1,0 +1,187 @@
+//! The tenant settings objects (opening hours, system messages, watchdogs, routing
+//! and SLA rules) share one shape of API, generated here: list (paged), create or
+//! override (`POST`, an existing `id` overrides), get, replace (`PUT`), delete.
+
+use axum::{
+    extract::{Path, State},
+    http::StatusCode,
+    Json,
+};
+use rapport_core::{
+    config::{
+        opening_hours::OpeningHours,
+        rules::{RoutingRule, SlaRule},
+        system_messages::SystemMessage,
+        watchdogs::Watchdog,
+    },
+    model::{Page, PageRequest},
+};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    http::{
+        error::{ApiResult, AuthErrors, ConflictError, InputErrors, NotFoundError},
+        extract::{ApiJson, ApiQuery, TenantAuth},
+    },
+    state::AppState,
+};
+
+macro_rules! config_resource {
+    (
+        $module:ident, $kind:ty, tag = $tag:literal, collection = $collection:literal, item = $item:literal,
+        save = $save:ident, delete = $delete:ident,
+        list = $list_summary:literal, create = $create_summary:literal, get = $get_summary:literal,
+        update = $update_summary:literal, remove = $remove_summary:literal $(,)?
+    ) => {
+        pub mod $module {
+            use super::*;
+
+            pub fn router() -> OpenApiRouter<AppState> {
+                OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(get, update, remove))
+            }
+
+            #[utoipa::path(get, path = $collection, tag = $tag, summary = $list_summary, params(PageRequest),
+                security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+                responses((status = 200, body = Page<$kind>), AuthErrors, InputErrors))]
+            async fn list(
+                auth: TenantAuth,
+                State(state): State<AppState>,
+                ApiQuery(page): ApiQuery<PageRequest>,
+            ) -> ApiResult<Json<Page<$kind>>> {
+                Ok(Json(state.services.config_list::<$kind>(&auth.tenant_id, &page).await?))
+            }
+
+            #[utoipa::path(post, path = $collection, tag = $tag, summary = $create_summary,
+                description = "Without `id` this creates an object (201). With the `id` of an existing object it \
+                    overrides that object (200). An unknown `id` is a 404.",
+                request_body = $kind,
+                security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+                responses((status = 201, body = $kind, description = "Created"), (status = 200, body = $kind, description = "Overridden"),
+                    AuthErrors, InputErrors, NotFoundError))]
+            async fn create(
+                auth: TenantAuth,
+                State(state): State<AppState>,
+                ApiJson(input): ApiJson<$kind>,
+            ) -> ApiResult<(StatusCode, Json<$kind>)> {
+                let status = if input.meta.id.is_some() { StatusCode::OK } else { StatusCode::CREATED };
+                Ok((status, Json(state.services.$save(&auth.tenant_id, input, &auth.actor).await?)))
+            }
+
+            #[utoipa::path(get, path = $item, tag = $tag, summary = $get_summary,
+                params(("id" = String, Path, description = "Id")),
+                security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+                responses((status = 200, body = $kind), AuthErrors, NotFoundError))]
+            async fn get(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<$kind>> {
+                Ok(Json(state.services.config_get::<$kind>(&auth.tenant_id, &id).await?))
+            }
+
+            #[utoipa::path(put, path = $item, tag = $tag, summary = $update_summary,
+                params(("id" = String, Path, description = "Id")), request_body = $kind,
+                security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+                responses((status = 200, body = $kind), AuthErrors, InputErrors, NotFoundError))]
+            async fn update(
+                auth: TenantAuth,
+                State(state): State<AppState>,
+                Path(id): Path<String>,
+                ApiJson(mut input): ApiJson<$kind>,
+            ) -> ApiResult<Json<$kind>> {
+                input.meta.id = Some(id);
+                Ok(Json(state.services.$save(&auth.tenant_id, input, &auth.actor).await?))
+            }
+
+            #[utoipa::path(delete, path = $item, tag = $tag, summary = $remove_summary,
+                params(("id" = String, Path, description = "Id")),
+                security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+                responses((status = 204, description = "Deleted"), AuthErrors, NotFoundError, ConflictError))]
+            async fn remove(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
+                state.services.$delete(&auth.tenant_id, &id, &auth.actor).await?;
+                Ok(StatusCode::NO_CONTENT)
+            }
+        }
+    };
+}
+
+config_resource!(
+    opening_hours,
+    OpeningHours,
+    tag = "openinghours",
+    collection = "/openinghours",
+    item = "/openinghours/{id}",
+    save = save_opening_hours,
+    delete = delete_opening_hours,
+    list = "List opening hours",
+    create = "Create or override opening hours",
+    get = "Get opening hours",
+    update = "Replace opening hours",
+    remove = "Delete opening hours (409 while a rule uses them)"
+);
+
+config_resource!(
+    system_messages,
+    SystemMessage,
+    tag = "systemmessage",
+    collection = "/systemmessage",
+    item = "/systemmessage/{id}",
+    save = save_system_message,
+    delete = delete_system_message,
+    list = "List system messages",
+    create = "Create or override a system message",
+    get = "Get a system message",
+    update = "Replace a system message",
+    remove = "Delete a system message (409 while a rule sends it)"
+);
+
+config_resource!(
+    watchdogs,
+    Watchdog,
+    tag = "watchdog",
+    collection = "/watchdog",
+    item = "/watchdog/{id}",
+    save = save_watchdog,
+    delete = delete_watchdog,
+    list = "List watchdogs",
+    create = "Create or override a watchdog",
+    get = "Get a watchdog",
+    update = "Replace a watchdog",
+    remove = "Delete a watchdog"
+);
+
+config_resource!(
+    routing_rules,
+    RoutingRule,
+    tag = "rule",
+    collection = "/rule/routing",
+    item = "/rule/routing/{id}",
+    save = save_routing_rule,
+    delete = delete_routing_rule,
+    list = "List routing rules",
+    create = "Create or override a routing rule",
+    get = "Get a routing rule",
+    update = "Replace a routing rule",
+    remove = "Delete a routing rule (409 while another routes to it)"
+);
+
+config_resource!(
+    sla_rules,
+    SlaRule,
+    tag = "rule",
+    collection = "/rule/sla",
+    item = "/rule/sla/{id}",
+    save = save_sla_rule,
+    delete = delete_sla_rule,
+    list = "List SLA rules",
+    create = "Create or override an SLA rule",
+    get = "Get an SLA rule",
+    update = "Replace an SLA rule",
+    remove = "Delete an SLA rule"
+);
+
+/// The routes of every settings object.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(opening_hours::router())
+        .merge(system_messages::router())
+        .merge(watchdogs::router())
+        .merge(routing_rules::router())
+        .merge(sla_rules::router())
+}

@@ -1,0 +1,164 @@
+//! `/customer`: customers (spec 2.1), their lookup by `externalId`, and assignment.
+
+use axum::{
+    extract::{Path, State},
+    http::StatusCode,
+    Json,
+};
+use rapport_core::{
+    customers::{Assignment, Customer, CustomerFilter, CustomerIn},
+    model::{Page, PageRequest},
+};
+use serde::Deserialize;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    http::{
+        error::{ApiResult, AuthErrors, ConflictError, InputErrors, NotFoundError},
+        extract::{ApiJson, ApiQuery, TenantAuth},
+    },
+    state::AppState,
+};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_customers, create_customer))
+        .routes(routes!(get_customer, update_customer, delete_customer))
+        .routes(routes!(assign_customer))
+}
+
+/// Paging and filters of the customer list (one flat query string). The paging
+/// fields are spelled out rather than `#[serde(flatten)]`ed from `PageRequest`
+/// because serde_urlencoded cannot parse numbers inside a flattened struct; the
+/// user, appointment and audit lists do the same.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct CustomerQuery {
+    /// Page to return, from 0.
+    page_number: Option<i64>,
+    /// Items per page, 1–200 (default 20).
+    page_size: Option<i64>,
+    /// Items to skip; overrides `pageNumber`.
+    offset: Option<i64>,
+    /// Only the customer with this external id.
+    external_id: Option<String>,
+    /// Matches e-mail, first or last name.
+    search: Option<String>,
+}
+
+/// List customers, newest first; `externalId` finds one by the client's own id.
+#[utoipa::path(get, path = "/customer", tag = "customer", params(CustomerQuery),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Page<Customer>), AuthErrors, InputErrors))]
+async fn list_customers(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<CustomerQuery>,
+) -> ApiResult<Json<Page<Customer>>> {
+    let page = PageRequest {
+        page_number: q.page_number,
+        page_size: q.page_size,
+        offset: q.offset,
+    };
+    let filter = CustomerFilter {
+        external_id: q.external_id,
+        search: q.search,
+    };
+    Ok(Json(
+        state.services.list_customers(&auth.tenant_id, &filter, &page).await?,
+    ))
+}
+
+/// Create a customer, or override an existing one by `id`.
+#[utoipa::path(post, path = "/customer", tag = "customer", request_body = CustomerIn,
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 201, body = Customer, description = "Created"), (status = 200, body = Customer, description = "Overridden"),
+        AuthErrors, InputErrors, NotFoundError, ConflictError))]
+async fn create_customer(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<CustomerIn>,
+) -> ApiResult<(StatusCode, Json<Customer>)> {
+    let status = if input.id.is_some() {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    Ok((
+        status,
+        Json(
+            state
+                .services
+                .save_customer(&auth.tenant_id, input, &auth.actor)
+                .await?,
+        ),
+    ))
+}
+
+/// Get a customer.
+#[utoipa::path(get, path = "/customer/{id}", tag = "customer", params(("id" = String, Path, description = "Customer id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Customer), AuthErrors, NotFoundError))]
+async fn get_customer(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Customer>> {
+    Ok(Json(state.services.get_customer(&auth.tenant_id, &id).await?))
+}
+
+/// Replace a customer's fields.
+#[utoipa::path(put, path = "/customer/{id}", tag = "customer", params(("id" = String, Path, description = "Customer id")),
+    request_body = CustomerIn,
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Customer), AuthErrors, InputErrors, NotFoundError, ConflictError))]
+async fn update_customer(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(input): ApiJson<CustomerIn>,
+) -> ApiResult<Json<Customer>> {
+    Ok(Json(
+        state
+            .services
+            .update_customer(&auth.tenant_id, &id, input, &auth.actor)
+            .await?,
+    ))
+}
+
+/// Delete a customer.
+#[utoipa::path(delete, path = "/customer/{id}", tag = "customer", params(("id" = String, Path, description = "Customer id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 204, description = "Deleted"), AuthErrors, NotFoundError))]
+async fn delete_customer(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    state
+        .services
+        .delete_customer(&auth.tenant_id, &id, &auth.actor)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Assign a customer to a user (`userId`, an id or e-mail) or a team (`teamId`),
+/// never both; omit both to unassign.
+#[utoipa::path(post, path = "/customer/{id}/assign", tag = "customer", params(("id" = String, Path, description = "Customer id")),
+    request_body = Assignment,
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Customer), AuthErrors, InputErrors, NotFoundError))]
+async fn assign_customer(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(input): ApiJson<Assignment>,
+) -> ApiResult<Json<Customer>> {
+    Ok(Json(
+        state
+            .services
+            .assign_customer(&auth.tenant_id, &id, input, &auth.actor)
+            .await?,
+    ))
+}

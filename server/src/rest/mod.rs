@@ -1,0 +1,109 @@
+//! The REST API under `/rest/v1`: one module per resource, each exporting
+//! `router()`. Routes are declared only through `utoipa_axum::routes!`, which reads
+//! each handler's `#[utoipa::path]`, so the OpenAPI document and the router come
+//! from the same lines (and `tests/openapi.rs` checks that nothing slips past).
+
+use std::sync::Arc;
+
+use axum::{Extension, Json};
+use utoipa::{
+    openapi::{
+        security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme},
+        OpenApi as OpenApiDoc,
+    },
+    Modify, OpenApi,
+};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{http::error::Problem, state::AppState};
+
+mod apikey;
+mod appointment;
+mod audit;
+mod config;
+mod customer;
+mod links;
+mod session;
+mod team;
+mod tenant;
+mod user;
+
+/// Base path of this API version.
+pub const BASE: &str = "/rest/v1";
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Rapport",
+        description = "Rapport's customer engagement API. Authenticate with a tenant API key \
+            (Settings → Developer tools → API keys) or, for tenant management, a platform key \
+            (Settings → API), sent as `Authorization: Bearer <token>` or `?access_token=<token>`. \
+            Errors are RFC 9457 `application/problem+json` with a stable `code`. Lists are paged \
+            with `pageNumber` (from 0), `pageSize` (1–200, default 20) and `offset`.",
+        license(name = "AGPL-3.0-only")
+    ),
+    modifiers(&SecuritySchemes),
+    components(schemas(Problem, rapport_core::FieldError)),
+    tags(
+        (name = "tenant", description = "Tenant management (platform key)"),
+        (name = "apikey", description = "Tenant API keys"),
+        (name = "customer", description = "Customers and their assignment"),
+        (name = "user", description = "Dashboard users"),
+        (name = "team", description = "Teams"),
+        (name = "openinghours", description = "Opening hours"),
+        (name = "systemmessage", description = "System messages"),
+        (name = "watchdog", description = "Watchdogs"),
+        (name = "rule", description = "Routing and SLA rules"),
+        (name = "appointment", description = "Video-conference appointments"),
+        (name = "links", description = "Co-browsing and live-view links"),
+        (name = "session", description = "Recorded visitor sessions"),
+        (name = "audit", description = "User-activity log"),
+        (name = "meta", description = "The API's own description"),
+    )
+)]
+struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut OpenApiDoc) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let bearer = || SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build());
+        let query = || SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::new("access_token")));
+        components.add_security_scheme("tenantKey", bearer());
+        components.add_security_scheme("tenantKeyQuery", query());
+        components.add_security_scheme("platformKey", bearer());
+        components.add_security_scheme("platformKeyQuery", query());
+    }
+}
+
+/// The REST router (to nest at [`BASE`]) and its OpenAPI document.
+pub fn router() -> (axum::Router<AppState>, OpenApiDoc) {
+    let (router, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .nest(BASE, api())
+        .split_for_parts();
+    doc.openapi = utoipa::openapi::OpenApiVersion::Version31;
+    let router = router.layer(Extension(Arc::new(doc.clone())));
+    (router, doc)
+}
+
+fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(openapi_json))
+        .merge(tenant::router())
+        .merge(apikey::router())
+        .merge(customer::router())
+        .merge(user::router())
+        .merge(team::router())
+        .merge(config::router())
+        .merge(appointment::router())
+        .merge(links::router())
+        .merge(session::router())
+        .merge(audit::router())
+}
+
+/// This document: the OpenAPI 3.1 description of the REST API.
+#[utoipa::path(get, path = "/openapi.json", tag = "meta", responses((status = 200, description = "The OpenAPI document", content_type = "application/json")))]
+async fn openapi_json(Extension(doc): Extension<Arc<OpenApiDoc>>) -> Json<OpenApiDoc> {
+    Json((*doc).clone())
+}

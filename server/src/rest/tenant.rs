@@ -1,0 +1,147 @@
+//! `/tenant`: tenant management with a platform key.
+
+use axum::{
+    extract::{Path, State},
+    http::StatusCode,
+    Json,
+};
+use rapport_core::{
+    model::{Page, PageRequest, Tenant},
+    tenants::{NewTenant, TenantUpdate},
+};
+use serde::{Deserialize, Serialize};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    http::{
+        error::{ApiResult, AuthErrors, ConflictError, InputErrors, NotFoundError},
+        extract::{ApiJson, ApiQuery, PlatformAuth},
+    },
+    state::AppState,
+};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_tenants, create_tenant))
+        .routes(routes!(get_tenant, update_tenant, delete_tenant))
+}
+
+/// A new tenant, optionally with its first admin.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantIn {
+    /// Display name (required).
+    pub name: Option<String>,
+    /// Unique handle (`a-z`, `0-9`, `-`); derived from the name when omitted.
+    pub slug: Option<String>,
+    /// IANA time zone; default `UTC`.
+    pub timezone: Option<String>,
+    /// E-mail of a first admin to create in the tenant.
+    pub admin_email: Option<String>,
+    /// That admin's password; generated and returned once when omitted.
+    pub admin_password: Option<String>,
+}
+
+/// A created tenant, with its first admin when one was asked for.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantCreated {
+    /// The tenant.
+    #[serde(flatten)]
+    pub tenant: Tenant,
+    /// The first admin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_admin: Option<InitialAdmin>,
+}
+
+/// The first admin of a new tenant.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitialAdmin {
+    /// The admin's e-mail.
+    pub email: String,
+    /// The generated password, shown only here; absent when it was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generated_password: Option<String>,
+}
+
+/// List tenants, oldest first.
+#[utoipa::path(get, path = "/tenant", tag = "tenant", params(PageRequest),
+    security(("platformKey" = []), ("platformKeyQuery" = [])),
+    responses((status = 200, body = Page<Tenant>), AuthErrors, InputErrors))]
+async fn list_tenants(
+    _auth: PlatformAuth,
+    State(state): State<AppState>,
+    ApiQuery(page): ApiQuery<PageRequest>,
+) -> ApiResult<Json<Page<Tenant>>> {
+    Ok(Json(state.services.list_tenants(&page).await?))
+}
+
+/// Create a tenant, optionally with its first admin.
+#[utoipa::path(post, path = "/tenant", tag = "tenant", request_body = TenantIn,
+    security(("platformKey" = []), ("platformKeyQuery" = [])),
+    responses((status = 201, body = TenantCreated), AuthErrors, InputErrors, ConflictError))]
+async fn create_tenant(
+    auth: PlatformAuth,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<TenantIn>,
+) -> ApiResult<(StatusCode, Json<TenantCreated>)> {
+    let new = NewTenant {
+        name: input.name,
+        slug: input.slug,
+        timezone: input.timezone,
+    };
+    let (tenant, admin) = state
+        .services
+        .create_tenant_with_admin(
+            new,
+            input.admin_email.as_deref(),
+            input.admin_password.as_deref(),
+            &auth.actor,
+        )
+        .await?;
+    let initial_admin = admin.map(|a| InitialAdmin {
+        email: a.email,
+        generated_password: a.generated_password,
+    });
+    Ok((StatusCode::CREATED, Json(TenantCreated { tenant, initial_admin })))
+}
+
+/// Get one tenant.
+#[utoipa::path(get, path = "/tenant/{id}", tag = "tenant", params(("id" = String, Path, description = "Tenant id")),
+    security(("platformKey" = []), ("platformKeyQuery" = [])),
+    responses((status = 200, body = Tenant), AuthErrors, NotFoundError))]
+async fn get_tenant(
+    _auth: PlatformAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Tenant>> {
+    Ok(Json(state.services.get_tenant(&id).await?))
+}
+
+/// Update a tenant's name, slug or time zone; omitted fields keep their value.
+#[utoipa::path(put, path = "/tenant/{id}", tag = "tenant", params(("id" = String, Path, description = "Tenant id")),
+    request_body = TenantUpdate,
+    security(("platformKey" = []), ("platformKeyQuery" = [])),
+    responses((status = 200, body = Tenant), AuthErrors, InputErrors, NotFoundError, ConflictError))]
+async fn update_tenant(
+    auth: PlatformAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(input): ApiJson<TenantUpdate>,
+) -> ApiResult<Json<Tenant>> {
+    Ok(Json(state.services.update_tenant(&id, input, &auth.actor).await?))
+}
+
+/// Delete a tenant and all its data. Refused while it holds the last platform admin.
+#[utoipa::path(delete, path = "/tenant/{id}", tag = "tenant", params(("id" = String, Path, description = "Tenant id")),
+    security(("platformKey" = []), ("platformKeyQuery" = [])),
+    responses((status = 204, description = "Deleted"), AuthErrors, NotFoundError, ConflictError))]
+async fn delete_tenant(
+    auth: PlatformAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    state.services.delete_tenant(&id, &auth.actor).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,120 @@
+//! `rapport serve`: open the database, bootstrap on first start, serve until
+//! SIGTERM or Ctrl-C, letting in-flight requests finish.
+
+use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+
+use anyhow::Context;
+use leptos::config::LeptosOptions;
+use rapport_core::{db::redact_url, Services};
+use tokio::net::TcpListener;
+
+use crate::{
+    app,
+    config::ServeConfig,
+    http::{metrics::Metrics, rate_limit::Limiters},
+    state::AppState,
+};
+
+/// Builds the application state for `services` and `config`.
+pub fn state(config: ServeConfig, services: Services) -> AppState {
+    let leptos = LeptosOptions::builder()
+        .output_name("rapport")
+        .site_root(config.site_dir.display().to_string())
+        .site_pkg_dir("pkg")
+        .site_addr(config.addr)
+        .build();
+    AppState {
+        services: services.with_public_url(&config.public_url()),
+        limiters: Arc::new(Limiters::new(config.rate_limit_per_token, config.rate_limit_per_ip)),
+        metrics: Arc::new(Metrics::new()),
+        config: Arc::new(config),
+        leptos,
+    }
+}
+
+/// Serves `state` on `listener` until `shutdown` completes; then stops accepting
+/// connections and waits for in-flight requests.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let limiters = state.limiters.clone();
+    let pruner = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            limiters.prune();
+        }
+    });
+    let router = app::build(state);
+    let result = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown)
+        .await;
+    pruner.abort();
+    result.context("server error")
+}
+
+/// Opens and migrates the database named by the settings.
+pub async fn open_services(database_url: &str) -> anyhow::Result<Services> {
+    let db = rapport_core::db::Db::connect(database_url)
+        .await
+        .with_context(|| format!("cannot open database {}", redact_url(database_url)))?;
+    db.migrate().await.context("cannot apply migrations")?;
+    Ok(Services::new(db))
+}
+
+/// `rapport serve`.
+pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
+    let url = config.database.url();
+    tracing::info!(database = %redact_url(&url), "opening database");
+    let services = open_services(&url).await?;
+    if let Some(created) = services
+        .bootstrap(config.admin_email.as_deref(), config.admin_password.as_deref())
+        .await
+        .context("first-start bootstrap failed")?
+    {
+        println!(
+            "First start: created workspace '{}' with admin {}.",
+            created.tenant_slug, created.admin_email
+        );
+        match created.generated_password {
+            Some(password) => println!("Generated admin password (shown only now): {password}"),
+            None => println!("The admin's password is RAPPORT_ADMIN_PASSWORD."),
+        }
+    }
+    let listener = TcpListener::bind(config.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    let addr = listener.local_addr()?;
+    let public_url = config.public_url();
+    let db = services.db().clone();
+    println!("Rapport is running at {public_url} (listening on {addr}). Sign in at {public_url}/login");
+    serve(listener, state(config, services), shutdown_signal()).await?;
+    db.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutdown requested; finishing in-flight requests");
+}

@@ -1,0 +1,15 @@
+//! HTTP tests: the real router, served on a real port, on a real database. Each test
+//! runs on SQLite and on PostgreSQL (`RAPPORT_TEST_POSTGRES_URL`).
+
+mod auth;
+mod binary;
+mod dashboard;
+mod errors;
+mod meetings;
+mod openapi;
+mod operations;
+mod people;
+mod resources;
+mod settings;
+mod tenants;
+mod utils;

@@ -1,0 +1,200 @@
+//! Test helpers: start the app on port 0, talk to it with reqwest.
+
+use rapport_core::{audit::Actor, model::Role, tenants::NewTenant, testing::TestDb, users::NewUser, Services};
+use rapport_server::{config::ServeConfig, serve};
+use reqwest::{Method, Response, StatusCode};
+use serde_json::Value;
+use tokio::{net::TcpListener, sync::oneshot, task::JoinHandle};
+
+/// The actor of test set-up writes.
+pub fn actor() -> Actor {
+    Actor::system("tests")
+}
+
+/// A running app.
+pub struct TestApp {
+    pub base: String,
+    pub services: Services,
+    pub client: reqwest::Client,
+    _db: TestDb,
+    shutdown: Option<oneshot::Sender<()>>,
+    handle: Option<JoinHandle<anyhow::Result<()>>>,
+}
+
+impl TestApp {
+    /// Starts the app with test settings.
+    pub async fn start(db: TestDb) -> TestApp {
+        Self::start_with(db, |_| {}).await
+    }
+
+    /// Starts the app after `configure` adjusts the settings.
+    pub async fn start_with(db: TestDb, configure: impl FnOnce(&mut ServeConfig)) -> TestApp {
+        let mut config = ServeConfig::for_tests(&db.url);
+        configure(&mut config);
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let services = db.services();
+        let (tx, rx) = oneshot::channel::<()>();
+        let state = serve::state(config, services.clone());
+        let handle = tokio::spawn(serve::serve(listener, state, async {
+            let _ = rx.await;
+        }));
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        TestApp {
+            base,
+            services,
+            client,
+            _db: db,
+            shutdown: Some(tx),
+            handle: Some(handle),
+        }
+    }
+
+    /// A request to `path` (relative to the base URL).
+    pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.client.request(method, format!("{}{}", self.base, path))
+    }
+
+    /// GET with a bearer token.
+    pub async fn get(&self, path: &str, token: &str) -> Response {
+        self.request(Method::GET, path).bearer_auth(token).send().await.unwrap()
+    }
+
+    /// POST JSON with a bearer token.
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> Response {
+        self.request(Method::POST, path)
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A tenant with an API key; returns `(tenant id, token)`.
+    pub async fn tenant_with_key(&self, name: &str) -> (String, String) {
+        let tenant = self
+            .services
+            .create_tenant(
+                NewTenant {
+                    name: Some(name.into()),
+                    ..Default::default()
+                },
+                &actor(),
+            )
+            .await
+            .unwrap();
+        let key = self
+            .services
+            .create_api_key(&tenant.id, "tests", &actor())
+            .await
+            .unwrap();
+        (tenant.id, key.token)
+    }
+
+    /// A user in `tenant_id` with password `password-123`.
+    pub async fn user(&self, tenant_id: &str, email: &str, role: Role, platform_admin: bool) -> String {
+        self.services
+            .create_user(
+                NewUser {
+                    tenant_id: tenant_id.into(),
+                    email: email.into(),
+                    password: Some("password-123".into()),
+                    role,
+                    display_name: None,
+                    platform_admin,
+                },
+                &actor(),
+            )
+            .await
+            .unwrap()
+            .id
+    }
+
+    /// A platform key of a new platform admin.
+    pub async fn platform_key(&self) -> String {
+        let (tenant, _) = self.tenant_with_key("Operators").await;
+        let user = self.user(&tenant, "ops@example.com", Role::Admin, true).await;
+        self.services
+            .create_platform_key(&user, "ops", &actor())
+            .await
+            .unwrap()
+            .token
+    }
+
+    /// Stops the app, waiting for in-flight requests.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            h.await.unwrap().unwrap();
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Asserts the status and that the body is problem+json with `code`; returns the body.
+#[track_caller]
+pub fn assert_problem(status: StatusCode, content_type: Option<&str>, body: &Value, expected: StatusCode, code: &str) {
+    assert_eq!(status, expected, "body: {body}");
+    assert_eq!(content_type, Some("application/problem+json"), "body: {body}");
+    assert_eq!(body["code"], code, "body: {body}");
+    assert_eq!(body["status"], expected.as_u16(), "body: {body}");
+    assert!(
+        body["type"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("urn:rapport:problem:"),
+        "body: {body}"
+    );
+}
+
+/// Reads status, content type and JSON body of a problem answer and checks them.
+pub async fn expect_problem(response: Response, expected: StatusCode, code: &str) -> Value {
+    let status = response.status();
+    let ct = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    assert_problem(status, ct.as_deref(), &body, expected, code);
+    body
+}
+
+/// Sends a request with a bearer token and an optional JSON body.
+pub async fn send(app: &TestApp, method: Method, path: &str, token: &str, body: Option<Value>) -> reqwest::Response {
+    let mut req = app.request(method, path).bearer_auth(token);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    req.send().await.unwrap()
+}
+
+/// Asserts the status and returns the JSON body.
+pub async fn ok_json(response: reqwest::Response, expected: StatusCode) -> Value {
+    let status = response.status();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    assert_eq!(status, expected, "{body}");
+    body
+}
+
+/// The `field` of each error of a problem body.
+pub fn fields(problem: &Value) -> Vec<String> {
+    problem["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap().to_string())
+        .collect()
+}

@@ -1,0 +1,284 @@
+//! The `run`, `build` and `test` commands.
+
+use std::{
+    io::{BufRead, BufReader},
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{bail, Context, Result};
+
+use crate::{
+    site::build_site,
+    tools::{cargo, ensure_npm_packages, has_program, root, run as run_cmd, site_dir, target_dir},
+};
+
+/// `cargo xtask build [--release]`: the site and the server binary.
+pub fn build(args: &[String]) -> Result<()> {
+    let release = args.iter().any(|a| a == "--release");
+    build_site(release)?;
+    let mut cmd = cargo();
+    cmd.args(["build", "--package", "rapport-server", "--bin", "rapport"]);
+    if release {
+        cmd.arg("--release");
+    }
+    run_cmd(&mut cmd)
+}
+
+/// `cargo xtask run [-- <rapport serve flags>]`: builds in release mode and serves
+/// on the embedded SQLite database in `./data` (or `RAPPORT_DATA_DIR`).
+pub fn run(args: &[String]) -> Result<()> {
+    build(&["--release".to_string()])?;
+    let binary = target_dir().join("release").join("rapport");
+    let mut cmd = Command::new(binary);
+    cmd.arg("serve")
+        .args(args.iter().filter(|a| *a != "--"))
+        .current_dir(root());
+    if std::env::var_os("RAPPORT_SITE_DIR").is_none() {
+        cmd.env("RAPPORT_SITE_DIR", site_dir());
+    }
+    eprintln!("xtask: starting Rapport");
+    let status = cmd.status().context("cannot start rapport")?;
+    if !status.success() {
+        bail!("rapport exited with {status}");
+    }
+    Ok(())
+}
+
+/// Totals over every runner.
+#[derive(Default)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+}
+
+/// `cargo xtask test`: formatting, lints, unit and HTTP tests (SQLite, and
+/// PostgreSQL when `RAPPORT_TEST_POSTGRES_URL` is set), then Playwright in Chromium.
+pub fn test(args: &[String]) -> Result<()> {
+    let skip_e2e = args.iter().any(|a| a == "--no-e2e");
+    let started = Instant::now();
+    let mut tally = Tally::default();
+
+    run_cmd(cargo().args(["fmt", "--all", "--", "--check"]))?;
+    run_cmd(cargo().args(["clippy", "--all-targets", "--", "-D", "warnings"]))?;
+    run_cmd(cargo().args([
+        "clippy",
+        "--package",
+        "rapport-frontend",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+
+    if std::env::var_os("RAPPORT_TEST_POSTGRES_URL").is_none() {
+        eprintln!("xtask: note: RAPPORT_TEST_POSTGRES_URL is unset; PostgreSQL variants of the tests will be skipped");
+    }
+    let cargo_ok = run_counting(cargo().args(["test", "--no-fail-fast"]), &mut tally, parse_cargo_line)?;
+
+    let e2e_ok = if skip_e2e {
+        true
+    } else {
+        // A size-optimised bundle, as shipped; the server in the test (debug)
+        // profile, which `cargo test` has already built.
+        build_site(true)?;
+        run_cmd(cargo().args(["build", "--package", "rapport-server", "--bin", "rapport"]))?;
+        end_to_end(&mut tally)?
+    };
+
+    println!("xtask: finished in {:.0} s", started.elapsed().as_secs_f64());
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    if !cargo_ok || !e2e_ok || tally.failed > 0 {
+        bail!("some tests failed");
+    }
+    if tally.passed == 0 {
+        bail!("no test ran");
+    }
+    Ok(())
+}
+
+/// Runs a command, echoing its output and counting results with `parse`.
+fn run_counting(cmd: &mut Command, tally: &mut Tally, parse: fn(&str, &mut Tally)) -> Result<bool> {
+    eprintln!("xtask: {cmd:?}");
+    let mut child = cmd
+        .current_dir(cmd.get_current_dir().map(Path::to_path_buf).unwrap_or_else(root))
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("cannot start test runner")?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        println!("{line}");
+        parse(&line, tally);
+    }
+    Ok(child.wait()?.success())
+}
+
+/// `test result: ok. 12 passed; 0 failed; ...`
+fn parse_cargo_line(line: &str, tally: &mut Tally) {
+    let Some(rest) = line.strip_prefix("test result: ") else {
+        return;
+    };
+    for part in rest.split(';') {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        if let Some(pos) = words.iter().position(|w| *w == "passed") {
+            tally.passed += words.get(pos.wrapping_sub(1)).and_then(|n| n.parse().ok()).unwrap_or(0);
+        }
+        if let Some(pos) = words.iter().position(|w| *w == "failed") {
+            tally.failed += words.get(pos.wrapping_sub(1)).and_then(|n| n.parse().ok()).unwrap_or(0);
+        }
+    }
+}
+
+/// Playwright's list reporter ends with `  12 passed (30.1s)` and `  1 failed`.
+fn parse_playwright_line(line: &str, tally: &mut Tally) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    if words.len() >= 2 {
+        let n: Option<u64> = words[0].parse().ok();
+        match (n, words[1]) {
+            (Some(n), "passed") => tally.passed += n,
+            (Some(n), "failed") | (Some(n), "flaky") => tally.failed += n,
+            _ => {}
+        }
+    }
+}
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const E2E_ADMIN_EMAIL: &str = "admin@rapport.test";
+const E2E_ADMIN_PASSWORD: &str = "e2e-admin-password";
+
+/// Starts a real server on a fresh SQLite database and runs Playwright against it.
+fn end_to_end(tally: &mut Tally) -> Result<bool> {
+    ensure_chromium()?;
+    let e2e = root().join("end2end");
+    ensure_npm_packages(&e2e)?;
+
+    let data = tempdir()?;
+    let port = free_port()?;
+    // The server's own logs go to a file, shown only when a browser test fails.
+    let log_path = target_dir().join("e2e-server.log");
+    let log = std::fs::File::create(&log_path)?;
+    let base_url = format!("http://127.0.0.1:{port}");
+    let mut server = Server(
+        Command::new(target_dir().join("debug").join("rapport"))
+            .arg("serve")
+            .env("RAPPORT_ADDR", format!("127.0.0.1:{port}"))
+            .env("RAPPORT_DATA_DIR", &data)
+            .env_remove("DATABASE_URL")
+            .env("RAPPORT_SITE_DIR", site_dir())
+            .env("RAPPORT_PUBLIC_URL", &base_url)
+            .env("RAPPORT_ADMIN_EMAIL", E2E_ADMIN_EMAIL)
+            .env("RAPPORT_ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .context("cannot start rapport for the browser tests")?,
+    );
+    wait_ready(&base_url, &mut server.0)?;
+    let ok = run_counting(
+        Command::new("npx")
+            .args(["playwright", "test", "--reporter=list"])
+            .current_dir(&e2e)
+            .env("BASE_URL", &base_url)
+            .env("ADMIN_EMAIL", E2E_ADMIN_EMAIL)
+            .env("ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
+            .env("CHROMIUM_PATH", CHROMIUM),
+        tally,
+        parse_playwright_line,
+    )?;
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+    if !ok {
+        let logs = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let tail: Vec<&str> = logs.lines().rev().take(80).collect();
+        eprintln!("xtask: last lines of the server log ({}):", log_path.display());
+        for line in tail.into_iter().rev() {
+            eprintln!("{line}");
+        }
+    }
+    Ok(ok)
+}
+
+/// Kills the server when the tests are done, even on error.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SIGTERM first so the server shuts down cleanly; then make sure.
+        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_ready(base_url: &str, child: &mut Child) -> Result<()> {
+    let addr = base_url.trim_start_matches("http://").to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait()? {
+            bail!("rapport exited early with {status}");
+        }
+        if let Ok(mut stream) = std::net::TcpStream::connect(&addr) {
+            use std::io::{Read, Write};
+            let _ = stream
+                .write_all(format!("GET /ready HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes());
+            let mut response = String::new();
+            let _ = stream.read_to_string(&mut response);
+            if response.starts_with("HTTP/1.1 200") {
+                return Ok(());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    bail!("rapport did not become ready within 60 s")
+}
+
+fn ensure_chromium() -> Result<()> {
+    if Path::new(CHROMIUM).exists() {
+        return Ok(());
+    }
+    if !has_program("apt-get") {
+        bail!("Chromium is missing at {CHROMIUM}; install Debian's `chromium` package");
+    }
+    run_cmd(Command::new("apt-get").arg("update"))?;
+    run_cmd(Command::new("apt-get").args(["install", "-y", "--no-install-recommends", "chromium"]))
+}
+
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn tempdir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("rapport-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_cargo_and_playwright_results() {
+        let mut t = Tally::default();
+        parse_cargo_line(
+            "test result: ok. 12 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out",
+            &mut t,
+        );
+        parse_playwright_line("  4 passed (12.3s)", &mut t);
+        parse_playwright_line("  2 failed", &mut t);
+        parse_playwright_line("  ✓  1 [chromium] › login.spec.ts:3:1 › signs in (2.1s)", &mut t);
+        assert_eq!((t.passed, t.failed), (16, 3));
+    }
+}

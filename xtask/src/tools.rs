@@ -1,0 +1,91 @@
+//! Paths and prerequisites: the workspace, the target directory, and the tools a
+//! fresh machine may lack (the wasm target, npm packages).
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use anyhow::{bail, Context, Result};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+/// Cargo's target directory (honours `CARGO_TARGET_DIR`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// The built site: `pkg/` (wasm, JS, CSS) and the public assets.
+pub fn site_dir() -> PathBuf {
+    target_dir().join("site")
+}
+
+/// Runs a command in the workspace root, failing on a non-zero exit.
+pub fn run(cmd: &mut Command) -> Result<()> {
+    let shown = format!("{cmd:?}");
+    eprintln!("xtask: {shown}");
+    let status = cmd
+        .current_dir(cmd.get_current_dir().map(Path::to_path_buf).unwrap_or_else(root))
+        .status()
+        .with_context(|| format!("cannot start {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed with {status}");
+    }
+    Ok(())
+}
+
+/// A `cargo` command.
+pub fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// Adds the wasm target through rustup when it is missing.
+pub fn ensure_wasm_target() -> Result<()> {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("wasm32-unknown-unknown"))
+        .unwrap_or(false);
+    if !installed {
+        run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
+    }
+    Ok(())
+}
+
+/// Installs the npm packages of `dir` (from its lockfile when there is one) unless
+/// they are already there.
+pub fn ensure_npm_packages(dir: &Path) -> Result<()> {
+    if dir.join("node_modules").is_dir() && !newer(&dir.join("package.json"), &dir.join("node_modules")) {
+        return Ok(());
+    }
+    let subcommand = if dir.join("package-lock.json").exists() {
+        "ci"
+    } else {
+        "install"
+    };
+    run(Command::new("npm")
+        .args([subcommand, "--no-audit", "--no-fund"])
+        .current_dir(dir))
+}
+
+fn newer(a: &Path, b: &Path) -> bool {
+    let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+    matches!((modified(a), modified(b)), (Some(a), Some(b)) if a > b)
+}
+
+/// Whether a program can be started.
+pub fn has_program(name: &str) -> bool {
+    Command::new(name)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
