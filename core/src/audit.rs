@@ -37,29 +37,40 @@ pub enum ActorKind {
     Platformkey,
     /// Rapport itself, or its CLI.
     System,
+    /// A customer, writing through the visitor widget.
+    Customer,
 }
 
 impl ActorKind {
-    fn as_str(self) -> &'static str {
+    /// The wire value (`user`, `apikey`, …).
+    pub fn as_str(self) -> &'static str {
         match self {
             ActorKind::User => "user",
             ActorKind::Apikey => "apikey",
             ActorKind::Platformkey => "platformkey",
             ActorKind::System => "system",
+            ActorKind::Customer => "customer",
         }
     }
 
-    fn parse(s: &str) -> ActorKind {
+    /// Parses a wire value; anything unknown is `system`.
+    pub fn parse(s: &str) -> ActorKind {
         match s {
             "user" => ActorKind::User,
             "apikey" => ActorKind::Apikey,
             "platformkey" => ActorKind::Platformkey,
+            "customer" => ActorKind::Customer,
             _ => ActorKind::System,
         }
     }
 }
 
 impl Actor {
+    /// `kind:id`, as webhook deliveries name their actor (`rapport-actor`).
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.kind.as_str(), self.id)
+    }
+
     /// Rapport itself or a named tool (e.g. `cli`), with no client.
     pub fn system(what: &str) -> Actor {
         Actor {

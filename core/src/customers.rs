@@ -7,6 +7,8 @@ use crate::{
     audit::{self, Actor},
     db::{unique_violation, Tx},
     error::{CoreError, CoreResult},
+    events::{self, EventType},
+    live::LiveEvent,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::{is_email, Checks, Paging},
@@ -249,20 +251,33 @@ impl Services {
     }
 
     /// Creates a customer, or, when `id` is given, overrides that customer (404 if unknown).
+    /// A new customer fires `customer.created` and `conversation.created` (spec 6).
     pub async fn save_customer(&self, tenant_id: &str, input: CustomerIn, actor: &Actor) -> CoreResult<Customer> {
         if let Some(id) = input.id.clone() {
             return self.update_customer(tenant_id, &id, input, actor).await;
         }
-        let valid = self.validate_customer(tenant_id, &input).await?;
         let id = uuid::Uuid::now_v7().to_string();
+        self.create_customer_with_id(tenant_id, &id, input, None, actor).await
+    }
+
+    /// Creates customer `id`; `visitor_token_hash` links it to a widget visitor.
+    pub(crate) async fn create_customer_with_id(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        input: CustomerIn,
+        visitor_token_hash: Option<&str>,
+        actor: &Actor,
+    ) -> CoreResult<Customer> {
+        let valid = self.validate_customer(tenant_id, &input).await?;
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "insert into customers (id, tenant_id, email, first_name, last_name, gender, external_id, \
-             assigned_user_id, assigned_team_id, created_at, updated_at) \
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)"
+             assigned_user_id, assigned_team_id, created_at, updated_at, status, status_changed_at, visitor_token_hash) \
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, 'UNREAD', $10, $11)"
         )
-        .bind(&id)
+        .bind(id)
         .bind(tenant_id)
         .bind(&valid.email)
         .bind(&valid.first_name)
@@ -272,21 +287,19 @@ impl Services {
         .bind(&valid.user)
         .bind(&valid.team)
         .bind(now)
+        .bind(visitor_token_hash)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))
         .map_err(conflict)?;
-        audit::record(
-            &mut tx,
-            Some(tenant_id),
-            actor,
-            "customer.create",
-            "customer",
-            Some(&id),
-        )
-        .await?;
+        audit::record(&mut tx, Some(tenant_id), actor, "customer.create", "customer", Some(id)).await?;
+        let customer = customer_in(&mut tx, tenant_id, id).await?;
+        events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerCreated, Some(id), &customer).await?;
+        let conversation = self.conversation_in(&mut tx, tenant_id, id).await?;
+        events::enqueue(&mut tx, tenant_id, actor, EventType::ConversationCreated, Some(id), &conversation).await?;
         tx.commit().await?;
-        self.get_customer(tenant_id, &id).await
+        self.after_commit(tenant_id, id, LiveEvent::Conversation(conversation));
+        Ok(customer)
     }
 
     /// Replaces a customer's fields.
@@ -319,8 +332,11 @@ impl Services {
         .map(|r| r.rows_affected()))
         .map_err(conflict)?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.update", "customer", Some(id)).await?;
+        let customer = customer_in(&mut tx, tenant_id, id).await?;
+        events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerUpdated, Some(id), &customer).await?;
         tx.commit().await?;
-        self.get_customer(tenant_id, id).await
+        self.wake_outbox();
+        Ok(customer)
     }
 
     /// Assigns a customer to a user or a team, or to nobody when both are omitted.
@@ -357,8 +373,11 @@ impl Services {
         .map(|r| r.rows_affected())
         })?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.assign", "customer", Some(id)).await?;
+        let customer = customer_in(&mut tx, tenant_id, id).await?;
+        events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerAssigned, Some(id), &customer).await?;
         tx.commit().await?;
-        self.get_customer(tenant_id, id).await
+        self.wake_outbox();
+        Ok(customer)
     }
 
     /// One customer of the tenant.
@@ -423,8 +442,8 @@ impl Services {
 
     /// Deletes a customer.
     pub async fn delete_customer(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
-        self.get_customer(tenant_id, id).await?;
         let mut tx = self.db().begin().await?;
+        let customer = customer_in(&mut tx, tenant_id, id).await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "delete from customers where tenant_id = $1 and id = $2"
         )
@@ -434,8 +453,19 @@ impl Services {
         .await
         .map(|r| r.rows_affected()))?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.delete", "customer", Some(id)).await?;
-        tx.commit().await
+        events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerDeleted, Some(id), &customer).await?;
+        tx.commit().await?;
+        self.wake_outbox();
+        Ok(())
     }
+}
+
+/// A customer read inside `tx`.
+async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Customer> {
+    let sql = format!("select {COLUMNS} from customers where tenant_id = $1 and id = $2");
+    let row: Option<CustomerRow> =
+        with_tx!(tx, |conn| sqlx::query_as(&sql).bind(tenant_id).bind(id).fetch_optional(conn).await)?;
+    row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
 }
 
 /// Unassigns every customer of a user (when the user is deleted).

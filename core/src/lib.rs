@@ -24,13 +24,19 @@ pub mod bootstrap;
 #[cfg(feature = "server")]
 pub mod config;
 #[cfg(feature = "server")]
+pub mod conversations;
+#[cfg(feature = "server")]
 pub mod crypto;
 #[cfg(feature = "server")]
 pub mod customers;
 #[cfg(feature = "server")]
 pub mod db;
 #[cfg(feature = "server")]
+pub mod events;
+#[cfg(feature = "server")]
 pub mod links;
+#[cfg(feature = "server")]
+pub mod live;
 #[cfg(feature = "server")]
 mod services;
 #[cfg(feature = "server")]
@@ -47,6 +53,8 @@ pub mod time;
 pub mod users;
 #[cfg(feature = "server")]
 pub mod validate;
+#[cfg(feature = "server")]
+pub mod webhooks;
 
 #[cfg(feature = "server")]
 pub use services::Services;

@@ -2,15 +2,22 @@
 //! goes through a [`Services`]. Its methods live beside their subject
 //! (`tenants.rs`, `users.rs`, `auth.rs`), each as an `impl Services` block.
 
-use crate::db::Db;
-
 use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use crate::{
+    db::Db,
+    live::{LiveEvent, LiveHub, LiveUpdate},
+};
 
 /// Handle to the domain services; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Services {
     db: Db,
     public_url: Arc<str>,
+    live: LiveHub,
+    outbox: Arc<Notify>,
 }
 
 impl Services {
@@ -20,6 +27,8 @@ impl Services {
         Self {
             db,
             public_url: Arc::from("http://localhost:3000"),
+            live: LiveHub::default(),
+            outbox: Arc::new(Notify::new()),
         }
     }
 
@@ -37,5 +46,31 @@ impl Services {
     /// The database, for health checks and shutdown.
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// Live changes of this instance (widget and inbox streams subscribe here).
+    pub fn live(&self) -> &LiveHub {
+        &self.live
+    }
+
+    /// Signalled whenever a commit may have queued webhook deliveries; the delivery
+    /// worker waits on it between polls.
+    pub fn outbox_signal(&self) -> &Arc<Notify> {
+        &self.outbox
+    }
+
+    /// After a commit: wake the delivery worker, and tell live screens.
+    pub(crate) fn after_commit(&self, tenant_id: &str, customer_id: &str, event: LiveEvent) {
+        self.outbox.notify_one();
+        self.live.publish(LiveUpdate {
+            tenant_id: tenant_id.to_string(),
+            customer_id: customer_id.to_string(),
+            event,
+        });
+    }
+
+    /// After a commit that queued events but nothing live screens show.
+    pub(crate) fn wake_outbox(&self) {
+        self.outbox.notify_one();
     }
 }

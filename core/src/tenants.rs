@@ -98,13 +98,14 @@ impl Services {
         let created = tenant.created_at.timestamp_millis();
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
-            "insert into tenants (id, name, slug, timezone, created_at) values ($1, $2, $3, $4, $5)"
+            "insert into tenants (id, name, slug, timezone, created_at, widget_key) values ($1, $2, $3, $4, $5, $6)"
         )
         .bind(&tenant.id)
         .bind(&tenant.name)
         .bind(&tenant.slug)
         .bind(&tenant.timezone)
         .bind(created)
+        .bind(crate::conversations::new_widget_key())
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))

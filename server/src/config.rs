@@ -74,6 +74,57 @@ pub struct ServeConfig {
     /// Log format: `text` or `json`.
     #[arg(long, env = "RAPPORT_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
+
+    /// Webhook settings.
+    #[command(flatten)]
+    pub webhooks: WebhookArgs,
+}
+
+/// Settings of webhook delivery.
+#[derive(Debug, Clone, Args)]
+pub struct WebhookArgs {
+    /// Run the delivery worker in this instance. Several instances on PostgreSQL may
+    /// all run it; each attempt is still made once.
+    #[arg(long = "webhook-worker", env = "RAPPORT_WEBHOOK_WORKER", default_value_t = true, action = clap::ArgAction::Set)]
+    pub worker: bool,
+
+    /// Waits before each retry, comma-separated (`100ms`, `5s`, `5m`, `2h`, `1d`). After
+    /// the last, a delivery fails. Default: Svix's 8 attempts over about 27.6 hours.
+    #[arg(long = "webhook-retry-schedule", env = "RAPPORT_WEBHOOK_RETRY_SCHEDULE", default_value = "5s,5m,30m,2h,5h,10h,10h")]
+    pub retry_schedule: String,
+
+    /// An endpoint whose every attempt fails for this long is disabled (and audited).
+    #[arg(long = "webhook-disable-after", env = "RAPPORT_WEBHOOK_DISABLE_AFTER", default_value = "5d")]
+    pub disable_after: String,
+
+    /// Allow webhook URLs on loopback, private, link-local and other non-public
+    /// addresses. Off by default (SSRF guard); turn on for receivers on your own network.
+    #[arg(long = "webhook-allow-private-networks", env = "RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS", default_value_t = false, action = clap::ArgAction::Set)]
+    pub allow_private_networks: bool,
+
+    /// Deliveries in flight at once, per instance.
+    #[arg(long = "webhook-concurrency", env = "RAPPORT_WEBHOOK_CONCURRENCY", default_value_t = 256)]
+    pub concurrency: usize,
+}
+
+impl WebhookArgs {
+    /// The retry policy these settings describe.
+    pub fn policy(&self) -> anyhow::Result<rapport_core::webhooks::deliveries::RetryPolicy> {
+        let schedule = self
+            .retry_schedule
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| humantime::parse_duration(s).map_err(|e| anyhow::anyhow!("RAPPORT_WEBHOOK_RETRY_SCHEDULE: {s}: {e}")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let disable_after = humantime::parse_duration(self.disable_after.trim())
+            .map_err(|e| anyhow::anyhow!("RAPPORT_WEBHOOK_DISABLE_AFTER: {e}"))?;
+        Ok(rapport_core::webhooks::deliveries::RetryPolicy {
+            schedule,
+            disable_after,
+            ..Default::default()
+        })
+    }
 }
 
 impl ServeConfig {
@@ -113,6 +164,14 @@ impl ServeConfig {
             rate_limit_per_token: 1200,
             rate_limit_per_ip: 2400,
             log_format: "text".into(),
+            webhooks: WebhookArgs {
+                worker: true,
+                retry_schedule: "200ms,400ms,800ms".into(),
+                disable_after: "5d".into(),
+                // Test receivers listen on 127.0.0.1.
+                allow_private_networks: true,
+                concurrency: 64,
+            },
         }
     }
 }

@@ -12,3 +12,4 @@ pub mod logging;
 pub mod rest;
 pub mod serve;
 pub mod state;
+pub mod webhooks;

@@ -13,6 +13,7 @@ use crate::{
     config::ServeConfig,
     http::{metrics::Metrics, rate_limit::Limiters},
     state::AppState,
+    webhooks::{self, WorkerSettings},
 };
 
 /// Builds the application state for `services` and `config`.
@@ -39,6 +40,17 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
+    let worker = if state.config.webhooks.worker {
+        let settings = WorkerSettings {
+            policy: state.config.webhooks.policy()?,
+            allow_private_networks: state.config.webhooks.allow_private_networks,
+            concurrency: state.config.webhooks.concurrency,
+        };
+        Some(webhooks::spawn(state.services.clone(), settings, worker_stopped))
+    } else {
+        None
+    };
     let limiters = state.limiters.clone();
     let pruner = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
@@ -52,6 +64,10 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await;
     pruner.abort();
+    let _ = stop_worker.send(true);
+    if let Some(worker) = worker {
+        let _ = worker.await;
+    }
     result.context("server error")
 }
 

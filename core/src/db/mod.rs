@@ -136,10 +136,12 @@ impl Db {
         }
     }
 
-    /// Starts a transaction.
+    /// Starts a transaction. On SQLite it is `BEGIN IMMEDIATE`: it takes the write
+    /// lock at once (waiting up to the busy timeout), so a transaction that reads and
+    /// then writes can never fail on a lock upgrade. SQLite has one writer anyway.
     pub async fn begin(&self) -> CoreResult<Tx> {
         Ok(match self {
-            Db::Sqlite(pool) => Tx::Sqlite(pool.begin().await?),
+            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
             Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
         })
     }

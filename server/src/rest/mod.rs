@@ -21,12 +21,15 @@ mod apikey;
 mod appointment;
 mod audit;
 mod config;
+mod conversation;
 mod customer;
 mod links;
 mod session;
 mod team;
 mod tenant;
 mod user;
+mod webhook;
+mod widget;
 
 /// Base path of this API version.
 pub const BASE: &str = "/rest/v1";
@@ -48,6 +51,9 @@ pub const BASE: &str = "/rest/v1";
         (name = "tenant", description = "Tenant management (platform key)"),
         (name = "apikey", description = "Tenant API keys"),
         (name = "customer", description = "Customers and their assignment"),
+        (name = "conversation", description = "Conversation status and messages (spec 2.2, 2.3, 3)"),
+        (name = "webhook", description = "Webhook subscriptions, delivery log and replay (spec 6)"),
+        (name = "widget", description = "The visitor widget's public endpoints (widget key + visitor token)"),
         (name = "user", description = "Dashboard users"),
         (name = "team", description = "Teams"),
         (name = "openinghours", description = "Opening hours"),
@@ -74,6 +80,7 @@ impl Modify for SecuritySchemes {
         components.add_security_scheme("tenantKeyQuery", query());
         components.add_security_scheme("platformKey", bearer());
         components.add_security_scheme("platformKeyQuery", query());
+        components.add_security_scheme("visitorToken", bearer());
     }
 }
 
@@ -100,6 +107,9 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(links::router())
         .merge(session::router())
         .merge(audit::router())
+        .merge(conversation::router())
+        .merge(webhook::router())
+        .merge(widget::router())
 }
 
 /// This document: the OpenAPI 3.1 description of the REST API.

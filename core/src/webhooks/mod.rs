@@ -1,0 +1,368 @@
+//! Webhook subscriptions (spec 6): where a tenant's events go, which ones, and the
+//! secret they are signed with. Delivery state lives in [`deliveries`].
+//!
+//! The signing secret is `whsec_` and 32 random bytes in base64 (Standard Webhooks).
+//! It is shown once, when created or rotated. Unlike API keys it cannot be stored
+//! as a digest: signing needs the key itself. Rotation keeps the previous secret
+//! for an overlap (24 hours by default), during which every delivery carries both
+//! signatures, so receivers can switch without losing a message.
+
+pub mod deliveries;
+
+use base64::{engine::general_purpose::STANDARD, Engine};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    audit::{self, Actor},
+    error::{CoreError, CoreResult},
+    events::{self, EventType},
+    model::{Page, PageRequest},
+    time::{from_ms, now_ms},
+    validate::{Checks, Paging},
+    with_db, with_tx, Services,
+};
+
+/// A webhook subscription, as listed (never with its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookEndpoint {
+    /// Unique id.
+    pub id: String,
+    /// Where deliveries are POSTed.
+    pub url: String,
+    /// A note for admins.
+    pub description: Option<String>,
+    /// Event types delivered; empty means every event.
+    pub event_types: Vec<EventType>,
+    /// Disabled endpoints receive nothing; their queued deliveries wait.
+    pub enabled: bool,
+    /// Why Rapport disabled the endpoint (410 Gone, failing too long), if it did.
+    pub disabled_reason: Option<String>,
+    /// Since when every attempt has failed; null while it works.
+    pub failing_since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Until when the previous secret still signs, after a rotation.
+    pub previous_secret_expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// When created.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// When last changed.
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// A subscription together with its secret: the answer to create and rotate, the
+/// only times the secret is shown.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookWithSecret {
+    /// The subscription.
+    #[serde(flatten)]
+    pub endpoint: WebhookEndpoint,
+    /// The signing secret (`whsec_…`). Store it now; it is not shown again.
+    pub secret: String,
+}
+
+/// Input to create or update a subscription.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"url": "https://crm.example.com/hooks/rapport", "eventTypes": ["conversation.created", "message.received"], "description": "CRM sync"}))]
+pub struct WebhookIn {
+    /// Required: an absolute http(s) URL.
+    pub url: Option<String>,
+    /// A note for admins (at most 500 characters).
+    pub description: Option<String>,
+    /// Event types to deliver (unique); omitted or empty means every event.
+    pub event_types: Option<Vec<String>>,
+    /// Default true. Enabling clears the reason Rapport disabled it.
+    pub enabled: Option<bool>,
+}
+
+/// Input to rotate a secret.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotateSecretIn {
+    /// How long the previous secret keeps signing, in seconds: 0 to 604800 (7 days).
+    /// Default 86400 (24 hours).
+    pub overlap_seconds: Option<i64>,
+}
+
+/// A new signing secret.
+pub fn new_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!("whsec_{}", STANDARD.encode(bytes))
+}
+
+#[derive(sqlx::FromRow)]
+struct EndpointRow {
+    id: String,
+    url: String,
+    description: Option<String>,
+    event_types: String,
+    enabled: bool,
+    disabled_reason: Option<String>,
+    failing_since: Option<i64>,
+    previous_secret_until: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<EndpointRow> for WebhookEndpoint {
+    fn from(r: EndpointRow) -> Self {
+        let names: Vec<String> = serde_json::from_str(&r.event_types).unwrap_or_default();
+        WebhookEndpoint {
+            id: r.id,
+            url: r.url,
+            description: r.description,
+            event_types: names.iter().filter_map(|n| EventType::parse(n)).collect(),
+            enabled: r.enabled,
+            disabled_reason: r.disabled_reason,
+            failing_since: r.failing_since.map(from_ms),
+            previous_secret_expires_at: r.previous_secret_until.filter(|t| *t > now_ms()).map(from_ms),
+            created_at: from_ms(r.created_at),
+            updated_at: from_ms(r.updated_at),
+        }
+    }
+}
+
+const COLUMNS: &str = "id, url, description, event_types, enabled, disabled_reason, failing_since, \
+     previous_secret_until, created_at, updated_at";
+
+struct ValidWebhook {
+    url: String,
+    description: Option<String>,
+    event_types: String,
+    enabled: bool,
+}
+
+fn validate(input: &WebhookIn) -> CoreResult<ValidWebhook> {
+    let mut checks = Checks::new();
+    let url = checks.required_text("url", input.url.as_deref(), 2048);
+    if !url.is_empty() {
+        checks.http_url("url", &url);
+    }
+    let description = checks.optional_text("description", input.description.as_deref(), 500);
+    let names = input.event_types.clone().unwrap_or_default();
+    checks.unique_items("eventTypes", &names, EventType::ALL.len(), |checks, at, name| {
+        if EventType::parse(name).is_none_or(|t| t == EventType::WebhookTest) {
+            checks.push(
+                at,
+                "unknown_event_type",
+                format!("unknown event type {name}; see GET /rest/v1/webhook/eventtypes"),
+            );
+        }
+    });
+    checks.finish()?;
+    Ok(ValidWebhook {
+        url,
+        description,
+        event_types: serde_json::to_string(&names).unwrap_or_else(|_| "[]".into()),
+        enabled: input.enabled.unwrap_or(true),
+    })
+}
+
+impl Services {
+    /// Creates a subscription; the answer carries its secret, once.
+    pub async fn create_webhook(&self, tenant_id: &str, input: WebhookIn, actor: &Actor) -> CoreResult<WebhookWithSecret> {
+        let valid = validate(&input)?;
+        let id = uuid::Uuid::now_v7().to_string();
+        let secret = new_secret();
+        let now = now_ms();
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "insert into webhook_endpoints (id, tenant_id, url, description, event_types, enabled, secret, \
+             created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $8)"
+        )
+        .bind(&id)
+        .bind(tenant_id)
+        .bind(&valid.url)
+        .bind(&valid.description)
+        .bind(&valid.event_types)
+        .bind(valid.enabled)
+        .bind(&secret)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        audit::record(&mut tx, Some(tenant_id), actor, "webhook.create", "webhook", Some(&id)).await?;
+        tx.commit().await?;
+        Ok(WebhookWithSecret {
+            endpoint: self.get_webhook(tenant_id, &id).await?,
+            secret,
+        })
+    }
+
+    /// One subscription.
+    pub async fn get_webhook(&self, tenant_id: &str, id: &str) -> CoreResult<WebhookEndpoint> {
+        let sql = format!("select {COLUMNS} from webhook_endpoints where tenant_id = $1 and id = $2");
+        let row: Option<EndpointRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(WebhookEndpoint::from).ok_or(CoreError::NotFound("webhook"))
+    }
+
+    /// A page of subscriptions, oldest first.
+    pub async fn list_webhooks(&self, tenant_id: &str, page: &PageRequest) -> CoreResult<Page<WebhookEndpoint>> {
+        let paging = Paging::from_request(page)?;
+        let sql = format!(
+            "select {COLUMNS} from webhook_endpoints where tenant_id = $1 order by created_at, id limit $2 offset $3"
+        );
+        let (total, rows): (i64, Vec<EndpointRow>) = with_db!(self.db(), |pool| {
+            let total: i64 = sqlx::query_scalar("select count(*) from webhook_endpoints where tenant_id = $1")
+                .bind(tenant_id)
+                .fetch_one(pool)
+                .await?;
+            let rows = sqlx::query_as(&sql)
+                .bind(tenant_id)
+                .bind(paging.limit)
+                .bind(paging.offset)
+                .fetch_all(pool)
+                .await?;
+            Ok::<_, sqlx::Error>((total, rows))
+        })?;
+        Ok(paging.page(total, rows.into_iter().map(WebhookEndpoint::from).collect()))
+    }
+
+    /// Replaces a subscription's URL, description, filter and enabled flag. Enabling
+    /// clears `disabledReason` and `failingSince`; queued deliveries then go out.
+    pub async fn update_webhook(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        input: WebhookIn,
+        actor: &Actor,
+    ) -> CoreResult<WebhookEndpoint> {
+        let valid = validate(&input)?;
+        let mut tx = self.db().begin().await?;
+        let changed = with_tx!(&mut tx, |conn| sqlx::query(
+            "update webhook_endpoints set url = $3, description = $4, event_types = $5, enabled = $6, \
+             disabled_reason = case when $6 then null else disabled_reason end, \
+             failing_since = case when $6 and not enabled then null else failing_since end, \
+             updated_at = $7 where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(&valid.url)
+        .bind(&valid.description)
+        .bind(&valid.event_types)
+        .bind(valid.enabled)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if changed == 0 {
+            return Err(CoreError::NotFound("webhook"));
+        }
+        audit::record(&mut tx, Some(tenant_id), actor, "webhook.update", "webhook", Some(id)).await?;
+        tx.commit().await?;
+        self.wake_outbox();
+        self.get_webhook(tenant_id, id).await
+    }
+
+    /// Deletes a subscription with its queue and log.
+    pub async fn delete_webhook(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+        let mut tx = self.db().begin().await?;
+        // Attempts reference deliveries, deliveries reference the endpoint; both cascade.
+        let deleted = with_tx!(&mut tx, |conn| sqlx::query(
+            "delete from webhook_endpoints where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if deleted == 0 {
+            return Err(CoreError::NotFound("webhook"));
+        }
+        audit::record(&mut tx, Some(tenant_id), actor, "webhook.delete", "webhook", Some(id)).await?;
+        tx.commit().await
+    }
+
+    /// Issues a new secret. The previous one keeps signing (beside the new one) for
+    /// the overlap.
+    pub async fn rotate_webhook_secret(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        input: RotateSecretIn,
+        actor: &Actor,
+    ) -> CoreResult<WebhookWithSecret> {
+        let overlap = input.overlap_seconds.unwrap_or(86_400);
+        let mut checks = Checks::new();
+        checks.in_range("overlapSeconds", overlap, 0..=604_800);
+        checks.finish()?;
+        let secret = new_secret();
+        let now = now_ms();
+        let mut tx = self.db().begin().await?;
+        let changed = with_tx!(&mut tx, |conn| sqlx::query(
+            "update webhook_endpoints set previous_secret = secret, previous_secret_until = $4, secret = $3, \
+             updated_at = $5 where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(&secret)
+        .bind(now + overlap * 1000)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if changed == 0 {
+            return Err(CoreError::NotFound("webhook"));
+        }
+        audit::record(&mut tx, Some(tenant_id), actor, "webhook.rotate_secret", "webhook", Some(id)).await?;
+        tx.commit().await?;
+        Ok(WebhookWithSecret {
+            endpoint: self.get_webhook(tenant_id, id).await?,
+            secret,
+        })
+    }
+
+    /// Queues a `webhook.test` event to this endpoint only, whatever its filter.
+    /// Returns the event id (its `webhook-id`).
+    pub async fn send_test_event(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<String> {
+        self.get_webhook(tenant_id, id).await?;
+        let body = serde_json::json!({
+            "message": "Test event from Rapport: this endpoint receives signed deliveries.",
+            "webhookId": id,
+        })
+        .to_string();
+        let mut tx = self.db().begin().await?;
+        let event_id =
+            events::deliver_to(&mut tx, tenant_id, actor, EventType::WebhookTest, None, &body, &[id.to_string()])
+                .await?;
+        audit::record(&mut tx, Some(tenant_id), actor, "webhook.test", "webhook", Some(id)).await?;
+        tx.commit().await?;
+        self.wake_outbox();
+        Ok(event_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_follow_standard_webhooks() {
+        let s = new_secret();
+        let raw = STANDARD.decode(s.strip_prefix("whsec_").unwrap()).unwrap();
+        assert_eq!(raw.len(), 32, "24 to 64 bytes per the spec");
+        assert_ne!(new_secret(), s);
+    }
+
+    #[test]
+    fn filters_name_known_events_once() {
+        let err = |types: &[&str]| match validate(&WebhookIn {
+            url: Some("https://example.com/h".into()),
+            event_types: Some(types.iter().map(|s| s.to_string()).collect()),
+            ..WebhookIn::default()
+        }) {
+            Ok(_) => vec![],
+            Err(CoreError::Validation(e)) => e.into_iter().map(|e| e.code).collect(),
+            Err(e) => panic!("{e}"),
+        };
+        assert!(err(&["message.received", "customer.deleted"]).is_empty());
+        assert_eq!(err(&["message.received", "message.received"]), ["duplicate"]);
+        assert_eq!(err(&["message.deleted"]), ["unknown_event_type"]);
+    }
+}

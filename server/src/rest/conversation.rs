@@ -1,0 +1,154 @@
+//! `/conversation` and `/message`: conversation status (spec 2.2, 3), sending to a
+//! customer (spec 2.3), messages that channel integrations receive, and history.
+
+use axum::{
+    extract::{Path, State},
+    http::StatusCode,
+    Json,
+};
+use rapport_core::{
+    conversations::{Channel, Conversation, ConversationFilter, ConversationStatus, Message, MessageIn, StatusIn},
+    model::{Page, PageRequest},
+};
+use serde::Deserialize;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    http::{
+        error::{ApiResult, AuthErrors, InputErrors, NotFoundError},
+        extract::{ApiJson, ApiQuery, TenantAuth},
+    },
+    state::AppState,
+};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_conversations))
+        .routes(routes!(get_conversation))
+        .routes(routes!(set_status))
+        .routes(routes!(send_message))
+        .routes(routes!(receive_message))
+        .routes(routes!(list_messages))
+}
+
+/// Paging and the status filter of the conversation list.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct ConversationQuery {
+    /// Page to return, from 0.
+    page_number: Option<i64>,
+    /// Items per page, 1–200 (default 20).
+    page_size: Option<i64>,
+    /// Items to skip; overrides `pageNumber`.
+    offset: Option<i64>,
+    /// Only conversations with this status.
+    status: Option<ConversationStatus>,
+}
+
+/// List conversations (one per customer), most recently active first.
+#[utoipa::path(get, path = "/conversation", tag = "conversation", params(ConversationQuery),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Page<Conversation>), AuthErrors, InputErrors))]
+async fn list_conversations(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<ConversationQuery>,
+) -> ApiResult<Json<Page<Conversation>>> {
+    let page = PageRequest {
+        page_number: q.page_number,
+        page_size: q.page_size,
+        offset: q.offset,
+    };
+    let filter = ConversationFilter { status: q.status };
+    Ok(Json(state.services.list_conversations(&auth.tenant_id, &filter, &page).await?))
+}
+
+/// Get a customer's conversation (the Conversation object of spec 2.2).
+#[utoipa::path(get, path = "/conversation/{customerId}", tag = "conversation",
+    params(("customerId" = String, Path, description = "Customer id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Conversation), AuthErrors, NotFoundError))]
+async fn get_conversation(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(customer_id): Path<String>,
+) -> ApiResult<Json<Conversation>> {
+    Ok(Json(state.services.get_conversation(&auth.tenant_id, &customer_id).await?))
+}
+
+/// Set a conversation's status. Setting the status it already has changes nothing
+/// and fires no webhook; `DONE` → `UNREAD` also fires `conversation.created`.
+#[utoipa::path(put, path = "/conversation/{customerId}/status", tag = "conversation", request_body = StatusIn,
+    params(("customerId" = String, Path, description = "Customer id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Conversation), AuthErrors, InputErrors, NotFoundError))]
+async fn set_status(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(customer_id): Path<String>,
+    ApiJson(input): ApiJson<StatusIn>,
+) -> ApiResult<Json<Conversation>> {
+    Ok(Json(
+        state
+            .services
+            .set_conversation_status(&auth.tenant_id, &customer_id, input, &auth.actor)
+            .await?,
+    ))
+}
+
+/// Send a message to a customer (spec 2.3). `MESSAGE` needs `message`; `AUDIO`,
+/// `VIDEO` and `FILE` need an http(s) `url`; `CARD` needs `buttonText` and
+/// `buttonLink`. An `UNREAD` conversation becomes `UNRESOLVED`. The message reaches
+/// the customer's open widget at once, or waits until the widget comes back.
+#[utoipa::path(post, path = "/message", tag = "conversation", request_body = MessageIn,
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 201, body = Message), AuthErrors, InputErrors, NotFoundError))]
+async fn send_message(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<MessageIn>,
+) -> ApiResult<(StatusCode, Json<Message>)> {
+    let message = state
+        .services
+        .send_message(&auth.tenant_id, input, Channel::Api, &auth.actor)
+        .await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+/// Record a message a channel integration received from a customer. Same shape and
+/// rules as sending; with `isExternalId`, an unknown external id creates the
+/// customer. The conversation becomes `UNREAD` and `message.received` fires.
+#[utoipa::path(post, path = "/message/inbound", tag = "conversation", request_body = MessageIn,
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 201, body = Message), AuthErrors, InputErrors, NotFoundError))]
+async fn receive_message(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<MessageIn>,
+) -> ApiResult<(StatusCode, Json<Message>)> {
+    let message = state
+        .services
+        .receive_message(&auth.tenant_id, input, &auth.actor)
+        .await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+/// A customer's messages, both directions, newest first.
+#[utoipa::path(get, path = "/customer/{id}/message", tag = "conversation",
+    params(("id" = String, Path, description = "Customer id"), PageRequest),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Page<Message>), AuthErrors, InputErrors, NotFoundError))]
+async fn list_messages(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(customer_id): Path<String>,
+    ApiQuery(page): ApiQuery<PageRequest>,
+) -> ApiResult<Json<Page<Message>>> {
+    Ok(Json(
+        state
+            .services
+            .list_messages(&auth.tenant_id, &customer_id, &page)
+            .await?,
+    ))
+}

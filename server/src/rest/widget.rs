@@ -1,0 +1,254 @@
+//! `/widget`: what the visitor widget calls from customers' web pages. It is
+//! public, so it authenticates differently from the rest of the API: the page
+//! names its tenant with the tenant's widget key (`rapport-widget-key` header, not
+//! a secret), and a visitor proves who it is with the visitor token it received
+//! when it started (`Authorization: Bearer vt_…`). CORS is open for these paths;
+//! the REST rate limits (per IP and per token) apply.
+
+use std::convert::Infallible;
+
+use axum::{
+    extract::{FromRequestParts, State},
+    http::{header, request::Parts, HeaderName, Method, StatusCode},
+    response::sse::{Event, KeepAlive, Sse},
+    Json,
+};
+use futures_util::{Stream, StreamExt};
+use rapport_core::{
+    audit::{Actor, ActorKind},
+    conversations::{Direction, Message, VisitorIdentity, WidgetMessageIn},
+    customers::CustomerIn,
+    live::LiveEvent,
+    model::{Page, PageRequest},
+};
+use serde::Serialize;
+use tokio_stream::wrappers::BroadcastStream;
+use tower_http::cors::{Any, CorsLayer};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    http::{
+        error::{ApiError, ApiResult, AuthErrors, InputErrors},
+        extract::{bearer_token, client_ip, ApiJson, ApiQuery, TenantAuth},
+        request_id::RequestId,
+    },
+    state::AppState,
+};
+
+/// The header carrying the tenant's widget key.
+pub const WIDGET_KEY_HEADER: &str = "rapport-widget-key";
+
+pub fn router() -> OpenApiRouter<AppState> {
+    let public = OpenApiRouter::new()
+        .routes(routes!(start_visitor))
+        .routes(routes!(list_messages, post_message))
+        .routes(routes!(stream))
+        .layer(
+            CorsLayer::new()
+                .allow_origin(Any)
+                .allow_methods([Method::GET, Method::POST])
+                .allow_headers([
+                    header::AUTHORIZATION,
+                    header::CONTENT_TYPE,
+                    HeaderName::from_static(WIDGET_KEY_HEADER),
+                ]),
+        );
+    OpenApiRouter::new()
+        .routes(routes!(get_key))
+        .routes(routes!(rotate_key))
+        .merge(public)
+}
+
+/// The tenant's widget key.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct WidgetKey {
+    /// Put it in the widget snippet (`rapport-widget-key`). It names the tenant; it
+    /// is not a secret.
+    widget_key: String,
+}
+
+/// A visitor: widget key plus visitor token.
+struct Visitor {
+    tenant_id: String,
+    customer_id: String,
+    actor: Actor,
+}
+
+impl FromRequestParts<AppState> for Visitor {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let key = parts
+            .headers
+            .get(WIDGET_KEY_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| ApiError::unauthorized("missing_widget_key", "send the rapport-widget-key header"))?
+            .to_string();
+        let token = bearer_token(parts)?
+            .ok_or_else(|| ApiError::unauthorized("missing_visitor_token", "send Authorization: Bearer <visitor token>"))?;
+        let (tenant_id, customer) = state
+            .services
+            .visitor(&key, &token)
+            .await
+            .map_err(|_| ApiError::unauthorized("invalid_visitor", "unknown widget key or visitor token"))?;
+        Ok(Visitor {
+            tenant_id,
+            actor: Actor {
+                kind: ActorKind::Customer,
+                id: customer.id.clone(),
+                ip: Some(client_ip(parts).to_string()),
+                request_id: parts.extensions.get::<RequestId>().map(|r| r.0.clone()),
+            },
+            customer_id: customer.id,
+        })
+    }
+}
+
+/// The tenant's widget key, for the widget snippet.
+#[utoipa::path(get, path = "/widget/key", tag = "widget",
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = WidgetKey), AuthErrors))]
+async fn get_key(auth: TenantAuth, State(state): State<AppState>) -> ApiResult<Json<WidgetKey>> {
+    Ok(Json(WidgetKey {
+        widget_key: state.services.widget_key(&auth.tenant_id).await?,
+    }))
+}
+
+/// Replace the widget key; pages with the old one stop working at once.
+#[utoipa::path(post, path = "/widget/key/rotate", tag = "widget",
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = WidgetKey), AuthErrors))]
+async fn rotate_key(auth: TenantAuth, State(state): State<AppState>) -> ApiResult<Json<WidgetKey>> {
+    Ok(Json(WidgetKey {
+        widget_key: state.services.rotate_widget_key(&auth.tenant_id, &auth.actor).await?,
+    }))
+}
+
+/// Start a visitor (widget): creates its customer, which fires `customer.created`
+/// and `conversation.created`, and returns the visitor token, shown only here.
+#[utoipa::path(post, path = "/widget/visitor", tag = "widget", request_body = CustomerIn,
+    params(("rapport-widget-key" = String, Header, description = "The tenant's widget key")),
+    responses((status = 201, body = VisitorIdentity), AuthErrors, InputErrors))]
+async fn start_visitor(
+    State(state): State<AppState>,
+    parts: AnonymousVisitor,
+    ApiJson(profile): ApiJson<CustomerIn>,
+) -> ApiResult<(StatusCode, Json<VisitorIdentity>)> {
+    let (_, identity) = state
+        .services
+        .start_visitor(&parts.widget_key, profile, parts.actor)
+        .await?;
+    Ok((StatusCode::CREATED, Json(identity)))
+}
+
+/// The visitor's messages, newest first. Messages to the visitor on the page count
+/// as delivered from now on.
+#[utoipa::path(get, path = "/widget/message", tag = "widget", params(PageRequest,
+        ("rapport-widget-key" = String, Header, description = "The tenant's widget key")),
+    security(("visitorToken" = [])),
+    responses((status = 200, body = Page<Message>), AuthErrors, InputErrors))]
+async fn list_messages(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    ApiQuery(page): ApiQuery<PageRequest>,
+) -> ApiResult<Json<Page<Message>>> {
+    Ok(Json(
+        state
+            .services
+            .visitor_messages(&visitor.tenant_id, &visitor.customer_id, &page)
+            .await?,
+    ))
+}
+
+/// The visitor writes: the conversation becomes `UNREAD` and `message.received`
+/// fires. `type` defaults to `MESSAGE`; visitors cannot send cards.
+#[utoipa::path(post, path = "/widget/message", tag = "widget", request_body = WidgetMessageIn,
+    params(("rapport-widget-key" = String, Header, description = "The tenant's widget key")),
+    security(("visitorToken" = [])),
+    responses((status = 201, body = Message), AuthErrors, InputErrors))]
+async fn post_message(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<WidgetMessageIn>,
+) -> ApiResult<(StatusCode, Json<Message>)> {
+    let message = state
+        .services
+        .visitor_message(&visitor.tenant_id, &visitor.customer_id, input, &visitor.actor)
+        .await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+/// Server-sent events: each message sent to the visitor arrives as a `message`
+/// event (data: the Message object) the moment it is stored, and counts as
+/// delivered. Messages sent while no stream was open wait in `GET /widget/message`.
+#[utoipa::path(get, path = "/widget/stream", tag = "widget",
+    params(("rapport-widget-key" = String, Header, description = "The tenant's widget key")),
+    security(("visitorToken" = [])),
+    responses((status = 200, description = "An event stream", content_type = "text/event-stream"), AuthErrors))]
+async fn stream(visitor: Visitor, State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let services = state.services.clone();
+    let Visitor {
+        tenant_id, customer_id, ..
+    } = visitor;
+    let tenant = tenant_id.clone();
+    let updates = BroadcastStream::new(state.services.live().subscribe())
+        .filter_map(move |update| {
+            let keep = match update {
+                Ok(u) if u.tenant_id == tenant_id && u.customer_id == customer_id => match u.event {
+                    LiveEvent::Message(m) if m.direction == Direction::Outbound => Some(m),
+                    _ => None,
+                },
+                _ => None,
+            };
+            std::future::ready(keep)
+        })
+        .then(move |message| {
+            let services = services.clone();
+            let tenant = tenant.clone();
+            async move {
+                let _ = services
+                    .mark_delivered(&tenant, &message.customer_id, &[message.id.as_str()])
+                    .await;
+                Ok(Event::default()
+                    .event("message")
+                    .json_data(&message)
+                    .unwrap_or_else(|_| Event::default().comment("unserialisable message")))
+            }
+        });
+    Sse::new(updates).keep_alive(KeepAlive::default())
+}
+
+/// A widget request before the visitor has a token: a valid widget key, and the
+/// client for the audit log.
+struct AnonymousVisitor {
+    widget_key: String,
+    actor: Actor,
+}
+
+impl FromRequestParts<AppState> for AnonymousVisitor {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let widget_key = parts
+            .headers
+            .get(WIDGET_KEY_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| ApiError::unauthorized("missing_widget_key", "send the rapport-widget-key header"))?
+            .to_string();
+        state
+            .services
+            .tenant_by_widget_key(&widget_key)
+            .await
+            .map_err(|_| ApiError::unauthorized("invalid_widget_key", "unknown widget key"))?;
+        Ok(AnonymousVisitor {
+            widget_key,
+            actor: Actor {
+                kind: ActorKind::Customer,
+                id: String::new(),
+                ip: Some(client_ip(parts).to_string()),
+                request_id: parts.extensions.get::<RequestId>().map(|r| r.0.clone()),
+            },
+        })
+    }
+}
