@@ -495,8 +495,7 @@ impl Services {
         })
     }
 
-    /// Moves a locked conversation by `trigger`, writing the new status and queuing the
-    /// events of the change. Returns the status before and after.
+    /// Locks a conversation and moves it by `trigger` (see [`Services::finish_trigger`]).
     async fn apply_trigger(
         &self,
         tx: &mut Tx,
@@ -506,6 +505,20 @@ impl Services {
         actor: &Actor,
     ) -> CoreResult<(ConversationStatus, ConversationStatus)> {
         let from = lock_conversation(tx, tenant_id, customer_id).await?;
+        self.finish_trigger(tx, tenant_id, customer_id, from, trigger, actor).await
+    }
+
+    /// Moves a conversation locked with status `from` by `trigger`, writing the new
+    /// status and queuing the events of the change. Returns the status before and after.
+    async fn finish_trigger(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        from: ConversationStatus,
+        trigger: Trigger,
+        actor: &Actor,
+    ) -> CoreResult<(ConversationStatus, ConversationStatus)> {
         let to = next_status(from, trigger);
         let fired = transition_events(from, to);
         if !fired.is_empty() {
@@ -650,10 +663,13 @@ impl Services {
         checks.finish()?;
         let customer_id = customer.ok_or(CoreError::NotFound("customer"))?;
         let mut tx = self.db().begin().await?;
-        self.apply_trigger(&mut tx, tenant_id, &customer_id, Trigger::Reply, actor)
-            .await?;
+        // Lock first, store the message, then move: the status events carry it as
+        // `lastMessage`.
+        let from = lock_conversation(&mut tx, tenant_id, &customer_id).await?;
         let message = self
             .insert_message(&mut tx, tenant_id, &customer_id, Direction::Outbound, content, channel, actor)
+            .await?;
+        self.finish_trigger(&mut tx, tenant_id, &customer_id, from, Trigger::Reply, actor)
             .await?;
         events::enqueue(
             &mut tx,
@@ -726,10 +742,11 @@ impl Services {
         actor: &Actor,
     ) -> CoreResult<Message> {
         let mut tx = self.db().begin().await?;
-        self.apply_trigger(&mut tx, tenant_id, customer_id, Trigger::CustomerMessage, actor)
-            .await?;
+        let from = lock_conversation(&mut tx, tenant_id, customer_id).await?;
         let message = self
             .insert_message(&mut tx, tenant_id, customer_id, Direction::Inbound, content, channel, actor)
+            .await?;
+        self.finish_trigger(&mut tx, tenant_id, customer_id, from, Trigger::CustomerMessage, actor)
             .await?;
         events::enqueue(
             &mut tx,

@@ -69,10 +69,10 @@ create table webhook_deliveries (
     event_id         text not null references events (id) on delete cascade,
     ordering_key     text not null,        -- customer id: one endpoint gets one customer's events in order
     state            text not null,        -- pending | delivering | succeeded | failed
-    attempts         integer not null default 0,
+    attempts         bigint  not null default 0,
     next_attempt_at  bigint not null,
     lease_until      bigint,
-    last_status      integer,
+    last_status      bigint ,
     last_error       text,
     created_at       bigint not null,
     completed_at     bigint,
@@ -86,10 +86,10 @@ create table webhook_attempts (
     delivery_id       text not null references webhook_deliveries (id) on delete cascade,
     endpoint_id       text not null,
     tenant_id         text not null,
-    attempt           integer not null,
+    attempt           bigint  not null,
     started_at        bigint not null,
-    duration_ms       integer not null,
-    status_code       integer,
+    duration_ms       bigint  not null,
+    status_code       bigint ,
     error             text,
     response_excerpt  text
 );

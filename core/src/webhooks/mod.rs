@@ -35,7 +35,8 @@ pub struct WebhookEndpoint {
     pub description: Option<String>,
     /// Event types delivered; empty means every event.
     pub event_types: Vec<EventType>,
-    /// Disabled endpoints receive nothing; their queued deliveries wait.
+    /// Disabled endpoints receive nothing: events that happen meanwhile are not queued
+    /// for them, and deliveries queued before wait until the endpoint is enabled.
     pub enabled: bool,
     /// Why Rapport disabled the endpoint (410 Gone, failing too long), if it did.
     pub disabled_reason: Option<String>,
@@ -225,7 +226,8 @@ impl Services {
     }
 
     /// Replaces a subscription's URL, description, filter and enabled flag. Enabling
-    /// clears `disabledReason` and `failingSince`; queued deliveries then go out.
+    /// clears `disabledReason` and `failingSince`; deliveries queued before it was
+    /// disabled then go out.
     pub async fn update_webhook(
         &self,
         tenant_id: &str,

@@ -114,7 +114,8 @@ async fn get_webhook(
 }
 
 /// Replace a subscription's URL, description, event filter and enabled flag.
-/// Enabling a disabled endpoint sends what queued up meanwhile.
+/// A disabled endpoint gets no events of the time it was disabled; enabling it
+/// sends the retries that were pending when it was disabled.
 #[utoipa::path(put, path = "/webhook/{id}", tag = "webhook", request_body = WebhookIn,
     params(("id" = String, Path, description = ID)),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
