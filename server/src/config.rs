@@ -102,12 +102,23 @@ pub struct WebhookArgs {
     #[arg(long = "webhook-allow-private-networks", env = "RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS", default_value_t = false, action = clap::ArgAction::Set)]
     pub allow_private_networks: bool,
 
+    /// How long a claimed delivery stays reserved for the instance that claimed it.
+    /// If that instance dies, another retries the delivery once the lease ends. Keep
+    /// it above the 15 s request timeout.
+    #[arg(long = "webhook-lease", env = "RAPPORT_WEBHOOK_LEASE", default_value = "60s")]
+    pub lease: String,
+
     /// Deliveries in flight at once, per instance.
     #[arg(long = "webhook-concurrency", env = "RAPPORT_WEBHOOK_CONCURRENCY", default_value_t = 256)]
     pub concurrency: usize,
 }
 
 impl WebhookArgs {
+    /// The claim lease.
+    pub fn lease(&self) -> anyhow::Result<std::time::Duration> {
+        humantime::parse_duration(self.lease.trim()).map_err(|e| anyhow::anyhow!("RAPPORT_WEBHOOK_LEASE: {e}"))
+    }
+
     /// The retry policy these settings describe.
     pub fn policy(&self) -> anyhow::Result<rapport_core::webhooks::deliveries::RetryPolicy> {
         let schedule = self
@@ -170,6 +181,7 @@ impl ServeConfig {
                 disable_after: "5d".into(),
                 // Test receivers listen on 127.0.0.1.
                 allow_private_networks: true,
+                lease: "60s".into(),
                 concurrency: 64,
             },
         }

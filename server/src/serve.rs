@@ -46,6 +46,7 @@ pub async fn serve(
             policy: state.config.webhooks.policy()?,
             allow_private_networks: state.config.webhooks.allow_private_networks,
             concurrency: state.config.webhooks.concurrency,
+            lease: state.config.webhooks.lease()?,
         };
         Some(webhooks::spawn(state.services.clone(), settings, worker_stopped))
     } else {

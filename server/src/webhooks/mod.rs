@@ -36,8 +36,6 @@ use tokio::sync::{mpsc, watch, Semaphore};
 
 /// How long an attempt may take before it counts as failed.
 pub const TIMEOUT: Duration = Duration::from_secs(15);
-/// How long a claim lasts; past it (the instance died) another worker may retry.
-const LEASE: Duration = Duration::from_secs(60);
 /// How often the worker looks for due retries and other instances' events.
 const POLL: Duration = Duration::from_secs(1);
 /// Most deliveries claimed in one query.
@@ -54,6 +52,8 @@ pub struct WorkerSettings {
     pub allow_private_networks: bool,
     /// Deliveries in flight at once.
     pub concurrency: usize,
+    /// How long a claim lasts; past it (the instance died) another worker may retry.
+    pub lease: Duration,
 }
 
 /// Starts the worker. It stops claiming when `shutdown` turns true, lets attempts in
@@ -98,7 +98,7 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
         let claimed = if free == 0 {
             Vec::new()
         } else {
-            match services.claim_deliveries(free as i64, LEASE).await {
+            match services.claim_deliveries(free as i64, settings.lease).await {
                 Ok(c) => c,
                 Err(e) => {
                     tracing::error!(error = %e, "cannot claim webhook deliveries");

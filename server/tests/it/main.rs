@@ -4,6 +4,7 @@
 mod auth;
 mod binary;
 mod dashboard;
+mod durability;
 mod errors;
 mod meetings;
 mod openapi;

@@ -52,6 +52,7 @@ pub enum Reply {
 
 #[derive(Default)]
 struct Inner {
+    delay: Duration,
     received: Mutex<Vec<Received>>,
     script: Mutex<VecDeque<Reply>>,
     arrived: Notify,
@@ -66,7 +67,15 @@ pub struct Receiver {
 
 impl Receiver {
     pub async fn start() -> Receiver {
-        let inner = Arc::new(Inner::default());
+        Self::start_with_delay(Duration::ZERO).await
+    }
+
+    /// A receiver that takes `delay` to answer each request.
+    pub async fn start_with_delay(delay: Duration) -> Receiver {
+        let inner = Arc::new(Inner {
+            delay,
+            ..Inner::default()
+        });
         let router = Router::new().route("/hook", post(hook)).with_state(inner.clone());
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
@@ -122,6 +131,9 @@ async fn hook(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes) 
         at: Instant::now(),
     });
     inner.arrived.notify_waiters();
+    if !inner.delay.is_zero() {
+        tokio::time::sleep(inner.delay).await;
+    }
     let reply = inner.script.lock().unwrap().pop_front();
     match reply {
         None => (StatusCode::OK, HeaderMap::new(), "ok").into_response(),
