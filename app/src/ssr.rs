@@ -197,14 +197,19 @@ pub fn actor(user: &SessionUser) -> rapport_core::audit::Actor {
 /// wrong, internal ones are logged and shown as a generic sentence.
 pub fn to_server_error(err: CoreError) -> ServerFnError {
     match err {
-        CoreError::Validation(fields) => {
-            ServerFnError::new(fields.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("; "))
-        }
+        CoreError::Validation(fields) => fail(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &fields.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("; "),
+        ),
         CoreError::Internal(cause) => {
             tracing::error!(error = %cause, "internal error in a server function");
-            ServerFnError::new("something went wrong; please try again")
+            fail(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "something went wrong; please try again",
+            )
         }
-        CoreError::Conflict { message, .. } => ServerFnError::new(message),
+        CoreError::Conflict { message, .. } => fail(StatusCode::CONFLICT, &message),
+        CoreError::NotFound(_) => fail(StatusCode::NOT_FOUND, &err.to_string()),
         other => ServerFnError::new(other.to_string()),
     }
 }

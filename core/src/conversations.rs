@@ -505,7 +505,8 @@ impl Services {
         actor: &Actor,
     ) -> CoreResult<(ConversationStatus, ConversationStatus)> {
         let from = lock_conversation(tx, tenant_id, customer_id).await?;
-        self.finish_trigger(tx, tenant_id, customer_id, from, trigger, actor).await
+        self.finish_trigger(tx, tenant_id, customer_id, from, trigger, actor)
+            .await
     }
 
     /// Moves a conversation locked with status `from` by `trigger`, writing the new
@@ -621,7 +622,12 @@ impl Services {
     }
 
     /// Resolves spec 2.3's `customerId` / `isExternalId` pair to a customer id.
-    async fn resolve_message_customer(&self, tenant_id: &str, input: &MessageIn, checks: &mut Checks) -> Option<String> {
+    async fn resolve_message_customer(
+        &self,
+        tenant_id: &str,
+        input: &MessageIn,
+        checks: &mut Checks,
+    ) -> Option<String> {
         let id = checks.required_text("customerId", input.customer_id.as_deref(), 200);
         let Some(external) = input.is_external_id else {
             checks.push("isExternalId", "required", "isExternalId is required");
@@ -667,7 +673,15 @@ impl Services {
         // `lastMessage`.
         let from = lock_conversation(&mut tx, tenant_id, &customer_id).await?;
         let message = self
-            .insert_message(&mut tx, tenant_id, &customer_id, Direction::Outbound, content, channel, actor)
+            .insert_message(
+                &mut tx,
+                tenant_id,
+                &customer_id,
+                Direction::Outbound,
+                content,
+                channel,
+                actor,
+            )
             .await?;
         self.finish_trigger(&mut tx, tenant_id, &customer_id, from, Trigger::Reply, actor)
             .await?;
@@ -680,7 +694,15 @@ impl Services {
             &message,
         )
         .await?;
-        audit::record(&mut tx, Some(tenant_id), actor, "message.send", "customer", Some(&customer_id)).await?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "message.send",
+            "customer",
+            Some(&customer_id),
+        )
+        .await?;
         tx.commit().await?;
         self.after_commit(tenant_id, &customer_id, LiveEvent::Message(message.clone()));
         Ok(message)
@@ -744,7 +766,15 @@ impl Services {
         let mut tx = self.db().begin().await?;
         let from = lock_conversation(&mut tx, tenant_id, customer_id).await?;
         let message = self
-            .insert_message(&mut tx, tenant_id, customer_id, Direction::Inbound, content, channel, actor)
+            .insert_message(
+                &mut tx,
+                tenant_id,
+                customer_id,
+                Direction::Inbound,
+                content,
+                channel,
+                actor,
+            )
             .await?;
         self.finish_trigger(&mut tx, tenant_id, customer_id, from, Trigger::CustomerMessage, actor)
             .await?;
@@ -817,7 +847,12 @@ impl Services {
     }
 
     /// A page of a customer's messages, newest first.
-    pub async fn list_messages(&self, tenant_id: &str, customer_id: &str, page: &PageRequest) -> CoreResult<Page<Message>> {
+    pub async fn list_messages(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        page: &PageRequest,
+    ) -> CoreResult<Page<Message>> {
         let paging = Paging::from_request(page)?;
         self.get_customer(tenant_id, customer_id).await?;
         let count_sql = "select count(*) from messages where tenant_id = $1 and customer_id = $2";
@@ -871,13 +906,23 @@ impl Services {
     pub async fn rotate_widget_key(&self, tenant_id: &str, actor: &Actor) -> CoreResult<String> {
         let key = new_widget_key();
         let mut tx = self.db().begin().await?;
-        with_tx!(&mut tx, |conn| sqlx::query("update tenants set widget_key = $2 where id = $1")
-            .bind(tenant_id)
-            .bind(&key)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected()))?;
-        audit::record(&mut tx, Some(tenant_id), actor, "widget.rotate_key", "tenant", Some(tenant_id)).await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update tenants set widget_key = $2 where id = $1"
+        )
+        .bind(tenant_id)
+        .bind(&key)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "widget.rotate_key",
+            "tenant",
+            Some(tenant_id),
+        )
+        .await?;
         tx.commit().await?;
         Ok(key)
     }
@@ -1004,15 +1049,35 @@ mod tests {
     fn every_transition_and_its_events() {
         let table: &[(ConversationStatus, Trigger, ConversationStatus, &[EventType])] = &[
             (Unread, Trigger::CustomerMessage, Unread, &[]),
-            (Done, Trigger::CustomerMessage, Unread, &[ConversationCreated, ConversationStatusChanged]),
-            (Unresolved, Trigger::CustomerMessage, Unread, &[ConversationStatusChanged]),
+            (
+                Done,
+                Trigger::CustomerMessage,
+                Unread,
+                &[ConversationCreated, ConversationStatusChanged],
+            ),
+            (
+                Unresolved,
+                Trigger::CustomerMessage,
+                Unread,
+                &[ConversationStatusChanged],
+            ),
             (Unread, Trigger::Reply, Unresolved, &[ConversationStatusChanged]),
             (Done, Trigger::Reply, Done, &[]),
             (Unresolved, Trigger::Reply, Unresolved, &[]),
             (Unread, Trigger::Set(Unread), Unread, &[]),
             (Unread, Trigger::Set(Done), Done, &[ConversationStatusChanged]),
-            (Unread, Trigger::Set(Unresolved), Unresolved, &[ConversationStatusChanged]),
-            (Done, Trigger::Set(Unread), Unread, &[ConversationCreated, ConversationStatusChanged]),
+            (
+                Unread,
+                Trigger::Set(Unresolved),
+                Unresolved,
+                &[ConversationStatusChanged],
+            ),
+            (
+                Done,
+                Trigger::Set(Unread),
+                Unread,
+                &[ConversationCreated, ConversationStatusChanged],
+            ),
             (Done, Trigger::Set(Done), Done, &[]),
             (Done, Trigger::Set(Unresolved), Unresolved, &[ConversationStatusChanged]),
             (Unresolved, Trigger::Set(Unread), Unread, &[ConversationStatusChanged]),
@@ -1041,7 +1106,10 @@ mod tests {
         };
         assert_eq!(check(None, Some("hi"), None, None, None), ["type"]);
         assert!(check(Some(MessageType::Message), Some("hi"), None, None, None).is_empty());
-        assert_eq!(check(Some(MessageType::Message), Some("  "), None, None, None), ["message"]);
+        assert_eq!(
+            check(Some(MessageType::Message), Some("  "), None, None, None),
+            ["message"]
+        );
         for media in [MessageType::Audio, MessageType::Video, MessageType::File] {
             assert_eq!(check(Some(media), None, None, None, None), ["url"]);
             assert_eq!(check(Some(media), None, Some("ftp://x/y"), None, None), ["url"]);
@@ -1052,9 +1120,22 @@ mod tests {
             ["buttonText", "buttonLink"]
         );
         assert_eq!(
-            check(Some(MessageType::Card), None, None, Some("Open"), Some("javascript:alert(1)")),
+            check(
+                Some(MessageType::Card),
+                None,
+                None,
+                Some("Open"),
+                Some("javascript:alert(1)")
+            ),
             ["buttonLink"]
         );
-        assert!(check(Some(MessageType::Card), None, None, Some("Open"), Some("https://example.com")).is_empty());
+        assert!(check(
+            Some(MessageType::Card),
+            None,
+            None,
+            Some("Open"),
+            Some("https://example.com")
+        )
+        .is_empty());
     }
 }

@@ -294,9 +294,25 @@ impl Services {
         .map_err(conflict)?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.create", "customer", Some(id)).await?;
         let customer = customer_in(&mut tx, tenant_id, id).await?;
-        events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerCreated, Some(id), &customer).await?;
+        events::enqueue(
+            &mut tx,
+            tenant_id,
+            actor,
+            EventType::CustomerCreated,
+            Some(id),
+            &customer,
+        )
+        .await?;
         let conversation = self.conversation_in(&mut tx, tenant_id, id).await?;
-        events::enqueue(&mut tx, tenant_id, actor, EventType::ConversationCreated, Some(id), &conversation).await?;
+        events::enqueue(
+            &mut tx,
+            tenant_id,
+            actor,
+            EventType::ConversationCreated,
+            Some(id),
+            &conversation,
+        )
+        .await?;
         tx.commit().await?;
         self.after_commit(tenant_id, id, LiveEvent::Conversation(conversation));
         Ok(customer)
@@ -333,7 +349,15 @@ impl Services {
         .map_err(conflict)?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.update", "customer", Some(id)).await?;
         let customer = customer_in(&mut tx, tenant_id, id).await?;
-        events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerUpdated, Some(id), &customer).await?;
+        events::enqueue(
+            &mut tx,
+            tenant_id,
+            actor,
+            EventType::CustomerUpdated,
+            Some(id),
+            &customer,
+        )
+        .await?;
         tx.commit().await?;
         self.wake_outbox();
         Ok(customer)
@@ -374,7 +398,15 @@ impl Services {
         })?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.assign", "customer", Some(id)).await?;
         let customer = customer_in(&mut tx, tenant_id, id).await?;
-        events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerAssigned, Some(id), &customer).await?;
+        events::enqueue(
+            &mut tx,
+            tenant_id,
+            actor,
+            EventType::CustomerAssigned,
+            Some(id),
+            &customer,
+        )
+        .await?;
         tx.commit().await?;
         self.wake_outbox();
         Ok(customer)
@@ -453,7 +485,15 @@ impl Services {
         .await
         .map(|r| r.rows_affected()))?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.delete", "customer", Some(id)).await?;
-        events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerDeleted, Some(id), &customer).await?;
+        events::enqueue(
+            &mut tx,
+            tenant_id,
+            actor,
+            EventType::CustomerDeleted,
+            Some(id),
+            &customer,
+        )
+        .await?;
         tx.commit().await?;
         self.wake_outbox();
         Ok(())
@@ -463,8 +503,11 @@ impl Services {
 /// A customer read inside `tx`.
 async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Customer> {
     let sql = format!("select {COLUMNS} from customers where tenant_id = $1 and id = $2");
-    let row: Option<CustomerRow> =
-        with_tx!(tx, |conn| sqlx::query_as(&sql).bind(tenant_id).bind(id).fetch_optional(conn).await)?;
+    let row: Option<CustomerRow> = with_tx!(tx, |conn| sqlx::query_as(&sql)
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(conn)
+        .await)?;
     row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
 }
 

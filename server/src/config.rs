@@ -90,11 +90,19 @@ pub struct WebhookArgs {
 
     /// Waits before each retry, comma-separated (`100ms`, `5s`, `5m`, `2h`, `1d`). After
     /// the last, a delivery fails. Default: Svix's 8 attempts over about 27.6 hours.
-    #[arg(long = "webhook-retry-schedule", env = "RAPPORT_WEBHOOK_RETRY_SCHEDULE", default_value = "5s,5m,30m,2h,5h,10h,10h")]
+    #[arg(
+        long = "webhook-retry-schedule",
+        env = "RAPPORT_WEBHOOK_RETRY_SCHEDULE",
+        default_value = "5s,5m,30m,2h,5h,10h,10h"
+    )]
     pub retry_schedule: String,
 
     /// An endpoint whose every attempt fails for this long is disabled (and audited).
-    #[arg(long = "webhook-disable-after", env = "RAPPORT_WEBHOOK_DISABLE_AFTER", default_value = "5d")]
+    #[arg(
+        long = "webhook-disable-after",
+        env = "RAPPORT_WEBHOOK_DISABLE_AFTER",
+        default_value = "5d"
+    )]
     pub disable_after: String,
 
     /// Allow webhook URLs on loopback, private, link-local and other non-public
@@ -109,7 +117,11 @@ pub struct WebhookArgs {
     pub lease: String,
 
     /// Deliveries in flight at once, per instance.
-    #[arg(long = "webhook-concurrency", env = "RAPPORT_WEBHOOK_CONCURRENCY", default_value_t = 256)]
+    #[arg(
+        long = "webhook-concurrency",
+        env = "RAPPORT_WEBHOOK_CONCURRENCY",
+        default_value_t = 256
+    )]
     pub concurrency: usize,
 }
 
@@ -126,7 +138,9 @@ impl WebhookArgs {
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(|s| humantime::parse_duration(s).map_err(|e| anyhow::anyhow!("RAPPORT_WEBHOOK_RETRY_SCHEDULE: {s}: {e}")))
+            .map(|s| {
+                humantime::parse_duration(s).map_err(|e| anyhow::anyhow!("RAPPORT_WEBHOOK_RETRY_SCHEDULE: {s}: {e}"))
+            })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let disable_after = humantime::parse_duration(self.disable_after.trim())
             .map_err(|e| anyhow::anyhow!("RAPPORT_WEBHOOK_DISABLE_AFTER: {e}"))?;

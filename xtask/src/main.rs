@@ -23,12 +23,14 @@ fn main() -> ExitCode {
         Some("run") => tasks::run(&args[1..]),
         Some("test") => tasks::test(&args[1..]),
         Some("build") => tasks::build(&args[1..]),
+        Some("bench") => tasks::bench(&args[1..]),
         Some("site") => site::build_site(args.iter().any(|a| a == "--release")).map(|_| ()),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n  run     build everything (release) and serve Rapport\n  \
                  test    run the whole test suite\n  build   build the server and the site [--release]\n  \
-                 site    build only the site (wasm bundle, CSS, assets) [--release]"
+                 site    build only the site (wasm bundle, CSS, assets) [--release]\n  \
+                 bench   run the benchmarks (release build)"
             );
             return ExitCode::from(2);
         }

@@ -27,6 +27,14 @@ pub fn build(args: &[String]) -> Result<()> {
     run_cmd(&mut cmd)
 }
 
+/// `cargo xtask bench`: the benchmarks, in release mode (webhook delivery
+/// throughput and latency, with ratios to an in-run baseline).
+pub fn bench(_args: &[String]) -> Result<()> {
+    let mut cmd = cargo();
+    cmd.args(["bench", "--package", "rapport-server", "--bench", "webhooks"]);
+    run_cmd(&mut cmd)
+}
+
 /// `cargo xtask run [-- <rapport serve flags>]`: builds in release mode and serves
 /// on the embedded SQLite database in `./data` (or `RAPPORT_DATA_DIR`).
 pub fn run(args: &[String]) -> Result<()> {

@@ -6,3 +6,4 @@ pub mod links;
 pub mod reference;
 pub mod session;
 pub mod tenants;
+pub mod webhooks;

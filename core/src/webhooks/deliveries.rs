@@ -347,7 +347,9 @@ impl Services {
                     .map(|r| r.rows_affected()))?;
                 }
                 Outcome::Failed { retry_after } => {
-                    let wait = policy.schedule.get(usize::try_from(r.attempt - 1).unwrap_or(usize::MAX));
+                    let wait = policy
+                        .schedule
+                        .get(usize::try_from(r.attempt - 1).unwrap_or(usize::MAX));
                     let next = wait.map(|w| {
                         let asked = retry_after.map(|a| a.min(policy.max_retry_after)).unwrap_or_default();
                         now + ms((*w).max(asked))
@@ -395,7 +397,8 @@ impl Services {
                     .execute(conn)
                     .await
                     .map(|r| r.rows_affected()))?;
-                    if disable_endpoint(&mut tx, &r.tenant_id, &r.endpoint_id, "the endpoint answered 410 Gone").await? {
+                    if disable_endpoint(&mut tx, &r.tenant_id, &r.endpoint_id, "the endpoint answered 410 Gone").await?
+                    {
                         disabled.push(r.endpoint_id.clone());
                     }
                 }
@@ -454,7 +457,12 @@ impl Services {
     }
 
     /// A page of an endpoint's attempts, newest first: the delivery log.
-    pub async fn list_attempts(&self, tenant_id: &str, endpoint_id: &str, page: &PageRequest) -> CoreResult<Page<Attempt>> {
+    pub async fn list_attempts(
+        &self,
+        tenant_id: &str,
+        endpoint_id: &str,
+        page: &PageRequest,
+    ) -> CoreResult<Page<Attempt>> {
         let paging = Paging::from_request(page)?;
         self.get_webhook(tenant_id, endpoint_id).await?;
         let sql = "select a.id, a.delivery_id, d.event_id, e.type as event_type, a.attempt, a.started_at, \
@@ -534,7 +542,15 @@ impl Services {
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
-        audit::record(&mut tx, Some(tenant_id), actor, "webhook.replay", "webhook", Some(endpoint_id)).await?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "webhook.replay",
+            "webhook",
+            Some(endpoint_id),
+        )
+        .await?;
         tx.commit().await?;
         self.wake_outbox();
         Ok(())
@@ -551,8 +567,14 @@ impl Services {
 }
 
 /// Disables an endpoint (once) and audits it as Rapport's own act.
-async fn disable_endpoint(tx: &mut crate::db::Tx, tenant_id: &str, endpoint_id: &str, reason: &str) -> CoreResult<bool> {
-    let changed = with_tx!(tx, |conn| sqlx::query(
+async fn disable_endpoint(
+    tx: &mut crate::db::Tx,
+    tenant_id: &str,
+    endpoint_id: &str,
+    reason: &str,
+) -> CoreResult<bool> {
+    let changed = with_tx!(tx, |conn| {
+        sqlx::query(
         "update webhook_endpoints set enabled = false, disabled_reason = $2, updated_at = $3 where id = $1 and enabled"
     )
     .bind(endpoint_id)
@@ -560,7 +582,8 @@ async fn disable_endpoint(tx: &mut crate::db::Tx, tenant_id: &str, endpoint_id: 
     .bind(now_ms())
     .execute(conn)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     if changed > 0 {
         audit::record(
             tx,

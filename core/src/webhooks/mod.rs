@@ -163,7 +163,12 @@ fn validate(input: &WebhookIn) -> CoreResult<ValidWebhook> {
 
 impl Services {
     /// Creates a subscription; the answer carries its secret, once.
-    pub async fn create_webhook(&self, tenant_id: &str, input: WebhookIn, actor: &Actor) -> CoreResult<WebhookWithSecret> {
+    pub async fn create_webhook(
+        &self,
+        tenant_id: &str,
+        input: WebhookIn,
+        actor: &Actor,
+    ) -> CoreResult<WebhookWithSecret> {
         let valid = validate(&input)?;
         let id = uuid::Uuid::now_v7().to_string();
         let secret = new_secret();
@@ -312,7 +317,15 @@ impl Services {
         if changed == 0 {
             return Err(CoreError::NotFound("webhook"));
         }
-        audit::record(&mut tx, Some(tenant_id), actor, "webhook.rotate_secret", "webhook", Some(id)).await?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "webhook.rotate_secret",
+            "webhook",
+            Some(id),
+        )
+        .await?;
         tx.commit().await?;
         Ok(WebhookWithSecret {
             endpoint: self.get_webhook(tenant_id, id).await?,
@@ -330,9 +343,16 @@ impl Services {
         })
         .to_string();
         let mut tx = self.db().begin().await?;
-        let event_id =
-            events::deliver_to(&mut tx, tenant_id, actor, EventType::WebhookTest, None, &body, &[id.to_string()])
-                .await?;
+        let event_id = events::deliver_to(
+            &mut tx,
+            tenant_id,
+            actor,
+            EventType::WebhookTest,
+            None,
+            &body,
+            &[id.to_string()],
+        )
+        .await?;
         audit::record(&mut tx, Some(tenant_id), actor, "webhook.test", "webhook", Some(id)).await?;
         tx.commit().await?;
         self.wake_outbox();

@@ -61,7 +61,12 @@ async fn list_conversations(
         offset: q.offset,
     };
     let filter = ConversationFilter { status: q.status };
-    Ok(Json(state.services.list_conversations(&auth.tenant_id, &filter, &page).await?))
+    Ok(Json(
+        state
+            .services
+            .list_conversations(&auth.tenant_id, &filter, &page)
+            .await?,
+    ))
 }
 
 /// Get a customer's conversation (the Conversation object of spec 2.2).
@@ -74,7 +79,9 @@ async fn get_conversation(
     State(state): State<AppState>,
     Path(customer_id): Path<String>,
 ) -> ApiResult<Json<Conversation>> {
-    Ok(Json(state.services.get_conversation(&auth.tenant_id, &customer_id).await?))
+    Ok(Json(
+        state.services.get_conversation(&auth.tenant_id, &customer_id).await?,
+    ))
 }
 
 /// Set a conversation's status. Setting the status it already has changes nothing

@@ -81,6 +81,10 @@ impl Modify for SecuritySchemes {
         components.add_security_scheme("platformKey", bearer());
         components.add_security_scheme("platformKeyQuery", query());
         components.add_security_scheme("visitorToken", bearer());
+        components.add_security_scheme(
+            "widgetKey",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("rapport-widget-key"))),
+        );
     }
 }
 

@@ -138,11 +138,12 @@ async fn update_webhook(
 #[utoipa::path(delete, path = "/webhook/{id}", tag = "webhook", params(("id" = String, Path, description = ID)),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 204, description = "Deleted"), AuthErrors, NotFoundError))]
-async fn delete_webhook(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
-    state
-        .services
-        .delete_webhook(&auth.tenant_id, &id, &auth.actor)
-        .await?;
+async fn delete_webhook(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    state.services.delete_webhook(&auth.tenant_id, &id, &auth.actor).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -85,8 +85,9 @@ impl FromRequestParts<AppState> for Visitor {
             .and_then(|v| v.to_str().ok())
             .ok_or_else(|| ApiError::unauthorized("missing_widget_key", "send the rapport-widget-key header"))?
             .to_string();
-        let token = bearer_token(parts)?
-            .ok_or_else(|| ApiError::unauthorized("missing_visitor_token", "send Authorization: Bearer <visitor token>"))?;
+        let token = bearer_token(parts)?.ok_or_else(|| {
+            ApiError::unauthorized("missing_visitor_token", "send Authorization: Bearer <visitor token>")
+        })?;
         let (tenant_id, customer) = state
             .services
             .visitor(&key, &token)
@@ -128,7 +129,7 @@ async fn rotate_key(auth: TenantAuth, State(state): State<AppState>) -> ApiResul
 /// Start a visitor (widget): creates its customer, which fires `customer.created`
 /// and `conversation.created`, and returns the visitor token, shown only here.
 #[utoipa::path(post, path = "/widget/visitor", tag = "widget", request_body = CustomerIn,
-    params(("rapport-widget-key" = String, Header, description = "The tenant's widget key")),
+    security(("widgetKey" = [])),
     responses((status = 201, body = VisitorIdentity), AuthErrors, InputErrors))]
 async fn start_visitor(
     State(state): State<AppState>,
@@ -144,9 +145,8 @@ async fn start_visitor(
 
 /// The visitor's messages, newest first. Messages to the visitor on the page count
 /// as delivered from now on.
-#[utoipa::path(get, path = "/widget/message", tag = "widget", params(PageRequest,
-        ("rapport-widget-key" = String, Header, description = "The tenant's widget key")),
-    security(("visitorToken" = [])),
+#[utoipa::path(get, path = "/widget/message", tag = "widget", params(PageRequest),
+    security(("widgetKey" = [], "visitorToken" = [])),
     responses((status = 200, body = Page<Message>), AuthErrors, InputErrors))]
 async fn list_messages(
     visitor: Visitor,
@@ -164,8 +164,7 @@ async fn list_messages(
 /// The visitor writes: the conversation becomes `UNREAD` and `message.received`
 /// fires. `type` defaults to `MESSAGE`; visitors cannot send cards.
 #[utoipa::path(post, path = "/widget/message", tag = "widget", request_body = WidgetMessageIn,
-    params(("rapport-widget-key" = String, Header, description = "The tenant's widget key")),
-    security(("visitorToken" = [])),
+    security(("widgetKey" = [], "visitorToken" = [])),
     responses((status = 201, body = Message), AuthErrors, InputErrors))]
 async fn post_message(
     visitor: Visitor,
@@ -183,8 +182,7 @@ async fn post_message(
 /// event (data: the Message object) the moment it is stored, and counts as
 /// delivered. Messages sent while no stream was open wait in `GET /widget/message`.
 #[utoipa::path(get, path = "/widget/stream", tag = "widget",
-    params(("rapport-widget-key" = String, Header, description = "The tenant's widget key")),
-    security(("visitorToken" = [])),
+    security(("widgetKey" = [], "visitorToken" = [])),
     responses((status = 200, description = "An event stream", content_type = "text/event-stream"), AuthErrors))]
 async fn stream(visitor: Visitor, State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let services = state.services.clone();

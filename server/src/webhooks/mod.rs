@@ -58,7 +58,11 @@ pub struct WorkerSettings {
 
 /// Starts the worker. It stops claiming when `shutdown` turns true, lets attempts in
 /// flight finish (up to the timeout), records them, and ends.
-pub fn spawn(services: Services, settings: WorkerSettings, shutdown: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+pub fn spawn(
+    services: Services,
+    settings: WorkerSettings,
+    shutdown: watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(run(services, settings, shutdown))
 }
 
@@ -108,7 +112,11 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
         };
         let full_batch = claimed.len() == free && free > 0;
         for delivery in claimed {
-            let permit = slots.clone().acquire_owned().await.expect("the semaphore is never closed");
+            let permit = slots
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the semaphore is never closed");
             let client = client.clone();
             let allow_private = settings.allow_private_networks;
             let done = done_tx.clone();

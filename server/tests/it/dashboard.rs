@@ -256,7 +256,76 @@ async fn login_attempts_are_rate_limited(db: TestDb) {
         .contains("error=rate_limited"));
 }
 
+async fn admins_manage_webhooks_through_server_functions(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, _) = app.tenant_with_key("Alpha").await;
+    app.user(&tenant, "admin@example.com", Role::Admin, false).await;
+    app.user(&tenant, "super@example.com", Role::Supervisor, false).await;
+    let admin = session(&app, "admin@example.com").await;
+    let supervisor = session(&app, "super@example.com").await;
+    let receiver = crate::receiver::Receiver::start().await;
+
+    let created = server_fn(
+        &app,
+        "create_webhook",
+        &admin,
+        &[("url", receiver.url.as_str()), ("event_types[0]", "message.received")],
+    )
+    .await;
+    assert_eq!(created.status(), StatusCode::OK);
+    let created: serde_json::Value = created.json().await.unwrap();
+    let secret = created["secret"].as_str().unwrap().to_string();
+    let id = created["webhook"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        created["webhook"]["event_types"],
+        serde_json::json!(["message.received"])
+    );
+
+    let listed: serde_json::Value = server_fn(&app, "list_webhooks", &admin, &[])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert!(listed[0].get("secret").is_none());
+
+    let test = server_fn(&app, "send_test_webhook", &admin, &[("id", id.as_str())]).await;
+    assert_eq!(test.status(), StatusCode::OK);
+    let got = receiver.wait_for(1, std::time::Duration::from_secs(20)).await;
+    got[0].verify(&secret);
+    let mut log = serde_json::Value::Null;
+    for _ in 0..50 {
+        log = server_fn(&app, "webhook_attempts", &admin, &[("id", id.as_str())])
+            .await
+            .json()
+            .await
+            .unwrap();
+        if log.as_array().is_some_and(|a| !a.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(log[0]["status_code"], 200);
+    assert_eq!(log[0]["event_type"], "webhook.test");
+
+    for name in ["list_webhooks", "create_webhook", "delete_webhook"] {
+        let call = server_fn(
+            &app,
+            name,
+            &supervisor,
+            &[("id", id.as_str()), ("url", "https://x.example.com")],
+        )
+        .await;
+        assert_eq!(call.status(), StatusCode::FORBIDDEN, "{name}");
+    }
+    let bad = server_fn(&app, "create_webhook", &admin, &[("url", "not a url")]).await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let deleted = server_fn(&app, "delete_webhook", &admin, &[("id", id.as_str())]).await;
+    assert_eq!(deleted.status(), StatusCode::OK);
+}
+
 backend_tests!(
+    admins_manage_webhooks_through_server_functions,
     sign_in_and_out,
     roles_are_checked_on_pages_and_server_functions,
     cross_site_posts_are_refused,

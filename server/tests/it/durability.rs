@@ -67,7 +67,9 @@ impl Instance {
     }
 
     fn kill(&mut self) {
-        let _ = Command::new("kill").args(["-KILL", &self.child.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-KILL", &self.child.id().to_string()])
+            .status();
         let _ = self.child.wait();
     }
 }

@@ -64,13 +64,22 @@ async fn every_error_class_is_problem_json(db: TestDb) {
     assert_eq!(body["errors"][0]["field"], "pageSize");
     // Oversized body (the test limit is 64 KiB; just over it, so the whole body is
     // written before the server answers and closes).
+    // The server answers 413 and closes without reading the rest, so a client still
+    // writing may see the connection reset before it reads the answer: both are a
+    // refusal, and either way nothing may be written.
     let huge = json!({ "name": "x".repeat(64 * 1024 + 100) });
-    expect_problem(
-        app.post("/rest/v1/apikey", &token, huge).await,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-    )
-    .await;
+    match app
+        .request(Method::POST, "/rest/v1/apikey")
+        .bearer_auth(&token)
+        .json(&huge)
+        .send()
+        .await
+    {
+        Ok(response) => {
+            expect_problem(response, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await;
+        }
+        Err(e) => assert!(e.is_request(), "{e}"),
+    }
     // Nothing was written by any of the failures.
     let listed: serde_json::Value = app.get("/rest/v1/apikey", &token).await.json().await.unwrap();
     assert_eq!(listed["page"]["totalElements"], 1);

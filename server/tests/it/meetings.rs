@@ -273,16 +273,18 @@ async fn cobrowsing_links(db: TestDb) {
         as_host.contains("You are hosting this session") && as_host.contains("https://shop.alpha.test/cart"),
         "{as_host}"
     );
-    let as_guest = app
+    let guest = app
         .request(Method::GET, &join)
         .header(header::ACCEPT, "text/html")
         .send()
         .await
-        .unwrap()
-        .text()
-        .await
         .unwrap();
-    assert!(as_guest.contains("You are joining a session"), "{as_guest}");
+    let (status, headers) = (guest.status(), guest.headers().clone());
+    let as_guest = guest.text().await.unwrap();
+    assert!(
+        as_guest.contains("You are joining a session"),
+        "{status} {headers:?}: {as_guest}"
+    );
     let forged = join.rsplit_once('=').unwrap().0.to_string() + "=guessed";
     let bad_page = app
         .request(Method::GET, &forged)
