@@ -3,6 +3,7 @@
 
 mod auth;
 mod binary;
+mod conversations;
 mod dashboard;
 mod durability;
 mod errors;

@@ -1,0 +1,407 @@
+//! Conversations and messages (spec 2.2, 2.3 and 3).
+//!
+//! A customer *is* the conversation: its status lives on the customer row. The rules
+//! (spec 3 plus what the spec leaves open, decided here):
+//!
+//! | Operation | From | To |
+//! |---|---|---|
+//! | customer created (REST, widget, inbound channel) | — | `UNREAD` |
+//! | a customer message arrives (widget or inbound REST) | any | `UNREAD` |
+//! | an agent or the API sends a message | `UNREAD` | `UNRESOLVED` |
+//! | an agent or the API sends a message | `UNRESOLVED`, `DONE` | unchanged |
+//! | an agent or the API sets the status | any | the given status |
+//! | the customer is assigned, reassigned or unassigned | any | unchanged |
+//!
+//! Events: creating a customer fires `conversation.created`. Every change of status
+//! fires `conversation.status_changed`; a change from `DONE` to `UNREAD` fires
+//! `conversation.created` first. Setting the status a conversation already has
+//! changes nothing and fires nothing.
+//!
+//! Concurrency: every operation that can move the status locks the customer row
+//! first (its first statement is a write, which on SQLite also takes the database's
+//! write lock), then reads the status, decides, and writes, all in one transaction.
+//! Two agents acting at once are therefore serialised, and each fires exactly the
+//! events of the change it made.
+//!
+//! Submodules: [`messages`] (sending, receiving, history) and [`widget`] (the
+//! visitor widget's identity and messages).
+
+mod messages;
+mod widget;
+
+pub use messages::{Channel, Direction, Message, MessageIn, MessageType};
+pub use widget::{new_widget_key, VisitorIdentity, WidgetMessageIn};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    audit::{self, Actor},
+    db::Tx,
+    error::{CoreError, CoreResult},
+    events::{self, EventType},
+    live::LiveEvent,
+    model::{Page, PageRequest},
+    time::now_ms,
+    validate::Paging,
+    with_db, with_tx, Services,
+};
+
+/// A conversation's status (spec 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ConversationStatus {
+    /// New activity from the customer that nobody has answered yet. The initial status.
+    Unread,
+    /// Finished.
+    Done,
+    /// Answered but not finished.
+    Unresolved,
+}
+
+impl ConversationStatus {
+    /// Every status.
+    pub const ALL: [ConversationStatus; 3] = [
+        ConversationStatus::Unread,
+        ConversationStatus::Done,
+        ConversationStatus::Unresolved,
+    ];
+
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConversationStatus::Unread => "UNREAD",
+            ConversationStatus::Done => "DONE",
+            ConversationStatus::Unresolved => "UNRESOLVED",
+        }
+    }
+
+    /// Parses a wire value.
+    pub fn parse(s: &str) -> Option<ConversationStatus> {
+        ConversationStatus::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+/// What happens to a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// A message from the customer arrives.
+    CustomerMessage,
+    /// An agent or the API sends a message to the customer.
+    Reply,
+    /// An agent or the API sets the status.
+    Set(ConversationStatus),
+}
+
+/// The status after `trigger` (see the module's table).
+pub fn next_status(current: ConversationStatus, trigger: Trigger) -> ConversationStatus {
+    match trigger {
+        Trigger::CustomerMessage => ConversationStatus::Unread,
+        Trigger::Reply if current == ConversationStatus::Unread => ConversationStatus::Unresolved,
+        Trigger::Reply => current,
+        Trigger::Set(status) => status,
+    }
+}
+
+/// The events a move from `from` to `to` fires, in order.
+pub fn transition_events(from: ConversationStatus, to: ConversationStatus) -> Vec<EventType> {
+    match (from, to) {
+        (a, b) if a == b => vec![],
+        (ConversationStatus::Done, ConversationStatus::Unread) => {
+            vec![EventType::ConversationCreated, EventType::ConversationStatusChanged]
+        }
+        _ => vec![EventType::ConversationStatusChanged],
+    }
+}
+
+/// The last message of a conversation, as spec 2.2 names it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LastMessage {
+    /// The text of the last message (the spec's field name, kept as written). For
+    /// a message without text, its URL; empty when there is no message yet.
+    pub test: String,
+    /// The same text under the name the spec evidently means.
+    pub text: String,
+}
+
+/// The Conversation object (spec 2.2): the body of `conversation.created` and
+/// `conversation.status_changed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"customerId": "0190c3d2-8c1e-7b7a-9f1e-3f2a1b0c9d8e", "status": "UNREAD", "lastMessage": {"test": "Where is my order?", "text": "Where is my order?"}, "url": "https://rapport.example.com/inbox/0190c3d2-8c1e-7b7a-9f1e-3f2a1b0c9d8e"}))]
+pub struct Conversation {
+    /// The customer, whose conversation this is.
+    pub customer_id: String,
+    /// `UNREAD`, `DONE` or `UNRESOLVED`.
+    pub status: ConversationStatus,
+    /// The last message, either direction.
+    pub last_message: LastMessage,
+    /// The conversation in the dashboard.
+    pub url: String,
+}
+
+/// A status to set.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusIn {
+    /// `UNREAD`, `DONE` or `UNRESOLVED`.
+    pub status: Option<ConversationStatus>,
+}
+
+/// Filters of the conversation list.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationFilter {
+    /// Only conversations with this status.
+    pub status: Option<ConversationStatus>,
+}
+
+/// A conversation's status and last message text.
+const CONVERSATION_SQL: &str = "select c.status, \
+       (select coalesce(m.message, m.url, m.button_text) from messages m \
+          where m.tenant_id = c.tenant_id and m.customer_id = c.id order by m.created_at desc, m.id desc limit 1) \
+     from customers c where c.tenant_id = $1 and c.id = $2";
+
+/// Locks a customer's row for the rest of `tx` and returns its status; `NotFound`
+/// when the tenant has no such customer.
+pub(crate) async fn lock_conversation(
+    tx: &mut Tx,
+    tenant_id: &str,
+    customer_id: &str,
+) -> CoreResult<ConversationStatus> {
+    // A write first: PostgreSQL locks the row, SQLite takes its write lock, so the
+    // read below cannot go stale before this transaction commits.
+    let touched = with_tx!(tx, |conn| sqlx::query(
+        "update customers set status = status where tenant_id = $1 and id = $2"
+    )
+    .bind(tenant_id)
+    .bind(customer_id)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    if touched == 0 {
+        return Err(CoreError::NotFound("customer"));
+    }
+    let status: String = with_tx!(tx, |conn| sqlx::query_scalar(
+        "select status from customers where tenant_id = $1 and id = $2"
+    )
+    .bind(tenant_id)
+    .bind(customer_id)
+    .fetch_one(conn)
+    .await)?;
+    Ok(ConversationStatus::parse(&status).unwrap_or(ConversationStatus::Unread))
+}
+
+impl Services {
+    /// The Conversation object of a customer, read inside `tx`.
+    pub(crate) async fn conversation_in(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+    ) -> CoreResult<Conversation> {
+        let row: Option<(String, Option<String>)> = with_tx!(tx, |conn| sqlx::query_as(CONVERSATION_SQL)
+            .bind(tenant_id)
+            .bind(customer_id)
+            .fetch_optional(conn)
+            .await)?;
+        self.conversation_from(customer_id, row)
+    }
+
+    fn conversation_from(&self, customer_id: &str, row: Option<(String, Option<String>)>) -> CoreResult<Conversation> {
+        let (status, text) = row.ok_or(CoreError::NotFound("customer"))?;
+        let text = text.unwrap_or_default();
+        Ok(Conversation {
+            customer_id: customer_id.to_string(),
+            status: ConversationStatus::parse(&status).unwrap_or(ConversationStatus::Unread),
+            last_message: LastMessage {
+                test: text.clone(),
+                text,
+            },
+            url: format!("{}/inbox/{}", self.public_url(), customer_id),
+        })
+    }
+
+    /// Locks a conversation and moves it by `trigger` (see [`Services::finish_trigger`]).
+    async fn apply_trigger(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        trigger: Trigger,
+        actor: &Actor,
+    ) -> CoreResult<(ConversationStatus, ConversationStatus)> {
+        let from = lock_conversation(tx, tenant_id, customer_id).await?;
+        self.finish_trigger(tx, tenant_id, customer_id, from, trigger, actor)
+            .await
+    }
+
+    /// Moves a conversation locked with status `from` by `trigger`, writing the new
+    /// status and queuing the events of the change. Returns the status before and after.
+    pub(crate) async fn finish_trigger(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        from: ConversationStatus,
+        trigger: Trigger,
+        actor: &Actor,
+    ) -> CoreResult<(ConversationStatus, ConversationStatus)> {
+        let to = next_status(from, trigger);
+        let fired = transition_events(from, to);
+        if !fired.is_empty() {
+            with_tx!(tx, |conn| sqlx::query(
+                "update customers set status = $3, status_changed_at = $4 where tenant_id = $1 and id = $2"
+            )
+            .bind(tenant_id)
+            .bind(customer_id)
+            .bind(to.as_str())
+            .bind(now_ms())
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+            let conversation = self.conversation_in(tx, tenant_id, customer_id).await?;
+            for event in fired {
+                events::enqueue(tx, tenant_id, actor, event, Some(customer_id), &conversation).await?;
+            }
+        }
+        Ok((from, to))
+    }
+
+    /// The conversation of a customer.
+    pub async fn get_conversation(&self, tenant_id: &str, customer_id: &str) -> CoreResult<Conversation> {
+        let row: Option<(String, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(CONVERSATION_SQL)
+            .bind(tenant_id)
+            .bind(customer_id)
+            .fetch_optional(pool)
+            .await)?;
+        self.conversation_from(customer_id, row)
+    }
+
+    /// A page of conversations, the most recently active first.
+    pub async fn list_conversations(
+        &self,
+        tenant_id: &str,
+        filter: &ConversationFilter,
+        page: &PageRequest,
+    ) -> CoreResult<Page<Conversation>> {
+        let paging = Paging::from_request(page)?;
+        let status = filter.status.map(ConversationStatus::as_str);
+        let condition = "tenant_id = $1 and ($2 is null or status = $2)";
+        let count_sql = format!("select count(*) from customers where {condition}");
+        let sql = format!(
+            "select id from customers where {condition} \
+             order by coalesce(last_message_at, created_at) desc, id desc limit $3 offset $4"
+        );
+        let (total, ids): (i64, Vec<String>) = with_db!(self.db(), |pool| {
+            let total: i64 = sqlx::query_scalar(&count_sql)
+                .bind(tenant_id)
+                .bind(status)
+                .fetch_one(pool)
+                .await?;
+            let ids = sqlx::query_scalar(&sql)
+                .bind(tenant_id)
+                .bind(status)
+                .bind(paging.limit)
+                .bind(paging.offset)
+                .fetch_all(pool)
+                .await?;
+            Ok::<_, sqlx::Error>((total, ids))
+        })?;
+        let mut results = Vec::with_capacity(ids.len());
+        for id in ids {
+            results.push(self.get_conversation(tenant_id, &id).await?);
+        }
+        Ok(paging.page(total, results))
+    }
+
+    /// Sets a conversation's status. Setting the current status again is no change and
+    /// fires nothing.
+    pub async fn set_conversation_status(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        input: StatusIn,
+        actor: &Actor,
+    ) -> CoreResult<Conversation> {
+        let Some(status) = input.status else {
+            return Err(CoreError::invalid("status", "required", "status is required"));
+        };
+        let mut tx = self.db().begin().await?;
+        let (from, to) = self
+            .apply_trigger(&mut tx, tenant_id, customer_id, Trigger::Set(status), actor)
+            .await?;
+        if from != to {
+            audit::record(
+                &mut tx,
+                Some(tenant_id),
+                actor,
+                "conversation.status",
+                "customer",
+                Some(customer_id),
+            )
+            .await?;
+        }
+        let conversation = self.conversation_in(&mut tx, tenant_id, customer_id).await?;
+        tx.commit().await?;
+        self.after_commit(tenant_id, customer_id, LiveEvent::Conversation(conversation.clone()));
+        Ok(conversation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ConversationStatus::*;
+    use EventType::*;
+
+    /// Every status crossed with every trigger: the status it ends in and the events
+    /// it fires.
+    #[test]
+    fn every_transition_and_its_events() {
+        let table: &[(ConversationStatus, Trigger, ConversationStatus, &[EventType])] = &[
+            (Unread, Trigger::CustomerMessage, Unread, &[]),
+            (
+                Done,
+                Trigger::CustomerMessage,
+                Unread,
+                &[ConversationCreated, ConversationStatusChanged],
+            ),
+            (
+                Unresolved,
+                Trigger::CustomerMessage,
+                Unread,
+                &[ConversationStatusChanged],
+            ),
+            (Unread, Trigger::Reply, Unresolved, &[ConversationStatusChanged]),
+            (Done, Trigger::Reply, Done, &[]),
+            (Unresolved, Trigger::Reply, Unresolved, &[]),
+            (Unread, Trigger::Set(Unread), Unread, &[]),
+            (Unread, Trigger::Set(Done), Done, &[ConversationStatusChanged]),
+            (
+                Unread,
+                Trigger::Set(Unresolved),
+                Unresolved,
+                &[ConversationStatusChanged],
+            ),
+            (
+                Done,
+                Trigger::Set(Unread),
+                Unread,
+                &[ConversationCreated, ConversationStatusChanged],
+            ),
+            (Done, Trigger::Set(Done), Done, &[]),
+            (Done, Trigger::Set(Unresolved), Unresolved, &[ConversationStatusChanged]),
+            (Unresolved, Trigger::Set(Unread), Unread, &[ConversationStatusChanged]),
+            (Unresolved, Trigger::Set(Done), Done, &[ConversationStatusChanged]),
+            (Unresolved, Trigger::Set(Unresolved), Unresolved, &[]),
+        ];
+        // The table covers every (status, trigger) pair.
+        assert_eq!(table.len(), 3 * 5);
+        for (from, trigger, to, fired) in table {
+            let next = next_status(*from, *trigger);
+            assert_eq!(next, *to, "{from:?} + {trigger:?}");
+            assert_eq!(transition_events(*from, next), fired.to_vec(), "{from:?} + {trigger:?}");
+        }
+    }
+}

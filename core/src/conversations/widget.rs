@@ -1,0 +1,185 @@
+//! The visitor widget: a tenant's public widget key, visitors and their tokens, and
+//! the messages a visitor writes and reads.
+
+use serde::{Deserialize, Serialize};
+
+use super::messages::{validate_content, Channel, Direction, Message, MessageType};
+use crate::{
+    audit::{self, Actor, ActorKind},
+    crypto::{random_token, token_digest},
+    customers::{Customer, CustomerIn},
+    error::{CoreError, CoreResult},
+    model::{Page, PageRequest},
+    validate::Checks,
+    with_db, with_tx, Services,
+};
+
+/// What a visitor sends through the widget: the content part of [`MessageIn`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetMessageIn {
+    /// `MESSAGE` (default), `AUDIO`, `VIDEO`, `FILE` or `CARD`.
+    #[serde(rename = "type")]
+    pub kind: Option<MessageType>,
+    /// The text.
+    pub message: Option<String>,
+    /// An http(s) URL, for media.
+    pub url: Option<String>,
+}
+
+/// What the widget learns when a visitor starts: who it is, and the secret that
+/// proves it on later requests.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VisitorIdentity {
+    /// The customer the visitor is.
+    pub customer_id: String,
+    /// Bearer token of this visitor (shown once; store it in the browser).
+    pub visitor_token: String,
+}
+
+/// A new per-tenant widget key (public: it names the tenant to the widget).
+pub fn new_widget_key() -> String {
+    format!("wk_{}", uuid::Uuid::new_v4().simple())
+}
+
+impl Services {
+    /// The tenant a widget key belongs to.
+    pub async fn tenant_by_widget_key(&self, widget_key: &str) -> CoreResult<String> {
+        let id: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select id from tenants where widget_key = $1"
+        )
+        .bind(widget_key)
+        .fetch_optional(pool)
+        .await)?;
+        id.ok_or(CoreError::Unauthenticated)
+    }
+
+    /// The tenant's widget key.
+    pub async fn widget_key(&self, tenant_id: &str) -> CoreResult<String> {
+        let key: Option<Option<String>> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select widget_key from tenants where id = $1"
+        )
+        .bind(tenant_id)
+        .fetch_optional(pool)
+        .await)?;
+        key.flatten().ok_or(CoreError::NotFound("tenant"))
+    }
+
+    /// Replaces the tenant's widget key; the old one stops working at once.
+    pub async fn rotate_widget_key(&self, tenant_id: &str, actor: &Actor) -> CoreResult<String> {
+        let key = new_widget_key();
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update tenants set widget_key = $2 where id = $1"
+        )
+        .bind(tenant_id)
+        .bind(&key)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "widget.rotate_key",
+            "tenant",
+            Some(tenant_id),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(key)
+    }
+
+    /// A new visitor of the tenant whose widget key is given: creates the customer
+    /// (`customer.created`, `conversation.created`) and its visitor token.
+    pub async fn start_visitor(
+        &self,
+        widget_key: &str,
+        profile: CustomerIn,
+        mut actor: Actor,
+    ) -> CoreResult<(String, VisitorIdentity)> {
+        let tenant_id = self.tenant_by_widget_key(widget_key).await?;
+        // A visitor may name itself, but not pick an id or an assignment.
+        let profile = CustomerIn {
+            id: None,
+            assigned_user: None,
+            assigned_team: None,
+            ..profile
+        };
+        let customer_id = uuid::Uuid::now_v7().to_string();
+        actor.kind = ActorKind::Customer;
+        actor.id = customer_id.clone();
+        let token = format!("vt_{}", random_token(32));
+        self.create_customer_with_id(&tenant_id, &customer_id, profile, Some(&token_digest(&token)), &actor)
+            .await?;
+        Ok((
+            tenant_id,
+            VisitorIdentity {
+                customer_id,
+                visitor_token: token,
+            },
+        ))
+    }
+
+    /// The tenant and customer a widget key and visitor token stand for.
+    pub async fn visitor(&self, widget_key: &str, visitor_token: &str) -> CoreResult<(String, Customer)> {
+        let tenant_id = self.tenant_by_widget_key(widget_key).await?;
+        let id: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select id from customers where tenant_id = $1 and visitor_token_hash = $2"
+        )
+        .bind(&tenant_id)
+        .bind(token_digest(visitor_token))
+        .fetch_optional(pool)
+        .await)?;
+        let id = id.ok_or(CoreError::Unauthenticated)?;
+        let customer = self.get_customer(&tenant_id, &id).await?;
+        Ok((tenant_id, customer))
+    }
+
+    /// A message a visitor writes in the widget.
+    pub async fn visitor_message(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        input: WidgetMessageIn,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        let mut checks = Checks::new();
+        let content = validate_content(
+            &mut checks,
+            Some(input.kind.unwrap_or(MessageType::Message)),
+            input.message.as_deref(),
+            input.url.as_deref(),
+            None,
+            None,
+        );
+        if content.kind == MessageType::Card {
+            checks.push("type", "not_allowed", "visitors cannot send cards");
+        }
+        checks.finish()?;
+        self.record_inbound(tenant_id, customer_id, content, Channel::Widget, actor)
+            .await
+    }
+
+    /// The visitor's conversation, newest first; marks the outbound messages on the
+    /// page as delivered, since the widget now has them.
+    pub async fn visitor_messages(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        page: &PageRequest,
+    ) -> CoreResult<Page<Message>> {
+        let page = self.list_messages(tenant_id, customer_id, page).await?;
+        let undelivered: Vec<&str> = page
+            .results
+            .iter()
+            .filter(|m| m.direction == Direction::Outbound && m.delivered_at.is_none())
+            .map(|m| m.id.as_str())
+            .collect();
+        if !undelivered.is_empty() {
+            self.mark_delivered(tenant_id, customer_id, &undelivered).await?;
+        }
+        Ok(page)
+    }
+}
