@@ -153,7 +153,8 @@ async fn principal(parts: &Parts, state: &AppState) -> Result<Principal, ApiErro
 }
 
 /// Who acts, for the audit log: the key, the client IP and the request id.
-fn actor(parts: &Parts, kind: ActorKind, key_id: &str) -> Actor {
+/// The actor of a request: who (`kind`, `id`), from which IP, in which request.
+pub(crate) fn actor(parts: &Parts, kind: ActorKind, key_id: &str) -> Actor {
     Actor {
         kind,
         id: key_id.to_string(),

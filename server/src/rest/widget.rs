@@ -29,8 +29,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::{
     http::{
         error::{ApiError, ApiResult, AuthErrors, InputErrors},
-        extract::{bearer_token, client_ip, ApiJson, ApiQuery, TenantAuth},
-        request_id::RequestId,
+        extract::{actor, bearer_token, ApiJson, ApiQuery, TenantAuth},
     },
     state::AppState,
 };
@@ -95,12 +94,7 @@ impl FromRequestParts<AppState> for Visitor {
             .map_err(|_| ApiError::unauthorized("invalid_visitor", "unknown widget key or visitor token"))?;
         Ok(Visitor {
             tenant_id,
-            actor: Actor {
-                kind: ActorKind::Customer,
-                id: customer.id.clone(),
-                ip: Some(client_ip(parts).to_string()),
-                request_id: parts.extensions.get::<RequestId>().map(|r| r.0.clone()),
-            },
+            actor: actor(parts, ActorKind::Customer, &customer.id),
             customer_id: customer.id,
         })
     }
@@ -241,12 +235,8 @@ impl FromRequestParts<AppState> for AnonymousVisitor {
             .map_err(|_| ApiError::unauthorized("invalid_widget_key", "unknown widget key"))?;
         Ok(AnonymousVisitor {
             widget_key,
-            actor: Actor {
-                kind: ActorKind::Customer,
-                id: String::new(),
-                ip: Some(client_ip(parts).to_string()),
-                request_id: parts.extensions.get::<RequestId>().map(|r| r.0.clone()),
-            },
+            // The customer's id is only known once it is created.
+            actor: actor(parts, ActorKind::Customer, ""),
         })
     }
 }
