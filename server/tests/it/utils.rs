@@ -189,6 +189,19 @@ pub async fn ok_json(response: reqwest::Response, expected: StatusCode) -> Value
     body
 }
 
+/// GETs `path` until `ready` holds for its JSON, for at most 10 s (work the
+/// server does in the background); returns the last answer either way.
+pub async fn poll_json(app: &TestApp, path: &str, token: &str, ready: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let body = ok_json(app.get(path, token).await, StatusCode::OK).await;
+        if ready(&body) || std::time::Instant::now() > deadline {
+            return body;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// The `field` of each error of a problem body.
 pub fn fields(problem: &Value) -> Vec<String> {
     problem["errors"]

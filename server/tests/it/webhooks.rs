@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::{
     receiver::{Receiver, Reply},
-    utils::{expect_problem, fields, ok_json, send, TestApp},
+    utils::{expect_problem, fields, ok_json, poll_json, send, TestApp},
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -83,18 +83,10 @@ async fn retries_honour_retry_after_and_410_disables(db: TestDb) {
     receiver.script([Reply::Status(410)]);
     ok_json(app.post("/rest/v1/customer", &t, json!({})).await, StatusCode::CREATED).await;
     receiver.wait_for(4, WAIT).await;
-    let mut endpoint = Value::Null;
-    for _ in 0..50 {
-        endpoint = ok_json(
-            app.get(&format!("/rest/v1/webhook/{hook_id}"), &t).await,
-            StatusCode::OK,
-        )
-        .await;
-        if endpoint["enabled"] == false {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let endpoint = poll_json(&app, &format!("/rest/v1/webhook/{hook_id}"), &t, |e| {
+        e["enabled"] == false
+    })
+    .await;
     assert_eq!(endpoint["enabled"], false, "{endpoint}");
     assert_eq!(endpoint["disabledReason"], "the endpoint answered 410 Gone");
     let audit = app
@@ -137,19 +129,11 @@ async fn exhausted_deliveries_fail_and_replay_with_the_same_id(db: TestDb) {
     receiver.script((0..4).map(|_| Reply::Status(500)));
     ok_json(app.post("/rest/v1/customer", &t, json!({})).await, StatusCode::CREATED).await;
     let got = receiver.wait_for(4, WAIT).await;
-    let mut delivery = Value::Null;
-    for _ in 0..50 {
-        let page = ok_json(
-            app.get(&format!("/rest/v1/webhook/{hook_id}/delivery"), &t).await,
-            StatusCode::OK,
-        )
-        .await;
-        delivery = page["results"][0].clone();
-        if delivery["state"] == "failed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let page = poll_json(&app, &format!("/rest/v1/webhook/{hook_id}/delivery"), &t, |p| {
+        p["results"][0]["state"] == "failed"
+    })
+    .await;
+    let delivery = &page["results"][0];
     assert_eq!(delivery["state"], "failed", "{delivery}");
     assert_eq!(delivery["attempts"], 4);
     assert_eq!(delivery["lastStatus"], 500);
@@ -314,18 +298,10 @@ async fn the_ssrf_guard_refuses_private_addresses(db: TestDb) {
     let (named, _) = subscribe(&app, &t, &by_name, &["customer.created"]).await;
     ok_json(app.post("/rest/v1/customer", &t, json!({})).await, StatusCode::CREATED).await;
     for hook in [literal, named] {
-        let mut log = Value::Null;
-        for _ in 0..100 {
-            log = ok_json(
-                app.get(&format!("/rest/v1/webhook/{hook}/attempt"), &t).await,
-                StatusCode::OK,
-            )
-            .await;
-            if log["page"]["totalElements"].as_i64() > Some(0) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let log = poll_json(&app, &format!("/rest/v1/webhook/{hook}/attempt"), &t, |l| {
+            l["page"]["totalElements"].as_i64() > Some(0)
+        })
+        .await;
         let error = log["results"][0]["error"].as_str().unwrap_or_default();
         assert!(error.starts_with("refused:"), "{log}");
         assert_eq!(log["results"][0]["statusCode"], Value::Null);
@@ -374,18 +350,10 @@ async fn an_endpoint_failing_past_the_limit_is_disabled_and_audited(db: TestDb) 
     let (hook_id, _) = subscribe(&app, &t, &receiver.url, &["customer.created"]).await;
     receiver.script((0..20).map(|_| Reply::Status(500)));
     ok_json(app.post("/rest/v1/customer", &t, json!({})).await, StatusCode::CREATED).await;
-    let mut endpoint = Value::Null;
-    for _ in 0..100 {
-        endpoint = ok_json(
-            app.get(&format!("/rest/v1/webhook/{hook_id}"), &t).await,
-            StatusCode::OK,
-        )
-        .await;
-        if endpoint["enabled"] == false {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let endpoint = poll_json(&app, &format!("/rest/v1/webhook/{hook_id}"), &t, |e| {
+        e["enabled"] == false
+    })
+    .await;
     assert_eq!(endpoint["enabled"], false, "{endpoint}");
     assert!(endpoint["disabledReason"]
         .as_str()
