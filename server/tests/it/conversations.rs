@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::{
     receiver::Receiver,
-    utils::{expect_problem, fields, ok_json, send, TestApp},
+    utils::{expect_problem, fields, ok_json, poll_json, send, TestApp},
     webhooks::{key_id, subscribe},
 };
 
@@ -158,10 +158,11 @@ async fn conversation_lifecycle_fires_exactly_the_spec_events(db: TestDb) {
     assert_eq!(ids.len(), got.len(), "one webhook-id per event");
 
     // The delivery log has every attempt.
-    let log = ok_json(
-        app.get(&format!("/rest/v1/webhook/{hook_id}/attempt?pageSize=50"), &t)
-            .await,
-        StatusCode::OK,
+    let log = poll_json(
+        &app,
+        &format!("/rest/v1/webhook/{hook_id}/attempt?pageSize=50"),
+        &t,
+        |l| l["page"]["totalElements"] == expected.len(),
     )
     .await;
     assert_eq!(log["page"]["totalElements"], expected.len());

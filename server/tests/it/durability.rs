@@ -200,13 +200,21 @@ async fn two_instances_on_postgres_attempt_each_delivery_once(db: TestDb) {
     let twice: Vec<_> = per_id.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "attempted more than once: {twice:?}");
     assert_eq!(per_id.len(), 300);
-    let attempts: i64 = rapport_core::with_db!(&db.db, |pool| sqlx::query_scalar(
-        "select count(*) from webhook_attempts where tenant_id = $1"
-    )
-    .bind(&tenant_id)
-    .fetch_one(pool)
-    .await)
-    .unwrap();
+    // Attempts are recorded just after the receiver answers; wait for the last ones.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let attempts = loop {
+        let attempts: i64 = rapport_core::with_db!(&db.db, |pool| sqlx::query_scalar(
+            "select count(*) from webhook_attempts where tenant_id = $1"
+        )
+        .bind(&tenant_id)
+        .fetch_one(pool)
+        .await)
+        .unwrap();
+        if attempts >= 300 || Instant::now() > deadline {
+            break attempts;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     assert_eq!(attempts, 300, "one recorded attempt per delivery");
     drop((one, two));
 }
