@@ -157,10 +157,17 @@ pub struct ConversationFilter {
 }
 
 /// A conversation's status and last message text.
-const CONVERSATION_SQL: &str = "select c.status, \
+const CONVERSATION_SQL: &str = "select c.status, (select coalesce(m.message, m.url, m.button_text) from messages m \
+       where m.tenant_id = c.tenant_id and m.customer_id = c.id order by m.created_at desc, m.id desc limit 1) \
+     from customers c where c.tenant_id = $1 and c.id = $2";
+
+/// A page of conversations, most recently active first: id, status and last message
+/// text in one query.
+const CONVERSATION_PAGE_SQL: &str = "select c.id, c.status, \
        (select coalesce(m.message, m.url, m.button_text) from messages m \
           where m.tenant_id = c.tenant_id and m.customer_id = c.id order by m.created_at desc, m.id desc limit 1) \
-     from customers c where c.tenant_id = $1 and c.id = $2";
+     from customers c where c.tenant_id = $1 and ($2 is null or c.status = $2) \
+     order by coalesce(c.last_message_at, c.created_at) desc, c.id desc limit $3 offset $4";
 
 /// Locks a customer's row for the rest of `tx` and returns its status; `NotFound`
 /// when the tenant has no such customer.
@@ -287,31 +294,26 @@ impl Services {
     ) -> CoreResult<Page<Conversation>> {
         let paging = Paging::from_request(page)?;
         let status = filter.status.map(ConversationStatus::as_str);
-        let condition = "tenant_id = $1 and ($2 is null or status = $2)";
-        let count_sql = format!("select count(*) from customers where {condition}");
-        let sql = format!(
-            "select id from customers where {condition} \
-             order by coalesce(last_message_at, created_at) desc, id desc limit $3 offset $4"
-        );
-        let (total, ids): (i64, Vec<String>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar(&count_sql)
+        let count_sql = "select count(*) from customers where tenant_id = $1 and ($2 is null or status = $2)";
+        let (total, rows): (i64, Vec<(String, String, Option<String>)>) = with_db!(self.db(), |pool| {
+            let total: i64 = sqlx::query_scalar(count_sql)
                 .bind(tenant_id)
                 .bind(status)
                 .fetch_one(pool)
                 .await?;
-            let ids = sqlx::query_scalar(&sql)
+            let rows = sqlx::query_as(CONVERSATION_PAGE_SQL)
                 .bind(tenant_id)
                 .bind(status)
                 .bind(paging.limit)
                 .bind(paging.offset)
                 .fetch_all(pool)
                 .await?;
-            Ok::<_, sqlx::Error>((total, ids))
+            Ok::<_, sqlx::Error>((total, rows))
         })?;
-        let mut results = Vec::with_capacity(ids.len());
-        for id in ids {
-            results.push(self.get_conversation(tenant_id, &id).await?);
-        }
+        let results = rows
+            .into_iter()
+            .map(|(id, status, text)| self.conversation_from(&id, Some((status, text))))
+            .collect::<CoreResult<Vec<_>>>()?;
         Ok(paging.page(total, results))
     }
 
