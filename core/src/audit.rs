@@ -71,6 +71,11 @@ impl Actor {
         format!("{}:{}", self.kind.as_str(), self.id)
     }
 
+    /// The user's id when a dashboard user acts.
+    pub fn user_id(&self) -> Option<&str> {
+        (self.kind == ActorKind::User).then_some(self.id.as_str())
+    }
+
     /// Rapport itself or a named tool (e.g. `cli`), with no client.
     pub fn system(what: &str) -> Actor {
         Actor {

@@ -189,6 +189,7 @@ impl Services {
             .user_for_session_digest(&token_digest(&token))
             .await?
             .ok_or(CoreError::Unauthenticated)?;
+        self.presence_signed_in(&user.tenant_id, &user.id).await?;
         Ok(LoginOutcome {
             user,
             session_token: token,
@@ -219,9 +220,9 @@ impl Services {
     pub async fn session_user(&self, session_token: &str) -> CoreResult<Option<SessionUser>> {
         let digest = token_digest(session_token);
         let user = self.user_for_session_digest(&digest).await?;
-        if user.is_some() {
+        if let Some(signed_in) = &user {
             let now = now_ms();
-            with_db!(self.db(), |pool| {
+            let touched = with_db!(self.db(), |pool| {
                 sqlx::query(
                 "update sessions set last_seen_at = $2, expires_at = $3 where token_hash = $1 and last_seen_at < $4"
             )
@@ -232,6 +233,10 @@ impl Services {
             .execute(pool)
             .await.map(|r| r.rows_affected())
             })?;
+            // The once-a-minute touch doubles as the presence heartbeat.
+            if touched == 1 {
+                self.presence_heartbeat(&signed_in.tenant_id, &signed_in.id).await?;
+            }
         }
         Ok(user)
     }
@@ -251,8 +256,11 @@ impl Services {
         row.map(SessionUserRow::into_user).transpose()
     }
 
-    /// Ends a session. Unknown tokens are ignored.
+    /// Ends a session and the user's presence. Unknown tokens are ignored.
     pub async fn logout(&self, session_token: &str) -> CoreResult<()> {
+        if let Some(user) = self.user_for_session_digest(&token_digest(session_token)).await? {
+            self.presence_signed_out(&user.tenant_id, &user.id).await?;
+        }
         with_db!(self.db(), |pool| sqlx::query(
             "delete from sessions where token_hash = $1"
         )

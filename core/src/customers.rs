@@ -313,6 +313,7 @@ impl Services {
             &conversation,
         )
         .await?;
+        crate::reports::facts::conversation_started(&mut tx, tenant_id, id, actor.user_id()).await?;
         tx.commit().await?;
         self.after_commit(tenant_id, id, LiveEvent::Conversation(conversation));
         Ok(customer)

@@ -12,6 +12,7 @@
 
 pub mod error;
 pub mod model;
+pub mod reports;
 
 #[cfg(feature = "server")]
 pub mod appointments;

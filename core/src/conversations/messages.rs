@@ -10,6 +10,7 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    reports::facts,
     live::LiveEvent,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
@@ -42,7 +43,7 @@ impl MessageType {
         MessageType::Card,
     ];
 
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MessageType::Message => "MESSAGE",
             MessageType::Audio => "AUDIO",
@@ -338,6 +339,7 @@ impl Services {
             .await?;
         self.finish_trigger(&mut tx, tenant_id, &customer_id, from, Trigger::Reply, actor)
             .await?;
+        facts::message_stored(&mut tx, tenant_id, &customer_id, false, message.kind.as_str(), actor.user_id()).await?;
         events::enqueue(
             &mut tx,
             tenant_id,
@@ -431,6 +433,7 @@ impl Services {
             .await?;
         self.finish_trigger(&mut tx, tenant_id, customer_id, from, Trigger::CustomerMessage, actor)
             .await?;
+        facts::message_stored(&mut tx, tenant_id, customer_id, true, message.kind.as_str(), None).await?;
         events::enqueue(
             &mut tx,
             tenant_id,

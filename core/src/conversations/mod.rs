@@ -39,6 +39,7 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    reports::facts,
     live::LiveEvent,
     model::{Page, PageRequest},
     time::now_ms,
@@ -270,6 +271,15 @@ impl Services {
             let conversation = self.conversation_in(tx, tenant_id, customer_id).await?;
             for event in fired {
                 events::enqueue(tx, tenant_id, actor, event, Some(customer_id), &conversation).await?;
+                match event {
+                    EventType::ConversationCreated => {
+                        facts::conversation_started(tx, tenant_id, customer_id, actor.user_id()).await?
+                    }
+                    EventType::ConversationStatusChanged => {
+                        facts::status_changed(tx, tenant_id, customer_id, to.as_str(), actor.user_id()).await?
+                    }
+                    _ => {}
+                }
             }
         }
         Ok((from, to))

@@ -1,0 +1,424 @@
+//! Report requests and responses on the wire (spec 2.15–2.17). These types are
+//! shared with the browser dashboard, so they stay free of storage.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The spec's `grouping` enum: which period a report covers and how it is cut
+/// into buckets. Bucket sizes (all cut in the report's time zone):
+///
+/// | grouping | period | bucket | label |
+/// |---|---|---|---|
+/// | `TODAY` | local midnight to now | hour | `YYYY/MM/DD HH` |
+/// | `TODAY_BY_MINUTE` | local midnight to now | minute | `YYYY/MM/DD HH:mm` |
+/// | `LAST_7_DAYS` | today and the 6 days before | day | `YYYY/MM/DD` |
+/// | `LAST_MONTH` | the day after this date last month, to now | day | `YYYY/MM/DD` |
+/// | `LAST_YEAR` | the day after this date last year, to now | day | `YYYY/MM/DD` |
+/// | `CUSTOM` | `from` to `to` | hour up to 48 h, else day | as above |
+/// | `ALL` | the first recorded fact to now | day | `YYYY/MM/DD` |
+///
+/// On the night clocks go back, the repeated hour is one bucket two hours long; on
+/// the night they go forward, the skipped hour has no bucket. Days are as long as
+/// they really are (23, 24 or 25 hours).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Grouping {
+    /// Today, by hour.
+    Today,
+    /// Today, by minute.
+    TodayByMinute,
+    /// The last seven days including today, by day.
+    #[default]
+    #[serde(rename = "LAST_7_DAYS")]
+    Last7Days,
+    /// The last month up to today, by day.
+    LastMonth,
+    /// The last year up to today, by day.
+    LastYear,
+    /// `from` to `to`, by hour when at most 48 hours long, else by day.
+    Custom,
+    /// Everything recorded, by day.
+    All,
+}
+
+impl Grouping {
+    /// Every value, in documentation order.
+    pub const ALL: [Grouping; 7] = [
+        Grouping::Today,
+        Grouping::TodayByMinute,
+        Grouping::Last7Days,
+        Grouping::LastMonth,
+        Grouping::LastYear,
+        Grouping::Custom,
+        Grouping::All,
+    ];
+
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grouping::Today => "TODAY",
+            Grouping::TodayByMinute => "TODAY_BY_MINUTE",
+            Grouping::Last7Days => "LAST_7_DAYS",
+            Grouping::LastMonth => "LAST_MONTH",
+            Grouping::LastYear => "LAST_YEAR",
+            Grouping::Custom => "CUSTOM",
+            Grouping::All => "ALL",
+        }
+    }
+}
+
+/// The spec's `DateFilterAPIDTO`: a grouping, and for `CUSTOM` the range.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct DateFilter {
+    /// The period and bucket size (default `LAST_7_DAYS`).
+    #[serde(default)]
+    pub grouping: Grouping,
+    /// Start of a `CUSTOM` range, unix milliseconds (inclusive).
+    pub from: Option<i64>,
+    /// End of a `CUSTOM` range, unix milliseconds (exclusive).
+    pub to: Option<i64>,
+    /// IANA time zone to cut buckets in; default the tenant's.
+    pub time_zone: Option<String>,
+}
+
+/// Tags filter (the spec's `BooleanArrayFilterString`): an item matches when it
+/// carries every tag of `all`, at least one of `any` (if given) and none of `none`.
+/// A plain array is read as `all`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(from = "TagsFilterWire")]
+pub struct TagsFilter {
+    /// Every one of these tags.
+    #[serde(default)]
+    pub all: Vec<String>,
+    /// At least one of these tags (when not empty).
+    #[serde(default)]
+    pub any: Vec<String>,
+    /// None of these tags.
+    #[serde(default)]
+    pub none: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum TagsFilterWire {
+    List(Vec<String>),
+    Object {
+        #[serde(default)]
+        all: Vec<String>,
+        #[serde(default)]
+        any: Vec<String>,
+        #[serde(default)]
+        none: Vec<String>,
+    },
+}
+
+impl From<TagsFilterWire> for TagsFilter {
+    fn from(wire: TagsFilterWire) -> Self {
+        match wire {
+            TagsFilterWire::List(all) => TagsFilter { all, ..Default::default() },
+            TagsFilterWire::Object { all, any, none } => TagsFilter { all, any, none },
+        }
+    }
+}
+
+impl TagsFilter {
+    /// True when the filter lets everything through.
+    pub fn is_empty(&self) -> bool {
+        self.all.is_empty() && self.any.is_empty() && self.none.is_empty()
+    }
+}
+
+/// One metric of a report request (spec 2.15). Which fields apply depends on the
+/// report; the others must be absent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct MetricEntry {
+    /// The metric (see `GET /rest/v1/report/metrics`).
+    pub metric_name: String,
+    /// Split each bucket by this dimension instead of naming the metric. With a
+    /// `groupBy`, a request carries exactly one metric (spec 8).
+    pub group_by: Option<String>,
+    /// Co-browse and visit reports: tag filter.
+    pub tags: Option<TagsFilter>,
+    /// Visit reports: only these visitors.
+    pub visitor_ids: Option<Vec<String>>,
+    /// Visit reports: only visitors with these external ids.
+    pub external_ids: Option<Vec<String>>,
+    /// Visit reports: visits whose URL starts with this.
+    pub base_url: Option<String>,
+    /// Rule report: only these rules.
+    pub rule_ids: Option<Vec<String>>,
+}
+
+/// The common report request (spec 2.15).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "server", schema(example = json!({
+    "metrics": [{"metricName": "ONLINE_TIME", "groupBy": "AGENT"}],
+    "dateFilter": {"grouping": "LAST_7_DAYS"}
+})))]
+pub struct ReportRequest {
+    /// What to measure.
+    #[serde(default)]
+    pub metrics: Vec<MetricEntry>,
+    /// Period, buckets and time zone.
+    #[serde(default)]
+    pub date_filter: DateFilter,
+}
+
+/// The aggregation response (spec 2.17): bucket label, then agent id / group key /
+/// metric name, then the value as a string.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "server", schema(example = json!({
+    "results": {"2026/11/20": {"ONLINE_TIME": "28800"}, "2026/11/21": {"ONLINE_TIME": "3600"}}
+})))]
+pub struct AggregationResponse {
+    /// Buckets in time order; every bucket of the period is present.
+    pub results: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// Body of the agent times list (`{grouping}`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentTimesRequest {
+    /// The period (default `LAST_7_DAYS`).
+    #[serde(default)]
+    pub grouping: Grouping,
+    /// Start of a `CUSTOM` range, unix milliseconds.
+    pub from: Option<i64>,
+    /// End of a `CUSTOM` range, unix milliseconds.
+    pub to: Option<i64>,
+    /// IANA time zone for the period's edges; default the tenant's.
+    pub time_zone: Option<String>,
+}
+
+/// One interval of an agent times record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct TimeRange {
+    /// Start (clipped to the period).
+    pub start: DateTime<Utc>,
+    /// End (clipped to the period; now for an interval still open).
+    pub end: DateTime<Utc>,
+}
+
+/// An agent times record (spec 2.17).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentTimes {
+    /// The agent's user id.
+    pub user_id: String,
+    /// The intervals, oldest first.
+    pub time_ranges: Vec<TimeRange>,
+    /// Their total length in whole minutes (rounded down).
+    pub sum_minutes: i64,
+}
+
+/// Agent metrics split by conversation: per bucket and agent, the conversation
+/// metrics of that agent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct AgentConversationReport {
+    /// Bucket label, then agent id, then metric name, then the value as a string.
+    pub results: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>,
+}
+
+/// The spec's `criteria`: a condition on one field. `criteriaObject.empty: true`
+/// matches items where the field is missing; `false` where it is present. Further
+/// properties compare: `eq`, `ne`, `gt`, `gte`, `lt`, `lte` (numbers or strings) and
+/// `contains` (strings).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Criteria {
+    /// The field: for resources `name`, `type`, `url`, `path`, `statusCode`,
+    /// `durationMs`, `transferBytes`, `sessionId`, `visitId`, `visitorId`,
+    /// `externalId`; for script errors `message`, `fileName`, `line`, `url`, `path`,
+    /// `sessionId`, `visitId`, `visitorId`, `externalId`.
+    pub key: String,
+    /// The condition.
+    #[serde(default)]
+    pub criteria_object: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `groupBy` of the resource report (spec 2.16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ResourceGroupBy {
+    /// By resource name.
+    ResourceName,
+    /// By session.
+    SessionId,
+    /// By visit.
+    VisitId,
+    /// By visitor.
+    VisitorId,
+    /// By external id.
+    ExternalId,
+    /// By resource type (`script`, `img`, `css`, `fetch`, …).
+    Type,
+    /// By page path.
+    Path,
+    /// By page URL.
+    Url,
+    /// By HTTP status code.
+    StatusCode,
+}
+
+/// Filters of the conversation-resource report (spec 2.16).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceFilter {
+    /// Exact resource name.
+    pub resource_name: Option<String>,
+    /// Exact session id.
+    pub session_id: Option<String>,
+    /// Exact visit id.
+    pub visit_id: Option<String>,
+    /// Any of these visitors (unique).
+    pub visitor_ids: Option<Vec<String>>,
+    /// Any of these external ids (unique).
+    pub external_ids: Option<Vec<String>>,
+    /// Exact HTTP status code.
+    pub status_code: Option<i32>,
+    /// Exact resource type.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Tag filter on the visit's tags.
+    pub tags: Option<TagsFilter>,
+    /// Period (and time zone for the buckets of the totals).
+    #[serde(default)]
+    pub date_filter: DateFilter,
+    /// Exact page path.
+    pub path: Option<String>,
+    /// Page URL prefix.
+    pub url: Option<String>,
+    /// One more condition on any field.
+    pub criteria: Option<Criteria>,
+    /// Group rows by this; resources with the same name in a group are averaged.
+    pub group_by: Option<ResourceGroupBy>,
+}
+
+/// One row of the resource report: a resource, or with `groupBy` the average of
+/// the resources of that name in the group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRow {
+    /// The group's value (with `groupBy`).
+    pub group: Option<String>,
+    /// Resource name.
+    pub resource_name: String,
+    /// Resource type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// How many loads are in this row.
+    pub count: i64,
+    /// Mean load time, ms.
+    pub avg_duration_ms: f64,
+    /// Longest load time, ms.
+    pub max_duration_ms: i64,
+    /// Mean transferred bytes, where known.
+    pub avg_transfer_bytes: Option<f64>,
+    /// Loads that answered 400 or above (or failed with no status).
+    pub error_count: i64,
+}
+
+/// The resource report: rows (at most 1000, most loads first) and the per-bucket
+/// totals for charts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ResourceReport {
+    /// Averaged rows.
+    pub rows: Vec<ResourceRow>,
+    /// Bucket label → `RESOURCE_LOADS`, `AVG_RESOURCE_DURATION` (ms), `RESOURCE_ERRORS`.
+    pub results: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// Filters of the script-error report (spec 2.16, second set).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ScriptErrorFilter {
+    /// Exact session id.
+    pub session_id: Option<String>,
+    /// Any of these visitors (unique).
+    pub visitor_ids: Option<Vec<String>>,
+    /// Any of these external ids (unique).
+    pub external_ids: Option<Vec<String>>,
+    /// Period.
+    #[serde(default)]
+    pub date_filter: DateFilter,
+    /// Tag filter on the visit's tags.
+    pub tags: Option<TagsFilter>,
+    /// Exact page path.
+    pub path: Option<String>,
+    /// Page URL prefix.
+    pub url: Option<String>,
+    /// Exact script file name.
+    pub file_name: Option<String>,
+    /// One more condition on any field.
+    pub criteria: Option<Criteria>,
+}
+
+/// One distinct script error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ScriptErrorRow {
+    /// The error message.
+    pub message: String,
+    /// The script.
+    pub file_name: Option<String>,
+    /// Line in the script.
+    pub line: Option<i32>,
+    /// How often it happened.
+    pub count: i64,
+    /// How many visitors it hit.
+    pub visitors: i64,
+    /// First occurrence in the period.
+    pub first_seen: DateTime<Utc>,
+    /// Last occurrence in the period.
+    pub last_seen: DateTime<Utc>,
+}
+
+/// The script-error report: distinct errors (at most 1000, most frequent first) and
+/// per-bucket counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ScriptErrorReport {
+    /// Distinct errors.
+    pub errors: Vec<ScriptErrorRow>,
+    /// Bucket label → `SCRIPT_ERRORS`, `AFFECTED_VISITORS`.
+    pub results: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// One entry of the metric catalogue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct MetricInfo {
+    /// The report operation, e.g. `agent` for `POST /rest/v1/report/agent`.
+    pub report: String,
+    /// The `metricName`.
+    pub metric_name: String,
+    /// `seconds`, `minutes`, `count` or `percent`.
+    pub unit: String,
+    /// The `groupBy` values this metric takes.
+    pub group_by: Vec<String>,
+    /// What it measures.
+    pub description: String,
+}

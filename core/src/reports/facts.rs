@@ -1,0 +1,447 @@
+//! Recording facts, and keeping the hourly rollups in step.
+//!
+//! Every fact is written in the transaction of what it records, together with its
+//! rollup rows: one for the total, one for its agent, one for its second dimension
+//! (and, for visits, one for its visitor). A fact is never changed afterwards, so
+//! rollups only ever grow by the values of new facts, and recomputing a report from
+//! the raw facts gives the same numbers (the property tests check exactly that).
+
+use serde::{Deserialize, Serialize};
+
+use super::catalogue::{
+    ACTION_RULE_MATCH, CONFERENCE, CONFERENCE_PARTICIPANTS, COBROWSE, COBROWSE_PARTICIPANTS, COBROWSE_UNIVERSAL,
+    COBROWSE_UNIVERSAL_PARTICIPANTS, ROUTING_RULE_MATCH, SLA_1_MATCH, SLA_1_MISS, SLA_2_MATCH, SLA_2_MISS,
+};
+use crate::{
+    db::Tx,
+    error::{CoreError, CoreResult},
+    time::now_ms,
+    validate::Checks,
+    with_tx, Services,
+};
+
+const HOUR: i64 = 3_600_000;
+
+/// One fact for `report_facts`.
+#[derive(Debug, Clone, Default)]
+pub struct Fact<'a> {
+    /// The kind (see the constants in [`super::catalogue`]).
+    pub kind: &'a str,
+    /// When it happened (or started), unix ms.
+    pub at: i64,
+    /// 1 for a count, milliseconds for a duration, a number for an amount.
+    pub value: i64,
+    /// The agent it belongs to.
+    pub agent: Option<&'a str>,
+    /// The kind's second dimension (message type, rule id, reason, status).
+    pub dim: Option<&'a str>,
+    /// What it is about (customer, session, conference).
+    pub subject: Option<&'a str>,
+    /// Tags, for tag filters.
+    pub tags: &'a [String],
+    /// Facts from clients carry a key so a retried batch is recorded once.
+    pub dedupe: Option<&'a str>,
+}
+
+/// Tags as stored: `|a|b|`, so `like '%|a|%'` finds one; `None` without tags.
+pub(crate) fn tags_column(tags: &[String]) -> Option<String> {
+    if tags.is_empty() {
+        None
+    } else {
+        let mut sorted = tags.to_vec();
+        sorted.sort();
+        Some(format!("|{}|", sorted.join("|")))
+    }
+}
+
+/// Writes a fact and its rollup rows. Returns false (and writes nothing) when a
+/// fact with the same dedupe key was recorded before.
+pub(crate) async fn record(tx: &mut Tx, tenant_id: &str, fact: &Fact<'_>) -> CoreResult<bool> {
+    let inserted = with_tx!(tx, |conn| sqlx::query(
+        "insert into report_facts (tenant_id, kind, at, value, agent_id, dim, subject, tags, dedupe_key) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict (tenant_id, kind, dedupe_key) do nothing"
+    )
+    .bind(tenant_id)
+    .bind(fact.kind)
+    .bind(fact.at)
+    .bind(fact.value)
+    .bind(fact.agent)
+    .bind(fact.dim)
+    .bind(fact.subject)
+    .bind(tags_column(fact.tags))
+    .bind(fact.dedupe)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    if inserted == 0 {
+        return Ok(false);
+    }
+    let mut groups = Vec::with_capacity(2);
+    if let Some(agent) = fact.agent {
+        groups.push(("AGENT", agent));
+    }
+    if let Some(dim) = fact.dim {
+        groups.push(("DIM", dim));
+    }
+    add_rollup(tx, tenant_id, fact.kind, hour_of(fact.at), fact.value, 1, &groups).await?;
+    Ok(true)
+}
+
+/// The start of the UTC hour of `ms`.
+pub(crate) fn hour_of(ms: i64) -> i64 {
+    ms.div_euclid(HOUR) * HOUR
+}
+
+/// `[start, end)` cut at UTC hour edges: (hour, ms inside it).
+pub(crate) fn hour_pieces(start: i64, end: i64) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut t = start;
+    while t < end {
+        let hour = hour_of(t);
+        let next = (hour + HOUR).min(end);
+        out.push((hour, next - t));
+        t = next;
+    }
+    out
+}
+
+/// Adds `total`/`samples` to the rollup rows of `kind` in `hour`: the total row and
+/// one row per `(group_kind, key)`.
+pub(crate) async fn add_rollup(
+    tx: &mut Tx,
+    tenant_id: &str,
+    kind: &str,
+    hour: i64,
+    total: i64,
+    samples: i64,
+    groups: &[(&str, &str)],
+) -> CoreResult<()> {
+    let rows: Vec<(&str, &str)> = std::iter::once(("", "")).chain(groups.iter().copied()).collect();
+    let values = (0..rows.len())
+        .map(|i| {
+            let p = 6 + i * 2;
+            format!("($1, $2, ${p}, $3, ${}, $4, $5)", p + 1)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "insert into report_rollups (tenant_id, kind, group_kind, hour, group_key, total, samples) values {values} \
+         on conflict (tenant_id, kind, group_kind, hour, group_key) do update \
+         set total = report_rollups.total + excluded.total, samples = report_rollups.samples + excluded.samples"
+    );
+    with_tx!(tx, |conn| {
+        let mut q = sqlx::query(&sql)
+            .bind(tenant_id)
+            .bind(kind)
+            .bind(hour)
+            .bind(total)
+            .bind(samples);
+        for (group_kind, key) in &rows {
+            q = q.bind(*group_kind).bind(*key);
+        }
+        q.execute(conn).await.map(|r| r.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// Which rule engine matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RuleKind {
+    /// A routing rule.
+    Routing,
+    /// An action rule.
+    Action,
+}
+
+/// Which SLA trigger an outcome belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SlaTrigger {
+    /// `firstResponseSeconds`.
+    FirstResponse,
+    /// `secondResponseSeconds`.
+    SecondResponse,
+}
+
+/// A finished co-browse session or conference.
+#[derive(Debug, Clone, Default)]
+pub struct MeetingFact {
+    /// Its id; recording the same id twice records it once.
+    pub id: String,
+    /// The hosting agent.
+    pub host_user_id: Option<String>,
+    /// Start, unix ms.
+    pub started_at: i64,
+    /// End, unix ms.
+    pub ended_at: i64,
+    /// People who joined besides the host.
+    pub participants: i64,
+    /// Tags (co-browse tag filters).
+    pub tags: Vec<String>,
+}
+
+/// What kind of meeting a [`MeetingFact`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeetingKind {
+    /// Co-browsing started from the visitor script.
+    Cobrowse,
+    /// Universal co-browsing from generated links.
+    UniversalCobrowse,
+    /// A video conference.
+    Conference,
+}
+
+impl Services {
+    /// Records that a rule matched a conversation. Called by the rule engines.
+    pub async fn record_rule_match(
+        &self,
+        tenant_id: &str,
+        kind: RuleKind,
+        rule_id: &str,
+        customer_id: Option<&str>,
+        at: i64,
+    ) -> CoreResult<()> {
+        let mut tx = self.db().begin().await?;
+        let fact = Fact {
+            kind: match kind {
+                RuleKind::Routing => ROUTING_RULE_MATCH,
+                RuleKind::Action => ACTION_RULE_MATCH,
+            },
+            at,
+            value: 1,
+            dim: Some(rule_id),
+            subject: customer_id,
+            ..Fact::default()
+        };
+        record(&mut tx, tenant_id, &fact).await?;
+        tx.commit().await
+    }
+
+    /// Records an SLA measurement of one trigger: it started at `at` and its target
+    /// was `met` or missed. Called by the SLA engine.
+    pub async fn record_sla_outcome(
+        &self,
+        tenant_id: &str,
+        rule_id: &str,
+        trigger: SlaTrigger,
+        customer_id: Option<&str>,
+        at: i64,
+        met: bool,
+    ) -> CoreResult<()> {
+        let (matched, missed) = match trigger {
+            SlaTrigger::FirstResponse => (SLA_1_MATCH, SLA_1_MISS),
+            SlaTrigger::SecondResponse => (SLA_2_MATCH, SLA_2_MISS),
+        };
+        let mut tx = self.db().begin().await?;
+        let mut fact = Fact {
+            kind: matched,
+            at,
+            value: 1,
+            dim: Some(rule_id),
+            subject: customer_id,
+            ..Fact::default()
+        };
+        record(&mut tx, tenant_id, &fact).await?;
+        if !met {
+            fact.kind = missed;
+            record(&mut tx, tenant_id, &fact).await?;
+        }
+        tx.commit().await
+    }
+
+    /// Records a finished co-browse session or conference: one fact for its length
+    /// (at its start, agent = host) and one for its participants.
+    pub async fn record_meeting(&self, tenant_id: &str, kind: MeetingKind, meeting: &MeetingFact) -> CoreResult<()> {
+        let mut checks = Checks::new();
+        checks.required_text("id", Some(&meeting.id), 200);
+        if meeting.ended_at < meeting.started_at {
+            checks.push("endedAt", "before_start", "a meeting cannot end before it starts");
+        }
+        checks.in_range("participants", meeting.participants, 0..=10_000);
+        checks.finish()?;
+        let (length_kind, people_kind) = match kind {
+            MeetingKind::Cobrowse => (COBROWSE, COBROWSE_PARTICIPANTS),
+            MeetingKind::UniversalCobrowse => (COBROWSE_UNIVERSAL, COBROWSE_UNIVERSAL_PARTICIPANTS),
+            MeetingKind::Conference => (CONFERENCE, CONFERENCE_PARTICIPANTS),
+        };
+        let mut tx = self.db().begin().await?;
+        let mut fact = Fact {
+            kind: length_kind,
+            at: meeting.started_at,
+            value: meeting.ended_at - meeting.started_at,
+            agent: meeting.host_user_id.as_deref(),
+            subject: Some(&meeting.id),
+            tags: &meeting.tags,
+            dedupe: Some(&meeting.id),
+            ..Fact::default()
+        };
+        if record(&mut tx, tenant_id, &fact).await? {
+            fact.kind = people_kind;
+            fact.value = meeting.participants;
+            record(&mut tx, tenant_id, &fact).await?;
+        }
+        tx.commit().await
+    }
+}
+
+/// Where a conversation stands, for response-time facts.
+struct ConversationClock {
+    assignee: Option<String>,
+    started_at: Option<i64>,
+    first_reply_at: Option<i64>,
+    awaiting_since: Option<i64>,
+}
+
+async fn clock(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<ConversationClock> {
+    type Row = (Option<String>, Option<i64>, Option<i64>, Option<i64>);
+    let row: Option<Row> = with_tx!(tx, |conn| sqlx::query_as(
+        "select assigned_user_id, conversation_started_at, first_reply_at, awaiting_reply_since \
+         from customers where tenant_id = $1 and id = $2"
+    )
+    .bind(tenant_id)
+    .bind(customer_id)
+    .fetch_optional(conn)
+    .await)?;
+    let (assignee, started_at, first_reply_at, awaiting_since) = row.ok_or(CoreError::NotFound("customer"))?;
+    Ok(ConversationClock {
+        assignee,
+        started_at,
+        first_reply_at,
+        awaiting_since,
+    })
+}
+
+/// The agent a conversation fact belongs to: the acting user, else the assignee.
+fn agent_of<'a>(acting_user: Option<&'a str>, clock: &'a ConversationClock) -> Option<&'a str> {
+    acting_user.or(clock.assignee.as_deref())
+}
+
+/// A conversation started (customer created, or reopened from `DONE`): counts it
+/// and restarts its response clock.
+pub(crate) async fn conversation_started(
+    tx: &mut Tx,
+    tenant_id: &str,
+    customer_id: &str,
+    acting_user: Option<&str>,
+) -> CoreResult<()> {
+    let now = now_ms();
+    let clock = clock(tx, tenant_id, customer_id).await?;
+    let fact = Fact {
+        kind: super::catalogue::CONVERSATION_NEW,
+        at: now,
+        value: 1,
+        agent: clock.assignee.as_deref().or(acting_user),
+        subject: Some(customer_id),
+        ..Fact::default()
+    };
+    record(tx, tenant_id, &fact).await?;
+    with_tx!(tx, |conn| sqlx::query(
+        "update customers set conversation_started_at = $3, first_reply_at = null, awaiting_reply_since = null \
+         where tenant_id = $1 and id = $2"
+    )
+    .bind(tenant_id)
+    .bind(customer_id)
+    .bind(now)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// A conversation's status changed to `to`.
+pub(crate) async fn status_changed(
+    tx: &mut Tx,
+    tenant_id: &str,
+    customer_id: &str,
+    to: &str,
+    acting_user: Option<&str>,
+) -> CoreResult<()> {
+    let clock = clock(tx, tenant_id, customer_id).await?;
+    let mut fact = Fact {
+        kind: super::catalogue::STATUS_CHANGE,
+        at: now_ms(),
+        value: 1,
+        agent: agent_of(acting_user, &clock),
+        dim: Some(to),
+        subject: Some(customer_id),
+        ..Fact::default()
+    };
+    record(tx, tenant_id, &fact).await?;
+    if to == "DONE" {
+        fact.kind = super::catalogue::CONVERSATION_DONE;
+        fact.dim = None;
+        record(tx, tenant_id, &fact).await?;
+    }
+    Ok(())
+}
+
+/// A message was stored: counts it, and for an agent's reply measures the first
+/// response and the response to the oldest waiting customer message.
+pub(crate) async fn message_stored(
+    tx: &mut Tx,
+    tenant_id: &str,
+    customer_id: &str,
+    inbound: bool,
+    message_type: &str,
+    acting_user: Option<&str>,
+) -> CoreResult<()> {
+    let now = now_ms();
+    let clock = clock(tx, tenant_id, customer_id).await?;
+    let agent = if inbound {
+        clock.assignee.as_deref()
+    } else {
+        agent_of(acting_user, &clock)
+    };
+    let fact = Fact {
+        kind: if inbound {
+            super::catalogue::MESSAGE_IN
+        } else {
+            super::catalogue::MESSAGE_OUT
+        },
+        at: now,
+        value: 1,
+        agent,
+        dim: Some(message_type),
+        subject: Some(customer_id),
+        ..Fact::default()
+    };
+    record(tx, tenant_id, &fact).await?;
+    if inbound {
+        if clock.awaiting_since.is_none() {
+            set_clock(tx, tenant_id, customer_id, "awaiting_reply_since = $3", Some(now)).await?;
+        }
+        return Ok(());
+    }
+    if let (Some(started), None) = (clock.started_at, clock.first_reply_at) {
+        let first = Fact {
+            kind: super::catalogue::FIRST_RESPONSE,
+            value: now - started,
+            ..fact.clone()
+        };
+        record(tx, tenant_id, &first).await?;
+        set_clock(tx, tenant_id, customer_id, "first_reply_at = $3", Some(now)).await?;
+    }
+    if let Some(since) = clock.awaiting_since {
+        let reply = Fact {
+            kind: super::catalogue::RESPONSE,
+            value: now - since,
+            ..fact.clone()
+        };
+        record(tx, tenant_id, &reply).await?;
+        set_clock(tx, tenant_id, customer_id, "awaiting_reply_since = $3", None).await?;
+    }
+    Ok(())
+}
+
+async fn set_clock(tx: &mut Tx, tenant_id: &str, customer_id: &str, set: &str, value: Option<i64>) -> CoreResult<()> {
+    let sql = format!("update customers set {set} where tenant_id = $1 and id = $2");
+    with_tx!(tx, |conn| sqlx::query(&sql)
+        .bind(tenant_id)
+        .bind(customer_id)
+        .bind(value)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}

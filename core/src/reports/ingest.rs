@@ -1,0 +1,427 @@
+//! What the visitor script reports: visits, recorded sessions with their reason,
+//! page resources and script errors. The endpoint is public (authenticated by the
+//! tenant's widget key), so every batch is bounded, every field checked, and every
+//! event carries a client id: a retried batch is recorded once.
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    catalogue::SESSION,
+    facts::{add_rollup, hour_of, record, tags_column, Fact},
+};
+use crate::{
+    error::CoreResult,
+    time::now_ms,
+    validate::Checks,
+    with_tx, Services,
+};
+
+/// Most events in one batch.
+pub const MAX_BATCH: usize = 100;
+/// How far back an event may lie (the script sends within minutes; a tab that was
+/// asleep may send a day late).
+const MAX_AGE_MS: i64 = 7 * 86_400_000;
+/// Clock skew allowed into the future.
+const MAX_SKEW_MS: i64 = 5 * 60_000;
+/// A visit or session lasts at most a day.
+const MAX_DURATION_MS: i64 = 86_400_000;
+
+/// A batch from the visitor script.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct TrackBatch {
+    /// 1–100 events.
+    #[serde(default)]
+    pub events: Vec<TrackEvent>,
+}
+
+/// One reported event; `type` says which.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TrackEvent {
+    /// A finished visit.
+    Visit(VisitIn),
+    /// A finished recorded session.
+    Session(SessionIn),
+    /// A page resource that loaded (or failed).
+    Resource(ResourceIn),
+    /// A script error.
+    ScriptError(ScriptErrorIn),
+}
+
+/// A finished visit.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VisitIn {
+    /// The visit's id (the script's), 1–100 characters.
+    pub id: String,
+    /// The visitor's id.
+    pub visitor_id: String,
+    /// The id set through the client script API.
+    pub external_id: Option<String>,
+    /// The entry page, an http(s) URL.
+    pub url: String,
+    /// Start, unix ms.
+    pub started_at: i64,
+    /// Length, ms (at most a day).
+    pub duration_ms: i64,
+    /// Pages seen (at least 1).
+    pub page_views: i64,
+    /// Tags (at most 50).
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// A finished recorded session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionIn {
+    /// The session's id.
+    pub id: String,
+    /// Why it was recorded: an upper-case token such as `CHAT`, `COBROWSE`,
+    /// `ERROR`, `RULE` or `MANUAL`.
+    pub reason: String,
+    /// Start, unix ms.
+    pub started_at: i64,
+    /// End, unix ms.
+    pub ended_at: i64,
+    /// Tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// A page resource load.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceIn {
+    /// The event's id.
+    pub id: String,
+    /// When it loaded, unix ms.
+    pub at: i64,
+    /// The visit.
+    pub visit_id: Option<String>,
+    /// The recorded session.
+    pub session_id: Option<String>,
+    /// The visitor.
+    pub visitor_id: Option<String>,
+    /// The id set through the client script API.
+    pub external_id: Option<String>,
+    /// Resource name (usually the file name).
+    pub name: String,
+    /// `script`, `css`, `img`, `font`, `fetch`, `xhr`, `document`, `other`, …
+    #[serde(rename = "resourceType")]
+    pub kind: String,
+    /// The page it loaded on, an http(s) URL.
+    pub url: String,
+    /// HTTP status, if known.
+    pub status_code: Option<i32>,
+    /// Load time, ms.
+    pub duration_ms: i64,
+    /// Bytes transferred, if known.
+    pub transfer_bytes: Option<i64>,
+    /// Tags of the visit.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// A script error.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScriptErrorIn {
+    /// The event's id.
+    pub id: String,
+    /// When it happened, unix ms.
+    pub at: i64,
+    /// The visit.
+    pub visit_id: Option<String>,
+    /// The recorded session.
+    pub session_id: Option<String>,
+    /// The visitor.
+    pub visitor_id: Option<String>,
+    /// The id set through the client script API.
+    pub external_id: Option<String>,
+    /// The page, an http(s) URL.
+    pub url: String,
+    /// The error message (cut to 1000 characters).
+    pub message: String,
+    /// The script file.
+    pub file_name: Option<String>,
+    /// Line.
+    pub line: Option<i32>,
+    /// Column.
+    pub column: Option<i32>,
+    /// Tags of the visit.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// What a batch did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct TrackResult {
+    /// Events recorded now.
+    pub accepted: usize,
+    /// Events recorded before (same id), skipped.
+    pub duplicates: usize,
+}
+
+/// The path of an http(s) URL (`/` when it has none), or `None` when it is not one.
+pub(crate) fn url_path(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    matches!(parsed.scheme(), "http" | "https").then(|| parsed.path().to_string())
+}
+
+struct Check<'a> {
+    checks: &'a mut Checks,
+    prefix: String,
+    now: i64,
+}
+
+impl Check<'_> {
+    fn f(&self, name: &str) -> String {
+        format!("{}.{name}", self.prefix)
+    }
+    fn id(&mut self, name: &str, value: &str) {
+        let field = self.f(name);
+        self.checks.required_text(&field, Some(value), 100);
+    }
+    fn opt(&mut self, name: &str, value: Option<&str>) {
+        let field = self.f(name);
+        self.checks.optional_text(&field, value, 200);
+    }
+    fn time(&mut self, name: &str, value: i64) {
+        let field = self.f(name);
+        if value < self.now - MAX_AGE_MS || value > self.now + MAX_SKEW_MS {
+            self.checks
+                .push(&field, "out_of_range", "must be unix ms within the last 7 days");
+        }
+    }
+    fn url(&mut self, name: &str, value: &str) {
+        let field = self.f(name);
+        if value.len() > 2000 || url_path(value).is_none() {
+            self.checks.push(&field, "invalid_url", "must be an absolute http(s) URL");
+        }
+    }
+    fn range(&mut self, name: &str, value: i64, range: std::ops::RangeInclusive<i64>) {
+        let field = self.f(name);
+        self.checks.in_range(&field, value, range);
+    }
+    fn tags(&mut self, tags: &[String]) {
+        let field = self.f("tags");
+        self.checks.tags(&field, tags, 50);
+    }
+}
+
+fn validate(batch: &TrackBatch, now: i64) -> CoreResult<()> {
+    let mut checks = Checks::new();
+    if batch.events.is_empty() || batch.events.len() > MAX_BATCH {
+        checks.push("events", "batch_size", format!("send 1 to {MAX_BATCH} events"));
+        return checks.finish();
+    }
+    for (i, event) in batch.events.iter().enumerate() {
+        let mut c = Check {
+            checks: &mut checks,
+            prefix: format!("events[{i}]"),
+            now,
+        };
+        match event {
+            TrackEvent::Visit(v) => {
+                c.id("id", &v.id);
+                c.id("visitorId", &v.visitor_id);
+                c.opt("externalId", v.external_id.as_deref());
+                c.url("url", &v.url);
+                c.time("startedAt", v.started_at);
+                c.range("durationMs", v.duration_ms, 0..=MAX_DURATION_MS);
+                c.range("pageViews", v.page_views, 1..=10_000);
+                c.tags(&v.tags);
+            }
+            TrackEvent::Session(s) => {
+                c.id("id", &s.id);
+                let reason_ok = !s.reason.is_empty()
+                    && s.reason.len() <= 40
+                    && s.reason.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+                if !reason_ok {
+                    let field = c.f("reason");
+                    c.checks
+                        .push(&field, "invalid_reason", "an upper-case token of A-Z, 0-9 and _ (e.g. CHAT)");
+                }
+                c.time("startedAt", s.started_at);
+                c.range("endedAt", s.ended_at - s.started_at, 0..=MAX_DURATION_MS);
+                c.tags(&s.tags);
+            }
+            TrackEvent::Resource(r) => {
+                c.id("id", &r.id);
+                c.time("at", r.at);
+                for (name, value) in [
+                    ("visitId", &r.visit_id),
+                    ("sessionId", &r.session_id),
+                    ("visitorId", &r.visitor_id),
+                    ("externalId", &r.external_id),
+                ] {
+                    c.opt(name, value.as_deref());
+                }
+                c.id("name", &r.name);
+                c.id("resourceType", &r.kind);
+                c.url("url", &r.url);
+                c.range("statusCode", r.status_code.unwrap_or(0).into(), 0..=999);
+                c.range("durationMs", r.duration_ms, 0..=3_600_000);
+                c.range("transferBytes", r.transfer_bytes.unwrap_or(0), 0..=i64::from(i32::MAX));
+                c.tags(&r.tags);
+            }
+            TrackEvent::ScriptError(e) => {
+                c.id("id", &e.id);
+                c.time("at", e.at);
+                for (name, value) in [
+                    ("visitId", &e.visit_id),
+                    ("sessionId", &e.session_id),
+                    ("visitorId", &e.visitor_id),
+                    ("externalId", &e.external_id),
+                    ("fileName", &e.file_name),
+                ] {
+                    c.opt(name, value.as_deref());
+                }
+                c.url("url", &e.url);
+                if e.message.trim().is_empty() {
+                    let field = c.f("message");
+                    c.checks.push(&field, "required", "message is required");
+                }
+                c.range("line", e.line.unwrap_or(0).into(), 0..=10_000_000);
+                c.range("column", e.column.unwrap_or(0).into(), 0..=10_000_000);
+                c.tags(&e.tags);
+            }
+        }
+    }
+    checks.finish()
+}
+
+fn cut(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
+}
+
+impl Services {
+    /// Records a batch from the visitor script, all or nothing.
+    pub async fn track(&self, tenant_id: &str, batch: TrackBatch) -> CoreResult<TrackResult> {
+        validate(&batch, now_ms())?;
+        let mut result = TrackResult::default();
+        let mut tx = self.db().begin().await?;
+        for event in &batch.events {
+            let inserted = match event {
+                TrackEvent::Visit(v) => store_visit(&mut tx, tenant_id, v).await?,
+                TrackEvent::Session(s) => {
+                    let fact = Fact {
+                        kind: SESSION,
+                        at: s.started_at,
+                        value: s.ended_at - s.started_at,
+                        dim: Some(&s.reason),
+                        subject: Some(&s.id),
+                        tags: &s.tags,
+                        dedupe: Some(&s.id),
+                        ..Fact::default()
+                    };
+                    record(&mut tx, tenant_id, &fact).await?
+                }
+                TrackEvent::Resource(r) => store_resource(&mut tx, tenant_id, r).await?,
+                TrackEvent::ScriptError(e) => store_script_error(&mut tx, tenant_id, e).await?,
+            };
+            if inserted {
+                result.accepted += 1;
+            } else {
+                result.duplicates += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(result)
+    }
+}
+
+/// Stores a visit with its rollups: `VISIT` (duration, by entry path and visitor)
+/// and `PAGE_VIEW` (pages, by entry path).
+pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, v: &VisitIn) -> CoreResult<bool> {
+    let path = url_path(&v.url).unwrap_or_else(|| "/".into());
+    let inserted = with_tx!(tx, |conn| sqlx::query(
+        "insert into visits (tenant_id, id, visitor_id, external_id, url, path, started_at, duration_ms, page_views, tags) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict (tenant_id, id) do nothing"
+    )
+    .bind(tenant_id)
+    .bind(&v.id)
+    .bind(&v.visitor_id)
+    .bind(&v.external_id)
+    .bind(&v.url)
+    .bind(&path)
+    .bind(v.started_at)
+    .bind(v.duration_ms)
+    .bind(v.page_views)
+    .bind(tags_column(&v.tags))
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    if inserted == 0 {
+        return Ok(false);
+    }
+    let hour = hour_of(v.started_at);
+    add_rollup(
+        tx,
+        tenant_id,
+        "VISIT",
+        hour,
+        v.duration_ms,
+        1,
+        &[("DIM", &path), ("VISITOR", &v.visitor_id)],
+    )
+    .await?;
+    add_rollup(tx, tenant_id, "PAGE_VIEW", hour, v.page_views, 1, &[("DIM", &path)]).await?;
+    Ok(true)
+}
+
+pub(crate) async fn store_resource(tx: &mut crate::db::Tx, tenant_id: &str, r: &ResourceIn) -> CoreResult<bool> {
+    let path = url_path(&r.url).unwrap_or_else(|| "/".into());
+    let inserted = with_tx!(tx, |conn| sqlx::query(
+        "insert into visit_resources (tenant_id, id, at, visit_id, session_id, visitor_id, external_id, name, type, \
+         url, path, status_code, duration_ms, transfer_bytes, tags) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) on conflict (tenant_id, id) do nothing"
+    )
+    .bind(tenant_id)
+    .bind(&r.id)
+    .bind(r.at)
+    .bind(&r.visit_id)
+    .bind(&r.session_id)
+    .bind(&r.visitor_id)
+    .bind(&r.external_id)
+    .bind(cut(&r.name, 100))
+    .bind(cut(&r.kind, 100))
+    .bind(&r.url)
+    .bind(&path)
+    .bind(r.status_code)
+    .bind(r.duration_ms)
+    .bind(r.transfer_bytes)
+    .bind(tags_column(&r.tags))
+    .execute(conn)
+    .await
+    .map(|res| res.rows_affected()))?;
+    Ok(inserted == 1)
+}
+
+pub(crate) async fn store_script_error(tx: &mut crate::db::Tx, tenant_id: &str, e: &ScriptErrorIn) -> CoreResult<bool> {
+    let path = url_path(&e.url).unwrap_or_else(|| "/".into());
+    let inserted = with_tx!(tx, |conn| sqlx::query(
+        "insert into script_errors (tenant_id, id, at, visit_id, session_id, visitor_id, external_id, url, path, \
+         file_name, line, col, message, tags) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) on conflict (tenant_id, id) do nothing"
+    )
+    .bind(tenant_id)
+    .bind(&e.id)
+    .bind(e.at)
+    .bind(&e.visit_id)
+    .bind(&e.session_id)
+    .bind(&e.visitor_id)
+    .bind(&e.external_id)
+    .bind(&e.url)
+    .bind(&path)
+    .bind(&e.file_name)
+    .bind(e.line)
+    .bind(e.column)
+    .bind(cut(&e.message, 1000))
+    .bind(tags_column(&e.tags))
+    .execute(conn)
+    .await
+    .map(|res| res.rows_affected()))?;
+    Ok(inserted == 1)
+}

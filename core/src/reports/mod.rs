@@ -1,0 +1,35 @@
+//! Reports (spec 2.15–2.17, 4.1, 4.2): facts recorded as the system runs, hourly
+//! rollups kept in step with them, and the report operations over both.
+//!
+//! - [`api`]: requests and responses on the wire (shared with the dashboard);
+//! - [`catalogue`]: every metric, its source, unit and `groupBy` values;
+//! - [`window`]: periods and buckets in an IANA zone, DST included;
+//! - [`facts`] and [`presence`]: recording facts and rolling them up;
+//! - [`ingest`]: what the visitor script sends (visits, sessions, resources, errors);
+//! - [`query`]: aggregation reports, from rollups or raw facts;
+//! - [`times`]: agent time lists and the per-agent conversation split;
+//! - [`resources`]: the resource and script-error reports (spec 2.16 filters);
+//! - [`csv`]: every report as CSV;
+//! - [`demo`]: a realistic history for a tenant.
+
+pub mod api;
+#[cfg(feature = "server")]
+pub mod catalogue;
+#[cfg(feature = "server")]
+pub mod csv;
+#[cfg(feature = "server")]
+pub mod demo;
+#[cfg(feature = "server")]
+pub mod facts;
+#[cfg(feature = "server")]
+pub mod ingest;
+#[cfg(feature = "server")]
+pub mod presence;
+#[cfg(feature = "server")]
+pub mod query;
+#[cfg(feature = "server")]
+pub mod resources;
+#[cfg(feature = "server")]
+pub mod times;
+#[cfg(feature = "server")]
+pub mod window;

@@ -1,0 +1,206 @@
+//! Agent presence, recorded as intervals: `LOGGED_IN` while the agent is signed in
+//! with the dashboard open, and `ONLINE` or `AWAY` as set in the top bar.
+//!
+//! The dashboard sends a heartbeat; an interval whose agent stopped sending is
+//! closed at its last heartbeat by [`Services::close_stale_presence`], which the
+//! server runs periodically. Signing out closes every interval at once. A closed
+//! interval is final: it is cut at UTC hour edges into the rollups then.
+
+use serde::{Deserialize, Serialize};
+
+use super::facts::{add_rollup, hour_pieces};
+use crate::{db::Tx, error::CoreResult, time::now_ms, with_db, with_tx, Services};
+
+/// What an agent shows in the top bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PresenceStatus {
+    /// Taking conversations.
+    Online,
+    /// Signed in, on a break.
+    Away,
+    /// Signed in, not taking conversations.
+    Offline,
+}
+
+const LOGGED_IN: &str = "LOGGED_IN";
+const ONLINE: &str = "ONLINE";
+const AWAY: &str = "AWAY";
+
+/// Serialises presence changes of one user: a write to their row first.
+async fn lock_user(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<bool> {
+    let n = with_tx!(tx, |conn| sqlx::query("update users set id = id where tenant_id = $1 and id = $2")
+        .bind(tenant_id)
+        .bind(user_id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(n == 1)
+}
+
+async fn open_states(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<Vec<(String, String)>> {
+    Ok(with_tx!(tx, |conn| sqlx::query_as(
+        "select id, state from presence_intervals where tenant_id = $1 and user_id = $2 and ended_at is null"
+    )
+    .bind(tenant_id)
+    .bind(user_id)
+    .fetch_all(conn)
+    .await)?)
+}
+
+async fn open(tx: &mut Tx, tenant_id: &str, user_id: &str, state: &str, now: i64) -> CoreResult<()> {
+    with_tx!(tx, |conn| sqlx::query(
+        "insert into presence_intervals (id, tenant_id, user_id, state, started_at, last_seen_at) \
+         values ($1, $2, $3, $4, $5, $5)"
+    )
+    .bind(uuid::Uuid::now_v7().to_string())
+    .bind(tenant_id)
+    .bind(user_id)
+    .bind(state)
+    .bind(now)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Ends interval `id` at `end` (never before its start) and rolls it up. With
+/// `seen_before`, only if no heartbeat came since (a sweep racing a heartbeat).
+async fn close(tx: &mut Tx, tenant_id: &str, id: &str, end: i64, seen_before: Option<i64>) -> CoreResult<()> {
+    let row: Option<(String, String, i64)> = with_tx!(tx, |conn| sqlx::query_as(
+        "update presence_intervals set ended_at = case when started_at > $3 then started_at else $3 end \
+         where tenant_id = $1 and id = $2 and ended_at is null and ($4 is null or last_seen_at < $4) \
+         returning user_id, state, started_at"
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .bind(end)
+    .bind(seen_before)
+    .fetch_optional(conn)
+    .await)?;
+    let Some((user_id, state, started)) = row else {
+        return Ok(());
+    };
+    let kind = format!("PRESENCE_{state}");
+    for (hour, ms) in hour_pieces(started, end.max(started)) {
+        add_rollup(tx, tenant_id, &kind, hour, ms, 1, &[("AGENT", &user_id)]).await?;
+    }
+    Ok(())
+}
+
+impl Services {
+    /// The agent signed in to the dashboard: a `LOGGED_IN` interval opens.
+    pub async fn presence_signed_in(&self, tenant_id: &str, user_id: &str) -> CoreResult<()> {
+        self.presence_heartbeat(tenant_id, user_id).await.map(|_| ())
+    }
+
+    /// The agent signed out: every open interval closes now.
+    pub async fn presence_signed_out(&self, tenant_id: &str, user_id: &str) -> CoreResult<()> {
+        let now = now_ms();
+        let mut tx = self.db().begin().await?;
+        if lock_user(&mut tx, tenant_id, user_id).await? {
+            for (id, _) in open_states(&mut tx, tenant_id, user_id).await? {
+                close(&mut tx, tenant_id, &id, now, None).await?;
+            }
+        }
+        tx.commit().await
+    }
+
+    /// The dashboard is open: keeps the open intervals alive (opening `LOGGED_IN`
+    /// again after a timeout) and returns the agent's status.
+    pub async fn presence_heartbeat(&self, tenant_id: &str, user_id: &str) -> CoreResult<PresenceStatus> {
+        let now = now_ms();
+        let mut tx = self.db().begin().await?;
+        if !lock_user(&mut tx, tenant_id, user_id).await? {
+            return Err(crate::error::CoreError::NotFound("user"));
+        }
+        let states = open_states(&mut tx, tenant_id, user_id).await?;
+        if !states.iter().any(|(_, s)| s == LOGGED_IN) {
+            open(&mut tx, tenant_id, user_id, LOGGED_IN, now).await?;
+        }
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update presence_intervals set last_seen_at = $3 where tenant_id = $1 and user_id = $2 and ended_at is null"
+        )
+        .bind(tenant_id)
+        .bind(user_id)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        Ok(status_of(&states))
+    }
+
+    /// Sets the agent's status: the current `ONLINE`/`AWAY` interval closes and the
+    /// new one opens (none for `OFFLINE`); the agent counts as signed in.
+    pub async fn set_presence(&self, tenant_id: &str, user_id: &str, status: PresenceStatus) -> CoreResult<()> {
+        let now = now_ms();
+        let mut tx = self.db().begin().await?;
+        if !lock_user(&mut tx, tenant_id, user_id).await? {
+            return Err(crate::error::CoreError::NotFound("user"));
+        }
+        let states = open_states(&mut tx, tenant_id, user_id).await?;
+        if status_of(&states) == status && states.iter().any(|(_, s)| s == LOGGED_IN) {
+            return tx.commit().await;
+        }
+        for (id, state) in &states {
+            if state != LOGGED_IN {
+                close(&mut tx, tenant_id, id, now, None).await?;
+            }
+        }
+        if !states.iter().any(|(_, s)| s == LOGGED_IN) {
+            open(&mut tx, tenant_id, user_id, LOGGED_IN, now).await?;
+        }
+        match status {
+            PresenceStatus::Online => open(&mut tx, tenant_id, user_id, ONLINE, now).await?,
+            PresenceStatus::Away => open(&mut tx, tenant_id, user_id, AWAY, now).await?,
+            PresenceStatus::Offline => {}
+        }
+        tx.commit().await
+    }
+
+    /// The agent's current status.
+    pub async fn presence_status(&self, tenant_id: &str, user_id: &str) -> CoreResult<PresenceStatus> {
+        let states: Vec<(String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select id, state from presence_intervals where tenant_id = $1 and user_id = $2 and ended_at is null"
+        )
+        .bind(tenant_id)
+        .bind(user_id)
+        .fetch_all(pool)
+        .await)?;
+        Ok(status_of(&states))
+    }
+
+    /// Closes every open interval whose last heartbeat is older than `timeout_ms`,
+    /// at that heartbeat. Returns how many closed.
+    pub async fn close_stale_presence(&self, timeout_ms: i64) -> CoreResult<usize> {
+        let cutoff = now_ms() - timeout_ms;
+        let stale: Vec<(String, String, i64)> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select tenant_id, id, last_seen_at from presence_intervals \
+             where ended_at is null and last_seen_at < $1 limit 500"
+        )
+        .bind(cutoff)
+        .fetch_all(pool)
+        .await)?;
+        if stale.is_empty() {
+            return Ok(0);
+        }
+        let mut tx = self.db().begin().await?;
+        for (tenant_id, id, last_seen) in &stale {
+            close(&mut tx, tenant_id, id, *last_seen, Some(cutoff)).await?;
+        }
+        tx.commit().await?;
+        Ok(stale.len())
+    }
+}
+
+fn status_of(states: &[(String, String)]) -> PresenceStatus {
+    if states.iter().any(|(_, s)| s == ONLINE) {
+        PresenceStatus::Online
+    } else if states.iter().any(|(_, s)| s == AWAY) {
+        PresenceStatus::Away
+    } else {
+        PresenceStatus::Offline
+    }
+}

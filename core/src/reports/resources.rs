@@ -1,0 +1,409 @@
+//! The conversation-resource report and the script-error report (spec 2.16).
+//!
+//! Both are searches: any combination of filters, including a free `criteria` on
+//! any field, over the raw rows of the period (indexed by tenant and time). Rows
+//! are averaged per resource name (and group); totals per bucket feed charts.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::{
+    api::{
+        Criteria, ResourceFilter, ResourceGroupBy, ResourceReport, ResourceRow, ScriptErrorFilter, ScriptErrorReport,
+        ScriptErrorRow,
+    },
+    query::{bind_cond, Bind, Cond},
+    window::Window,
+};
+use crate::{
+    error::CoreResult,
+    time::from_ms,
+    validate::Checks,
+    with_db, Services,
+};
+
+/// Most rows in a report.
+const MAX_ROWS: i64 = 1000;
+
+/// A column a `criteria.key` can name.
+struct Column {
+    key: &'static str,
+    sql: &'static str,
+    numeric: bool,
+}
+
+const RESOURCE_COLUMNS: &[Column] = &[
+    Column { key: "name", sql: "name", numeric: false },
+    Column { key: "type", sql: "type", numeric: false },
+    Column { key: "url", sql: "url", numeric: false },
+    Column { key: "path", sql: "path", numeric: false },
+    Column { key: "statusCode", sql: "status_code", numeric: true },
+    Column { key: "durationMs", sql: "duration_ms", numeric: true },
+    Column { key: "transferBytes", sql: "transfer_bytes", numeric: true },
+    Column { key: "sessionId", sql: "session_id", numeric: false },
+    Column { key: "visitId", sql: "visit_id", numeric: false },
+    Column { key: "visitorId", sql: "visitor_id", numeric: false },
+    Column { key: "externalId", sql: "external_id", numeric: false },
+];
+
+const ERROR_COLUMNS: &[Column] = &[
+    Column { key: "message", sql: "message", numeric: false },
+    Column { key: "fileName", sql: "file_name", numeric: false },
+    Column { key: "line", sql: "line", numeric: true },
+    Column { key: "url", sql: "url", numeric: false },
+    Column { key: "path", sql: "path", numeric: false },
+    Column { key: "sessionId", sql: "session_id", numeric: false },
+    Column { key: "visitId", sql: "visit_id", numeric: false },
+    Column { key: "visitorId", sql: "visitor_id", numeric: false },
+    Column { key: "externalId", sql: "external_id", numeric: false },
+];
+
+/// Turns a `criteria` into SQL, or names what is wrong with it.
+fn criteria(checks: &mut Checks, cond: &mut Cond, next: usize, columns: &[Column], criteria: &Criteria) {
+    let Some(column) = columns.iter().find(|c| c.key == criteria.key) else {
+        let keys: Vec<&str> = columns.iter().map(|c| c.key).collect();
+        checks.push(
+            "criteria.key",
+            "unknown_field",
+            format!("criteria.key must be one of {}", keys.join(", ")),
+        );
+        return;
+    };
+    let col = column.sql;
+    for (op, value) in &criteria.criteria_object {
+        let field = format!("criteria.criteriaObject.{op}");
+        let p = next + cond.binds.len();
+        match (op.as_str(), value) {
+            ("empty", serde_json::Value::Bool(empty)) => {
+                let missing = if column.numeric {
+                    format!("{col} is null")
+                } else {
+                    format!("({col} is null or {col} = '')")
+                };
+                cond.sql += &if *empty {
+                    format!(" and {missing}")
+                } else {
+                    format!(" and not {missing}")
+                };
+            }
+            ("eq" | "ne" | "gt" | "gte" | "lt" | "lte", value) => {
+                let sql_op = match op.as_str() {
+                    "eq" => "=",
+                    "ne" => "<>",
+                    "gt" => ">",
+                    "gte" => ">=",
+                    "lt" => "<",
+                    _ => "<=",
+                };
+                let bind = match (column.numeric, value) {
+                    (true, serde_json::Value::Number(n)) if n.as_i64().is_some() => Bind::Int(n.as_i64().unwrap_or(0)),
+                    (false, serde_json::Value::String(s)) => Bind::Text(s.clone()),
+                    _ => {
+                        let want = if column.numeric { "an integer" } else { "a string" };
+                        checks.push(&field, "invalid_type", format!("{} compares with {want}", criteria.key));
+                        continue;
+                    }
+                };
+                cond.sql += &format!(" and {col} {sql_op} ${p}");
+                cond.binds.push(bind);
+            }
+            ("contains", serde_json::Value::String(s)) if !column.numeric => {
+                let escaped = s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+                cond.sql += &format!(" and {col} like ${p} escape '\\'");
+                cond.binds.push(Bind::Text(format!("%{escaped}%")));
+            }
+            _ => checks.push(
+                &field,
+                "unsupported_condition",
+                "use empty (boolean), eq, ne, gt, gte, lt, lte or contains (strings)",
+            ),
+        }
+    }
+}
+
+fn check_ids(checks: &mut Checks, field: &str, ids: &Option<Vec<String>>) {
+    if let Some(ids) = ids {
+        checks.unique_items(field, ids, 200, |checks, at, v| {
+            checks.required_text(at, Some(v), 200);
+        });
+    }
+}
+
+fn group_column(group_by: ResourceGroupBy) -> &'static str {
+    match group_by {
+        ResourceGroupBy::ResourceName => "name",
+        ResourceGroupBy::SessionId => "session_id",
+        ResourceGroupBy::VisitId => "visit_id",
+        ResourceGroupBy::VisitorId => "visitor_id",
+        ResourceGroupBy::ExternalId => "external_id",
+        ResourceGroupBy::Type => "type",
+        ResourceGroupBy::Path => "path",
+        ResourceGroupBy::Url => "url",
+        ResourceGroupBy::StatusCode => "cast(status_code as text)",
+    }
+}
+
+type ResourceRowSql = (Option<String>, String, String, i64, f64, i64, Option<f64>, i64);
+type ErrorRowSql = (String, Option<String>, Option<i32>, i64, i64, i64, i64);
+
+impl Services {
+    /// The conversation-resource report (spec 2.16, first filter set).
+    pub async fn resource_report(&self, tenant_id: &str, filter: &ResourceFilter) -> CoreResult<ResourceReport> {
+        let window = self
+            .report_window(tenant_id, &filter.date_filter, &[], "dateFilter.")
+            .await?;
+        let mut checks = Checks::new();
+        check_ids(&mut checks, "visitorIds", &filter.visitor_ids);
+        check_ids(&mut checks, "externalIds", &filter.external_ids);
+        let mut cond = Cond::new();
+        let next = 4;
+        cond.equals(next, "name", filter.resource_name.as_deref());
+        cond.equals(next, "session_id", filter.session_id.as_deref());
+        cond.equals(next, "visit_id", filter.visit_id.as_deref());
+        cond.any_of(next, "visitor_id", filter.visitor_ids.as_deref().unwrap_or_default());
+        cond.any_of(next, "external_id", filter.external_ids.as_deref().unwrap_or_default());
+        if let Some(code) = filter.status_code {
+            cond.sql += &format!(" and status_code = ${}", next + cond.binds.len());
+            cond.binds.push(Bind::Int(code.into()));
+        }
+        cond.equals(next, "type", filter.kind.as_deref());
+        cond.equals(next, "path", filter.path.as_deref());
+        cond.prefix(next, "url", filter.url.as_deref());
+        if let Some(tags) = &filter.tags {
+            cond.tags(next, "tags", tags);
+        }
+        if let Some(c) = &filter.criteria {
+            criteria(&mut checks, &mut cond, next, RESOURCE_COLUMNS, c);
+        }
+        checks.finish()?;
+
+        let group = filter.group_by.map(group_column).unwrap_or("null");
+        let sql = format!(
+            "select {group}, name, type, count(*), cast(avg(duration_ms) as double precision), max(duration_ms), \
+             cast(avg(transfer_bytes) as double precision), \
+             sum(case when status_code >= 400 then 1 else 0 end) \
+             from visit_resources where tenant_id = $1 and at >= $2 and at < $3{} \
+             group by 1, 2, 3 order by 4 desc, 2 limit {MAX_ROWS}",
+            cond.sql
+        );
+        let rows: Vec<ResourceRowSql> = with_db!(self.db(), |pool| {
+            let q = sqlx::query_as(&sql).bind(tenant_id).bind(window.start).bind(window.end);
+            bind_cond!(q, cond).fetch_all(pool).await
+        })?;
+        let rows = rows
+            .into_iter()
+            .map(|(group, name, kind, count, avg, max, bytes, errors)| ResourceRow {
+                group,
+                resource_name: name,
+                kind,
+                count,
+                avg_duration_ms: (avg * 100.0).round() / 100.0,
+                max_duration_ms: max,
+                avg_transfer_bytes: bytes.map(|b| b.round()),
+                error_count: errors,
+            })
+            .collect();
+        let totals = self
+            .bucket_totals(
+                tenant_id,
+                &window,
+                "visit_resources",
+                "cast(sum(duration_ms) as bigint), sum(case when status_code >= 400 then 1 else 0 end)",
+                &cond,
+            )
+            .await?;
+        let results = labelled(&window, |b| {
+            let (count, sum, errors) = totals.get(&b).copied().unwrap_or_default();
+            let mut cells = BTreeMap::from([
+                ("RESOURCE_LOADS".to_string(), count.to_string()),
+                ("RESOURCE_ERRORS".to_string(), errors.to_string()),
+            ]);
+            if count > 0 {
+                let avg = (sum as f64 / count as f64 * 100.0).round() / 100.0;
+                cells.insert("AVG_RESOURCE_DURATION".into(), avg.to_string());
+            }
+            cells
+        });
+        Ok(ResourceReport { rows, results })
+    }
+
+    /// The script-error report (spec 2.16, second filter set).
+    pub async fn script_error_report(&self, tenant_id: &str, filter: &ScriptErrorFilter) -> CoreResult<ScriptErrorReport> {
+        let window = self
+            .report_window(tenant_id, &filter.date_filter, &[], "dateFilter.")
+            .await?;
+        let mut checks = Checks::new();
+        check_ids(&mut checks, "visitorIds", &filter.visitor_ids);
+        check_ids(&mut checks, "externalIds", &filter.external_ids);
+        let mut cond = Cond::new();
+        let next = 4;
+        cond.equals(next, "session_id", filter.session_id.as_deref());
+        cond.any_of(next, "visitor_id", filter.visitor_ids.as_deref().unwrap_or_default());
+        cond.any_of(next, "external_id", filter.external_ids.as_deref().unwrap_or_default());
+        cond.equals(next, "path", filter.path.as_deref());
+        cond.prefix(next, "url", filter.url.as_deref());
+        cond.equals(next, "file_name", filter.file_name.as_deref());
+        if let Some(tags) = &filter.tags {
+            cond.tags(next, "tags", tags);
+        }
+        if let Some(c) = &filter.criteria {
+            criteria(&mut checks, &mut cond, next, ERROR_COLUMNS, c);
+        }
+        checks.finish()?;
+
+        let sql = format!(
+            "select message, file_name, line, count(*), count(distinct visitor_id), min(at), max(at) \
+             from script_errors where tenant_id = $1 and at >= $2 and at < $3{} \
+             group by 1, 2, 3 order by 4 desc, 1 limit {MAX_ROWS}",
+            cond.sql
+        );
+        let rows: Vec<ErrorRowSql> = with_db!(self.db(), |pool| {
+            let q = sqlx::query_as(&sql).bind(tenant_id).bind(window.start).bind(window.end);
+            bind_cond!(q, cond).fetch_all(pool).await
+        })?;
+        let errors = rows
+            .into_iter()
+            .map(|(message, file_name, line, count, visitors, first, last)| ScriptErrorRow {
+                message,
+                file_name,
+                line,
+                count,
+                visitors,
+                first_seen: from_ms(first),
+                last_seen: from_ms(last),
+            })
+            .collect();
+        // Visitors per bucket: distinct (bucket, visitor) pairs, counted here so a
+        // visitor on both sides of a DST change in one day counts once.
+        let mut counts: HashMap<i64, i64> = HashMap::new();
+        let mut visitors: HashMap<i64, HashSet<String>> = HashMap::new();
+        let len = window.unit.len_ms();
+        for seg in window.segments() {
+            let sql = format!(
+                "select (at + $4) / $5, coalesce(visitor_id, ''), count(*) from script_errors \
+                 where tenant_id = $1 and at >= $2 and at < $3{} group by 1, 2",
+                shift(&cond.sql, 2)
+            );
+            let pairs: Vec<(i64, String, i64)> = with_db!(self.db(), |pool| {
+                let q = sqlx::query_as(&sql)
+                    .bind(tenant_id)
+                    .bind(seg.start)
+                    .bind(seg.end)
+                    .bind(seg.offset)
+                    .bind(len);
+                bind_cond!(q, cond).fetch_all(pool).await
+            })?;
+            for (b, visitor, n) in pairs {
+                *counts.entry(b).or_default() += n;
+                if !visitor.is_empty() {
+                    visitors.entry(b).or_default().insert(visitor);
+                }
+            }
+        }
+        let results = labelled(&window, |b| {
+            BTreeMap::from([
+                (
+                    "SCRIPT_ERRORS".to_string(),
+                    counts.get(&b).copied().unwrap_or_default().to_string(),
+                ),
+                (
+                    "AFFECTED_VISITORS".to_string(),
+                    visitors.get(&b).map_or(0, HashSet::len).to_string(),
+                ),
+            ])
+        });
+        Ok(ScriptErrorReport { errors, results })
+    }
+
+    /// Per bucket: count, and the two sums of `sums`, over `table` with `cond`
+    /// (whose placeholders start at `$4`).
+    async fn bucket_totals(
+        &self,
+        tenant_id: &str,
+        window: &Window,
+        table: &str,
+        sums: &str,
+        cond: &Cond,
+    ) -> CoreResult<HashMap<i64, (i64, i64, i64)>> {
+        let mut out: HashMap<i64, (i64, i64, i64)> = HashMap::new();
+        let len = window.unit.len_ms();
+        for seg in window.segments() {
+            let sql = format!(
+                "select (at + $4) / $5, count(*), {sums} from {table} \
+                 where tenant_id = $1 and at >= $2 and at < $3{} group by 1",
+                shift(&cond.sql, 2)
+            );
+            let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = with_db!(self.db(), |pool| {
+                let q = sqlx::query_as(&sql)
+                    .bind(tenant_id)
+                    .bind(seg.start)
+                    .bind(seg.end)
+                    .bind(seg.offset)
+                    .bind(len);
+                bind_cond!(q, cond).fetch_all(pool).await
+            })?;
+            for (b, count, a, c) in rows {
+                let cell = out.entry(b).or_default();
+                cell.0 += count;
+                cell.1 += a.unwrap_or(0);
+                cell.2 += c.unwrap_or(0);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Renumbers `$n` placeholders in `sql` by `by` (conditions built for `$4…` reused
+/// after two more fixed parameters).
+fn shift(sql: &str, by: usize) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            let mut n = String::new();
+            while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                n.push(*d);
+                chars.next();
+            }
+            let n: usize = n.parse().unwrap_or(0);
+            out.push_str(&format!("${}", n + by));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One entry per bucket of the window, labelled.
+fn labelled(window: &Window, cells: impl Fn(i64) -> BTreeMap<String, String>) -> BTreeMap<String, BTreeMap<String, String>> {
+    window.buckets().into_iter().map(|b| (window.label(b), cells(b))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::CoreError;
+
+    #[test]
+    fn placeholders_shift() {
+        assert_eq!(shift(" and a = $4 and b in ($5, $6)", 2), " and a = $6 and b in ($7, $8)");
+        assert_eq!(shift(" and a like $12 escape '\\'", 1), " and a like $13 escape '\\'");
+    }
+
+    #[test]
+    fn criteria_are_checked() {
+        let mut checks = Checks::new();
+        let mut cond = Cond::new();
+        let c: Criteria = serde_json::from_value(serde_json::json!({
+            "key": "durationMs", "criteriaObject": {"gte": 1000, "contains": "x", "lt": "slow"}
+        }))
+        .unwrap();
+        criteria(&mut checks, &mut cond, 4, RESOURCE_COLUMNS, &c);
+        let CoreError::Validation(errors) = checks.finish().unwrap_err() else {
+            panic!()
+        };
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert!(fields.contains(&"criteria.criteriaObject.contains"));
+        assert!(fields.contains(&"criteria.criteriaObject.lt"));
+        assert_eq!(cond.sql, " and duration_ms >= $4");
+    }
+}

@@ -1,0 +1,128 @@
+//! Agent time lists (spec 4.1 "agent times list" and its ranged forms) and agent
+//! metrics split by conversation.
+
+use std::collections::BTreeMap;
+
+use super::{
+    api::{AgentConversationReport, AgentTimes, DateFilter, Grouping, MetricEntry, ReportRequest, TimeRange},
+    catalogue::{Report, Source},
+    query::Strategy,
+};
+use crate::{error::CoreResult, time::from_ms, time::now_ms, Services};
+
+/// Which presence state a time list reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimesKind {
+    /// `ONLINE` intervals.
+    Online,
+    /// `LOGGED_IN` intervals.
+    LoggedIn,
+}
+
+impl TimesKind {
+    fn state(self) -> &'static str {
+        match self {
+            TimesKind::Online => "ONLINE",
+            TimesKind::LoggedIn => "LOGGED_IN",
+        }
+    }
+}
+
+/// The metrics of the per-agent conversation split, in output order.
+const CONVERSATION_SPLIT: [&str; 6] = [
+    "CONVERSATIONS",
+    "CONVERSATIONS_ANSWERED",
+    "CONVERSATIONS_DONE",
+    "FIRST_RESPONSE_TIME",
+    "RESPONSE_TIME",
+    "MESSAGES_OUT",
+];
+
+/// A date filter from the ranged forms' parameters: `from`/`to` make it `CUSTOM`.
+pub fn ranged_filter(grouping: Option<Grouping>, from: Option<i64>, to: Option<i64>, tz: Option<String>) -> DateFilter {
+    let grouping = if from.is_some() || to.is_some() {
+        Grouping::Custom
+    } else {
+        grouping.unwrap_or_default()
+    };
+    DateFilter {
+        grouping,
+        from,
+        to,
+        time_zone: tz,
+    }
+}
+
+impl Services {
+    /// Per agent, the intervals of `kind` in the period (clipped to it; an open one
+    /// ends now) and their total in whole minutes. Agents without time are absent.
+    pub async fn agent_times(&self, tenant_id: &str, kind: TimesKind, filter: &DateFilter) -> CoreResult<Vec<AgentTimes>> {
+        let source = Source::Presence(kind.state());
+        let window = self.report_window(tenant_id, filter, &[source], "").await?;
+        let now = now_ms();
+        let mut by_user: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
+        for (user, start, end) in self
+            .presence_intervals(tenant_id, kind.state(), window.start, window.end, false)
+            .await?
+        {
+            let (s, e) = (start.max(window.start), end.unwrap_or(now).min(window.end));
+            if s < e {
+                by_user.entry(user).or_default().push((s, e));
+            }
+        }
+        Ok(by_user
+            .into_iter()
+            .map(|(user_id, mut ranges)| {
+                ranges.sort_unstable();
+                let total: i64 = ranges.iter().map(|(s, e)| e - s).sum();
+                AgentTimes {
+                    user_id,
+                    time_ranges: ranges
+                        .into_iter()
+                        .map(|(s, e)| TimeRange {
+                            start: from_ms(s),
+                            end: from_ms(e),
+                        })
+                        .collect(),
+                    sum_minutes: total / 60_000,
+                }
+            })
+            .collect())
+    }
+
+    /// Per bucket and agent, the conversation metrics of the chat report.
+    pub async fn agent_conversation_split(
+        &self,
+        tenant_id: &str,
+        filter: &DateFilter,
+    ) -> CoreResult<AgentConversationReport> {
+        let mut out = AgentConversationReport::default();
+        for (report, metric) in CONVERSATION_SPLIT.iter().map(|m| {
+            let report = if *m == "MESSAGES_OUT" {
+                Report::Message
+            } else {
+                Report::Chat
+            };
+            (report, *m)
+        }) {
+            let request = ReportRequest {
+                metrics: vec![MetricEntry {
+                    metric_name: metric.to_string(),
+                    group_by: Some("AGENT".into()),
+                    ..Default::default()
+                }],
+                date_filter: filter.clone(),
+            };
+            let answer = self
+                .aggregate_report(tenant_id, report, &request, Strategy::Rollups)
+                .await?;
+            for (label, agents) in answer.results {
+                let bucket = out.results.entry(label).or_default();
+                for (agent, value) in agents {
+                    bucket.entry(agent).or_default().insert(metric.to_string(), value);
+                }
+            }
+        }
+        Ok(out)
+    }
+}

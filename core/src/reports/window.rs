@@ -1,0 +1,444 @@
+//! A report's period and its buckets, cut in an IANA time zone.
+//!
+//! Bucketing works in "wall-clock milliseconds": an instant plus the zone's UTC
+//! offset at that instant. A bucket is `wall.div_euclid(len)` for a fixed `len`
+//! (minute, hour) or the local calendar day. The period is split into *segments*
+//! where the offset is constant, so each segment can bucket with one expression,
+//! in SQL (`(at + offset) / len`) or in Rust; the labels of two segments that fall
+//! in the same local day (a DST day) merge into one bucket of the right length.
+
+use chrono::{DateTime, Datelike, Days, Months, NaiveDate, Offset, TimeZone, Utc};
+use chrono_tz::Tz;
+
+use super::api::Grouping;
+use crate::error::{CoreError, CoreResult};
+
+const MINUTE: i64 = 60_000;
+const HOUR: i64 = 3_600_000;
+const DAY: i64 = 86_400_000;
+/// The longest `CUSTOM` period: five years of daily buckets.
+const MAX_CUSTOM_SPAN: i64 = 5 * 366 * DAY;
+/// `CUSTOM` periods up to this long are bucketed by hour.
+const HOURLY_CUSTOM_SPAN: i64 = 48 * HOUR;
+
+/// The size of a bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BucketUnit {
+    /// One minute (`YYYY/MM/DD HH:mm`).
+    Minute,
+    /// One hour (`YYYY/MM/DD HH`).
+    Hour,
+    /// One local day (`YYYY/MM/DD`).
+    Day,
+}
+
+impl BucketUnit {
+    /// The bucket length in wall-clock milliseconds.
+    pub fn len_ms(self) -> i64 {
+        match self {
+            BucketUnit::Minute => MINUTE,
+            BucketUnit::Hour => HOUR,
+            BucketUnit::Day => DAY,
+        }
+    }
+}
+
+/// A stretch of the period where the zone's offset does not change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// First instant, unix ms.
+    pub start: i64,
+    /// End instant (exclusive), unix ms.
+    pub end: i64,
+    /// The zone's offset from UTC in this segment, ms.
+    pub offset: i64,
+}
+
+/// A report period with its buckets.
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// The zone buckets are cut in.
+    pub tz: Tz,
+    /// First instant, unix ms (inclusive).
+    pub start: i64,
+    /// Last instant, unix ms (exclusive).
+    pub end: i64,
+    /// Bucket size.
+    pub unit: BucketUnit,
+    segments: Vec<Segment>,
+}
+
+/// What a window is computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowSpec<'a> {
+    /// The grouping.
+    pub grouping: Grouping,
+    /// `CUSTOM` start, ms.
+    pub from: Option<i64>,
+    /// `CUSTOM` end, ms.
+    pub to: Option<i64>,
+    /// The zone.
+    pub tz: Tz,
+    /// Now, ms.
+    pub now: i64,
+    /// For `ALL`: the first recorded fact, ms, if any.
+    pub first_fact: Option<i64>,
+    /// Field name prefix for errors (`dateFilter.` or ``).
+    pub field: &'a str,
+}
+
+/// Parses an IANA zone name; a 422 at `field` when unknown.
+pub fn parse_zone(field: &str, name: &str) -> CoreResult<Tz> {
+    name.parse::<Tz>().map_err(|_| {
+        CoreError::invalid(
+            field,
+            "invalid_time_zone",
+            format!("{name:?} is not an IANA time zone (e.g. Europe/Berlin)"),
+        )
+    })
+}
+
+fn local_midnight(tz: Tz, date: NaiveDate) -> i64 {
+    // Midnight can fall in a DST gap (a few zones switch at 00:00); the day then
+    // starts at the first instant that exists.
+    let mut t = date.and_hms_opt(0, 0, 0).expect("midnight exists");
+    for _ in 0..4 {
+        if let Some(dt) = tz.from_local_datetime(&t).earliest() {
+            return dt.timestamp_millis();
+        }
+        t += chrono::Duration::minutes(30);
+    }
+    Utc.from_utc_datetime(&t).timestamp_millis()
+}
+
+fn local_date(tz: Tz, ms: i64) -> NaiveDate {
+    tz.timestamp_millis_opt(ms).single().expect("valid instant").date_naive()
+}
+
+/// The zone's UTC offset at instant `ms`, in ms.
+pub fn offset_at(tz: Tz, ms: i64) -> i64 {
+    let utc = DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default();
+    i64::from(tz.offset_from_utc_datetime(&utc.naive_utc()).fix().local_minus_utc()) * 1000
+}
+
+impl Window {
+    /// Computes the period and bucket size of a grouping.
+    pub fn new(spec: WindowSpec<'_>) -> CoreResult<Window> {
+        let WindowSpec { tz, now, .. } = spec;
+        let today = local_date(tz, now);
+        let day_start = |d: NaiveDate| local_midnight(tz, d);
+        let (start, end, unit) = match spec.grouping {
+            Grouping::Today => (day_start(today), now, BucketUnit::Hour),
+            Grouping::TodayByMinute => (day_start(today), now, BucketUnit::Minute),
+            Grouping::Last7Days => (day_start(today - Days::new(6)), now, BucketUnit::Day),
+            Grouping::LastMonth => {
+                let first = today.checked_sub_months(Months::new(1)).unwrap_or(today) + Days::new(1);
+                (day_start(first), now, BucketUnit::Day)
+            }
+            Grouping::LastYear => {
+                let first = today.checked_sub_months(Months::new(12)).unwrap_or(today) + Days::new(1);
+                (day_start(first), now, BucketUnit::Day)
+            }
+            Grouping::All => {
+                let first = spec.first_fact.map(|ms| local_date(tz, ms.min(now))).unwrap_or(today);
+                (day_start(first), now, BucketUnit::Day)
+            }
+            Grouping::Custom => {
+                let field = |name: &str| format!("{}{name}", spec.field);
+                let from = spec.from.ok_or_else(|| {
+                    CoreError::invalid(field("from"), "required", "CUSTOM needs from (unix ms)")
+                })?;
+                let to = spec
+                    .to
+                    .ok_or_else(|| CoreError::invalid(field("to"), "required", "CUSTOM needs to (unix ms)"))?;
+                if DateTime::<Utc>::from_timestamp_millis(from).is_none() || from < 0 {
+                    return Err(CoreError::invalid(field("from"), "out_of_range", "from is not a valid time"));
+                }
+                if to <= from {
+                    return Err(CoreError::invalid(field("to"), "before_start", "to must be after from"));
+                }
+                if to - from > MAX_CUSTOM_SPAN {
+                    return Err(CoreError::invalid(
+                        field("to"),
+                        "range_too_long",
+                        "a CUSTOM range is at most five years",
+                    ));
+                }
+                let unit = if to - from <= HOURLY_CUSTOM_SPAN {
+                    BucketUnit::Hour
+                } else {
+                    BucketUnit::Day
+                };
+                (from, to, unit)
+            }
+        };
+        // `now` can sit exactly on midnight: keep at least the current bucket.
+        let end = end.max(start + 1);
+        let segments = segments(tz, start, end);
+        Ok(Window {
+            tz,
+            start,
+            end,
+            unit,
+            segments,
+        })
+    }
+
+    /// The segments of constant offset, in order.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// True when every segment's offset is a whole number of hours, so hourly
+    /// rollups (cut on UTC hours) fall exactly into this window's buckets.
+    pub fn hour_aligned(&self) -> bool {
+        self.unit != BucketUnit::Minute && self.segments.iter().all(|s| s.offset % HOUR == 0)
+    }
+
+    /// The bucket of wall-clock time `wall` (instant + offset).
+    pub fn bucket_of_wall(&self, wall: i64) -> i64 {
+        wall.div_euclid(self.unit.len_ms())
+    }
+
+    /// The bucket of instant `ms`.
+    pub fn bucket_of(&self, ms: i64) -> i64 {
+        self.bucket_of_wall(ms + offset_at(self.tz, ms))
+    }
+
+    /// Every bucket of the period, in order.
+    pub fn buckets(&self) -> Vec<i64> {
+        let mut out: Vec<i64> = Vec::new();
+        let len = self.unit.len_ms();
+        for seg in &self.segments {
+            let first = (seg.start + seg.offset).div_euclid(len);
+            let last = (seg.end - 1 + seg.offset).div_euclid(len);
+            for b in first..=last {
+                if out.last().is_none_or(|&l| l < b) {
+                    out.push(b);
+                } else if !out.contains(&b) {
+                    // The repeated hour after clocks go back: already present.
+                    out.push(b);
+                    out.sort_unstable();
+                }
+            }
+        }
+        out.dedup();
+        out
+    }
+
+    /// The label of bucket `b`: `YYYY/MM/DD`, `YYYY/MM/DD HH` or `YYYY/MM/DD HH:mm`.
+    pub fn label(&self, b: i64) -> String {
+        let wall = DateTime::UNIX_EPOCH.naive_utc() + chrono::Duration::milliseconds(b * self.unit.len_ms());
+        match self.unit {
+            BucketUnit::Day => wall.format("%Y/%m/%d").to_string(),
+            BucketUnit::Hour => wall.format("%Y/%m/%d %H").to_string(),
+            BucketUnit::Minute => wall.format("%Y/%m/%d %H:%M").to_string(),
+        }
+    }
+
+    /// Splits the interval `[start, end)` at bucket edges: (bucket, ms inside it),
+    /// limited to the period.
+    pub fn split(&self, start: i64, end: i64) -> Vec<(i64, i64)> {
+        let mut out: Vec<(i64, i64)> = Vec::new();
+        let len = self.unit.len_ms();
+        for seg in &self.segments {
+            let s = start.max(seg.start);
+            let e = end.min(seg.end);
+            let mut t = s;
+            while t < e {
+                let wall = t + seg.offset;
+                let next = ((wall.div_euclid(len) + 1) * len - seg.offset).min(e);
+                let b = wall.div_euclid(len);
+                match out.iter_mut().find(|(ob, _)| *ob == b) {
+                    Some((_, ms)) => *ms += next - t,
+                    None => out.push((b, next - t)),
+                }
+                t = next;
+            }
+        }
+        out
+    }
+}
+
+/// Splits `[start, end)` into stretches of constant offset.
+fn segments(tz: Tz, start: i64, end: i64) -> Vec<Segment> {
+    let mut out = Vec::new();
+    let mut s = start;
+    while s < end {
+        let offset = offset_at(tz, s);
+        // Walk a day at a time; when the offset differs at the day's end, find the
+        // change by bisection (to the millisecond; transitions are on whole minutes).
+        let mut e = s;
+        loop {
+            let next = (e + DAY).min(end);
+            if offset_at(tz, next - 1) == offset {
+                e = next;
+                if e >= end {
+                    break;
+                }
+            } else {
+                let (mut lo, mut hi) = (e, next - 1);
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if offset_at(tz, mid) == offset {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                e = hi;
+                break;
+            }
+        }
+        out.push(Segment { start: s, end: e, offset });
+        s = e;
+    }
+    out
+}
+
+/// The day label of a local date (used by tests and the demo generator).
+pub fn day_label(date: NaiveDate) -> String {
+    format!("{:04}/{:02}/{:02}", date.year(), date.month(), date.day())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(tz: Tz, y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
+        tz.with_ymd_and_hms(y, mo, d, h, mi, 0).earliest().unwrap().timestamp_millis()
+    }
+
+    fn custom(tz: Tz, from: i64, to: i64) -> Window {
+        Window::new(WindowSpec {
+            grouping: Grouping::Custom,
+            from: Some(from),
+            to: Some(to),
+            tz,
+            now: to,
+            first_fact: None,
+            field: "dateFilter.",
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn an_interval_across_midnight_splits_between_the_days() {
+        let tz: Tz = "Europe/Berlin".parse().unwrap();
+        let w = custom(tz, ms(tz, 2026, 11, 1, 0, 0), ms(tz, 2026, 11, 10, 0, 0));
+        let parts = w.split(ms(tz, 2026, 11, 3, 23, 50), ms(tz, 2026, 11, 4, 0, 10));
+        let labelled: Vec<(String, i64)> = parts.iter().map(|(b, v)| (w.label(*b), *v)).collect();
+        assert_eq!(
+            labelled,
+            vec![("2026/11/03".to_string(), 600_000), ("2026/11/04".to_string(), 600_000)]
+        );
+    }
+
+    #[test]
+    fn dst_days_have_their_real_length() {
+        let tz: Tz = "Europe/Berlin".parse().unwrap();
+        // 2026-03-29: clocks go forward (23 h); 2026-10-25: back (25 h).
+        let w = custom(tz, ms(tz, 2026, 3, 28, 0, 0), ms(tz, 2026, 10, 27, 0, 0));
+        assert_eq!(w.segments().len(), 3);
+        let whole = |d: u32, m: u32| {
+            let from = ms(tz, 2026, m, d, 0, 0);
+            let to = ms(tz, 2026, m, d + 1, 0, 0);
+            w.split(from, to)
+        };
+        let spring = whole(29, 3);
+        assert_eq!(spring.len(), 1);
+        assert_eq!(w.label(spring[0].0), "2026/03/29");
+        assert_eq!(spring[0].1, 23 * HOUR);
+        let autumn = whole(25, 10);
+        assert_eq!(autumn.len(), 1);
+        assert_eq!(autumn[0].1, 25 * HOUR);
+        let labels: Vec<String> = w.buckets().iter().map(|b| w.label(*b)).collect();
+        assert_eq!(labels.first().unwrap(), "2026/03/28");
+        assert_eq!(labels.last().unwrap(), "2026/10/26");
+        assert_eq!(labels.len(), 213);
+    }
+
+    #[test]
+    fn hourly_buckets_merge_the_repeated_hour_and_skip_the_missing_one() {
+        let tz: Tz = "Europe/Berlin".parse().unwrap();
+        let w = custom(tz, ms(tz, 2026, 10, 25, 0, 0), ms(tz, 2026, 10, 26, 0, 0));
+        let labels: Vec<String> = w.buckets().iter().map(|b| w.label(*b)).collect();
+        assert_eq!(labels.len(), 24);
+        let two = w.buckets().into_iter().find(|b| w.label(*b) == "2026/10/25 02").unwrap();
+        let parts = w.split(w.start, w.end);
+        assert_eq!(parts.iter().find(|(b, _)| *b == two).unwrap().1, 2 * HOUR);
+        let w = custom(tz, ms(tz, 2026, 3, 29, 0, 0), ms(tz, 2026, 3, 30, 0, 0));
+        let labels: Vec<String> = w.buckets().iter().map(|b| w.label(*b)).collect();
+        assert_eq!(labels.len(), 23);
+        assert!(!labels.contains(&"2026/03/29 02".to_string()));
+    }
+
+    #[test]
+    fn relative_groupings() {
+        let tz: Tz = "America/New_York".parse().unwrap();
+        let now = ms(tz, 2026, 11, 21, 15, 30);
+        let window = |grouping| {
+            Window::new(WindowSpec {
+                grouping,
+                from: None,
+                to: None,
+                tz,
+                now,
+                first_fact: Some(ms(tz, 2026, 11, 1, 12, 0)),
+                field: "",
+            })
+            .unwrap()
+        };
+        let labels = |w: &Window| w.buckets().iter().map(|b| w.label(*b)).collect::<Vec<_>>();
+        let today = window(Grouping::Today);
+        assert_eq!(labels(&today).len(), 16);
+        assert_eq!(labels(&today)[15], "2026/11/21 15");
+        assert_eq!(labels(&window(Grouping::TodayByMinute)).len(), 15 * 60 + 30);
+        assert_eq!(labels(&window(Grouping::TodayByMinute))[0], "2026/11/21 00:00");
+        let week = labels(&window(Grouping::Last7Days));
+        assert_eq!(week, (15..=21).map(|d| format!("2026/11/{d}")).collect::<Vec<_>>());
+        let month = labels(&window(Grouping::LastMonth));
+        assert_eq!(month.first().unwrap(), "2026/10/22");
+        assert_eq!(month.len(), 31);
+        let year = labels(&window(Grouping::LastYear));
+        assert_eq!(year.first().unwrap(), "2025/11/22");
+        assert_eq!(year.len(), 365);
+        let all = labels(&window(Grouping::All));
+        assert_eq!(all.first().unwrap(), "2026/11/01");
+        assert_eq!(all.len(), 21);
+    }
+
+    #[test]
+    fn half_hour_zones_are_not_hour_aligned() {
+        let tz: Tz = "Asia/Kolkata".parse().unwrap();
+        let w = custom(tz, ms(tz, 2026, 11, 1, 0, 0), ms(tz, 2026, 11, 5, 0, 0));
+        assert!(!w.hour_aligned());
+        let labels: Vec<String> = w.buckets().iter().map(|b| w.label(*b)).collect();
+        assert_eq!(labels, vec!["2026/11/01", "2026/11/02", "2026/11/03", "2026/11/04"]);
+        let berlin: Tz = "Europe/Berlin".parse().unwrap();
+        assert!(custom(berlin, 0, DAY * 3).hour_aligned());
+    }
+
+    #[test]
+    fn custom_ranges_are_checked() {
+        let tz: Tz = "UTC".parse().unwrap();
+        let spec = |from, to| WindowSpec {
+            grouping: Grouping::Custom,
+            from,
+            to,
+            tz,
+            now: 0,
+            first_fact: None,
+            field: "dateFilter.",
+        };
+        let field = |r: CoreResult<Window>| match r.unwrap_err() {
+            CoreError::Validation(errors) => errors[0].field.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(field(Window::new(spec(None, Some(1)))), "dateFilter.from");
+        assert_eq!(field(Window::new(spec(Some(5), Some(1)))), "dateFilter.to");
+        assert_eq!(field(Window::new(spec(Some(0), Some(MAX_CUSTOM_SPAN + 1)))), "dateFilter.to");
+        assert_eq!(custom(tz, 0, 48 * HOUR).unit, BucketUnit::Hour);
+        assert_eq!(custom(tz, 0, 48 * HOUR + 1).unit, BucketUnit::Day);
+    }
+}
