@@ -88,6 +88,28 @@ enum AdminCommand {
         #[arg(long)]
         name: String,
     },
+    /// Fill a tenant with a realistic report history: agents with shifts and
+    /// breaks, conversations, visits with resources and script errors, rule matches
+    /// and SLA outcomes, co-browse sessions and conferences. Prints a summary.
+    DemoData {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// Tenant id or slug.
+        #[arg(long)]
+        tenant: String,
+        /// Days of history, ending now.
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+        /// Agents (created as agentNN@demo.rapport.invalid when missing).
+        #[arg(long, default_value_t = 8)]
+        agents: u32,
+        /// Traffic multiplier; 1 is about 470 facts per agent and working day.
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Random seed (the same seed gives the same history).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 fn parse_role(value: &str) -> Result<Role, String> {
@@ -189,6 +211,32 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
                 .await
                 .map_err(describe)?;
             println!("{}", created.token);
+        }
+        AdminCommand::DemoData {
+            database,
+            tenant,
+            days,
+            agents,
+            scale,
+            seed,
+        } => {
+            let services = serve::open_services(&database.url()).await?;
+            let tenant = services
+                .find_tenant(&tenant)
+                .await
+                .map_err(describe)
+                .context("unknown tenant")?;
+            let options = rapport_core::reports::demo::DemoOptions {
+                days,
+                agents,
+                scale,
+                seed,
+            };
+            let summary = services
+                .generate_demo_data(&tenant.id, &options)
+                .await
+                .map_err(describe)?;
+            println!("{}", json!({"facts": summary.facts, "agents": summary.agents}));
         }
     }
     Ok(())

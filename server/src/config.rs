@@ -75,6 +75,11 @@ pub struct ServeConfig {
     #[arg(long, env = "RAPPORT_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
 
+    /// An agent's presence ends at the last heartbeat when no other came within
+    /// this long (humantime, e.g. `3m`). The dashboard sends one a minute.
+    #[arg(long, env = "RAPPORT_PRESENCE_TIMEOUT", default_value = "3m")]
+    pub presence_timeout: String,
+
     /// Webhook settings.
     #[command(flatten)]
     pub webhooks: WebhookArgs,
@@ -153,6 +158,13 @@ impl WebhookArgs {
 }
 
 impl ServeConfig {
+    /// The presence timeout in ms; an unreadable setting stops start-up.
+    pub fn presence_timeout_ms(&self) -> anyhow::Result<i64> {
+        let timeout = humantime::parse_duration(&self.presence_timeout)
+            .map_err(|e| anyhow::anyhow!("RAPPORT_PRESENCE_TIMEOUT {:?}: {e}", self.presence_timeout))?;
+        Ok(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX))
+    }
+
     /// The public base URL, without a trailing slash.
     pub fn public_url(&self) -> String {
         self.public_url
@@ -189,6 +201,7 @@ impl ServeConfig {
             rate_limit_per_token: 1200,
             rate_limit_per_ip: 2400,
             log_format: "text".into(),
+            presence_timeout: "3m".into(),
             webhooks: WebhookArgs {
                 worker: true,
                 retry_schedule: "200ms,400ms,800ms".into(),

@@ -60,11 +60,24 @@ pub async fn serve(
             limiters.prune();
         }
     });
+    let presence_timeout = state.config.presence_timeout_ms()?;
+    let services = state.services.clone();
+    let presence_sweeper = tokio::spawn(async move {
+        // Closes the presence of agents whose dashboard stopped sending heartbeats.
+        let mut tick = tokio::time::interval(Duration::from_secs(30));
+        loop {
+            tick.tick().await;
+            if let Err(err) = services.close_stale_presence(presence_timeout).await {
+                tracing::warn!(error = %err, "closing stale presence failed");
+            }
+        }
+    });
     let router = app::build(state);
     let result = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown)
         .await;
     pruner.abort();
+    presence_sweeper.abort();
     let _ = stop_worker.send(true);
     if let Some(worker) = worker {
         let _ = worker.await;

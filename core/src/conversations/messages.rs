@@ -10,9 +10,9 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    reports::facts,
     live::LiveEvent,
     model::{Page, PageRequest},
+    reports::facts,
     time::{from_ms, now_ms},
     validate::{Checks, Paging},
     with_db, with_tx, Services,
@@ -339,7 +339,15 @@ impl Services {
             .await?;
         self.finish_trigger(&mut tx, tenant_id, &customer_id, from, Trigger::Reply, actor)
             .await?;
-        facts::message_stored(&mut tx, tenant_id, &customer_id, false, message.kind.as_str(), actor.user_id()).await?;
+        facts::message_stored(
+            &mut tx,
+            tenant_id,
+            &customer_id,
+            false,
+            message.kind.as_str(),
+            actor.user_id(),
+        )
+        .await?;
         events::enqueue(
             &mut tx,
             tenant_id,

@@ -121,7 +121,10 @@ enum TagsFilterWire {
 impl From<TagsFilterWire> for TagsFilter {
     fn from(wire: TagsFilterWire) -> Self {
         match wire {
-            TagsFilterWire::List(all) => TagsFilter { all, ..Default::default() },
+            TagsFilterWire::List(all) => TagsFilter {
+                all,
+                ..Default::default()
+            },
             TagsFilterWire::Object { all, any, none } => TagsFilter { all, any, none },
         }
     }

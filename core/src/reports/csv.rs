@@ -98,7 +98,15 @@ pub fn resources(report: &ResourceReport) -> String {
 /// One line per distinct error.
 pub fn script_errors(report: &ScriptErrorReport) -> String {
     write(
-        &["message", "fileName", "line", "count", "visitors", "firstSeen", "lastSeen"],
+        &[
+            "message",
+            "fileName",
+            "line",
+            "count",
+            "visitors",
+            "firstSeen",
+            "lastSeen",
+        ],
         report.errors.iter().map(|e| {
             vec![
                 e.message.clone(),
@@ -126,8 +134,15 @@ mod tests {
         assert_eq!(safe_cell("12.5"), "12.5");
         assert_eq!(safe_cell("/checkout"), "/checkout");
         let report = AggregationResponse {
-            results: [("2026/11/21".to_string(), [("=cmd|' /C calc'!A0".to_string(), "3".to_string())].into())].into(),
+            results: [(
+                "2026/11/21".to_string(),
+                [("=cmd|' /C calc'!A0".to_string(), "3".to_string())].into(),
+            )]
+            .into(),
         };
-        assert_eq!(aggregation(&report), "bucket,key,value\n2026/11/21,'=cmd|' /C calc'!A0,3\n");
+        assert_eq!(
+            aggregation(&report),
+            "bucket,key,value\n2026/11/21,'=cmd|' /C calc'!A0,3\n"
+        );
     }
 }

@@ -10,8 +10,9 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 
 use super::{
     catalogue::*,
-    facts::{add_rollup, hour_pieces, record, Fact},
+    facts::{record, Fact},
     ingest::{store_visit, VisitIn},
+    presence::insert_closed,
 };
 use crate::{
     audit::Actor,
@@ -19,7 +20,7 @@ use crate::{
     error::{CoreError, CoreResult},
     time::now_ms,
     users::UserIn,
-    with_db, with_tx, Services,
+    with_db, Services,
 };
 
 /// What to generate.
@@ -50,7 +51,14 @@ const MINUTE: i64 = 60_000;
 const REASONS: [&str; 5] = ["CHAT", "COBROWSE", "ERROR", "RULE", "MANUAL"];
 const MESSAGE_TYPES: [&str; 5] = ["MESSAGE", "MESSAGE", "MESSAGE", "FILE", "AUDIO"];
 const PAGES: [&str; 8] = [
-    "/", "/pricing", "/checkout", "/docs", "/blog/launch", "/support", "/account", "/contact",
+    "/",
+    "/pricing",
+    "/checkout",
+    "/docs",
+    "/blog/launch",
+    "/support",
+    "/account",
+    "/contact",
 ];
 const RESOURCES: [(&str, &str); 8] = [
     ("app.js", "script"),
@@ -63,7 +71,10 @@ const RESOURCES: [(&str, &str); 8] = [
     ("analytics.js", "script"),
 ];
 const ERRORS: [(&str, &str); 4] = [
-    ("TypeError: cannot read properties of undefined (reading 'price')", "app.js"),
+    (
+        "TypeError: cannot read properties of undefined (reading 'price')",
+        "app.js",
+    ),
     ("ReferenceError: gtag is not defined", "analytics.js"),
     ("NetworkError when attempting to fetch resource.", "app.js"),
     ("SyntaxError: Unexpected token '<'", "vendor.js"),
@@ -110,24 +121,7 @@ impl Writer<'_> {
 
     async fn interval(&mut self, user: &str, state: &str, start: i64, end: i64) -> CoreResult<()> {
         let tenant_id = self.tenant_id;
-        let tx = self.tx().await?;
-        with_tx!(tx, |conn| sqlx::query(
-            "insert into presence_intervals (id, tenant_id, user_id, state, started_at, ended_at, last_seen_at) \
-             values ($1, $2, $3, $4, $5, $6, $6)"
-        )
-        .bind(uuid::Uuid::now_v7().to_string())
-        .bind(tenant_id)
-        .bind(user)
-        .bind(state)
-        .bind(start)
-        .bind(end)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        let kind = format!("PRESENCE_{state}");
-        for (hour, ms) in hour_pieces(start, end) {
-            add_rollup(tx, tenant_id, &kind, hour, ms, 1, &[("AGENT", user)]).await?;
-        }
+        insert_closed(self.tx().await?, tenant_id, user, state, start, end).await?;
         self.counted(1).await
     }
 }
@@ -136,10 +130,18 @@ impl Services {
     /// Fills a tenant with `options.days` of history for `options.agents` agents.
     pub async fn generate_demo_data(&self, tenant_id: &str, options: &DemoOptions) -> CoreResult<DemoSummary> {
         if options.days == 0 || options.days > 3660 || options.agents == 0 || options.agents > 1000 {
-            return Err(CoreError::invalid("days", "out_of_range", "days 1–3660 and agents 1–1000"));
+            return Err(CoreError::invalid(
+                "days",
+                "out_of_range",
+                "days 1–3660 and agents 1–1000",
+            ));
         }
         if !(options.scale > 0.0 && options.scale <= 1000.0) {
-            return Err(CoreError::invalid("scale", "out_of_range", "scale must be in (0, 1000]"));
+            return Err(CoreError::invalid(
+                "scale",
+                "out_of_range",
+                "scale must be in (0, 1000]",
+            ));
         }
         let tenant = self.get_tenant(tenant_id).await?;
         let tz: chrono_tz::Tz = tenant.timezone.parse().unwrap_or(chrono_tz::UTC);
@@ -180,7 +182,8 @@ impl Services {
                     continue;
                 }
                 let shift_end = shift_end.min(now);
-                w.interval(agent, "LOGGED_IN", shift_start - 5 * MINUTE, shift_end).await?;
+                w.interval(agent, "LOGGED_IN", shift_start - 5 * MINUTE, shift_end)
+                    .await?;
                 // Two breaks: mid-morning and lunch.
                 let break1 = shift_start + rng.gen_range(100..160) * MINUTE;
                 let break2 = shift_start + rng.gen_range(230..280) * MINUTE;
@@ -200,7 +203,8 @@ impl Services {
                 let span = (shift_end - shift_start).max(MINUTE);
                 for _ in 0..per(12.0, &mut rng) {
                     let start = shift_start + rng.gen_range(0..span);
-                    self.demo_conversation(&mut w, &mut rng, agent, start, &rules, now).await?;
+                    self.demo_conversation(&mut w, &mut rng, agent, start, &rules, now)
+                        .await?;
                 }
                 for (kind, people) in [
                     (COBROWSE, COBROWSE_PARTICIPANTS),
@@ -352,7 +356,11 @@ impl Services {
         let visitor = format!("v{}", rng.gen_range(0..5_000));
         let page = PAGES[rng.gen_range(0..PAGES.len())];
         let url = format!("https://www.example.com{page}");
-        let tags = if rng.gen_bool(0.2) { vec!["vip".to_string()] } else { vec![] };
+        let tags = if rng.gen_bool(0.2) {
+            vec!["vip".to_string()]
+        } else {
+            vec![]
+        };
         let visit = VisitIn {
             id: visit_id.clone(),
             visitor_id: visitor.clone(),

@@ -9,12 +9,7 @@ use super::{
     catalogue::SESSION,
     facts::{add_rollup, hour_of, record, tags_column, Fact},
 };
-use crate::{
-    error::CoreResult,
-    time::now_ms,
-    validate::Checks,
-    with_tx, Services,
-};
+use crate::{error::CoreResult, time::now_ms, validate::Checks, with_tx, Services};
 
 /// Most events in one batch.
 pub const MAX_BATCH: usize = 100;
@@ -197,7 +192,8 @@ impl Check<'_> {
     fn url(&mut self, name: &str, value: &str) {
         let field = self.f(name);
         if value.len() > 2000 || url_path(value).is_none() {
-            self.checks.push(&field, "invalid_url", "must be an absolute http(s) URL");
+            self.checks
+                .push(&field, "invalid_url", "must be an absolute http(s) URL");
         }
     }
     fn range(&mut self, name: &str, value: i64, range: std::ops::RangeInclusive<i64>) {
@@ -237,11 +233,16 @@ fn validate(batch: &TrackBatch, now: i64) -> CoreResult<()> {
                 c.id("id", &s.id);
                 let reason_ok = !s.reason.is_empty()
                     && s.reason.len() <= 40
-                    && s.reason.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+                    && s.reason
+                        .bytes()
+                        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
                 if !reason_ok {
                     let field = c.f("reason");
-                    c.checks
-                        .push(&field, "invalid_reason", "an upper-case token of A-Z, 0-9 and _ (e.g. CHAT)");
+                    c.checks.push(
+                        &field,
+                        "invalid_reason",
+                        "an upper-case token of A-Z, 0-9 and _ (e.g. CHAT)",
+                    );
                 }
                 c.time("startedAt", s.started_at);
                 c.range("endedAt", s.ended_at - s.started_at, 0..=MAX_DURATION_MS);
@@ -336,7 +337,8 @@ impl Services {
 /// and `PAGE_VIEW` (pages, by entry path).
 pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, v: &VisitIn) -> CoreResult<bool> {
     let path = url_path(&v.url).unwrap_or_else(|| "/".into());
-    let inserted = with_tx!(tx, |conn| sqlx::query(
+    let inserted = with_tx!(tx, |conn| {
+        sqlx::query(
         "insert into visits (tenant_id, id, visitor_id, external_id, url, path, started_at, duration_ms, page_views, tags) \
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict (tenant_id, id) do nothing"
     )
@@ -352,7 +354,8 @@ pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, v: &Vis
     .bind(tags_column(&v.tags))
     .execute(conn)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     if inserted == 0 {
         return Ok(false);
     }
@@ -373,7 +376,8 @@ pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, v: &Vis
 
 pub(crate) async fn store_resource(tx: &mut crate::db::Tx, tenant_id: &str, r: &ResourceIn) -> CoreResult<bool> {
     let path = url_path(&r.url).unwrap_or_else(|| "/".into());
-    let inserted = with_tx!(tx, |conn| sqlx::query(
+    let inserted = with_tx!(tx, |conn| {
+        sqlx::query(
         "insert into visit_resources (tenant_id, id, at, visit_id, session_id, visitor_id, external_id, name, type, \
          url, path, status_code, duration_ms, transfer_bytes, tags) \
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) on conflict (tenant_id, id) do nothing"
@@ -395,7 +399,8 @@ pub(crate) async fn store_resource(tx: &mut crate::db::Tx, tenant_id: &str, r: &
     .bind(tags_column(&r.tags))
     .execute(conn)
     .await
-    .map(|res| res.rows_affected()))?;
+    .map(|res| res.rows_affected())
+    })?;
     Ok(inserted == 1)
 }
 

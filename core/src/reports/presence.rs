@@ -30,12 +30,14 @@ const AWAY: &str = "AWAY";
 
 /// Serialises presence changes of one user: a write to their row first.
 async fn lock_user(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<bool> {
-    let n = with_tx!(tx, |conn| sqlx::query("update users set id = id where tenant_id = $1 and id = $2")
-        .bind(tenant_id)
-        .bind(user_id)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
+    let n = with_tx!(tx, |conn| sqlx::query(
+        "update users set id = id where tenant_id = $1 and id = $2"
+    )
+    .bind(tenant_id)
+    .bind(user_id)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(n == 1)
 }
 
@@ -89,7 +91,62 @@ async fn close(tx: &mut Tx, tenant_id: &str, id: &str, end: i64, seen_before: Op
     Ok(())
 }
 
+/// Writes a closed interval with its rollups (imports, demo data, tests).
+pub(crate) async fn insert_closed(
+    tx: &mut Tx,
+    tenant_id: &str,
+    user_id: &str,
+    state: &str,
+    start: i64,
+    end: i64,
+) -> CoreResult<()> {
+    with_tx!(tx, |conn| sqlx::query(
+        "insert into presence_intervals (id, tenant_id, user_id, state, started_at, ended_at, last_seen_at) \
+         values ($1, $2, $3, $4, $5, $6, $6)"
+    )
+    .bind(uuid::Uuid::now_v7().to_string())
+    .bind(tenant_id)
+    .bind(user_id)
+    .bind(state)
+    .bind(start)
+    .bind(end)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    let kind = format!("PRESENCE_{state}");
+    for (hour, ms) in hour_pieces(start, end) {
+        add_rollup(tx, tenant_id, &kind, hour, ms, 1, &[("AGENT", user_id)]).await?;
+    }
+    Ok(())
+}
+
 impl Services {
+    /// Records a finished presence interval of a tenant user (`LOGGED_IN`,
+    /// `ONLINE` or `AWAY`), e.g. imported from another system.
+    pub async fn record_presence_interval(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        state: &str,
+        start: i64,
+        end: i64,
+    ) -> CoreResult<()> {
+        let mut checks = crate::validate::Checks::new();
+        if ![LOGGED_IN, ONLINE, AWAY].contains(&state) {
+            checks.push("state", "invalid_enum", "LOGGED_IN, ONLINE or AWAY");
+        }
+        if end < start {
+            checks.push("end", "before_start", "end must not be before start");
+        }
+        checks.finish()?;
+        let mut tx = self.db().begin().await?;
+        if !lock_user(&mut tx, tenant_id, user_id).await? {
+            return Err(crate::error::CoreError::NotFound("user"));
+        }
+        insert_closed(&mut tx, tenant_id, user_id, state, start, end).await?;
+        tx.commit().await
+    }
+
     /// The agent signed in to the dashboard: a `LOGGED_IN` interval opens.
     pub async fn presence_signed_in(&self, tenant_id: &str, user_id: &str) -> CoreResult<()> {
         self.presence_heartbeat(tenant_id, user_id).await.map(|_| ())
@@ -119,7 +176,8 @@ impl Services {
         if !states.iter().any(|(_, s)| s == LOGGED_IN) {
             open(&mut tx, tenant_id, user_id, LOGGED_IN, now).await?;
         }
-        with_tx!(&mut tx, |conn| sqlx::query(
+        with_tx!(&mut tx, |conn| {
+            sqlx::query(
             "update presence_intervals set last_seen_at = $3 where tenant_id = $1 and user_id = $2 and ended_at is null"
         )
         .bind(tenant_id)
@@ -127,7 +185,8 @@ impl Services {
         .bind(now)
         .execute(conn)
         .await
-        .map(|r| r.rows_affected()))?;
+        .map(|r| r.rows_affected())
+        })?;
         tx.commit().await?;
         Ok(status_of(&states))
     }

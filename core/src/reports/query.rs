@@ -19,13 +19,7 @@ use super::{
     catalogue::{self, Filters, Measure, MetricDef, Report, Source, Unit},
     window::{parse_zone, Window, WindowSpec},
 };
-use crate::{
-    db::placeholders,
-    error::CoreResult,
-    time::now_ms,
-    validate::Checks,
-    with_db, Services,
-};
+use crate::{db::placeholders, error::CoreResult, time::now_ms, validate::Checks, with_db, Services};
 
 const HOUR: i64 = 3_600_000;
 /// Most metrics in one request.
@@ -450,19 +444,48 @@ impl Services {
         let mut grid = Grid::new();
         let fast = strategy == Strategy::Rollups && window.hour_aligned() && filter.rollup_compatible();
         if !fast {
-            self.raw_grid(tenant_id, window, source, group_kind, filter, window.start, window.end, false, &mut grid)
-                .await?;
+            self.raw_grid(
+                tenant_id,
+                window,
+                source,
+                group_kind,
+                filter,
+                window.start,
+                window.end,
+                false,
+                &mut grid,
+            )
+            .await?;
             return Ok(grid);
         }
         let aligned_start = (window.start + HOUR - 1).div_euclid(HOUR) * HOUR;
         let aligned_end = window.end.div_euclid(HOUR) * HOUR;
         if aligned_start >= aligned_end {
-            self.raw_grid(tenant_id, window, source, group_kind, filter, window.start, window.end, false, &mut grid)
-                .await?;
+            self.raw_grid(
+                tenant_id,
+                window,
+                source,
+                group_kind,
+                filter,
+                window.start,
+                window.end,
+                false,
+                &mut grid,
+            )
+            .await?;
             return Ok(grid);
         }
-        self.rollup_grid(tenant_id, window, source, group_kind, filter, aligned_start, aligned_end, &mut grid)
-            .await?;
+        self.rollup_grid(
+            tenant_id,
+            window,
+            source,
+            group_kind,
+            filter,
+            aligned_start,
+            aligned_end,
+            &mut grid,
+        )
+        .await?;
         for (s, e) in [(window.start, aligned_start), (aligned_end, window.end)] {
             if s < e {
                 self.raw_grid(tenant_id, window, source, group_kind, filter, s, e, false, &mut grid)
@@ -471,8 +494,18 @@ impl Services {
         }
         if let Source::Presence(_) = source {
             // Rollups hold closed intervals only.
-            self.raw_grid(tenant_id, window, source, group_kind, filter, aligned_start, aligned_end, true, &mut grid)
-                .await?;
+            self.raw_grid(
+                tenant_id,
+                window,
+                source,
+                group_kind,
+                filter,
+                aligned_start,
+                aligned_end,
+                true,
+                &mut grid,
+            )
+            .await?;
         }
         Ok(grid)
     }

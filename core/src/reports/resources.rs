@@ -14,12 +14,7 @@ use super::{
     query::{bind_cond, Bind, Cond},
     window::Window,
 };
-use crate::{
-    error::CoreResult,
-    time::from_ms,
-    validate::Checks,
-    with_db, Services,
-};
+use crate::{error::CoreResult, time::from_ms, validate::Checks, with_db, Services};
 
 /// Most rows in a report.
 const MAX_ROWS: i64 = 1000;
@@ -32,29 +27,109 @@ struct Column {
 }
 
 const RESOURCE_COLUMNS: &[Column] = &[
-    Column { key: "name", sql: "name", numeric: false },
-    Column { key: "type", sql: "type", numeric: false },
-    Column { key: "url", sql: "url", numeric: false },
-    Column { key: "path", sql: "path", numeric: false },
-    Column { key: "statusCode", sql: "status_code", numeric: true },
-    Column { key: "durationMs", sql: "duration_ms", numeric: true },
-    Column { key: "transferBytes", sql: "transfer_bytes", numeric: true },
-    Column { key: "sessionId", sql: "session_id", numeric: false },
-    Column { key: "visitId", sql: "visit_id", numeric: false },
-    Column { key: "visitorId", sql: "visitor_id", numeric: false },
-    Column { key: "externalId", sql: "external_id", numeric: false },
+    Column {
+        key: "name",
+        sql: "name",
+        numeric: false,
+    },
+    Column {
+        key: "type",
+        sql: "type",
+        numeric: false,
+    },
+    Column {
+        key: "url",
+        sql: "url",
+        numeric: false,
+    },
+    Column {
+        key: "path",
+        sql: "path",
+        numeric: false,
+    },
+    Column {
+        key: "statusCode",
+        sql: "status_code",
+        numeric: true,
+    },
+    Column {
+        key: "durationMs",
+        sql: "duration_ms",
+        numeric: true,
+    },
+    Column {
+        key: "transferBytes",
+        sql: "transfer_bytes",
+        numeric: true,
+    },
+    Column {
+        key: "sessionId",
+        sql: "session_id",
+        numeric: false,
+    },
+    Column {
+        key: "visitId",
+        sql: "visit_id",
+        numeric: false,
+    },
+    Column {
+        key: "visitorId",
+        sql: "visitor_id",
+        numeric: false,
+    },
+    Column {
+        key: "externalId",
+        sql: "external_id",
+        numeric: false,
+    },
 ];
 
 const ERROR_COLUMNS: &[Column] = &[
-    Column { key: "message", sql: "message", numeric: false },
-    Column { key: "fileName", sql: "file_name", numeric: false },
-    Column { key: "line", sql: "line", numeric: true },
-    Column { key: "url", sql: "url", numeric: false },
-    Column { key: "path", sql: "path", numeric: false },
-    Column { key: "sessionId", sql: "session_id", numeric: false },
-    Column { key: "visitId", sql: "visit_id", numeric: false },
-    Column { key: "visitorId", sql: "visitor_id", numeric: false },
-    Column { key: "externalId", sql: "external_id", numeric: false },
+    Column {
+        key: "message",
+        sql: "message",
+        numeric: false,
+    },
+    Column {
+        key: "fileName",
+        sql: "file_name",
+        numeric: false,
+    },
+    Column {
+        key: "line",
+        sql: "line",
+        numeric: true,
+    },
+    Column {
+        key: "url",
+        sql: "url",
+        numeric: false,
+    },
+    Column {
+        key: "path",
+        sql: "path",
+        numeric: false,
+    },
+    Column {
+        key: "sessionId",
+        sql: "session_id",
+        numeric: false,
+    },
+    Column {
+        key: "visitId",
+        sql: "visit_id",
+        numeric: false,
+    },
+    Column {
+        key: "visitorId",
+        sql: "visitor_id",
+        numeric: false,
+    },
+    Column {
+        key: "externalId",
+        sql: "external_id",
+        numeric: false,
+    },
 ];
 
 /// Turns a `criteria` into SQL, or names what is wrong with it.
@@ -227,7 +302,11 @@ impl Services {
     }
 
     /// The script-error report (spec 2.16, second filter set).
-    pub async fn script_error_report(&self, tenant_id: &str, filter: &ScriptErrorFilter) -> CoreResult<ScriptErrorReport> {
+    pub async fn script_error_report(
+        &self,
+        tenant_id: &str,
+        filter: &ScriptErrorFilter,
+    ) -> CoreResult<ScriptErrorReport> {
         let window = self
             .report_window(tenant_id, &filter.date_filter, &[], "dateFilter.")
             .await?;
@@ -262,15 +341,17 @@ impl Services {
         })?;
         let errors = rows
             .into_iter()
-            .map(|(message, file_name, line, count, visitors, first, last)| ScriptErrorRow {
-                message,
-                file_name,
-                line,
-                count,
-                visitors,
-                first_seen: from_ms(first),
-                last_seen: from_ms(last),
-            })
+            .map(
+                |(message, file_name, line, count, visitors, first, last)| ScriptErrorRow {
+                    message,
+                    file_name,
+                    line,
+                    count,
+                    visitors,
+                    first_seen: from_ms(first),
+                    last_seen: from_ms(last),
+                },
+            )
             .collect();
         // Visitors per bucket: distinct (bucket, visitor) pairs, counted here so a
         // visitor on both sides of a DST change in one day counts once.
@@ -374,8 +455,15 @@ fn shift(sql: &str, by: usize) -> String {
 }
 
 /// One entry per bucket of the window, labelled.
-fn labelled(window: &Window, cells: impl Fn(i64) -> BTreeMap<String, String>) -> BTreeMap<String, BTreeMap<String, String>> {
-    window.buckets().into_iter().map(|b| (window.label(b), cells(b))).collect()
+fn labelled(
+    window: &Window,
+    cells: impl Fn(i64) -> BTreeMap<String, String>,
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    window
+        .buckets()
+        .into_iter()
+        .map(|b| (window.label(b), cells(b)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -385,7 +473,10 @@ mod tests {
 
     #[test]
     fn placeholders_shift() {
-        assert_eq!(shift(" and a = $4 and b in ($5, $6)", 2), " and a = $6 and b in ($7, $8)");
+        assert_eq!(
+            shift(" and a = $4 and b in ($5, $6)", 2),
+            " and a = $6 and b in ($7, $8)"
+        );
         assert_eq!(shift(" and a like $12 escape '\\'", 1), " and a like $13 escape '\\'");
     }
 

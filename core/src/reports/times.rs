@@ -56,7 +56,12 @@ pub fn ranged_filter(grouping: Option<Grouping>, from: Option<i64>, to: Option<i
 impl Services {
     /// Per agent, the intervals of `kind` in the period (clipped to it; an open one
     /// ends now) and their total in whole minutes. Agents without time are absent.
-    pub async fn agent_times(&self, tenant_id: &str, kind: TimesKind, filter: &DateFilter) -> CoreResult<Vec<AgentTimes>> {
+    pub async fn agent_times(
+        &self,
+        tenant_id: &str,
+        kind: TimesKind,
+        filter: &DateFilter,
+    ) -> CoreResult<Vec<AgentTimes>> {
         let source = Source::Presence(kind.state());
         let window = self.report_window(tenant_id, filter, &[source], "").await?;
         let now = now_ms();

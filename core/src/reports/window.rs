@@ -112,7 +112,10 @@ fn local_midnight(tz: Tz, date: NaiveDate) -> i64 {
 }
 
 fn local_date(tz: Tz, ms: i64) -> NaiveDate {
-    tz.timestamp_millis_opt(ms).single().expect("valid instant").date_naive()
+    tz.timestamp_millis_opt(ms)
+        .single()
+        .expect("valid instant")
+        .date_naive()
 }
 
 /// The zone's UTC offset at instant `ms`, in ms.
@@ -145,14 +148,18 @@ impl Window {
             }
             Grouping::Custom => {
                 let field = |name: &str| format!("{}{name}", spec.field);
-                let from = spec.from.ok_or_else(|| {
-                    CoreError::invalid(field("from"), "required", "CUSTOM needs from (unix ms)")
-                })?;
+                let from = spec
+                    .from
+                    .ok_or_else(|| CoreError::invalid(field("from"), "required", "CUSTOM needs from (unix ms)"))?;
                 let to = spec
                     .to
                     .ok_or_else(|| CoreError::invalid(field("to"), "required", "CUSTOM needs to (unix ms)"))?;
                 if DateTime::<Utc>::from_timestamp_millis(from).is_none() || from < 0 {
-                    return Err(CoreError::invalid(field("from"), "out_of_range", "from is not a valid time"));
+                    return Err(CoreError::invalid(
+                        field("from"),
+                        "out_of_range",
+                        "from is not a valid time",
+                    ));
                 }
                 if to <= from {
                     return Err(CoreError::invalid(field("to"), "before_start", "to must be after from"));
@@ -290,7 +297,11 @@ fn segments(tz: Tz, start: i64, end: i64) -> Vec<Segment> {
                 break;
             }
         }
-        out.push(Segment { start: s, end: e, offset });
+        out.push(Segment {
+            start: s,
+            end: e,
+            offset,
+        });
         s = e;
     }
     out
@@ -306,7 +317,10 @@ mod tests {
     use super::*;
 
     fn ms(tz: Tz, y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
-        tz.with_ymd_and_hms(y, mo, d, h, mi, 0).earliest().unwrap().timestamp_millis()
+        tz.with_ymd_and_hms(y, mo, d, h, mi, 0)
+            .earliest()
+            .unwrap()
+            .timestamp_millis()
     }
 
     fn custom(tz: Tz, from: i64, to: i64) -> Window {
@@ -364,7 +378,11 @@ mod tests {
         let w = custom(tz, ms(tz, 2026, 10, 25, 0, 0), ms(tz, 2026, 10, 26, 0, 0));
         let labels: Vec<String> = w.buckets().iter().map(|b| w.label(*b)).collect();
         assert_eq!(labels.len(), 24);
-        let two = w.buckets().into_iter().find(|b| w.label(*b) == "2026/10/25 02").unwrap();
+        let two = w
+            .buckets()
+            .into_iter()
+            .find(|b| w.label(*b) == "2026/10/25 02")
+            .unwrap();
         let parts = w.split(w.start, w.end);
         assert_eq!(parts.iter().find(|(b, _)| *b == two).unwrap().1, 2 * HOUR);
         let w = custom(tz, ms(tz, 2026, 3, 29, 0, 0), ms(tz, 2026, 3, 30, 0, 0));
@@ -437,7 +455,10 @@ mod tests {
         };
         assert_eq!(field(Window::new(spec(None, Some(1)))), "dateFilter.from");
         assert_eq!(field(Window::new(spec(Some(5), Some(1)))), "dateFilter.to");
-        assert_eq!(field(Window::new(spec(Some(0), Some(MAX_CUSTOM_SPAN + 1)))), "dateFilter.to");
+        assert_eq!(
+            field(Window::new(spec(Some(0), Some(MAX_CUSTOM_SPAN + 1)))),
+            "dateFilter.to"
+        );
         assert_eq!(custom(tz, 0, 48 * HOUR).unit, BucketUnit::Hour);
         assert_eq!(custom(tz, 0, 48 * HOUR + 1).unit, BucketUnit::Day);
     }

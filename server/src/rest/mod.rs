@@ -24,6 +24,7 @@ mod config;
 mod conversation;
 mod customer;
 mod links;
+mod report;
 mod session;
 mod team;
 mod tenant;
@@ -114,6 +115,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(conversation::router())
         .merge(webhook::router())
         .merge(widget::router())
+        .merge(report::router())
 }
 
 /// This document: the OpenAPI 3.1 description of the REST API.

@@ -20,6 +20,7 @@ use rapport_core::{
     customers::CustomerIn,
     live::LiveEvent,
     model::{Page, PageRequest},
+    reports::ingest::{TrackBatch, TrackResult},
 };
 use serde::Serialize;
 use tokio_stream::wrappers::BroadcastStream;
@@ -42,6 +43,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(start_visitor))
         .routes(routes!(list_messages, post_message))
         .routes(routes!(stream))
+        .routes(routes!(track))
         .layer(
             CorsLayer::new()
                 .allow_origin(Any)
@@ -239,4 +241,21 @@ impl FromRequestParts<AppState> for AnonymousVisitor {
             actor: actor(parts, ActorKind::Customer, ""),
         })
     }
+}
+
+/// Report what the visitor script saw: finished visits, recorded sessions with
+/// their reason, page resources and script errors (1–100 events per batch, each
+/// with its own id; a retried batch is recorded once). All or nothing: one bad
+/// event rejects the batch, naming `events[i].field`.
+#[utoipa::path(post, path = "/widget/track", tag = "widget", request_body = TrackBatch,
+    security(("widgetKey" = [])),
+    responses((status = 202, body = TrackResult), AuthErrors, InputErrors))]
+async fn track(
+    State(state): State<AppState>,
+    parts: AnonymousVisitor,
+    ApiJson(batch): ApiJson<TrackBatch>,
+) -> ApiResult<(StatusCode, Json<TrackResult>)> {
+    let tenant_id = state.services.tenant_by_widget_key(&parts.widget_key).await?;
+    let result = state.services.track(&tenant_id, batch).await?;
+    Ok((StatusCode::ACCEPTED, Json(result)))
 }

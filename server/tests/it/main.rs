@@ -12,6 +12,7 @@ mod openapi;
 mod operations;
 mod people;
 mod receiver;
+mod reports;
 mod resources;
 mod settings;
 mod tenants;
