@@ -253,6 +253,8 @@ async fn aggregate(
 }
 
 /// Declares one aggregation report operation.
+// rustfmt re-indents the attribute's continuation lines on every run.
+#[rustfmt::skip]
 macro_rules! aggregation_report {
     ($fn:ident, $path:literal, $report:ident, $doc:literal) => {
         #[doc = $doc]
