@@ -6,7 +6,9 @@
 //! - [`window`]: periods and buckets in an IANA zone, DST included;
 //! - [`facts`] and [`presence`]: recording facts and rolling them up;
 //! - [`ingest`]: what the visitor script sends (visits, sessions, resources, errors);
+//! - [`plan`]: validating a report request against the catalogue;
 //! - [`query`]: aggregation reports, from rollups or raw facts;
+//! - [`sql`]: filter conditions with placeholders for both backends;
 //! - [`times`]: agent time lists and the per-agent conversation split;
 //! - [`resources`]: the resource and script-error reports (spec 2.16 filters);
 //! - [`csv`]: every report as CSV;
@@ -24,11 +26,15 @@ pub mod facts;
 #[cfg(feature = "server")]
 pub mod ingest;
 #[cfg(feature = "server")]
+pub mod plan;
+#[cfg(feature = "server")]
 pub mod presence;
 #[cfg(feature = "server")]
 pub mod query;
 #[cfg(feature = "server")]
 pub mod resources;
+#[cfg(feature = "server")]
+pub mod sql;
 #[cfg(feature = "server")]
 pub mod times;
 #[cfg(feature = "server")]

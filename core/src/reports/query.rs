@@ -14,16 +14,16 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::sql::{bind_cond, Cond};
 use super::{
-    api::{AggregationResponse, DateFilter, MetricEntry, ReportRequest, TagsFilter},
-    catalogue::{self, Filters, Measure, MetricDef, Report, Source, Unit},
+    api::{AggregationResponse, DateFilter, ReportRequest},
+    catalogue::{Measure, MetricDef, Report, Source, Unit},
+    plan::{plan, Filter, Query},
     window::{parse_zone, Window, WindowSpec},
 };
-use crate::{db::placeholders, error::CoreResult, time::now_ms, validate::Checks, with_db, Services};
+use crate::{error::CoreResult, time::now_ms, with_db, Services};
 
 const HOUR: i64 = 3_600_000;
-/// Most metrics in one request.
-const MAX_METRICS: usize = 20;
 
 /// Which path answers: the fast one, or raw facts only (tests, benchmark baseline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,236 +36,6 @@ pub enum Strategy {
 
 /// `(bucket, group key) → (total, samples)`.
 type Grid = HashMap<(i64, String), (i64, i64)>;
-
-/// A metric entry after validation.
-#[derive(Debug, Clone)]
-struct Query {
-    def: &'static MetricDef,
-    /// Rollup group kind: `""` (total), `AGENT`, `DIM`.
-    group_kind: &'static str,
-    filter: Filter,
-}
-
-/// The filters of a metric entry that the engine applies.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Filter {
-    pub tags: TagsFilter,
-    pub visitor_ids: Vec<String>,
-    pub external_ids: Vec<String>,
-    pub base_url: Option<String>,
-    pub rule_ids: Vec<String>,
-}
-
-impl Filter {
-    /// Whether rollups hold what this filter needs (rule ids are the DIM key).
-    fn rollup_compatible(&self) -> bool {
-        self.tags.is_empty() && self.visitor_ids.is_empty() && self.external_ids.is_empty() && self.base_url.is_none()
-    }
-}
-
-/// A value bound to a [`Cond`] placeholder.
-#[derive(Debug, Clone)]
-pub(crate) enum Bind {
-    Text(String),
-    Int(i64),
-}
-
-/// A SQL condition with its bound values, numbered from a given placeholder.
-pub(crate) struct Cond {
-    pub sql: String,
-    pub binds: Vec<Bind>,
-}
-
-/// Binds a [`Cond`]'s values to a query, on either backend.
-macro_rules! bind_cond {
-    ($q:expr, $cond:expr) => {{
-        let mut q = $q;
-        for v in &$cond.binds {
-            q = match v {
-                $crate::reports::query::Bind::Text(s) => q.bind(s.clone()),
-                $crate::reports::query::Bind::Int(i) => q.bind(*i),
-            };
-        }
-        q
-    }};
-}
-pub(crate) use bind_cond;
-
-impl Cond {
-    pub fn new() -> Self {
-        Cond {
-            sql: String::new(),
-            binds: Vec::new(),
-        }
-    }
-
-    /// Adds `column in (…)`; nothing for an empty list.
-    pub fn any_of(&mut self, next: usize, column: &str, values: &[String]) {
-        if values.is_empty() {
-            return;
-        }
-        let first = next + self.binds.len();
-        self.sql += &format!(" and {column} in ({})", placeholders(first, values.len()));
-        self.binds.extend(values.iter().cloned().map(Bind::Text));
-    }
-
-    /// Adds `column = $n`.
-    pub fn equals(&mut self, next: usize, column: &str, value: Option<&str>) {
-        if let Some(value) = value {
-            self.sql += &format!(" and {column} = ${}", next + self.binds.len());
-            self.binds.push(Bind::Text(value.to_string()));
-        }
-    }
-
-    /// Adds "column starts with value".
-    pub fn prefix(&mut self, next: usize, column: &str, value: Option<&str>) {
-        if let Some(value) = value {
-            let p = next + self.binds.len();
-            self.sql += &format!(" and substr({column}, 1, length(${p})) = ${p}");
-            self.binds.push(Bind::Text(value.to_string()));
-        }
-    }
-
-    /// Adds the tags filter on a `|a|b|` column.
-    pub fn tags(&mut self, next: usize, column: &str, tags: &TagsFilter) {
-        let like = |t: &str| {
-            let escaped = t.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-            format!("%|{escaped}|%")
-        };
-        for tag in &tags.all {
-            self.sql += &format!(" and {column} like ${} escape '\\'", next + self.binds.len());
-            self.binds.push(Bind::Text(like(tag)));
-        }
-        for tag in &tags.none {
-            self.sql += &format!(
-                " and ({column} is null or {column} not like ${} escape '\\')",
-                next + self.binds.len()
-            );
-            self.binds.push(Bind::Text(like(tag)));
-        }
-        if !tags.any.is_empty() {
-            let parts: Vec<String> = tags
-                .any
-                .iter()
-                .map(|tag| {
-                    let p = next + self.binds.len();
-                    self.binds.push(Bind::Text(like(tag)));
-                    format!("{column} like ${p} escape '\\'")
-                })
-                .collect();
-            self.sql += &format!(" and ({})", parts.join(" or "));
-        }
-    }
-}
-
-/// Checks a metric entry's filters against what its report takes.
-fn check_filters(checks: &mut Checks, field: &str, report: Report, entry: &MetricEntry) -> Filter {
-    let allowed = report.filters();
-    let refuse = |checks: &mut Checks, name: &str| {
-        checks.push(
-            &format!("{field}.{name}"),
-            "unsupported_filter",
-            format!("the {} report does not take {name}", report.path()),
-        )
-    };
-    let mut filter = Filter::default();
-    if let Some(tags) = &entry.tags {
-        if matches!(allowed, Filters::Tags | Filters::Visit) {
-            filter.tags = tags.clone();
-        } else {
-            refuse(checks, "tags");
-        }
-    }
-    for (name, value, target) in [
-        ("visitorIds", &entry.visitor_ids, &mut filter.visitor_ids),
-        ("externalIds", &entry.external_ids, &mut filter.external_ids),
-        ("ruleIds", &entry.rule_ids, &mut filter.rule_ids),
-    ] {
-        let Some(values) = value else { continue };
-        let ok = if name == "ruleIds" {
-            allowed == Filters::Rules
-        } else {
-            allowed == Filters::Visit
-        };
-        if !ok {
-            refuse(checks, name);
-            continue;
-        }
-        let path = format!("{field}.{name}");
-        checks.unique_items(&path, values, 200, |checks, at, v| {
-            checks.required_text(at, Some(v), 200);
-        });
-        *target = values.clone();
-    }
-    if let Some(base) = &entry.base_url {
-        if allowed == Filters::Visit {
-            checks.http_url(&format!("{field}.baseUrl"), base);
-            filter.base_url = Some(base.clone());
-        } else {
-            refuse(checks, "baseUrl");
-        }
-    }
-    filter
-}
-
-/// Validates a request against a report's catalogue.
-fn plan(report: Report, request: &ReportRequest) -> CoreResult<Vec<Query>> {
-    let mut checks = Checks::new();
-    if request.metrics.is_empty() {
-        checks.push("metrics", "required", "name at least one metric");
-    }
-    if request.metrics.len() > MAX_METRICS {
-        checks.push("metrics", "too_many", format!("at most {MAX_METRICS} metrics"));
-    }
-    let grouped = request.metrics.iter().any(|m| m.group_by.is_some());
-    if grouped && request.metrics.len() > 1 {
-        checks.push(
-            "metrics",
-            "group_by_single_metric",
-            "with a groupBy, a request carries exactly one metric",
-        );
-    }
-    let mut queries = Vec::new();
-    for (i, entry) in request.metrics.iter().enumerate() {
-        let field = format!("metrics[{i}]");
-        let Some(def) = catalogue::find(report, &entry.metric_name) else {
-            checks.push(
-                &format!("{field}.metricName"),
-                "unknown_metric",
-                format!(
-                    "{:?} is not a metric of the {} report (see GET /rest/v1/report/metrics)",
-                    entry.metric_name,
-                    report.path()
-                ),
-            );
-            continue;
-        };
-        let group_by = entry.group_by.as_deref().or(report.default_group_by());
-        let group_kind = match group_by {
-            None => "",
-            Some(name) => match def.group_by.iter().find(|g| g.name == name) {
-                Some(g) => g.group_kind,
-                None => {
-                    let offered: Vec<&str> = def.group_by.iter().map(|g| g.name).collect();
-                    checks.push(
-                        &format!("{field}.groupBy"),
-                        "invalid_group_by",
-                        format!("{} takes groupBy {}", def.name, offered.join(", ")),
-                    );
-                    ""
-                }
-            },
-        };
-        let filter = check_filters(&mut checks, &field, report, entry);
-        queries.push(Query {
-            def,
-            group_kind,
-            filter,
-        });
-    }
-    checks.finish()?;
-    Ok(queries)
-}
 
 /// Decimal with up to two places, trailing zeros dropped.
 fn decimal(value: f64) -> String {
@@ -443,24 +213,9 @@ impl Services {
     ) -> CoreResult<Grid> {
         let mut grid = Grid::new();
         let fast = strategy == Strategy::Rollups && window.hour_aligned() && filter.rollup_compatible();
-        if !fast {
-            self.raw_grid(
-                tenant_id,
-                window,
-                source,
-                group_kind,
-                filter,
-                window.start,
-                window.end,
-                false,
-                &mut grid,
-            )
-            .await?;
-            return Ok(grid);
-        }
         let aligned_start = (window.start + HOUR - 1).div_euclid(HOUR) * HOUR;
         let aligned_end = window.end.div_euclid(HOUR) * HOUR;
-        if aligned_start >= aligned_end {
+        if !fast || aligned_start >= aligned_end {
             self.raw_grid(
                 tenant_id,
                 window,
@@ -760,7 +515,6 @@ impl Services {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::CoreError;
 
     #[test]
     fn decimals_are_trimmed() {
@@ -768,57 +522,5 @@ mod tests {
         assert_eq!(decimal(12.5), "12.5");
         assert_eq!(decimal(1.0 / 3.0), "0.33");
         assert_eq!(decimal(0.0), "0");
-    }
-
-    #[test]
-    fn group_by_with_several_metrics_is_refused() {
-        let request = ReportRequest {
-            metrics: vec![
-                MetricEntry {
-                    metric_name: "ONLINE_TIME".into(),
-                    group_by: Some("AGENT".into()),
-                    ..Default::default()
-                },
-                MetricEntry {
-                    metric_name: "LOGGED_IN_TIME".into(),
-                    ..Default::default()
-                },
-            ],
-            ..Default::default()
-        };
-        let CoreError::Validation(errors) = plan(Report::Agent, &request).unwrap_err() else {
-            panic!()
-        };
-        assert_eq!(errors[0].field, "metrics");
-        assert_eq!(errors[0].code, "group_by_single_metric");
-    }
-
-    #[test]
-    fn unknown_metrics_group_bys_and_filters_name_their_field() {
-        let request = ReportRequest {
-            metrics: vec![MetricEntry {
-                metric_name: "NOPE".into(),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        let CoreError::Validation(errors) = plan(Report::Agent, &request).unwrap_err() else {
-            panic!()
-        };
-        assert_eq!(errors[0].field, "metrics[0].metricName");
-        let request = ReportRequest {
-            metrics: vec![MetricEntry {
-                metric_name: "ONLINE_TIME".into(),
-                group_by: Some("TYPE".into()),
-                rule_ids: Some(vec!["r".into()]),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        let CoreError::Validation(errors) = plan(Report::Agent, &request).unwrap_err() else {
-            panic!()
-        };
-        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(fields, vec!["metrics[0].groupBy", "metrics[0].ruleIds"]);
     }
 }

@@ -11,7 +11,7 @@ use super::{
         Criteria, ResourceFilter, ResourceGroupBy, ResourceReport, ResourceRow, ScriptErrorFilter, ScriptErrorReport,
         ScriptErrorRow,
     },
-    query::{bind_cond, Bind, Cond},
+    sql::{bind_cond, Bind, Cond},
     window::Window,
 };
 use crate::{error::CoreResult, time::from_ms, validate::Checks, with_db, Services};
@@ -26,110 +26,46 @@ struct Column {
     numeric: bool,
 }
 
+const fn text(key: &'static str, sql: &'static str) -> Column {
+    Column {
+        key,
+        sql,
+        numeric: false,
+    }
+}
+
+const fn number(key: &'static str, sql: &'static str) -> Column {
+    Column {
+        key,
+        sql,
+        numeric: true,
+    }
+}
+
 const RESOURCE_COLUMNS: &[Column] = &[
-    Column {
-        key: "name",
-        sql: "name",
-        numeric: false,
-    },
-    Column {
-        key: "type",
-        sql: "type",
-        numeric: false,
-    },
-    Column {
-        key: "url",
-        sql: "url",
-        numeric: false,
-    },
-    Column {
-        key: "path",
-        sql: "path",
-        numeric: false,
-    },
-    Column {
-        key: "statusCode",
-        sql: "status_code",
-        numeric: true,
-    },
-    Column {
-        key: "durationMs",
-        sql: "duration_ms",
-        numeric: true,
-    },
-    Column {
-        key: "transferBytes",
-        sql: "transfer_bytes",
-        numeric: true,
-    },
-    Column {
-        key: "sessionId",
-        sql: "session_id",
-        numeric: false,
-    },
-    Column {
-        key: "visitId",
-        sql: "visit_id",
-        numeric: false,
-    },
-    Column {
-        key: "visitorId",
-        sql: "visitor_id",
-        numeric: false,
-    },
-    Column {
-        key: "externalId",
-        sql: "external_id",
-        numeric: false,
-    },
+    text("name", "name"),
+    text("type", "type"),
+    text("url", "url"),
+    text("path", "path"),
+    number("statusCode", "status_code"),
+    number("durationMs", "duration_ms"),
+    number("transferBytes", "transfer_bytes"),
+    text("sessionId", "session_id"),
+    text("visitId", "visit_id"),
+    text("visitorId", "visitor_id"),
+    text("externalId", "external_id"),
 ];
 
 const ERROR_COLUMNS: &[Column] = &[
-    Column {
-        key: "message",
-        sql: "message",
-        numeric: false,
-    },
-    Column {
-        key: "fileName",
-        sql: "file_name",
-        numeric: false,
-    },
-    Column {
-        key: "line",
-        sql: "line",
-        numeric: true,
-    },
-    Column {
-        key: "url",
-        sql: "url",
-        numeric: false,
-    },
-    Column {
-        key: "path",
-        sql: "path",
-        numeric: false,
-    },
-    Column {
-        key: "sessionId",
-        sql: "session_id",
-        numeric: false,
-    },
-    Column {
-        key: "visitId",
-        sql: "visit_id",
-        numeric: false,
-    },
-    Column {
-        key: "visitorId",
-        sql: "visitor_id",
-        numeric: false,
-    },
-    Column {
-        key: "externalId",
-        sql: "external_id",
-        numeric: false,
-    },
+    text("message", "message"),
+    text("fileName", "file_name"),
+    number("line", "line"),
+    text("url", "url"),
+    text("path", "path"),
+    text("sessionId", "session_id"),
+    text("visitId", "visit_id"),
+    text("visitorId", "visitor_id"),
+    text("externalId", "external_id"),
 ];
 
 /// Turns a `criteria` into SQL, or names what is wrong with it.
