@@ -8,6 +8,7 @@ use crate::{
     db::unique_violation,
     error::{CoreError, CoreResult},
     model::{Page, PageRequest, Tenant},
+    reports::visitors::{next_midnight, reset_visitor_days},
     time::{from_ms, now_ms},
     validate::{slugify, Checks, Paging},
     with_db, with_tx, Services,
@@ -110,6 +111,8 @@ impl Services {
         .await
         .map(|r| r.rows_affected()))
         .map_err(slug_conflict)?;
+        let zone: chrono_tz::Tz = tenant.timezone.parse().unwrap_or(chrono_tz::UTC);
+        reset_visitor_days(&mut tx, &tenant.id, zone, 0).await?;
         audit::record(
             &mut tx,
             Some(&tenant.id),
@@ -171,7 +174,7 @@ impl Services {
         };
         let slug = input.slug.map(|s| s.trim().to_string()).unwrap_or(current.slug);
         checks.slug("slug", &slug);
-        let timezone = input.timezone.unwrap_or(current.timezone);
+        let timezone = input.timezone.unwrap_or_else(|| current.timezone.clone());
         checks.timezone("timezone", &timezone);
         checks.finish()?;
         let mut tx = self.db().begin().await?;
@@ -186,6 +189,11 @@ impl Services {
         .await
         .map(|r| r.rows_affected()))
         .map_err(slug_conflict)?;
+        if timezone != current.timezone {
+            // Daily visitor counts are kept in the tenant's zone: start them afresh.
+            let zone: chrono_tz::Tz = timezone.parse().unwrap_or(chrono_tz::UTC);
+            reset_visitor_days(&mut tx, id, zone, next_midnight(zone, now_ms())).await?;
+        }
         audit::record(&mut tx, Some(id), actor, "tenant.update", "tenant", Some(id)).await?;
         tx.commit().await?;
         self.get_tenant(id).await

@@ -71,6 +71,11 @@ pub struct ServeConfig {
     #[arg(long, env = "RAPPORT_RATE_LIMIT_PER_IP", default_value_t = 2400)]
     pub rate_limit_per_ip: u32,
 
+    /// Events per minute the visitor script may report per tenant through
+    /// `/widget/track` (0 turns the limit off). A batch counts as its events.
+    #[arg(long, env = "RAPPORT_TRACK_EVENTS_PER_MINUTE", default_value_t = 6000)]
+    pub track_events_per_minute: u32,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "RAPPORT_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
@@ -200,6 +205,7 @@ impl ServeConfig {
             request_timeout_secs: 30,
             rate_limit_per_token: 1200,
             rate_limit_per_ip: 2400,
+            track_events_per_minute: 6000,
             log_format: "text".into(),
             presence_timeout: "3m".into(),
             webhooks: WebhookArgs {

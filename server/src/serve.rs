@@ -26,7 +26,11 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
         .build();
     AppState {
         services: services.with_public_url(&config.public_url()),
-        limiters: Arc::new(Limiters::new(config.rate_limit_per_token, config.rate_limit_per_ip)),
+        limiters: Arc::new(Limiters::new(
+            config.rate_limit_per_token,
+            config.rate_limit_per_ip,
+            config.track_events_per_minute,
+        )),
         metrics: Arc::new(Metrics::new()),
         config: Arc::new(config),
         leptos,

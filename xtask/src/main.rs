@@ -30,7 +30,7 @@ fn main() -> ExitCode {
                 "usage: cargo xtask <command>\n\n  run     build everything (release) and serve Rapport\n  \
                  test    run the whole test suite\n  build   build the server and the site [--release]\n  \
                  site    build only the site (wasm bundle, CSS, assets) [--release]\n  \
-                 bench   run the benchmarks (release build)"
+                 bench   run the benchmarks (release build; optionally: webhooks, reports)"
             );
             return ExitCode::from(2);
         }

@@ -27,12 +27,22 @@ pub fn build(args: &[String]) -> Result<()> {
     run_cmd(&mut cmd)
 }
 
-/// `cargo xtask bench`: the benchmarks, in release mode (webhook delivery
-/// throughput and latency, with ratios to an in-run baseline).
-pub fn bench(_args: &[String]) -> Result<()> {
-    let mut cmd = cargo();
-    cmd.args(["bench", "--package", "rapport-server", "--bench", "webhooks"]);
-    run_cmd(&mut cmd)
+/// `cargo xtask bench [webhooks|reports]`: the benchmarks, in release mode, each
+/// with ratios to a baseline measured in the same run: webhook delivery
+/// throughput and latency, and report latency over 10 million facts.
+pub fn bench(args: &[String]) -> Result<()> {
+    let all = [("rapport-server", "webhooks"), ("rapport-core", "reports")];
+    let chosen: Vec<_> = all
+        .iter()
+        .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
+        .collect();
+    if chosen.is_empty() {
+        bail!("unknown benchmark; choose from webhooks, reports");
+    }
+    for (package, name) in chosen {
+        run_cmd(cargo().args(["bench", "--package", package, "--bench", name]))?;
+    }
+    Ok(())
 }
 
 /// `cargo xtask run [-- <rapport serve flags>]`: builds in release mode and serves

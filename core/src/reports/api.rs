@@ -336,7 +336,7 @@ pub struct ResourceRow {
     pub max_duration_ms: i64,
     /// Mean transferred bytes, where known.
     pub avg_transfer_bytes: Option<f64>,
-    /// Loads that answered 400 or above (or failed with no status).
+    /// Loads that answered 400 or above.
     pub error_count: i64,
 }
 

@@ -83,6 +83,7 @@ const ERRORS: [(&str, &str); 4] = [
 struct Writer<'a> {
     services: &'a Services,
     tenant_id: &'a str,
+    zone: chrono_tz::Tz,
     tx: Option<Tx>,
     written: u64,
     pending: u64,
@@ -153,6 +154,7 @@ impl Services {
         let mut w = Writer {
             services: self,
             tenant_id,
+            zone: tz,
             tx: None,
             written: 0,
             pending: 0,
@@ -371,8 +373,8 @@ impl Services {
             page_views: rng.gen_range(1..9),
             tags: tags.clone(),
         };
-        let tenant_id = w.tenant_id;
-        store_visit(w.tx().await?, tenant_id, &visit).await?;
+        let (tenant_id, zone) = (w.tenant_id, w.zone);
+        store_visit(w.tx().await?, tenant_id, zone, &visit).await?;
         w.counted(1).await?;
         for (name, kind) in RESOURCES.iter().take(rng.gen_range(3..RESOURCES.len() + 1)) {
             let slow = rng.gen_bool(0.05);

@@ -12,6 +12,7 @@ use super::catalogue::{
     ACTION_RULE_MATCH, COBROWSE, COBROWSE_PARTICIPANTS, COBROWSE_UNIVERSAL, COBROWSE_UNIVERSAL_PARTICIPANTS,
     CONFERENCE, CONFERENCE_PARTICIPANTS, ROUTING_RULE_MATCH, SLA_1_MATCH, SLA_1_MISS, SLA_2_MATCH, SLA_2_MISS,
 };
+use super::window::HOUR;
 use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
@@ -19,8 +20,6 @@ use crate::{
     validate::Checks,
     with_tx, Services,
 };
-
-const HOUR: i64 = 3_600_000;
 
 /// One fact for `report_facts`.
 #[derive(Debug, Clone, Default)]

@@ -3,13 +3,20 @@
 //! tenant's widget key), so every batch is bounded, every field checked, and every
 //! event carries a client id: a retried batch is recorded once.
 
+use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 use super::{
     catalogue::SESSION,
     facts::{add_rollup, hour_of, record, tags_column, Fact},
+    visitors::mark_visitor_day,
 };
-use crate::{error::CoreResult, time::now_ms, validate::Checks, with_tx, Services};
+use crate::{
+    error::{CoreError, CoreResult},
+    time::now_ms,
+    validate::Checks,
+    with_tx, Services,
+};
 
 /// Most events in one batch.
 pub const MAX_BATCH: usize = 100;
@@ -303,9 +310,19 @@ impl Services {
         validate(&batch, now_ms())?;
         let mut result = TrackResult::default();
         let mut tx = self.db().begin().await?;
+        let zone: Option<String> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
+            "select timezone from tenants where id = $1"
+        )
+        .bind(tenant_id)
+        .fetch_optional(conn)
+        .await)?;
+        let zone: Tz = zone
+            .ok_or(CoreError::NotFound("tenant"))?
+            .parse()
+            .unwrap_or(chrono_tz::UTC);
         for event in &batch.events {
             let inserted = match event {
-                TrackEvent::Visit(v) => store_visit(&mut tx, tenant_id, v).await?,
+                TrackEvent::Visit(v) => store_visit(&mut tx, tenant_id, zone, v).await?,
                 TrackEvent::Session(s) => {
                     let fact = Fact {
                         kind: SESSION,
@@ -333,9 +350,10 @@ impl Services {
     }
 }
 
-/// Stores a visit with its rollups: `VISIT` (duration, by entry path and visitor)
-/// and `PAGE_VIEW` (pages, by entry path).
-pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, v: &VisitIn) -> CoreResult<bool> {
+/// Stores a visit with its rollups: `VISIT` (duration, by entry path and visitor),
+/// `PAGE_VIEW` (pages, by entry path), and the visitor's day in `zone` (the
+/// tenant's).
+pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, zone: Tz, v: &VisitIn) -> CoreResult<bool> {
     let path = url_path(&v.url).unwrap_or_else(|| "/".into());
     let inserted = with_tx!(tx, |conn| {
         sqlx::query(
@@ -371,6 +389,7 @@ pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, v: &Vis
     )
     .await?;
     add_rollup(tx, tenant_id, "PAGE_VIEW", hour, v.page_views, 1, &[("DIM", &path)]).await?;
+    mark_visitor_day(tx, tenant_id, zone, &v.visitor_id, v.started_at).await?;
     Ok(true)
 }
 
@@ -401,7 +420,35 @@ pub(crate) async fn store_resource(tx: &mut crate::db::Tx, tenant_id: &str, r: &
     .await
     .map(|res| res.rows_affected())
     })?;
-    Ok(inserted == 1)
+    if inserted == 0 {
+        return Ok(false);
+    }
+    let errors = i64::from(r.status_code.is_some_and(|c| c >= 400));
+    with_tx!(tx, |conn| sqlx::query(
+        "insert into resource_rollups (tenant_id, hour, name, type, status_code, loads, duration_sum, duration_max, \
+         transfer_sum, transfer_samples, errors) values ($1, $2, $3, $4, $5, 1, $6, $6, $7, $8, $9) \
+         on conflict (tenant_id, hour, name, type, status_code) do update set \
+         loads = resource_rollups.loads + 1, \
+         duration_sum = resource_rollups.duration_sum + excluded.duration_sum, \
+         duration_max = case when excluded.duration_max > resource_rollups.duration_max \
+             then excluded.duration_max else resource_rollups.duration_max end, \
+         transfer_sum = resource_rollups.transfer_sum + excluded.transfer_sum, \
+         transfer_samples = resource_rollups.transfer_samples + excluded.transfer_samples, \
+         errors = resource_rollups.errors + excluded.errors"
+    )
+    .bind(tenant_id)
+    .bind(hour_of(r.at))
+    .bind(cut(&r.name, 100))
+    .bind(cut(&r.kind, 100))
+    .bind(r.status_code.unwrap_or(-1))
+    .bind(r.duration_ms)
+    .bind(r.transfer_bytes.unwrap_or(0))
+    .bind(i64::from(r.transfer_bytes.is_some()))
+    .bind(errors)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(true)
 }
 
 pub(crate) async fn store_script_error(tx: &mut crate::db::Tx, tenant_id: &str, e: &ScriptErrorIn) -> CoreResult<bool> {

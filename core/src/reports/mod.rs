@@ -6,6 +6,7 @@
 //! - [`window`]: periods and buckets in an IANA zone, DST included;
 //! - [`facts`] and [`presence`]: recording facts and rolling them up;
 //! - [`ingest`]: what the visitor script sends (visits, sessions, resources, errors);
+//! - [`visitors`]: distinct visitors per local day, counted as visits arrive;
 //! - [`plan`]: validating a report request against the catalogue;
 //! - [`query`]: aggregation reports, from rollups or raw facts;
 //! - [`sql`]: filter conditions with placeholders for both backends;
@@ -37,5 +38,7 @@ pub mod resources;
 pub mod sql;
 #[cfg(feature = "server")]
 pub mod times;
+#[cfg(feature = "server")]
+pub mod visitors;
 #[cfg(feature = "server")]
 pub mod window;

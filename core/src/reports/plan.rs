@@ -34,6 +34,11 @@ impl Filter {
     pub fn rollup_compatible(&self) -> bool {
         self.tags.is_empty() && self.visitor_ids.is_empty() && self.external_ids.is_empty() && self.base_url.is_none()
     }
+
+    /// Whether nothing is filtered.
+    pub fn is_empty(&self) -> bool {
+        self.rollup_compatible() && self.rule_ids.is_empty()
+    }
 }
 
 /// Checks a metric entry's filters against what its report takes.

@@ -9,6 +9,7 @@
 //!   number of hours, the buckets are hours or days, and the filters are ones the
 //!   rollups keep (agent, second dimension, rule ids). The partial hours at the
 //!   period's edges, and presence intervals still open, come from raw facts.
+//!   Unique visitors per day come from per-day counts (see [`super::visitors`]).
 //! - **raw**: the same `GROUP BY` over the fact tables. Exact for any zone and any
 //!   filter; the benchmark's baseline and the tests' reference.
 
@@ -22,8 +23,6 @@ use super::{
     window::{parse_zone, Window, WindowSpec},
 };
 use crate::{error::CoreResult, time::now_ms, with_db, Services};
-
-const HOUR: i64 = 3_600_000;
 
 /// Which path answers: the fast one, or raw facts only (tests, benchmark baseline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,14 +179,25 @@ impl Services {
     ) -> CoreResult<(Vec<Grid>, &'static str)> {
         let mut grids = Vec::new();
         if query.def.measure == Measure::DistinctVisitors {
-            // One row per (bucket, visitor); the count of rows per bucket is the
-            // number of distinct visitors.
-            let by_visitor = self
-                .source_grid(tenant_id, window, Source::Visits, "VISITOR", &query.filter, strategy)
-                .await?;
             let mut grid = Grid::new();
-            for (b, _) in by_visitor.keys() {
-                grid.entry((*b, String::new())).or_default().1 += 1;
+            let mut rest = Some(window.clone());
+            if strategy == Strategy::Rollups && query.filter.is_empty() {
+                if let Some((counts, remainder)) = self.visitor_day_counts(tenant_id, window).await? {
+                    for (b, visitors) in counts {
+                        grid.entry((b, String::new())).or_default().1 += visitors;
+                    }
+                    rest = remainder;
+                }
+            }
+            if let Some(rest) = rest {
+                // One row per (bucket, visitor); the count of rows per bucket is
+                // the number of distinct visitors.
+                let by_visitor = self
+                    .source_grid(tenant_id, &rest, Source::Visits, "VISITOR", &query.filter, strategy)
+                    .await?;
+                for (b, _) in by_visitor.keys() {
+                    grid.entry((*b, String::new())).or_default().1 += 1;
+                }
             }
             grids.push(grid);
             return Ok((grids, ""));
@@ -213,8 +223,7 @@ impl Services {
     ) -> CoreResult<Grid> {
         let mut grid = Grid::new();
         let fast = strategy == Strategy::Rollups && window.hour_aligned() && filter.rollup_compatible();
-        let aligned_start = (window.start + HOUR - 1).div_euclid(HOUR) * HOUR;
-        let aligned_end = window.end.div_euclid(HOUR) * HOUR;
+        let (aligned_start, aligned_end) = window.whole_hours();
         if !fast || aligned_start >= aligned_end {
             self.raw_grid(
                 tenant_id,

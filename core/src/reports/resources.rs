@@ -3,6 +3,12 @@
 //! Both are searches: any combination of filters, including a free `criteria` on
 //! any field, over the raw rows of the period (indexed by tenant and time). Rows
 //! are averaged per resource name (and group); totals per bucket feed charts.
+//!
+//! Resource loads are the bulk of what visitors report, so the resource report
+//! also reads hourly rollups (`resource_rollups`, per name, type and status code)
+//! when the request filters and groups only by those, and the period's offsets
+//! are whole hours; the partial hours at its edges come from raw rows. Both paths
+//! add up the same sums, so they agree exactly.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -11,6 +17,7 @@ use super::{
         Criteria, ResourceFilter, ResourceGroupBy, ResourceReport, ResourceRow, ScriptErrorFilter, ScriptErrorReport,
         ScriptErrorRow,
     },
+    query::Strategy,
     sql::{bind_cond, Bind, Cond},
     window::Window,
 };
@@ -153,12 +160,68 @@ fn group_column(group_by: ResourceGroupBy) -> &'static str {
     }
 }
 
-type ResourceRowSql = (Option<String>, String, String, i64, f64, i64, Option<f64>, i64);
+/// A resource row's sums, before averaging: loads, duration sum and max, transfer
+/// sum and samples, errors.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct LoadSums {
+    loads: i64,
+    duration_sum: i64,
+    duration_max: i64,
+    transfer_sum: i64,
+    transfer_samples: i64,
+    errors: i64,
+}
+
+impl LoadSums {
+    fn add(&mut self, other: LoadSums) {
+        self.loads += other.loads;
+        self.duration_sum += other.duration_sum;
+        self.duration_max = self.duration_max.max(other.duration_max);
+        self.transfer_sum += other.transfer_sum;
+        self.transfer_samples += other.transfer_samples;
+        self.errors += other.errors;
+    }
+}
+
+/// `(group, name, type)` → sums.
+type LoadGrid = HashMap<(Option<String>, String, String), LoadSums>;
+type LoadRowSql = (Option<String>, String, String, i64, i64, i64, i64, i64, i64);
 type ErrorRowSql = (String, Option<String>, Option<i32>, i64, i64, i64, i64);
 
+/// The sums of one resource row, as SQL over raw loads or hourly rollups.
+const RAW_SUMS: &str = "count(*), cast(sum(duration_ms) as bigint), max(duration_ms), \
+     cast(coalesce(sum(transfer_bytes), 0) as bigint), count(transfer_bytes), \
+     cast(sum(case when status_code >= 400 then 1 else 0 end) as bigint)";
+const ROLLUP_SUMS: &str = "cast(sum(loads) as bigint), cast(sum(duration_sum) as bigint), max(duration_max), \
+     cast(sum(transfer_sum) as bigint), cast(sum(transfer_samples) as bigint), cast(sum(errors) as bigint)";
+
+/// Whether the hourly resource rollups can answer this filter: only the
+/// dimensions they keep are filtered on or grouped by.
+fn rollups_answer(filter: &ResourceFilter) -> bool {
+    let ids_empty = |ids: &Option<Vec<String>>| ids.as_ref().is_none_or(Vec::is_empty);
+    filter.session_id.is_none()
+        && filter.visit_id.is_none()
+        && ids_empty(&filter.visitor_ids)
+        && ids_empty(&filter.external_ids)
+        && filter.path.is_none()
+        && filter.url.is_none()
+        && filter.tags.is_none()
+        && filter.criteria.is_none()
+        && matches!(
+            filter.group_by,
+            None | Some(ResourceGroupBy::ResourceName | ResourceGroupBy::Type | ResourceGroupBy::StatusCode)
+        )
+}
+
 impl Services {
-    /// The conversation-resource report (spec 2.16, first filter set).
-    pub async fn resource_report(&self, tenant_id: &str, filter: &ResourceFilter) -> CoreResult<ResourceReport> {
+    /// The conversation-resource report (spec 2.16, first filter set). `strategy`
+    /// is [`Strategy::Rollups`] except in tests and the benchmark.
+    pub async fn resource_report(
+        &self,
+        tenant_id: &str,
+        filter: &ResourceFilter,
+        strategy: Strategy,
+    ) -> CoreResult<ResourceReport> {
         let window = self
             .report_window(tenant_id, &filter.date_filter, &[], "dateFilter.")
             .await?;
@@ -188,40 +251,91 @@ impl Services {
         checks.finish()?;
 
         let group = filter.group_by.map(group_column).unwrap_or("null");
-        let sql = format!(
-            "select {group}, name, type, count(*), cast(avg(duration_ms) as double precision), max(duration_ms), \
-             cast(avg(transfer_bytes) as double precision), \
-             sum(case when status_code >= 400 then 1 else 0 end) \
-             from visit_resources where tenant_id = $1 and at >= $2 and at < $3{} \
-             group by 1, 2, 3 order by 4 desc, 2 limit {MAX_ROWS}",
-            cond.sql
-        );
-        let rows: Vec<ResourceRowSql> = with_db!(self.db(), |pool| {
-            let q = sqlx::query_as(&sql).bind(tenant_id).bind(window.start).bind(window.end);
-            bind_cond!(q, cond).fetch_all(pool).await
-        })?;
-        let rows = rows
+        let (aligned_start, aligned_end) = window.whole_hours();
+        let fast = strategy == Strategy::Rollups
+            && window.hour_aligned()
+            && rollups_answer(filter)
+            && aligned_start < aligned_end;
+        let mut loads = LoadGrid::new();
+        let mut totals = HashMap::new();
+        if fast {
+            // The rollups keep unknown status codes as -1.
+            let rollup_group = match filter.group_by {
+                Some(ResourceGroupBy::StatusCode) => {
+                    "case when status_code < 0 then null else cast(status_code as text) end"
+                }
+                _ => group,
+            };
+            let sql = format!(
+                "select {rollup_group}, name, type, {ROLLUP_SUMS} from resource_rollups \
+                 where tenant_id = $1 and hour >= $2 and hour < $3{} group by 1, 2, 3",
+                cond.sql
+            );
+            self.load_rows(&sql, tenant_id, aligned_start, aligned_end, &cond, &mut loads)
+                .await?;
+            self.bucket_totals(
+                tenant_id,
+                &window,
+                (aligned_start, aligned_end),
+                "resource_rollups",
+                "hour",
+                "cast(sum(loads) as bigint), cast(sum(duration_sum) as bigint), cast(sum(errors) as bigint)",
+                &cond,
+                &mut totals,
+            )
+            .await?;
+        }
+        let raw_ranges = if fast {
+            vec![(window.start, aligned_start), (aligned_end, window.end)]
+        } else {
+            vec![(window.start, window.end)]
+        };
+        for (start, end) in raw_ranges.into_iter().filter(|(s, e)| s < e) {
+            // A whole period from raw rows is cut to the report's size in SQL; the
+            // edge hours beside rollups are small and merged whole.
+            let limit = if fast {
+                String::new()
+            } else {
+                format!(" order by 4 desc, 2 limit {MAX_ROWS}")
+            };
+            let sql = format!(
+                "select {group}, name, type, {RAW_SUMS} from visit_resources \
+                 where tenant_id = $1 and at >= $2 and at < $3{} group by 1, 2, 3{limit}",
+                cond.sql
+            );
+            self.load_rows(&sql, tenant_id, start, end, &cond, &mut loads).await?;
+            self.bucket_totals(
+                tenant_id,
+                &window,
+                (start, end),
+                "visit_resources",
+                "at",
+                "count(*), cast(sum(duration_ms) as bigint), \
+                 cast(sum(case when status_code >= 400 then 1 else 0 end) as bigint)",
+                &cond,
+                &mut totals,
+            )
+            .await?;
+        }
+
+        let mut rows: Vec<ResourceRow> = loads
             .into_iter()
-            .map(|(group, name, kind, count, avg, max, bytes, errors)| ResourceRow {
+            .map(|((group, name, kind), sums)| ResourceRow {
                 group,
                 resource_name: name,
                 kind,
-                count,
-                avg_duration_ms: (avg * 100.0).round() / 100.0,
-                max_duration_ms: max,
-                avg_transfer_bytes: bytes.map(|b| b.round()),
-                error_count: errors,
+                count: sums.loads,
+                avg_duration_ms: round2(sums.duration_sum as f64 / sums.loads.max(1) as f64),
+                max_duration_ms: sums.duration_max,
+                avg_transfer_bytes: (sums.transfer_samples > 0)
+                    .then(|| (sums.transfer_sum as f64 / sums.transfer_samples as f64).round()),
+                error_count: sums.errors,
             })
             .collect();
-        let totals = self
-            .bucket_totals(
-                tenant_id,
-                &window,
-                "visit_resources",
-                "cast(sum(duration_ms) as bigint), sum(case when status_code >= 400 then 1 else 0 end)",
-                &cond,
-            )
-            .await?;
+        rows.sort_by(|a, b| {
+            (b.count, &a.resource_name, &a.kind, &a.group).cmp(&(a.count, &b.resource_name, &b.kind, &b.group))
+        });
+        rows.truncate(MAX_ROWS as usize);
         let results = labelled(&window, |b| {
             let (count, sum, errors) = totals.get(&b).copied().unwrap_or_default();
             let mut cells = BTreeMap::from([
@@ -229,12 +343,42 @@ impl Services {
                 ("RESOURCE_ERRORS".to_string(), errors.to_string()),
             ]);
             if count > 0 {
-                let avg = (sum as f64 / count as f64 * 100.0).round() / 100.0;
-                cells.insert("AVG_RESOURCE_DURATION".into(), avg.to_string());
+                cells.insert(
+                    "AVG_RESOURCE_DURATION".into(),
+                    round2(sum as f64 / count as f64).to_string(),
+                );
             }
             cells
         });
         Ok(ResourceReport { rows, results })
+    }
+
+    /// Adds the rows of a resource query (`$1` tenant, `$2`–`$3` period, then
+    /// `cond`) to `loads`.
+    async fn load_rows(
+        &self,
+        sql: &str,
+        tenant_id: &str,
+        start: i64,
+        end: i64,
+        cond: &Cond,
+        loads: &mut LoadGrid,
+    ) -> CoreResult<()> {
+        let rows: Vec<LoadRowSql> = with_db!(self.db(), |pool| {
+            let q = sqlx::query_as(sql).bind(tenant_id).bind(start).bind(end);
+            bind_cond!(q, cond).fetch_all(pool).await
+        })?;
+        for (group, name, kind, loads_n, duration_sum, duration_max, transfer_sum, transfer_samples, errors) in rows {
+            loads.entry((group, name, kind)).or_default().add(LoadSums {
+                loads: loads_n,
+                duration_sum,
+                duration_max,
+                transfer_sum,
+                transfer_samples,
+                errors,
+            });
+        }
+        Ok(())
     }
 
     /// The script-error report (spec 2.16, second filter set).
@@ -331,29 +475,37 @@ impl Services {
         Ok(ScriptErrorReport { errors, results })
     }
 
-    /// Per bucket: count, and the two sums of `sums`, over `table` with `cond`
-    /// (whose placeholders start at `$4`).
+    /// Adds, per bucket, a count and two sums (`sums`, three SQL expressions) of
+    /// `table` rows whose `at` column falls in `range` and match `cond` (whose
+    /// placeholders start at `$4`).
+    #[allow(clippy::too_many_arguments)]
     async fn bucket_totals(
         &self,
         tenant_id: &str,
         window: &Window,
+        range: (i64, i64),
         table: &str,
+        at: &str,
         sums: &str,
         cond: &Cond,
-    ) -> CoreResult<HashMap<i64, (i64, i64, i64)>> {
-        let mut out: HashMap<i64, (i64, i64, i64)> = HashMap::new();
+        out: &mut HashMap<i64, (i64, i64, i64)>,
+    ) -> CoreResult<()> {
         let len = window.unit.len_ms();
         for seg in window.segments() {
+            let (start, end) = (seg.start.max(range.0), seg.end.min(range.1));
+            if start >= end {
+                continue;
+            }
             let sql = format!(
-                "select (at + $4) / $5, count(*), {sums} from {table} \
-                 where tenant_id = $1 and at >= $2 and at < $3{} group by 1",
+                "select ({at} + $4) / $5, {sums} from {table} \
+                 where tenant_id = $1 and {at} >= $2 and {at} < $3{} group by 1",
                 shift(&cond.sql, 2)
             );
             let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = with_db!(self.db(), |pool| {
                 let q = sqlx::query_as(&sql)
                     .bind(tenant_id)
-                    .bind(seg.start)
-                    .bind(seg.end)
+                    .bind(start)
+                    .bind(end)
                     .bind(seg.offset)
                     .bind(len);
                 bind_cond!(q, cond).fetch_all(pool).await
@@ -365,8 +517,13 @@ impl Services {
                 cell.2 += c.unwrap_or(0);
             }
         }
-        Ok(out)
+        Ok(())
     }
+}
+
+/// Rounds to two decimal places.
+fn round2(value: f64) -> f64 {
+    (value * 100.0).round() / 100.0
 }
 
 /// Renumbers `$n` placeholders in `sql` by `by` (conditions built for `$4…` reused

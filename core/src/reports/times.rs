@@ -96,10 +96,12 @@ impl Services {
     }
 
     /// Per bucket and agent, the conversation metrics of the chat report.
+    /// `strategy` is [`Strategy::Rollups`] except in tests and the benchmark.
     pub async fn agent_conversation_split(
         &self,
         tenant_id: &str,
         filter: &DateFilter,
+        strategy: Strategy,
     ) -> CoreResult<AgentConversationReport> {
         let mut out = AgentConversationReport::default();
         for (report, metric) in CONVERSATION_SPLIT.iter().map(|m| {
@@ -118,9 +120,7 @@ impl Services {
                 }],
                 date_filter: filter.clone(),
             };
-            let answer = self
-                .aggregate_report(tenant_id, report, &request, Strategy::Rollups)
-                .await?;
+            let answer = self.aggregate_report(tenant_id, report, &request, strategy).await?;
             for (label, agents) in answer.results {
                 let bucket = out.results.entry(label).or_default();
                 for (agent, value) in agents {

@@ -14,7 +14,8 @@ use super::api::Grouping;
 use crate::error::{CoreError, CoreResult};
 
 const MINUTE: i64 = 60_000;
-const HOUR: i64 = 3_600_000;
+/// An hour, ms: the granularity of rollups.
+pub(crate) const HOUR: i64 = 3_600_000;
 const DAY: i64 = 86_400_000;
 /// The longest `CUSTOM` period: five years of daily buckets.
 const MAX_CUSTOM_SPAN: i64 = 5 * 366 * DAY;
@@ -98,7 +99,8 @@ pub fn parse_zone(field: &str, name: &str) -> CoreResult<Tz> {
     })
 }
 
-fn local_midnight(tz: Tz, date: NaiveDate) -> i64 {
+/// The instant `date` starts in `tz`.
+pub(crate) fn local_midnight(tz: Tz, date: NaiveDate) -> i64 {
     // Midnight can fall in a DST gap (a few zones switch at 00:00); the day then
     // starts at the first instant that exists.
     let mut t = date.and_hms_opt(0, 0, 0).expect("midnight exists");
@@ -200,6 +202,43 @@ impl Window {
     /// rollups (cut on UTC hours) fall exactly into this window's buckets.
     pub fn hour_aligned(&self) -> bool {
         self.unit != BucketUnit::Minute && self.segments.iter().all(|s| s.offset % HOUR == 0)
+    }
+
+    /// The part of the window inside `[start, end)`, with the same buckets; `None`
+    /// when nothing is left.
+    pub fn clip(&self, start: i64, end: i64) -> Option<Window> {
+        let (start, end) = (start.max(self.start), end.min(self.end));
+        if start >= end {
+            return None;
+        }
+        let segments = self
+            .segments
+            .iter()
+            .filter_map(|s| {
+                let (a, b) = (s.start.max(start), s.end.min(end));
+                (a < b).then_some(Segment {
+                    start: a,
+                    end: b,
+                    offset: s.offset,
+                })
+            })
+            .collect();
+        Some(Window {
+            tz: self.tz,
+            start,
+            end,
+            unit: self.unit,
+            segments,
+        })
+    }
+
+    /// The whole UTC hours inside the window, `[start, end)`: what hourly rollups
+    /// can answer (empty when `start >= end`).
+    pub fn whole_hours(&self) -> (i64, i64) {
+        (
+            (self.start + HOUR - 1).div_euclid(HOUR) * HOUR,
+            self.end.div_euclid(HOUR) * HOUR,
+        )
     }
 
     /// The bucket of wall-clock time `wall` (instant + offset).
@@ -424,6 +463,21 @@ mod tests {
         let all = labels(&window(Grouping::All));
         assert_eq!(all.first().unwrap(), "2026/11/01");
         assert_eq!(all.len(), 21);
+    }
+
+    #[test]
+    fn clipping_keeps_the_buckets() {
+        let tz: Tz = "Europe/Berlin".parse().unwrap();
+        // Across the autumn change: two segments.
+        let w = custom(tz, ms(tz, 2026, 10, 20, 0, 0), ms(tz, 2026, 10, 30, 0, 0));
+        let last_day = ms(tz, 2026, 10, 29, 0, 0);
+        let clipped = w.clip(ms(tz, 2026, 10, 24, 12, 0), last_day).unwrap();
+        assert_eq!(clipped.segments().len(), 2);
+        assert_eq!(clipped.label(clipped.bucket_of(clipped.start)), "2026/10/24");
+        let labels: Vec<String> = clipped.buckets().iter().map(|b| w.label(*b)).collect();
+        assert_eq!(labels.first().unwrap(), "2026/10/24");
+        assert_eq!(labels.last().unwrap(), "2026/10/28");
+        assert!(w.clip(w.end, w.end + 1).is_none());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Rate limits, per instance, with GCRA (the `governor` crate):
 //! - REST: per token and per client IP, requests per minute from the settings;
 //! - login: every attempt per client IP, and failed attempts per account, to slow
-//!   password guessing without locking out someone who signs in often.
+//!   password guessing without locking out someone who signs in often;
+//! - visitor tracking: events per minute per tenant, so one busy (or hostile) web
+//!   page cannot flood the fact tables; a batch counts as its number of events.
 //!
 //! An exceeded limit answers 429 with `Retry-After`.
 
@@ -28,6 +30,7 @@ const LOGIN_PER_ACCOUNT_PERIOD: Duration = Duration::from_secs(60);
 pub struct Limiters {
     per_token: Option<Keyed<String>>,
     per_ip: Option<Keyed<IpAddr>>,
+    track_events_per_tenant: Option<Keyed<String>>,
     login_per_ip: Keyed<IpAddr>,
     login_failures_per_account: Keyed<String>,
     /// Accounts whose failures ran out, and until when.
@@ -45,11 +48,13 @@ fn burst_then_every(burst: u32, period: Duration) -> Quota {
 }
 
 impl Limiters {
-    /// Limiters with the given REST limits (requests per minute; 0 = off).
-    pub fn new(per_token_per_minute: u32, per_ip_per_minute: u32) -> Limiters {
+    /// Limiters with the given REST limits (requests per minute; 0 = off) and
+    /// tracking limit (events per minute per tenant; 0 = off).
+    pub fn new(per_token_per_minute: u32, per_ip_per_minute: u32, track_events_per_minute: u32) -> Limiters {
         Limiters {
             per_token: per_minute(per_token_per_minute).map(RateLimiter::keyed),
             per_ip: per_minute(per_ip_per_minute).map(RateLimiter::keyed),
+            track_events_per_tenant: per_minute(track_events_per_minute).map(RateLimiter::keyed),
             login_per_ip: RateLimiter::keyed(burst_then_every(LOGIN_PER_IP_BURST, LOGIN_PER_IP_PERIOD)),
             login_failures_per_account: RateLimiter::keyed(burst_then_every(
                 LOGIN_PER_ACCOUNT_BURST,
@@ -69,6 +74,22 @@ impl Limiters {
             limiter.check_key(&digest.to_string()).map_err(wait_secs)?;
         }
         Ok(())
+    }
+
+    /// Checks a tracking batch of `events` events for a tenant; `Err(seconds)` when
+    /// it must wait. A batch larger than the whole minute's allowance never fits.
+    pub fn check_track(&self, tenant_id: &str, events: usize) -> Result<(), u64> {
+        let Some(limiter) = &self.track_events_per_tenant else {
+            return Ok(());
+        };
+        let Some(n) = u32::try_from(events).ok().and_then(NonZeroU32::new) else {
+            return Ok(());
+        };
+        match limiter.check_key_n(&tenant_id.to_string(), n) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(not_until)) => Err(wait_secs(not_until)),
+            Err(_) => Err(60),
+        }
     }
 
     /// Checks a login attempt from this IP for this account (an e-mail).
@@ -105,6 +126,9 @@ impl Limiters {
         if let Some(l) = &self.per_ip {
             l.retain_recent();
         }
+        if let Some(l) = &self.track_events_per_tenant {
+            l.retain_recent();
+        }
         self.login_per_ip.retain_recent();
         self.login_failures_per_account.retain_recent();
         if let Ok(mut blocked) = self.login_blocked.lock() {
@@ -125,7 +149,7 @@ mod tests {
 
     #[test]
     fn token_limit_trips_and_reports_wait() {
-        let l = Limiters::new(2, 0);
+        let l = Limiters::new(2, 0, 0);
         let ip: IpAddr = "127.0.0.1".parse().unwrap();
         assert!(l.check_rest(ip, Some("a")).is_ok());
         assert!(l.check_rest(ip, Some("a")).is_ok());
@@ -137,7 +161,7 @@ mod tests {
 
     #[test]
     fn failed_logins_block_the_account_only() {
-        let l = Limiters::new(0, 0);
+        let l = Limiters::new(0, 0, 0);
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         for _ in 0..LOGIN_PER_ACCOUNT_BURST {
             assert!(l.check_login(ip, "Kim@Example.com").is_ok());
@@ -154,7 +178,7 @@ mod tests {
 
     #[test]
     fn successful_logins_do_not_count_against_the_account() {
-        let l = Limiters::new(0, 0);
+        let l = Limiters::new(0, 0, 0);
         let ip: IpAddr = "10.0.0.2".parse().unwrap();
         for _ in 0..LOGIN_PER_IP_BURST {
             assert!(l.check_login(ip, "busy@example.com").is_ok());
@@ -162,6 +186,24 @@ mod tests {
         assert!(
             l.check_login(ip, "busy@example.com").is_err(),
             "but every attempt counts per IP"
+        );
+    }
+
+    #[test]
+    fn tracking_counts_events_per_tenant() {
+        let l = Limiters::new(0, 0, 150);
+        assert!(l.check_track("t1", 100).is_ok());
+        let wait = l.check_track("t1", 100).unwrap_err();
+        assert!((1..=60).contains(&wait));
+        assert!(l.check_track("t1", 50).is_ok(), "what is left still fits");
+        assert!(l.check_track("t2", 100).is_ok(), "other tenants are unaffected");
+        assert!(
+            l.check_track("t3", 151).is_err(),
+            "more than a minute's allowance never fits"
+        );
+        assert!(
+            Limiters::new(0, 0, 0).check_track("t1", 100).is_ok(),
+            "0 turns the limit off"
         );
     }
 }

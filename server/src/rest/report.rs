@@ -215,7 +215,7 @@ async fn agent_conversations(
     let (filter, format) = range.split();
     let report = state
         .services
-        .agent_conversation_split(&auth.tenant_id, &filter)
+        .agent_conversation_split(&auth.tenant_id, &filter, Strategy::Rollups)
         .await?;
     Ok(Reply::new(
         &format,
@@ -341,7 +341,10 @@ async fn resources(
     ApiQuery(format): ApiQuery<Format>,
     ApiJson(filter): ApiJson<ResourceFilter>,
 ) -> ApiResult<Reply<ResourceReport>> {
-    let report = state.services.resource_report(&auth.tenant_id, &filter).await?;
+    let report = state
+        .services
+        .resource_report(&auth.tenant_id, &filter, Strategy::Rollups)
+        .await?;
     Ok(Reply::new(&format, "resources", report, csv::resources))
 }
 

@@ -3,7 +3,8 @@
 //! names its tenant with the tenant's widget key (`rapport-widget-key` header, not
 //! a secret), and a visitor proves who it is with the visitor token it received
 //! when it started (`Authorization: Bearer vt_…`). CORS is open for these paths;
-//! the REST rate limits (per IP and per token) apply.
+//! the REST rate limits (per IP and per token) apply, and tracking has its own
+//! per-tenant event allowance.
 
 use std::convert::Infallible;
 
@@ -246,7 +247,9 @@ impl FromRequestParts<AppState> for AnonymousVisitor {
 /// Report what the visitor script saw: finished visits, recorded sessions with
 /// their reason, page resources and script errors (1–100 events per batch, each
 /// with its own id; a retried batch is recorded once). All or nothing: one bad
-/// event rejects the batch, naming `events[i].field`.
+/// event rejects the batch, naming `events[i].field`. Each tenant may report a
+/// bounded number of events per minute (`RAPPORT_TRACK_EVENTS_PER_MINUTE`); beyond
+/// it the batch is refused with 429 and `Retry-After`, and nothing of it is kept.
 #[utoipa::path(post, path = "/widget/track", tag = "widget", request_body = TrackBatch,
     security(("widgetKey" = [])),
     responses((status = 202, body = TrackResult), AuthErrors, InputErrors))]
@@ -256,6 +259,10 @@ async fn track(
     ApiJson(batch): ApiJson<TrackBatch>,
 ) -> ApiResult<(StatusCode, Json<TrackResult>)> {
     let tenant_id = state.services.tenant_by_widget_key(&parts.widget_key).await?;
+    state
+        .limiters
+        .check_track(&tenant_id, batch.events.len())
+        .map_err(ApiError::rate_limited)?;
     let result = state.services.track(&tenant_id, batch).await?;
     Ok((StatusCode::ACCEPTED, Json(result)))
 }

@@ -5,15 +5,17 @@
 use chrono::TimeZone;
 use chrono_tz::Tz;
 use rapport_core::{
+    audit::Actor,
     backend_tests,
     model::Role,
     reports::{
-        api::{DateFilter, Grouping, MetricEntry, ReportRequest},
+        api::{DateFilter, Grouping, MetricEntry, ReportRequest, ResourceFilter, ResourceGroupBy},
         catalogue::{Report, METRICS},
         demo::DemoOptions,
         facts::{RuleKind, SlaTrigger},
         query::Strategy,
     },
+    tenants::TenantUpdate,
     testing::TestDb,
 };
 use reqwest::StatusCode;
@@ -419,6 +421,64 @@ async fn rollups_agree_with_raw_facts(db: TestDb) {
             }
         }
     }
+    // The resource report reads its own rollups for these groupings and filters.
+    for filter in &filters {
+        for group_by in [
+            None,
+            Some(ResourceGroupBy::ResourceName),
+            Some(ResourceGroupBy::StatusCode),
+        ] {
+            for resource_name in [None, Some("app.js".to_string())] {
+                let request = ResourceFilter {
+                    date_filter: filter.clone(),
+                    group_by,
+                    resource_name,
+                    ..Default::default()
+                };
+                let fast = s.resource_report(&tenant, &request, Strategy::Rollups).await.unwrap();
+                let raw = s.resource_report(&tenant, &request, Strategy::Raw).await.unwrap();
+                assert_eq!(fast, raw, "resources {request:?}");
+                if filter.grouping == Grouping::LastMonth {
+                    assert!(!fast.rows.is_empty(), "resources {request:?}");
+                }
+            }
+        }
+    }
+    // Unique visitors per day are counted as visits arrive, in the tenant's zone:
+    // they agree with the raw visits, and still do once the zone changes (the
+    // counts start afresh at the next midnight; earlier days use hourly rows).
+    let unique = |zone: Option<&str>| ReportRequest {
+        metrics: vec![MetricEntry {
+            metric_name: "UNIQUE_VISITORS".into(),
+            ..Default::default()
+        }],
+        date_filter: DateFilter {
+            grouping: Grouping::LastMonth,
+            time_zone: zone.map(str::to_string),
+            ..Default::default()
+        },
+    };
+    let raw_berlin = s
+        .aggregate_report(&tenant, Report::Visit, &unique(Some("Europe/Berlin")), Strategy::Raw)
+        .await
+        .unwrap();
+    let before = s
+        .aggregate_report(&tenant, Report::Visit, &unique(None), Strategy::Raw)
+        .await
+        .unwrap();
+    assert!(before.results.values().any(|b| b["UNIQUE_VISITORS"] != "0"));
+    let update = TenantUpdate {
+        timezone: Some("Europe/Berlin".into()),
+        ..Default::default()
+    };
+    s.update_tenant(&tenant, update, &Actor::system("test")).await.unwrap();
+    for strategy in [Strategy::Rollups, Strategy::Raw] {
+        let after = s
+            .aggregate_report(&tenant, Report::Visit, &unique(None), strategy)
+            .await
+            .unwrap();
+        assert_eq!(after, raw_berlin, "{strategy:?} after the zone change");
+    }
     // Sanity: the demo history is not empty where it matters.
     let request = ReportRequest {
         metrics: vec![MetricEntry {
@@ -443,8 +503,64 @@ async fn rollups_agree_with_raw_facts(db: TestDb) {
     app.stop().await;
 }
 
+async fn tracking_is_rate_limited_per_tenant(db: TestDb) {
+    let app = TestApp::start_with(db, |c| c.track_events_per_minute = 5).await;
+    let mut keys = Vec::new();
+    for name in ["Alpha", "Beta"] {
+        let (_, t) = app.tenant_with_key(name).await;
+        let key = ok_json(app.get("/rest/v1/widget/key", &t).await, StatusCode::OK).await["widgetKey"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        keys.push((t, key));
+    }
+    let now = chrono::Utc::now().timestamp_millis() - 60_000;
+    let batch = |ids: &[&str]| {
+        let events: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"type": "VISIT", "id": id, "visitorId": "v", "url": "https://shop.test/", "startedAt": now, "durationMs": 1000, "pageViews": 1}))
+            .collect();
+        json!({ "events": events })
+    };
+    let post = |body: Value, key: &str| {
+        app.request(reqwest::Method::POST, "/rest/v1/widget/track")
+            .header("rapport-widget-key", key)
+            .json(&body)
+            .send()
+    };
+    let (alpha, alpha_key) = &keys[0];
+    let accepted = ok_json(
+        post(batch(&["a", "b", "c"]), alpha_key).await.unwrap(),
+        StatusCode::ACCEPTED,
+    )
+    .await;
+    assert_eq!(accepted["accepted"], 3);
+    let refused = post(batch(&["d", "e", "f"]), alpha_key).await.unwrap();
+    assert!(refused.headers().contains_key("retry-after"));
+    expect_problem(refused, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    // Another tenant has its own allowance.
+    let accepted = ok_json(
+        post(batch(&["x", "y", "z"]), &keys[1].1).await.unwrap(),
+        StatusCode::ACCEPTED,
+    )
+    .await;
+    assert_eq!(accepted["accepted"], 3);
+    // The refused batch left nothing behind.
+    let body = json!({"metrics": [{"metricName": "VISITS"}], "dateFilter": {"grouping": "LAST_7_DAYS"}});
+    let report = ok_json(app.post("/rest/v1/report/visit", alpha, body).await, StatusCode::OK).await;
+    let visits: i64 = report["results"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|b| b["VISITS"].as_str())
+        .map(|v| v.parse::<i64>().unwrap())
+        .sum();
+    assert_eq!(visits, 3);
+}
+
 backend_tests!(
     known_facts_give_known_numbers,
     visitor_script_ingestion_feeds_visit_resource_and_error_reports,
+    tracking_is_rate_limited_per_tenant,
     rollups_agree_with_raw_facts
 );
