@@ -3,7 +3,7 @@ import { adminEmail, adminPassword } from './helpers';
 
 test.use({ javaScriptEnabled: false });
 
-test('sign-in and API keys work without JavaScript', async ({ page, request }) => {
+test('sign-in, API keys and the presence switch work without JavaScript', async ({ page, request }) => {
   await page.goto('/login');
   await page.getByLabel('E-mail').fill(adminEmail);
   await page.getByLabel('Password', { exact: true }).fill(adminPassword);
@@ -26,6 +26,12 @@ test('sign-in and API keys work without JavaScript', async ({ page, request }) =
   await page.getByRole('button', { name: `Revoke ${name}` }).click();
   await expect(page.getByRole('row', { name: new RegExp(name) })).toContainText('Revoked');
   expect((await request.get(`/rest/v1/apikey?access_token=${token}`)).status()).toBe(401);
+
+  // The presence switch posts as a plain form and comes back to the page.
+  const status = page.getByRole('group', { name: 'Your status' });
+  await status.getByRole('button', { name: 'Offline' }).click();
+  await expect(page).toHaveURL(/\/settings\/api-keys/);
+  await expect(status.getByRole('button', { name: 'Offline' })).toHaveAttribute('aria-pressed', 'true');
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/login/);

@@ -3,6 +3,7 @@
 
 pub mod keys;
 pub mod links;
+pub mod presence;
 pub mod reference;
 pub mod session;
 pub mod tenants;

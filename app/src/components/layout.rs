@@ -3,9 +3,15 @@
 
 use leptos::prelude::*;
 use leptos_router::components::{Outlet, Redirect, A};
-use rapport_core::model::{Role, SessionUser};
+use rapport_core::{
+    model::{Role, SessionUser},
+    reports::api::PresenceStatus,
+};
 
-use crate::api::session::current_user;
+use crate::api::{
+    presence::{my_presence, presence_heartbeat, SetMyPresence},
+    session::current_user,
+};
 
 /// The signed-in user, loaded once per page and shared with every page.
 pub type UserResource = Resource<Result<Option<SessionUser>, ServerFnError>>;
@@ -82,6 +88,7 @@ fn TopBar(user: SessionUser) -> impl IntoView {
                 </ul>
             </nav>
             <div class="account">
+                <PresenceSwitch />
                 <span class="who">
                     <span class="name">{user.name().to_string()}</span>
                     <span class="meta">{format!("{} · {}", user.role.label(), user.tenant_name)}</span>
@@ -91,6 +98,73 @@ fn TopBar(user: SessionUser) -> impl IntoView {
                 </form>
             </div>
         </header>
+    }
+}
+
+/// How often the open dashboard tells the server the user is still there; well
+/// inside the server's presence timeout (3 minutes by default).
+const HEARTBEAT_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Online / away / offline, as three buttons (each its own form, so it works
+/// without JavaScript); the pressed one is the current status. While the page is
+/// open it sends a heartbeat, so presence ends when the dashboard is closed.
+#[component]
+fn PresenceSwitch() -> impl IntoView {
+    let set = ServerAction::<SetMyPresence>::new();
+    let initial = Resource::new(|| (), |_| my_presence());
+    // The newest status known here: from a change or a heartbeat.
+    let latest = RwSignal::new(None::<PresenceStatus>);
+    Effect::new(move |_| {
+        if let Some(Ok(status)) = set.value().get() {
+            latest.set(Some(status));
+        }
+    });
+    // Effects run in the browser only: the heartbeat starts after hydration.
+    Effect::new(move |_| {
+        let handle = set_interval_with_handle(
+            move || {
+                leptos::task::spawn_local(async move {
+                    if let Ok(status) = presence_heartbeat().await {
+                        latest.set(Some(status));
+                    }
+                })
+            },
+            HEARTBEAT_EVERY,
+        );
+        on_cleanup(move || {
+            if let Ok(handle) = handle {
+                handle.clear();
+            }
+        });
+    });
+    view! {
+        <div class="presence" role="group" aria-label="Your status">
+            <Suspense fallback=|| view! { <span class="presence-loading">"Status…"</span> }>
+                {move || Suspend::new(async move {
+                    let loaded = initial.await.ok();
+                    let current = move || latest.get().or(loaded);
+                    PresenceStatus::ALL
+                        .into_iter()
+                        .map(|status| {
+                            view! {
+                                <ActionForm action=set>
+                                    <input type="hidden" name="status" value=status.as_str() />
+                                    <button
+                                        type="submit"
+                                        class=format!("presence-option {}", status.as_str().to_lowercase())
+                                        aria-pressed=move || (current() == Some(status)).to_string()
+                                        disabled=move || set.pending().get()
+                                    >
+                                        <span class="dot" aria-hidden="true"></span>
+                                        {status.label()}
+                                    </button>
+                                </ActionForm>
+                            }
+                        })
+                        .collect_view()
+                })}
+            </Suspense>
+        </div>
     }
 }
 

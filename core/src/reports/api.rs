@@ -425,3 +425,39 @@ pub struct MetricInfo {
     /// What it measures.
     pub description: String,
 }
+
+/// What an agent shows in the top bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PresenceStatus {
+    /// Taking conversations.
+    Online,
+    /// Signed in, on a break.
+    Away,
+    /// Signed in, not taking conversations.
+    Offline,
+}
+
+impl PresenceStatus {
+    /// Every status, in the order the top bar shows them.
+    pub const ALL: [PresenceStatus; 3] = [PresenceStatus::Online, PresenceStatus::Away, PresenceStatus::Offline];
+
+    /// The wire name (`ONLINE`, `AWAY`, `OFFLINE`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PresenceStatus::Online => "ONLINE",
+            PresenceStatus::Away => "AWAY",
+            PresenceStatus::Offline => "OFFLINE",
+        }
+    }
+
+    /// How the dashboard names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            PresenceStatus::Online => "Online",
+            PresenceStatus::Away => "Away",
+            PresenceStatus::Offline => "Offline",
+        }
+    }
+}

@@ -6,23 +6,9 @@
 //! server runs periodically. Signing out closes every interval at once. A closed
 //! interval is final: it is cut at UTC hour edges into the rollups then.
 
-use serde::{Deserialize, Serialize};
-
+pub use super::api::PresenceStatus;
 use super::facts::{add_rollup, hour_pieces};
 use crate::{db::Tx, error::CoreResult, time::now_ms, with_db, with_tx, Services};
-
-/// What an agent shows in the top bar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum PresenceStatus {
-    /// Taking conversations.
-    Online,
-    /// Signed in, on a break.
-    Away,
-    /// Signed in, not taking conversations.
-    Offline,
-}
 
 const LOGGED_IN: &str = "LOGGED_IN";
 const ONLINE: &str = "ONLINE";

@@ -2,7 +2,12 @@
 //! server functions, and cross-site protection. (Clicking through it in Chromium is
 //! in end2end/.)
 
-use rapport_core::{backend_tests, model::Role, testing::TestDb};
+use rapport_core::{
+    backend_tests,
+    model::Role,
+    reports::{api::DateFilter, times::TimesKind},
+    testing::TestDb,
+};
 use reqwest::{header, Method, Response, StatusCode};
 
 use crate::utils::TestApp;
@@ -324,7 +329,74 @@ async fn admins_manage_webhooks_through_server_functions(db: TestDb) {
     assert_eq!(deleted.status(), StatusCode::OK);
 }
 
+async fn agents_set_their_presence_from_the_top_bar(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, _) = app.tenant_with_key("Alpha").await;
+    let kim = app.user(&tenant, "kim@example.com", Role::Agent, false).await;
+    let cookie = session(&app, "kim@example.com").await;
+    let status = |response: Response| async move {
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json::<String>().await.unwrap()
+    };
+    assert_eq!(
+        status(server_fn(&app, "my_presence", &cookie, &[]).await).await,
+        "OFFLINE"
+    );
+    let html = page(&app, "/", &cookie).await.text().await.unwrap();
+    assert!(html.contains(r#"aria-label="Your status""#), "{html}");
+
+    let set = server_fn(&app, "set_my_presence", &cookie, &[("status", "ONLINE")]).await;
+    assert_eq!(status(set).await, "ONLINE");
+    assert_eq!(
+        status(server_fn(&app, "my_presence", &cookie, &[]).await).await,
+        "ONLINE"
+    );
+    assert_eq!(
+        status(server_fn(&app, "presence_heartbeat", &cookie, &[]).await).await,
+        "ONLINE"
+    );
+    // The page shows it pressed, also without JavaScript.
+    let html = page(&app, "/", &cookie).await.text().await.unwrap();
+    let online = html.find(">Online<").expect("an Online button");
+    let button = &html[html[..online].rfind("<button").unwrap()..online];
+    assert!(button.contains(r#"aria-pressed="true""#), "{button}");
+
+    // It feeds the agent reports: an online interval, open until now.
+    let week = DateFilter::default();
+    let times = app
+        .services
+        .agent_times(&tenant, TimesKind::Online, &week)
+        .await
+        .unwrap();
+    assert_eq!(times.len(), 1);
+    assert_eq!(times[0].user_id, kim);
+    let set = server_fn(&app, "set_my_presence", &cookie, &[("status", "AWAY")]).await;
+    assert_eq!(status(set).await, "AWAY");
+    // The online interval is closed: its end no longer follows the clock.
+    let closed = app
+        .services
+        .agent_times(&tenant, TimesKind::Online, &week)
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    let later = app
+        .services
+        .agent_times(&tenant, TimesKind::Online, &week)
+        .await
+        .unwrap();
+    assert_eq!(closed, later);
+
+    // Nonsense and strangers change nothing.
+    let bad = server_fn(&app, "set_my_presence", &cookie, &[("status", "SLEEPING")]).await;
+    assert!(!bad.status().is_success());
+    let stranger = server_fn(&app, "set_my_presence", "rapport_session=nope", &[("status", "ONLINE")]).await;
+    assert_eq!(stranger.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(status(server_fn(&app, "my_presence", &cookie, &[]).await).await, "AWAY");
+    app.stop().await;
+}
+
 backend_tests!(
+    agents_set_their_presence_from_the_top_bar,
     admins_manage_webhooks_through_server_functions,
     sign_in_and_out,
     roles_are_checked_on_pages_and_server_functions,
