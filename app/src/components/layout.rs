@@ -56,12 +56,18 @@ const NAV: &[NavItem] = &[
 pub fn Layout() -> impl IntoView {
     let user: UserResource = Resource::new(|| (), |_| current_user());
     provide_context(user);
+    // Created here, outside the suspended top bar, so that the server and the
+    // browser register it in the same order while hydrating.
+    let presence = Resource::new(|| (), |_| my_presence());
     view! {
         <a class="skip-link" href="#main">"Skip to content"</a>
         <Suspense fallback=|| view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }>
             {move || Suspend::new(async move {
                 match user.await {
-                    Ok(Some(u)) => view! { <TopBar user=u /> }.into_any(),
+                    Ok(Some(u)) => {
+                        let status = presence.await.ok();
+                        view! { <TopBar user=u presence=status /> }.into_any()
+                    }
                     Ok(None) => view! { <Redirect path="/login" /> }.into_any(),
                     Err(_) => view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }.into_any(),
                 }
@@ -74,7 +80,7 @@ pub fn Layout() -> impl IntoView {
 }
 
 #[component]
-fn TopBar(user: SessionUser) -> impl IntoView {
+fn TopBar(user: SessionUser, presence: Option<PresenceStatus>) -> impl IntoView {
     let items: Vec<_> = NAV.iter().filter(|item| (item.visible)(&user)).collect();
     view! {
         <header class="topbar">
@@ -88,7 +94,7 @@ fn TopBar(user: SessionUser) -> impl IntoView {
                 </ul>
             </nav>
             <div class="account">
-                <PresenceSwitch />
+                <PresenceSwitch initial=presence />
                 <span class="who">
                     <span class="name">{user.name().to_string()}</span>
                     <span class="meta">{format!("{} · {}", user.role.label(), user.tenant_name)}</span>
@@ -109,9 +115,8 @@ const HEARTBEAT_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 /// without JavaScript); the pressed one is the current status. While the page is
 /// open it sends a heartbeat, so presence ends when the dashboard is closed.
 #[component]
-fn PresenceSwitch() -> impl IntoView {
+fn PresenceSwitch(initial: Option<PresenceStatus>) -> impl IntoView {
     let set = ServerAction::<SetMyPresence>::new();
-    let initial = Resource::new(|| (), |_| my_presence());
     // The newest status known here: from a change or a heartbeat.
     let latest = RwSignal::new(None::<PresenceStatus>);
     Effect::new(move |_| {
@@ -139,31 +144,25 @@ fn PresenceSwitch() -> impl IntoView {
     });
     view! {
         <div class="presence" role="group" aria-label="Your status">
-            <Suspense fallback=|| view! { <span class="presence-loading">"Status…"</span> }>
-                {move || Suspend::new(async move {
-                    let loaded = initial.await.ok();
-                    let current = move || latest.get().or(loaded);
-                    PresenceStatus::ALL
-                        .into_iter()
-                        .map(|status| {
-                            view! {
-                                <ActionForm action=set>
-                                    <input type="hidden" name="status" value=status.as_str() />
-                                    <button
-                                        type="submit"
-                                        class=format!("presence-option {}", status.as_str().to_lowercase())
-                                        aria-pressed=move || (current() == Some(status)).to_string()
-                                        disabled=move || set.pending().get()
-                                    >
-                                        <span class="dot" aria-hidden="true"></span>
-                                        {status.label()}
-                                    </button>
-                                </ActionForm>
-                            }
-                        })
-                        .collect_view()
-                })}
-            </Suspense>
+            {PresenceStatus::ALL
+                .into_iter()
+                .map(|status| {
+                    view! {
+                        <ActionForm action=set>
+                            <input type="hidden" name="status" value=status.as_str() />
+                            <button
+                                type="submit"
+                                class=format!("presence-option {}", status.as_str().to_lowercase())
+                                aria-pressed=move || (latest.get().or(initial) == Some(status)).to_string()
+                                disabled=move || set.pending().get()
+                            >
+                                <span class="dot" aria-hidden="true"></span>
+                                {status.label()}
+                            </button>
+                        </ActionForm>
+                    }
+                })
+                .collect_view()}
         </div>
     }
 }
