@@ -10,7 +10,8 @@
 //!   facts ([`Strategy::Raw`]), in the same run.
 //!
 //! Figures are reported as ratios to the baseline, since the machines are shared and
-//! noisy. The loaded database is kept (under the target directory, or at
+//! noisy. `BENCH_ONLY=chat,resources` measures only the reports whose names
+//! contain one of those words. The loaded database is kept (under the target directory, or at
 //! `BENCH_REPORTS_DB`) and reused by later runs with the same sizes; delete it to
 //! reload. Sizes: `BENCH_FACTS` (default 10 000 000), `BENCH_DAYS` (90),
 //! `BENCH_AGENTS` (50); samples per case: `BENCH_SAMPLES` (30) and
@@ -349,7 +350,18 @@ async fn main() {
     let mut worst_p50 = Duration::ZERO;
     let mut worst_speedup = f64::INFINITY;
     let mut misses = Vec::new();
-    for case in cases() {
+    let only: Vec<String> = std::env::var("BENCH_ONLY")
+        .map(|v| {
+            v.split(',')
+                .map(|w| w.trim().to_string())
+                .filter(|w| !w.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let chosen = cases()
+        .into_iter()
+        .filter(|case| only.is_empty() || only.iter().any(|w| case.name().contains(w.as_str())));
+    for case in chosen {
         for grouping in [Grouping::Last7Days, Grouping::LastMonth, Grouping::LastYear] {
             let (fast, values) = measure(
                 &services,

@@ -10,7 +10,7 @@
 //! are whole hours; the partial hours at its edges come from raw rows. Both paths
 //! add up the same sums, so they agree exactly.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use super::{
     api::{
@@ -433,42 +433,28 @@ impl Services {
                 },
             )
             .collect();
-        // Visitors per bucket: distinct (bucket, visitor) pairs, counted here so a
-        // visitor on both sides of a DST change in one day counts once.
-        let mut counts: HashMap<i64, i64> = HashMap::new();
-        let mut visitors: HashMap<i64, HashSet<String>> = HashMap::new();
-        let len = window.unit.len_ms();
-        for seg in window.segments() {
-            let sql = format!(
-                "select (at + $4) / $5, coalesce(visitor_id, ''), count(*) from script_errors \
-                 where tenant_id = $1 and at >= $2 and at < $3{} group by 1, 2",
-                shift(&cond.sql, 2)
-            );
-            let pairs: Vec<(i64, String, i64)> = with_db!(self.db(), |pool| {
-                let q = sqlx::query_as(&sql)
-                    .bind(tenant_id)
-                    .bind(seg.start)
-                    .bind(seg.end)
-                    .bind(seg.offset)
-                    .bind(len);
-                bind_cond!(q, cond).fetch_all(pool).await
-            })?;
-            for (b, visitor, n) in pairs {
-                *counts.entry(b).or_default() += n;
-                if !visitor.is_empty() {
-                    visitors.entry(b).or_default().insert(visitor);
-                }
-            }
-        }
+        // Errors and distinct visitors per bucket, in one query over the whole
+        // period, so a visitor on both sides of a DST change in one day counts once.
+        let sql = format!(
+            "select {}, count(*), count(distinct nullif(visitor_id, '')) from script_errors \
+             where tenant_id = $1 and at >= $2 and at < $3{} group by 1",
+            window.bucket_sql("at"),
+            cond.sql
+        );
+        let per_bucket: Vec<(i64, i64, i64)> = with_db!(self.db(), |pool| {
+            let q = sqlx::query_as(&sql).bind(tenant_id).bind(window.start).bind(window.end);
+            bind_cond!(q, cond).fetch_all(pool).await
+        })?;
+        let per_bucket: HashMap<i64, (i64, i64)> = per_bucket.into_iter().map(|(b, n, v)| (b, (n, v))).collect();
         let results = labelled(&window, |b| {
             BTreeMap::from([
                 (
                     "SCRIPT_ERRORS".to_string(),
-                    counts.get(&b).copied().unwrap_or_default().to_string(),
+                    per_bucket.get(&b).map_or(0, |c| c.0).to_string(),
                 ),
                 (
                     "AFFECTED_VISITORS".to_string(),
-                    visitors.get(&b).map_or(0, HashSet::len).to_string(),
+                    per_bucket.get(&b).map_or(0, |c| c.1).to_string(),
                 ),
             ])
         });

@@ -232,6 +232,26 @@ impl Window {
         })
     }
 
+    /// A SQL expression for the bucket of instant column `column`, for the whole
+    /// window in one query: the segments' offsets are chosen by `case`. (The
+    /// values are computed here, not taken from a request, so they are written
+    /// into the SQL as integer literals.)
+    pub fn bucket_sql(&self, column: &str) -> String {
+        let len = self.unit.len_ms();
+        let Some((last, rest)) = self.segments.split_last() else {
+            return format!("{column} / {len}");
+        };
+        if rest.is_empty() {
+            return format!("({column} + {}) / {len}", last.offset);
+        }
+        let mut sql = String::from("case");
+        for seg in rest {
+            sql += &format!(" when {column} < {} then ({column} + {}) / {len}", seg.end, seg.offset);
+        }
+        sql += &format!(" else ({column} + {}) / {len} end", last.offset);
+        sql
+    }
+
     /// The whole UTC hours inside the window, `[start, end)`: what hourly rollups
     /// can answer (empty when `start >= end`).
     pub fn whole_hours(&self) -> (i64, i64) {
@@ -463,6 +483,19 @@ mod tests {
         let all = labels(&window(Grouping::All));
         assert_eq!(all.first().unwrap(), "2026/11/01");
         assert_eq!(all.len(), 21);
+    }
+
+    #[test]
+    fn bucket_sql_picks_each_segment_offset() {
+        let tz: Tz = "Europe/Berlin".parse().unwrap();
+        let w = custom(tz, ms(tz, 2026, 10, 20, 0, 0), ms(tz, 2026, 10, 30, 0, 0));
+        let change = w.segments()[0].end;
+        assert_eq!(
+            w.bucket_sql("at"),
+            format!("case when at < {change} then (at + 7200000) / 86400000 else (at + 3600000) / 86400000 end")
+        );
+        let summer = custom(tz, ms(tz, 2026, 7, 1, 0, 0), ms(tz, 2026, 7, 5, 0, 0));
+        assert_eq!(summer.bucket_sql("at"), "(at + 7200000) / 86400000");
     }
 
     #[test]
