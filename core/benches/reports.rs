@@ -420,8 +420,13 @@ async fn main() {
             );
         }
     }
+    let speedup = if worst_speedup.is_finite() {
+        format!("{worst_speedup:.0}×")
+    } else {
+        "n/a".into()
+    };
     println!(
-        "\nWorst p50: {:.1} ms (target < {} ms). Smallest speed-up over the baseline: {worst_speedup:.0}× (target ≥ {TARGET_SPEEDUP}×).",
+        "\nWorst p50: {:.1} ms (target < {} ms). Smallest speed-up over the baseline: {speedup} (target ≥ {TARGET_SPEEDUP}×).",
         ms(worst_p50),
         TARGET_P50.as_millis()
     );
