@@ -4,14 +4,20 @@
 use leptos::prelude::*;
 use rapport_core::reports::api::PresenceStatus;
 
-/// The user's current status.
+/// The user's current status; `None` when signed out. Loaded with every signed-in
+/// page, so it never sets the response status: the page decides that (a redirect
+/// to the login page, a 403).
 #[server(endpoint = "my_presence")]
-pub async fn my_presence() -> Result<PresenceStatus, ServerFnError> {
-    use crate::ssr::{require_role, to_server_error};
-    let (ctx, user) = require_role(rapport_core::model::Role::Agent).await?;
-    ctx.services
+pub async fn my_presence() -> Result<Option<PresenceStatus>, ServerFnError> {
+    use crate::ssr::{context, optional_user, to_server_error};
+    let Some(user) = optional_user().await? else {
+        return Ok(None);
+    };
+    context()?
+        .services
         .presence_status(&user.tenant_id, &user.id)
         .await
+        .map(Some)
         .map_err(to_server_error)
 }
 

@@ -65,7 +65,7 @@ pub fn Layout() -> impl IntoView {
             {move || Suspend::new(async move {
                 match user.await {
                     Ok(Some(u)) => {
-                        let status = presence.await.ok();
+                        let status = presence.await.ok().flatten();
                         view! { <TopBar user=u presence=status /> }.into_any()
                     }
                     Ok(None) => view! { <Redirect path="/login" /> }.into_any(),

@@ -336,7 +336,7 @@ async fn agents_set_their_presence_from_the_top_bar(db: TestDb) {
     let cookie = session(&app, "kim@example.com").await;
     let status = |response: Response| async move {
         assert_eq!(response.status(), StatusCode::OK);
-        response.json::<String>().await.unwrap()
+        response.json::<Option<String>>().await.unwrap().unwrap_or_default()
     };
     assert_eq!(
         status(server_fn(&app, "my_presence", &cookie, &[]).await).await,
@@ -392,6 +392,9 @@ async fn agents_set_their_presence_from_the_top_bar(db: TestDb) {
     let stranger = server_fn(&app, "set_my_presence", "rapport_session=nope", &[("status", "ONLINE")]).await;
     assert_eq!(stranger.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(status(server_fn(&app, "my_presence", &cookie, &[]).await).await, "AWAY");
+    let signed_out = server_fn(&app, "my_presence", "rapport_session=nope", &[]).await;
+    assert_eq!(signed_out.status(), StatusCode::OK);
+    assert_eq!(signed_out.json::<Option<String>>().await.unwrap(), None);
     app.stop().await;
 }
 
