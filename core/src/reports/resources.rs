@@ -463,7 +463,7 @@ impl Services {
 
     /// Adds, per bucket, a count and two sums (`sums`, three SQL expressions) of
     /// `table` rows whose `at` column falls in `range` and match `cond` (whose
-    /// placeholders start at `$4`).
+    /// placeholders start at `$4`), in one query over the range's segments.
     #[allow(clippy::too_many_arguments)]
     async fn bucket_totals(
         &self,
@@ -476,32 +476,23 @@ impl Services {
         cond: &Cond,
         out: &mut HashMap<i64, (i64, i64, i64)>,
     ) -> CoreResult<()> {
-        let len = window.unit.len_ms();
-        for seg in window.segments() {
-            let (start, end) = (seg.start.max(range.0), seg.end.min(range.1));
-            if start >= end {
-                continue;
-            }
-            let sql = format!(
-                "select ({at} + $4) / $5, {sums} from {table} \
-                 where tenant_id = $1 and {at} >= $2 and {at} < $3{} group by 1",
-                shift(&cond.sql, 2)
-            );
-            let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = with_db!(self.db(), |pool| {
-                let q = sqlx::query_as(&sql)
-                    .bind(tenant_id)
-                    .bind(start)
-                    .bind(end)
-                    .bind(seg.offset)
-                    .bind(len);
-                bind_cond!(q, cond).fetch_all(pool).await
-            })?;
-            for (b, count, a, c) in rows {
-                let cell = out.entry(b).or_default();
-                cell.0 += count;
-                cell.1 += a.unwrap_or(0);
-                cell.2 += c.unwrap_or(0);
-            }
+        let Some(part) = window.clip(range.0, range.1) else {
+            return Ok(());
+        };
+        let sql = format!(
+            "select {}, {sums} from {table} where tenant_id = $1 and {at} >= $2 and {at} < $3{} group by 1",
+            part.bucket_sql(at),
+            cond.sql
+        );
+        let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = with_db!(self.db(), |pool| {
+            let q = sqlx::query_as(&sql).bind(tenant_id).bind(part.start).bind(part.end);
+            bind_cond!(q, cond).fetch_all(pool).await
+        })?;
+        for (b, count, x, y) in rows {
+            let cell = out.entry(b).or_default();
+            cell.0 += count;
+            cell.1 += x.unwrap_or(0);
+            cell.2 += y.unwrap_or(0);
         }
         Ok(())
     }
@@ -510,27 +501,6 @@ impl Services {
 /// Rounds to two decimal places.
 fn round2(value: f64) -> f64 {
     (value * 100.0).round() / 100.0
-}
-
-/// Renumbers `$n` placeholders in `sql` by `by` (conditions built for `$4…` reused
-/// after two more fixed parameters).
-fn shift(sql: &str, by: usize) -> String {
-    let mut out = String::with_capacity(sql.len());
-    let mut chars = sql.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '$' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-            let mut n = String::new();
-            while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
-                n.push(*d);
-                chars.next();
-            }
-            let n: usize = n.parse().unwrap_or(0);
-            out.push_str(&format!("${}", n + by));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// One entry per bucket of the window, labelled.
@@ -549,15 +519,6 @@ fn labelled(
 mod tests {
     use super::*;
     use crate::error::CoreError;
-
-    #[test]
-    fn placeholders_shift() {
-        assert_eq!(
-            shift(" and a = $4 and b in ($5, $6)", 2),
-            " and a = $6 and b in ($7, $8)"
-        );
-        assert_eq!(shift(" and a like $12 escape '\\'", 1), " and a like $13 escape '\\'");
-    }
 
     #[test]
     fn criteria_are_checked() {
