@@ -11,8 +11,12 @@
 #![recursion_limit = "256"]
 
 pub mod api;
+#[cfg(feature = "ssr")]
+mod charts;
 mod components;
 mod pages;
+#[cfg(feature = "ssr")]
+pub mod reports;
 #[cfg(feature = "ssr")]
 pub mod ssr;
 
@@ -32,6 +36,7 @@ use crate::{
         links::{CobrowsePage, JoinPage, LiveViewPage},
         login::LoginPage,
         not_found::NotFound,
+        reports::{ReportPage, ReportsIndexPage},
         tenants::TenantsPage,
     },
 };
@@ -76,6 +81,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/api") view=PlatformApiPage ssr=SsrMode::Async />
                     <Route path=path!("/platform/tenants") view=TenantsPage ssr=SsrMode::Async />
                     <Route path=path!("/docs/api") view=ApiReferencePage ssr=SsrMode::Async />
+                    <Route path=path!("/reports") view=ReportsIndexPage ssr=SsrMode::Async />
+                    <Route path=path!("/reports/:family") view=ReportPage ssr=SsrMode::Async />
                     <Route path=path!("/liveview/:id") view=LiveViewPage ssr=SsrMode::Async />
                 </ParentRoute>
             </Routes>

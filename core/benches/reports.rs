@@ -39,6 +39,8 @@ use rapport_core::{
 /// Targets from the issue: p50 under 50 ms, and at least 10× the baseline.
 const TARGET_P50: Duration = Duration::from_millis(50);
 const TARGET_SPEEDUP: f64 = 10.0;
+/// The layout of a loaded history: 2 since daily rollups (migration 0010).
+const LAYOUT: u32 = 2;
 /// The zone the tenant's buckets are cut in.
 const ZONE: &str = "Europe/Berlin";
 
@@ -82,8 +84,11 @@ fn database_path(sizes: Sizes) -> PathBuf {
     let target = std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    // The layout number changes when recording writes new rollups, so that a
+    // history loaded by an older build (whose new rollups would be empty) is not
+    // reused.
     target.join("bench-data").join(format!(
-        "reports-{}f-{}d-{}a.sqlite",
+        "reports-v{LAYOUT}-{}f-{}d-{}a.sqlite",
         sizes.facts, sizes.days, sizes.agents
     ))
 }

@@ -8,7 +8,7 @@ use crate::{
     db::unique_violation,
     error::{CoreError, CoreResult},
     model::{Page, PageRequest, Tenant},
-    reports::visitors::{next_midnight, reset_visitor_days},
+    reports::days::{next_midnight, reset_day_rollups},
     time::{from_ms, now_ms},
     validate::{slugify, Checks, Paging},
     with_db, with_tx, Services,
@@ -112,7 +112,7 @@ impl Services {
         .map(|r| r.rows_affected()))
         .map_err(slug_conflict)?;
         let zone: chrono_tz::Tz = tenant.timezone.parse().unwrap_or(chrono_tz::UTC);
-        reset_visitor_days(&mut tx, &tenant.id, zone, 0).await?;
+        reset_day_rollups(&mut tx, &tenant.id, zone, 0).await?;
         audit::record(
             &mut tx,
             Some(&tenant.id),
@@ -190,9 +190,9 @@ impl Services {
         .map(|r| r.rows_affected()))
         .map_err(slug_conflict)?;
         if timezone != current.timezone {
-            // Daily visitor counts are kept in the tenant's zone: start them afresh.
+            // Day rollups are kept in the tenant's zone: start them afresh.
             let zone: chrono_tz::Tz = timezone.parse().unwrap_or(chrono_tz::UTC);
-            reset_visitor_days(&mut tx, id, zone, next_midnight(zone, now_ms())).await?;
+            reset_day_rollups(&mut tx, id, zone, next_midnight(zone, now_ms())).await?;
         }
         audit::record(&mut tx, Some(id), actor, "tenant.update", "tenant", Some(id)).await?;
         tx.commit().await?;

@@ -26,7 +26,7 @@ use tower_http::{
 use utoipa::openapi::OpenApi;
 
 use crate::{
-    http::{error::ApiError, health, metrics, middleware as mw, request_id, session},
+    http::{downloads, error::ApiError, health, metrics, middleware as mw, request_id, session},
     rest,
     state::AppState,
 };
@@ -53,6 +53,7 @@ pub fn build(state: AppState) -> Router {
         .route("/auth/login", post(session::login))
         .route("/auth/logout", post(session::logout))
         .route("/liveview/open", get(session::open_liveview))
+        .route("/reports/{family}/csv", get(downloads::report_csv))
         .merge(rest_router)
         .leptos_routes_with_context(
             &state,

@@ -198,6 +198,24 @@ fn end_to_end(tally: &mut Tally) -> Result<bool> {
             .context("cannot start rapport for the browser tests")?,
     );
     wait_ready(&base_url, &mut server.0)?;
+    // A short history, so report pages have numbers and charts to show.
+    run_cmd(
+        Command::new(target_dir().join("debug").join("rapport"))
+            .args([
+                "admin",
+                "demo-data",
+                "--tenant",
+                "default",
+                "--days",
+                "10",
+                "--agents",
+                "3",
+            ])
+            .args(["--scale", "0.3"])
+            .env("RAPPORT_DATA_DIR", &data)
+            .env_remove("DATABASE_URL")
+            .stdout(Stdio::null()),
+    )?;
     let ok = run_counting(
         Command::new("npx")
             .args(["playwright", "test", "--reporter=list"])

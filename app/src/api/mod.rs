@@ -5,6 +5,7 @@ pub mod keys;
 pub mod links;
 pub mod presence;
 pub mod reference;
+pub mod reports;
 pub mod session;
 pub mod tenants;
 pub mod webhooks;

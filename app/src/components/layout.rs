@@ -30,6 +30,11 @@ const NAV: &[NavItem] = &[
         visible: |_| true,
     },
     NavItem {
+        href: "/reports",
+        label: "Reports",
+        visible: |u| u.role.includes(Role::Supervisor),
+    },
+    NavItem {
         href: "/settings/api-keys",
         label: "API keys",
         visible: |u| u.role.includes(Role::Admin),

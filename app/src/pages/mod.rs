@@ -6,4 +6,5 @@ pub mod home;
 pub mod links;
 pub mod login;
 pub mod not_found;
+pub mod reports;
 pub mod tenants;

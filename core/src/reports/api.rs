@@ -426,6 +426,20 @@ pub struct MetricInfo {
     pub description: String,
 }
 
+/// A metric's value over a whole period and over the period of the same length
+/// just before it (dashboards' summary rows).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricTotal {
+    /// The `metricName`.
+    pub metric_name: String,
+    /// The value over the period, formatted as in reports; `None` when undefined
+    /// (an average without samples).
+    pub current: Option<String>,
+    /// The same over the previous period.
+    pub previous: Option<String>,
+}
+
 /// What an agent shows in the top bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]

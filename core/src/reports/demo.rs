@@ -397,7 +397,7 @@ impl Services {
                 transfer_bytes: Some(rng.gen_range(1_000..400_000)),
                 tags: tags.clone(),
             };
-            super::ingest::store_resource(w.tx().await?, tenant_id, &resource).await?;
+            super::ingest::store_resource(w.tx().await?, tenant_id, zone, &resource).await?;
             w.counted(1).await?;
         }
         if rng.gen_bool(0.05) {

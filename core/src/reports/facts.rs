@@ -1,7 +1,7 @@
-//! Recording facts, and keeping the hourly rollups in step.
+//! Recording facts, and keeping the hourly and daily rollups in step.
 //!
 //! Every fact is written in the transaction of what it records, together with its
-//! rollup rows: one for the total, one for its agent, one for its second dimension
+//! rollup rows (hourly, and daily in the tenant's zone): one for the total, one for its agent, one for its second dimension
 //! (and, for visits, one for its visitor). A fact is never changed afterwards, so
 //! rollups only ever grow by the values of new facts, and recomputing a report from
 //! the raw facts gives the same numbers (the property tests check exactly that).
@@ -12,7 +12,10 @@ use super::catalogue::{
     ACTION_RULE_MATCH, COBROWSE, COBROWSE_PARTICIPANTS, COBROWSE_UNIVERSAL, COBROWSE_UNIVERSAL_PARTICIPANTS,
     CONFERENCE, CONFERENCE_PARTICIPANTS, ROUTING_RULE_MATCH, SLA_1_MATCH, SLA_1_MISS, SLA_2_MATCH, SLA_2_MISS,
 };
-use super::window::HOUR;
+use super::{
+    days::{day_start, next_midnight, rollup_zone},
+    window::HOUR,
+};
 use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
@@ -20,6 +23,7 @@ use crate::{
     validate::Checks,
     with_tx, Services,
 };
+use chrono_tz::Tz;
 
 /// One fact for `report_facts`.
 #[derive(Debug, Clone, Default)]
@@ -82,7 +86,8 @@ pub(crate) async fn record(tx: &mut Tx, tenant_id: &str, fact: &Fact<'_>) -> Cor
     if let Some(dim) = fact.dim {
         groups.push(("DIM", dim));
     }
-    add_rollup(tx, tenant_id, fact.kind, hour_of(fact.at), fact.value, 1, &groups).await?;
+    let zone = rollup_zone(tx, tenant_id).await?;
+    add_rollup(tx, tenant_id, zone, fact.kind, fact.at, fact.value, 1, &groups).await?;
     Ok(true)
 }
 
@@ -91,54 +96,81 @@ pub(crate) fn hour_of(ms: i64) -> i64 {
     ms.div_euclid(HOUR) * HOUR
 }
 
-/// `[start, end)` cut at UTC hour edges: (hour, ms inside it).
-pub(crate) fn hour_pieces(start: i64, end: i64) -> Vec<(i64, i64)> {
+/// `[start, end)` cut at UTC hour edges and at local midnights in `zone`, so
+/// each piece lies in one hourly and one daily rollup row: (piece start, ms).
+pub(crate) fn rollup_pieces(zone: Tz, start: i64, end: i64) -> Vec<(i64, i64)> {
     let mut out = Vec::new();
     let mut t = start;
     while t < end {
-        let hour = hour_of(t);
-        let next = (hour + HOUR).min(end);
-        out.push((hour, next - t));
+        let next = (hour_of(t) + HOUR).min(next_midnight(zone, t)).min(end);
+        out.push((t, next - t));
         t = next;
     }
     out
 }
 
-/// Adds `total`/`samples` to the rollup rows of `kind` in `hour`: the total row and
-/// one row per `(group_kind, key)`.
+/// Adds `total`/`samples`, for something at instant `at`, to the rollup rows of
+/// `kind`: the total row and one row per `(group_kind, key)`, both in the UTC
+/// hour of `at` and in its local day in `zone` (the tenant's day-rollup zone).
+/// Visitors are not kept per day: [`super::visitors`] counts them.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn add_rollup(
     tx: &mut Tx,
     tenant_id: &str,
+    zone: Tz,
     kind: &str,
-    hour: i64,
+    at: i64,
     total: i64,
     samples: i64,
     groups: &[(&str, &str)],
 ) -> CoreResult<()> {
     let rows: Vec<(&str, &str)> = std::iter::once(("", "")).chain(groups.iter().copied()).collect();
-    let values = (0..rows.len())
-        .map(|i| {
-            let p = 6 + i * 2;
-            format!("($1, $2, ${p}, $3, ${}, $4, $5)", p + 1)
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    let sql = format!(
-        "insert into report_rollups (tenant_id, kind, group_kind, hour, group_key, total, samples) values {values} \
+    let day_rows: Vec<(&str, &str)> = rows.iter().copied().filter(|(g, _)| *g != "VISITOR").collect();
+    let values = |n: usize, first: usize, zone: bool| {
+        (0..n)
+            .map(|i| {
+                let p = first + i * 2;
+                let zone = if zone { "$6, " } else { "" };
+                format!("($1, {zone}$2, ${p}, $3, ${}, $4, $5)", p + 1)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let hourly = format!(
+        "insert into report_rollups (tenant_id, kind, group_kind, hour, group_key, total, samples) values {} \
          on conflict (tenant_id, kind, group_kind, hour, group_key) do update \
-         set total = report_rollups.total + excluded.total, samples = report_rollups.samples + excluded.samples"
+         set total = report_rollups.total + excluded.total, samples = report_rollups.samples + excluded.samples",
+        values(rows.len(), 6, false)
+    );
+    let daily = format!(
+        "insert into report_day_rollups (tenant_id, zone, kind, group_kind, day, group_key, total, samples) \
+         values {} on conflict (tenant_id, zone, kind, group_kind, day, group_key) do update \
+         set total = report_day_rollups.total + excluded.total, \
+         samples = report_day_rollups.samples + excluded.samples",
+        values(day_rows.len(), 7, true)
     );
     with_tx!(tx, |conn| {
-        let mut q = sqlx::query(&sql)
+        let mut q = sqlx::query(&hourly)
             .bind(tenant_id)
             .bind(kind)
-            .bind(hour)
+            .bind(hour_of(at))
             .bind(total)
             .bind(samples);
         for (group_kind, key) in &rows {
             q = q.bind(*group_kind).bind(*key);
         }
-        q.execute(conn).await.map(|r| r.rows_affected())
+        q.execute(&mut *conn).await?;
+        let mut q = sqlx::query(&daily)
+            .bind(tenant_id)
+            .bind(kind)
+            .bind(day_start(zone, at))
+            .bind(total)
+            .bind(samples)
+            .bind(zone.name());
+        for (group_kind, key) in &day_rows {
+            q = q.bind(*group_kind).bind(*key);
+        }
+        q.execute(&mut *conn).await.map(|r| r.rows_affected())
     })?;
     Ok(())
 }
@@ -443,4 +475,34 @@ async fn set_clock(tx: &mut Tx, tenant_id: &str, customer_id: &str, set: &str, v
         .await
         .map(|r| r.rows_affected()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn pieces_are_cut_at_hours_and_local_midnights() {
+        let kolkata: Tz = "Asia/Kolkata".parse().unwrap();
+        // 23:10 to 01:20 local: midnight falls at half past a UTC hour.
+        let start = kolkata
+            .with_ymd_and_hms(2026, 5, 3, 23, 10, 0)
+            .unwrap()
+            .timestamp_millis();
+        let end = start + 130 * 60_000;
+        let minutes: Vec<i64> = rollup_pieces(kolkata, start, end)
+            .iter()
+            .map(|(_, ms)| ms / 60_000)
+            .collect();
+        // UTC hours end at local :30; midnight cuts the second piece.
+        assert_eq!(minutes, vec![20, 30, 30, 50]);
+        let pieces = rollup_pieces(kolkata, start, end);
+        assert_eq!(pieces.iter().map(|(_, ms)| ms).sum::<i64>(), end - start);
+        for (at, ms) in pieces {
+            assert_eq!(hour_of(at), hour_of(at + ms - 1), "one UTC hour");
+            assert_eq!(day_start(kolkata, at), day_start(kolkata, at + ms - 1), "one local day");
+        }
+        assert!(rollup_pieces(chrono_tz::UTC, start, start).is_empty());
+    }
 }

@@ -8,15 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     catalogue::SESSION,
+    days::{day_start, rollup_zone},
     facts::{add_rollup, hour_of, record, tags_column, Fact},
     visitors::mark_visitor_day,
 };
-use crate::{
-    error::{CoreError, CoreResult},
-    time::now_ms,
-    validate::Checks,
-    with_tx, Services,
-};
+use crate::{error::CoreResult, time::now_ms, validate::Checks, with_tx, Services};
 
 /// Most events in one batch.
 pub const MAX_BATCH: usize = 100;
@@ -310,16 +306,7 @@ impl Services {
         validate(&batch, now_ms())?;
         let mut result = TrackResult::default();
         let mut tx = self.db().begin().await?;
-        let zone: Option<String> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
-            "select timezone from tenants where id = $1"
-        )
-        .bind(tenant_id)
-        .fetch_optional(conn)
-        .await)?;
-        let zone: Tz = zone
-            .ok_or(CoreError::NotFound("tenant"))?
-            .parse()
-            .unwrap_or(chrono_tz::UTC);
+        let zone = rollup_zone(&mut tx, tenant_id).await?;
         for event in &batch.events {
             let inserted = match event {
                 TrackEvent::Visit(v) => store_visit(&mut tx, tenant_id, zone, v).await?,
@@ -336,7 +323,7 @@ impl Services {
                     };
                     record(&mut tx, tenant_id, &fact).await?
                 }
-                TrackEvent::Resource(r) => store_resource(&mut tx, tenant_id, r).await?,
+                TrackEvent::Resource(r) => store_resource(&mut tx, tenant_id, zone, r).await?,
                 TrackEvent::ScriptError(e) => store_script_error(&mut tx, tenant_id, e).await?,
             };
             if inserted {
@@ -351,8 +338,8 @@ impl Services {
 }
 
 /// Stores a visit with its rollups: `VISIT` (duration, by entry path and visitor),
-/// `PAGE_VIEW` (pages, by entry path), and the visitor's day in `zone` (the
-/// tenant's).
+/// `PAGE_VIEW` (pages, by entry path), and the visitor's day, with the day rows
+/// in `zone` (the tenant's day-rollup zone).
 pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, zone: Tz, v: &VisitIn) -> CoreResult<bool> {
     let path = url_path(&v.url).unwrap_or_else(|| "/".into());
     let inserted = with_tx!(tx, |conn| {
@@ -377,23 +364,31 @@ pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, zone: T
     if inserted == 0 {
         return Ok(false);
     }
-    let hour = hour_of(v.started_at);
+    let at = v.started_at;
     add_rollup(
         tx,
         tenant_id,
+        zone,
         "VISIT",
-        hour,
+        at,
         v.duration_ms,
         1,
         &[("DIM", &path), ("VISITOR", &v.visitor_id)],
     )
     .await?;
-    add_rollup(tx, tenant_id, "PAGE_VIEW", hour, v.page_views, 1, &[("DIM", &path)]).await?;
+    add_rollup(tx, tenant_id, zone, "PAGE_VIEW", at, v.page_views, 1, &[("DIM", &path)]).await?;
     mark_visitor_day(tx, tenant_id, zone, &v.visitor_id, v.started_at).await?;
     Ok(true)
 }
 
-pub(crate) async fn store_resource(tx: &mut crate::db::Tx, tenant_id: &str, r: &ResourceIn) -> CoreResult<bool> {
+/// Stores a page resource load with its hourly and daily rollups (the day rows
+/// in `zone`, the tenant's day-rollup zone).
+pub(crate) async fn store_resource(
+    tx: &mut crate::db::Tx,
+    tenant_id: &str,
+    zone: Tz,
+    r: &ResourceIn,
+) -> CoreResult<bool> {
     let path = url_path(&r.url).unwrap_or_else(|| "/".into());
     let inserted = with_tx!(tx, |conn| {
         sqlx::query(
@@ -424,30 +419,40 @@ pub(crate) async fn store_resource(tx: &mut crate::db::Tx, tenant_id: &str, r: &
         return Ok(false);
     }
     let errors = i64::from(r.status_code.is_some_and(|c| c >= 400));
-    with_tx!(tx, |conn| sqlx::query(
-        "insert into resource_rollups (tenant_id, hour, name, type, status_code, loads, duration_sum, duration_max, \
-         transfer_sum, transfer_samples, errors) values ($1, $2, $3, $4, $5, 1, $6, $6, $7, $8, $9) \
-         on conflict (tenant_id, hour, name, type, status_code) do update set \
-         loads = resource_rollups.loads + 1, \
-         duration_sum = resource_rollups.duration_sum + excluded.duration_sum, \
-         duration_max = case when excluded.duration_max > resource_rollups.duration_max \
-             then excluded.duration_max else resource_rollups.duration_max end, \
-         transfer_sum = resource_rollups.transfer_sum + excluded.transfer_sum, \
-         transfer_samples = resource_rollups.transfer_samples + excluded.transfer_samples, \
-         errors = resource_rollups.errors + excluded.errors"
-    )
-    .bind(tenant_id)
-    .bind(hour_of(r.at))
-    .bind(cut(&r.name, 100))
-    .bind(cut(&r.kind, 100))
-    .bind(r.status_code.unwrap_or(-1))
-    .bind(r.duration_ms)
-    .bind(r.transfer_bytes.unwrap_or(0))
-    .bind(i64::from(r.transfer_bytes.is_some()))
-    .bind(errors)
-    .execute(conn)
-    .await
-    .map(|r| r.rows_affected()))?;
+    // The same sums per UTC hour and per local day; `$10` is the zone of day rows.
+    for (table, period, zone_column, zone_value) in [
+        ("resource_rollups", hour_of(r.at), "", ""),
+        ("resource_day_rollups", day_start(zone, r.at), "zone, ", "$10, "),
+    ] {
+        let time = if zone_column.is_empty() { "hour" } else { "day" };
+        let sql = format!(
+            "insert into {table} (tenant_id, {zone_column}{time}, name, type, status_code, loads, duration_sum, \
+             duration_max, transfer_sum, transfer_samples, errors) \
+             values ($1, {zone_value}$2, $3, $4, $5, 1, $6, $6, $7, $8, $9) \
+             on conflict (tenant_id, {zone_column}{time}, name, type, status_code) do update set \
+             loads = {table}.loads + 1, \
+             duration_sum = {table}.duration_sum + excluded.duration_sum, \
+             duration_max = case when excluded.duration_max > {table}.duration_max \
+                 then excluded.duration_max else {table}.duration_max end, \
+             transfer_sum = {table}.transfer_sum + excluded.transfer_sum, \
+             transfer_samples = {table}.transfer_samples + excluded.transfer_samples, \
+             errors = {table}.errors + excluded.errors"
+        );
+        with_tx!(tx, |conn| {
+            let q = sqlx::query(&sql)
+                .bind(tenant_id)
+                .bind(period)
+                .bind(cut(&r.name, 100))
+                .bind(cut(&r.kind, 100))
+                .bind(r.status_code.unwrap_or(-1))
+                .bind(r.duration_ms)
+                .bind(r.transfer_bytes.unwrap_or(0))
+                .bind(i64::from(r.transfer_bytes.is_some()))
+                .bind(errors);
+            let q = if zone_column.is_empty() { q } else { q.bind(zone.name()) };
+            q.execute(conn).await.map(|r| r.rows_affected())
+        })?;
+    }
     Ok(true)
 }
 

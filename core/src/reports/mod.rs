@@ -1,16 +1,18 @@
 //! Reports (spec 2.15–2.17, 4.1, 4.2): facts recorded as the system runs, hourly
-//! rollups kept in step with them, and the report operations over both.
+//! and daily rollups kept in step with them, and the report operations over both.
 //!
 //! - [`api`]: requests and responses on the wire (shared with the dashboard);
 //! - [`catalogue`]: every metric, its source, unit and `groupBy` values;
 //! - [`window`]: periods and buckets in an IANA zone, DST included;
 //! - [`facts`] and [`presence`]: recording facts and rolling them up;
 //! - [`ingest`]: what the visitor script sends (visits, sessions, resources, errors);
+//! - [`days`]: daily rollups in the tenant's zone, and from when they are complete;
 //! - [`visitors`]: distinct visitors per local day, counted as visits arrive;
 //! - [`plan`]: validating a report request against the catalogue;
 //! - [`query`]: aggregation reports, from rollups or raw facts;
 //! - [`sql`]: filter conditions with placeholders for both backends;
 //! - [`times`]: agent time lists and the per-agent conversation split;
+//! - [`totals`]: each metric over a period and the one before (dashboards);
 //! - [`resources`]: the resource and script-error reports (spec 2.16 filters);
 //! - [`csv`]: every report as CSV;
 //! - [`demo`]: a realistic history for a tenant.
@@ -20,6 +22,8 @@ pub mod api;
 pub mod catalogue;
 #[cfg(feature = "server")]
 pub mod csv;
+#[cfg(feature = "server")]
+pub mod days;
 #[cfg(feature = "server")]
 pub mod demo;
 #[cfg(feature = "server")]
@@ -38,6 +42,8 @@ pub mod resources;
 pub mod sql;
 #[cfg(feature = "server")]
 pub mod times;
+#[cfg(feature = "server")]
+pub mod totals;
 #[cfg(feature = "server")]
 pub mod visitors;
 #[cfg(feature = "server")]

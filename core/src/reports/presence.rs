@@ -4,10 +4,14 @@
 //! The dashboard sends a heartbeat; an interval whose agent stopped sending is
 //! closed at its last heartbeat by [`Services::close_stale_presence`], which the
 //! server runs periodically. Signing out closes every interval at once. A closed
-//! interval is final: it is cut at UTC hour edges into the rollups then.
+//! interval is final: it is cut at UTC hour edges and local midnights into the
+//! rollups then.
 
 pub use super::api::PresenceStatus;
-use super::facts::{add_rollup, hour_pieces};
+use super::{
+    days::rollup_zone,
+    facts::{add_rollup, rollup_pieces},
+};
 use crate::{db::Tx, error::CoreResult, time::now_ms, with_db, with_tx, Services};
 
 const LOGGED_IN: &str = "LOGGED_IN";
@@ -70,11 +74,7 @@ async fn close(tx: &mut Tx, tenant_id: &str, id: &str, end: i64, seen_before: Op
     let Some((user_id, state, started)) = row else {
         return Ok(());
     };
-    let kind = format!("PRESENCE_{state}");
-    for (hour, ms) in hour_pieces(started, end.max(started)) {
-        add_rollup(tx, tenant_id, &kind, hour, ms, 1, &[("AGENT", &user_id)]).await?;
-    }
-    Ok(())
+    roll_up(tx, tenant_id, &user_id, &state, started, end.max(started)).await
 }
 
 /// Writes a closed interval with its rollups (imports, demo data, tests).
@@ -99,9 +99,15 @@ pub(crate) async fn insert_closed(
     .execute(conn)
     .await
     .map(|r| r.rows_affected()))?;
+    roll_up(tx, tenant_id, user_id, state, start, end).await
+}
+
+/// Adds a closed interval to the rollups, cut at hours and local midnights.
+async fn roll_up(tx: &mut Tx, tenant_id: &str, user_id: &str, state: &str, start: i64, end: i64) -> CoreResult<()> {
     let kind = format!("PRESENCE_{state}");
-    for (hour, ms) in hour_pieces(start, end) {
-        add_rollup(tx, tenant_id, &kind, hour, ms, 1, &[("AGENT", user_id)]).await?;
+    let zone = rollup_zone(tx, tenant_id).await?;
+    for (at, ms) in rollup_pieces(zone, start, end) {
+        add_rollup(tx, tenant_id, zone, &kind, at, ms, 1, &[("AGENT", user_id)]).await?;
     }
     Ok(())
 }

@@ -3,6 +3,9 @@
 //! A metric is computed per *source* (see [`Source`]) as a grid of
 //! `(bucket, group key) → (total, samples)`, then combined by its [`Measure`].
 //! Each grid comes from one of two paths that must agree:
+//! - **day rollups**: daily sums in the tenant's zone (see [`super::days`]) for
+//!   the whole local days of a day-bucketed period in that zone; one row per
+//!   day and group. The rest of the period takes the next path.
 //! - **rollups**: hourly sums, bucketed per constant-offset segment with
 //!   `(hour + offset) / bucket_len` in SQL. Cost grows with the hours in the
 //!   period, never with the facts. Used when every offset of the period is a whole
@@ -34,7 +37,7 @@ pub enum Strategy {
 }
 
 /// `(bucket, group key) → (total, samples)`.
-type Grid = HashMap<(i64, String), (i64, i64)>;
+pub(crate) type Grid = HashMap<(i64, String), (i64, i64)>;
 
 /// Decimal with up to two places, trailing zeros dropped.
 fn decimal(value: f64) -> String {
@@ -49,7 +52,7 @@ fn decimal(value: f64) -> String {
 
 /// The value of one cell, or `None` when it is undefined (an average or rate with
 /// no samples).
-fn cell(def: &MetricDef, parts: &[Grid], key: &(i64, String)) -> Option<String> {
+pub(crate) fn cell(def: &MetricDef, parts: &[Grid], key: &(i64, String)) -> Option<String> {
     let sum = |grids: &[Grid]| {
         grids.iter().fold((0i64, 0i64), |(t, s), g| {
             let (gt, gs) = g.get(key).copied().unwrap_or_default();
@@ -75,6 +78,28 @@ fn cell(def: &MetricDef, parts: &[Grid], key: &(i64, String)) -> Option<String> 
             let (_, misses) = sum(&parts[matched.len()..]);
             (hits > 0).then(|| decimal(100.0 * (hits - misses).max(0) as f64 / hits as f64))
         }
+    }
+}
+
+/// The rollup group kind to read for `group_kind`, and whether to sum the keys
+/// into one: rule ids live in the `DIM` rows, so a rule filter without `groupBy`
+/// reads those and adds them up.
+fn rollup_read_kind<'a>(group_kind: &'a str, filter: &Filter) -> (&'a str, bool) {
+    if !filter.rule_ids.is_empty() && group_kind.is_empty() {
+        ("DIM", true)
+    } else {
+        (group_kind, false)
+    }
+}
+
+/// Adds rollup rows `(bucket, key, total, samples)` to `grid`; with `rekey`,
+/// all under the empty key.
+fn add_rows(grid: &mut Grid, rows: Vec<(i64, String, i64, i64)>, rekey: bool) {
+    for (b, key, total, samples) in rows {
+        let key = if rekey { String::new() } else { key };
+        let cell = grid.entry((b, key)).or_default();
+        cell.0 += total;
+        cell.1 += samples;
     }
 }
 
@@ -170,7 +195,7 @@ impl Services {
     }
 
     /// The grids of every source of a query's measure, and the group kind used.
-    async fn measure_grids(
+    pub(crate) async fn measure_grids(
         &self,
         tenant_id: &str,
         window: &Window,
@@ -180,7 +205,7 @@ impl Services {
         let mut grids = Vec::new();
         if query.def.measure == Measure::DistinctVisitors {
             let mut grid = Grid::new();
-            let mut rest = Some(window.clone());
+            let mut rest = vec![window.clone()];
             if strategy == Strategy::Rollups && query.filter.is_empty() {
                 if let Some((counts, remainder)) = self.visitor_day_counts(tenant_id, window).await? {
                     for (b, visitors) in counts {
@@ -189,11 +214,12 @@ impl Services {
                     rest = remainder;
                 }
             }
-            if let Some(rest) = rest {
+            // The parts share no bucket: they are cut at local midnights.
+            for part in rest {
                 // One row per (bucket, visitor); the count of rows per bucket is
                 // the number of distinct visitors.
                 let by_visitor = self
-                    .source_grid(tenant_id, &rest, Source::Visits, "VISITOR", &query.filter, strategy)
+                    .source_grid(tenant_id, &part, Source::Visits, "VISITOR", &query.filter, strategy)
                     .await?;
                 for (b, _) in by_visitor.keys() {
                     grid.entry((*b, String::new())).or_default().1 += 1;
@@ -211,7 +237,8 @@ impl Services {
         Ok((grids, query.group_kind))
     }
 
-    /// One source's grid, from rollups where they apply, else from raw facts.
+    /// One source's grid: whole local days from day rollups where they apply,
+    /// the rest from hourly rollups and raw facts (see [`Self::hourly_grid`]).
     pub(crate) async fn source_grid(
         &self,
         tenant_id: &str,
@@ -222,22 +249,83 @@ impl Services {
         strategy: Strategy,
     ) -> CoreResult<Grid> {
         let mut grid = Grid::new();
+        let mut rest = vec![window.clone()];
+        let days = if strategy == Strategy::Rollups && filter.rollup_compatible() && group_kind != "VISITOR" {
+            self.day_span(tenant_id, window).await?
+        } else {
+            None
+        };
+        if let Some((start, end)) = days {
+            let (read_kind, rekey) = rollup_read_kind(group_kind, filter);
+            let mut cond = Cond::new();
+            cond.any_of(7, "group_key", &filter.rule_ids);
+            let sql = format!(
+                "select {} as b, group_key, cast(sum(total) as bigint), cast(sum(samples) as bigint) \
+                 from report_day_rollups where tenant_id = $1 and zone = $2 and kind = $3 and group_kind = $4 \
+                 and day >= $5 and day < $6{} group by 1, 2",
+                window.bucket_sql("day"),
+                cond.sql
+            );
+            let rows: Vec<(i64, String, i64, i64)> = with_db!(self.db(), |pool| {
+                let q = sqlx::query_as(&sql)
+                    .bind(tenant_id)
+                    .bind(window.tz.name())
+                    .bind(source.rollup_kind())
+                    .bind(read_kind)
+                    .bind(start)
+                    .bind(end);
+                bind_cond!(q, cond).fetch_all(pool).await
+            })?;
+            add_rows(&mut grid, rows, rekey);
+            if let Source::Presence(_) = source {
+                // Rollups hold closed intervals only.
+                self.raw_grid(
+                    tenant_id, window, source, group_kind, filter, start, end, true, &mut grid,
+                )
+                .await?;
+            }
+            rest = [window.clip(window.start, start), window.clip(end, window.end)]
+                .into_iter()
+                .flatten()
+                .collect();
+        }
+        for part in rest {
+            self.hourly_grid(tenant_id, &part, source, group_kind, filter, strategy, &mut grid)
+                .await?;
+        }
+        Ok(grid)
+    }
+
+    /// Adds a part of a period to `grid`: whole UTC hours from hourly rollups
+    /// where they apply, the partial hours at its edges (and everything else)
+    /// from raw facts.
+    #[allow(clippy::too_many_arguments)]
+    async fn hourly_grid(
+        &self,
+        tenant_id: &str,
+        window: &Window,
+        source: Source,
+        group_kind: &str,
+        filter: &Filter,
+        strategy: Strategy,
+        grid: &mut Grid,
+    ) -> CoreResult<()> {
         let fast = strategy == Strategy::Rollups && window.hour_aligned() && filter.rollup_compatible();
         let (aligned_start, aligned_end) = window.whole_hours();
         if !fast || aligned_start >= aligned_end {
-            self.raw_grid(
-                tenant_id,
-                window,
-                source,
-                group_kind,
-                filter,
-                window.start,
-                window.end,
-                false,
-                &mut grid,
-            )
-            .await?;
-            return Ok(grid);
+            return self
+                .raw_grid(
+                    tenant_id,
+                    window,
+                    source,
+                    group_kind,
+                    filter,
+                    window.start,
+                    window.end,
+                    false,
+                    grid,
+                )
+                .await;
         }
         self.rollup_grid(
             tenant_id,
@@ -247,12 +335,12 @@ impl Services {
             filter,
             aligned_start,
             aligned_end,
-            &mut grid,
+            grid,
         )
         .await?;
         for (s, e) in [(window.start, aligned_start), (aligned_end, window.end)] {
             if s < e {
-                self.raw_grid(tenant_id, window, source, group_kind, filter, s, e, false, &mut grid)
+                self.raw_grid(tenant_id, window, source, group_kind, filter, s, e, false, grid)
                     .await?;
             }
         }
@@ -267,11 +355,11 @@ impl Services {
                 aligned_start,
                 aligned_end,
                 true,
-                &mut grid,
+                grid,
             )
             .await?;
         }
-        Ok(grid)
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -286,12 +374,7 @@ impl Services {
         end: i64,
         grid: &mut Grid,
     ) -> CoreResult<()> {
-        // Rule ids live in the DIM rows; without groupBy they are summed into one key.
-        let (read_kind, rekey) = if !filter.rule_ids.is_empty() && group_kind.is_empty() {
-            ("DIM", true)
-        } else {
-            (group_kind, false)
-        };
+        let (read_kind, rekey) = rollup_read_kind(group_kind, filter);
         let kind = source.rollup_kind();
         let len = window.unit.len_ms();
         for seg in window.segments() {
@@ -318,12 +401,7 @@ impl Services {
                     .bind(len);
                 bind_cond!(q, cond).fetch_all(pool).await
             })?;
-            for (b, key, total, samples) in rows {
-                let key = if rekey { String::new() } else { key };
-                let cell = grid.entry((b, key)).or_default();
-                cell.0 += total;
-                cell.1 += samples;
-            }
+            add_rows(grid, rows, rekey);
         }
         Ok(())
     }

@@ -5,10 +5,11 @@
 //! are averaged per resource name (and group); totals per bucket feed charts.
 //!
 //! Resource loads are the bulk of what visitors report, so the resource report
-//! also reads hourly rollups (`resource_rollups`, per name, type and status code)
-//! when the request filters and groups only by those, and the period's offsets
-//! are whole hours; the partial hours at its edges come from raw rows. Both paths
-//! add up the same sums, so they agree exactly.
+//! also reads rollups (per name, type and status code) when the request filters
+//! and groups only by those: daily ones in the tenant's zone for whole local days
+//! (`resource_day_rollups`, see [`super::days`]), hourly ones for whole hours
+//! when the period's offsets are whole hours (`resource_rollups`), and raw rows
+//! for the rest. All paths add up the same sums, so they agree exactly.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -195,7 +196,24 @@ const RAW_SUMS: &str = "count(*), cast(sum(duration_ms) as bigint), max(duration
 const ROLLUP_SUMS: &str = "cast(sum(loads) as bigint), cast(sum(duration_sum) as bigint), max(duration_max), \
      cast(sum(transfer_sum) as bigint), cast(sum(transfer_samples) as bigint), cast(sum(errors) as bigint)";
 
-/// Whether the hourly resource rollups can answer this filter: only the
+/// Where a part of a resource report's period is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoadSource {
+    /// `resource_day_rollups`: whole local days.
+    Days,
+    /// `resource_rollups`: whole UTC hours.
+    Hours,
+    /// `visit_resources`: the loads themselves.
+    Raw,
+}
+
+/// Per-bucket totals (loads, duration sum, errors) over rollup rows and over loads.
+const ROLLUP_TOTALS: &str =
+    "cast(sum(loads) as bigint), cast(sum(duration_sum) as bigint), cast(sum(errors) as bigint)";
+const RAW_TOTALS: &str = "count(*), cast(sum(duration_ms) as bigint), \
+     cast(sum(case when status_code >= 400 then 1 else 0 end) as bigint)";
+
+/// Whether the resource rollups can answer this filter: only the
 /// dimensions they keep are filtered on or grouped by.
 fn rollups_answer(filter: &ResourceFilter) -> bool {
     let ids_empty = |ids: &Option<Vec<String>>| ids.as_ref().is_none_or(Vec::is_empty);
@@ -214,6 +232,41 @@ fn rollups_answer(filter: &ResourceFilter) -> bool {
 }
 
 impl Services {
+    /// The parts of `window` and where each is read from: whole local days from
+    /// day rollups, whole hours from hourly rollups, the rest from raw loads.
+    async fn resource_sources(
+        &self,
+        tenant_id: &str,
+        window: &Window,
+        filter: &ResourceFilter,
+        strategy: Strategy,
+    ) -> CoreResult<Vec<(LoadSource, i64, i64)>> {
+        if strategy == Strategy::Raw || !rollups_answer(filter) {
+            return Ok(vec![(LoadSource::Raw, window.start, window.end)]);
+        }
+        let mut parts = Vec::new();
+        let mut rest = vec![window.clone()];
+        if let Some((start, end)) = self.day_span(tenant_id, window).await? {
+            parts.push((LoadSource::Days, start, end));
+            rest = [window.clip(window.start, start), window.clip(end, window.end)]
+                .into_iter()
+                .flatten()
+                .collect();
+        }
+        for part in rest {
+            let (hours_start, hours_end) = part.whole_hours();
+            if part.hour_aligned() && hours_start < hours_end {
+                parts.push((LoadSource::Hours, hours_start, hours_end));
+                parts.push((LoadSource::Raw, part.start, hours_start));
+                parts.push((LoadSource::Raw, hours_end, part.end));
+            } else {
+                parts.push((LoadSource::Raw, part.start, part.end));
+            }
+        }
+        parts.retain(|(_, start, end)| start < end);
+        Ok(parts)
+    }
+
     /// The conversation-resource report (spec 2.16, first filter set). `strategy`
     /// is [`Strategy::Rollups`] except in tests and the benchmark.
     pub async fn resource_report(
@@ -251,71 +304,52 @@ impl Services {
         checks.finish()?;
 
         let group = filter.group_by.map(group_column).unwrap_or("null");
-        let (aligned_start, aligned_end) = window.whole_hours();
-        let fast = strategy == Strategy::Rollups
-            && window.hour_aligned()
-            && rollups_answer(filter)
-            && aligned_start < aligned_end;
+        // The rollups keep unknown status codes as -1.
+        let rollup_group = match filter.group_by {
+            Some(ResourceGroupBy::StatusCode) => {
+                "case when status_code < 0 then null else cast(status_code as text) end"
+            }
+            _ => group,
+        };
         let mut loads = LoadGrid::new();
         let mut totals = HashMap::new();
-        if fast {
-            // The rollups keep unknown status codes as -1.
-            let rollup_group = match filter.group_by {
-                Some(ResourceGroupBy::StatusCode) => {
-                    "case when status_code < 0 then null else cast(status_code as text) end"
-                }
-                _ => group,
+        for (source, start, end) in self.resource_sources(tenant_id, &window, filter, strategy).await? {
+            let (table, at, group, sums, totals_sql) = match source {
+                LoadSource::Days => ("resource_day_rollups", "day", rollup_group, ROLLUP_SUMS, ROLLUP_TOTALS),
+                LoadSource::Hours => ("resource_rollups", "hour", rollup_group, ROLLUP_SUMS, ROLLUP_TOTALS),
+                LoadSource::Raw => ("visit_resources", "at", group, RAW_SUMS, RAW_TOTALS),
             };
-            let sql = format!(
-                "select {rollup_group}, name, type, {ROLLUP_SUMS} from resource_rollups \
-                 where tenant_id = $1 and hour >= $2 and hour < $3{} group by 1, 2, 3",
-                cond.sql
-            );
-            self.load_rows(&sql, tenant_id, aligned_start, aligned_end, &cond, &mut loads)
-                .await?;
-            self.bucket_totals(
-                tenant_id,
-                &window,
-                (aligned_start, aligned_end),
-                "resource_rollups",
-                "hour",
-                "cast(sum(loads) as bigint), cast(sum(duration_sum) as bigint), cast(sum(errors) as bigint)",
-                &cond,
-                &mut totals,
-            )
-            .await?;
-        }
-        let raw_ranges = if fast {
-            vec![(window.start, aligned_start), (aligned_end, window.end)]
-        } else {
-            vec![(window.start, window.end)]
-        };
-        for (start, end) in raw_ranges.into_iter().filter(|(s, e)| s < e) {
-            // A whole period from raw rows is cut to the report's size in SQL; the
-            // edge hours beside rollups are small and merged whole.
-            let limit = if fast {
-                String::new()
+            // Day rows are kept in the zone `day_span` checked against the window's.
+            let zone = if source == LoadSource::Days {
+                " and zone = (select zone from day_rollup_zones where tenant_id = $1)"
             } else {
+                ""
+            };
+            // A whole period from raw rows is cut to the report's size in SQL; raw
+            // edges beside rollups are small and merged whole.
+            let limit = if source == LoadSource::Raw && (start, end) == (window.start, window.end) {
                 format!(" order by 4 desc, 2 limit {MAX_ROWS}")
+            } else {
+                String::new()
             };
             let sql = format!(
-                "select {group}, name, type, {RAW_SUMS} from visit_resources \
-                 where tenant_id = $1 and at >= $2 and at < $3{} group by 1, 2, 3{limit}",
+                "select {group}, name, type, {sums} from {table} \
+                 where tenant_id = $1 and {at} >= $2 and {at} < $3{zone}{} group by 1, 2, 3{limit}",
                 cond.sql
             );
             self.load_rows(&sql, tenant_id, start, end, &cond, &mut loads).await?;
-            self.bucket_totals(
-                tenant_id,
-                &window,
-                (start, end),
-                "visit_resources",
-                "at",
-                "count(*), cast(sum(duration_ms) as bigint), \
-                 cast(sum(case when status_code >= 400 then 1 else 0 end) as bigint)",
-                &cond,
-                &mut totals,
-            )
-            .await?;
+            let filter_sql = format!("{zone}{}", cond.sql);
+            if let Some(part) = window.clip(start, end) {
+                self.bucket_totals(
+                    tenant_id,
+                    &part,
+                    (table, at),
+                    totals_sql,
+                    (&filter_sql, &cond),
+                    &mut totals,
+                )
+                .await?;
+            }
         }
 
         let mut rows: Vec<ResourceRow> = loads
@@ -462,27 +496,21 @@ impl Services {
     }
 
     /// Adds, per bucket, a count and two sums (`sums`, three SQL expressions) of
-    /// `table` rows whose `at` column falls in `range` and match `cond` (whose
-    /// placeholders start at `$4`), in one query over the range's segments.
-    #[allow(clippy::too_many_arguments)]
+    /// `table` rows whose `at` column falls in `part` and match `filter_sql`
+    /// (with `cond`'s placeholders, from `$4`), in one query over the range's
+    /// segments.
     async fn bucket_totals(
         &self,
         tenant_id: &str,
-        window: &Window,
-        range: (i64, i64),
-        table: &str,
-        at: &str,
+        part: &Window,
+        (table, at): (&str, &str),
         sums: &str,
-        cond: &Cond,
+        (filter_sql, cond): (&str, &Cond),
         out: &mut HashMap<i64, (i64, i64, i64)>,
     ) -> CoreResult<()> {
-        let Some(part) = window.clip(range.0, range.1) else {
-            return Ok(());
-        };
         let sql = format!(
-            "select {}, {sums} from {table} where tenant_id = $1 and {at} >= $2 and {at} < $3{} group by 1",
+            "select {}, {sums} from {table} where tenant_id = $1 and {at} >= $2 and {at} < $3{filter_sql} group by 1",
             part.bucket_sql(at),
-            cond.sql
         );
         let rows: Vec<(i64, i64, Option<i64>, Option<i64>)> = with_db!(self.db(), |pool| {
             let q = sqlx::query_as(&sql).bind(tenant_id).bind(part.start).bind(part.end);

@@ -193,6 +193,19 @@ impl Window {
         })
     }
 
+    /// The period of the same length just before this one, with the same zone and
+    /// bucket size ("versus the previous period").
+    pub fn previous(&self) -> Window {
+        let (start, end) = (2 * self.start - self.end, self.start);
+        Window {
+            tz: self.tz,
+            start,
+            end,
+            unit: self.unit,
+            segments: segments(self.tz, start, end),
+        }
+    }
+
     /// The segments of constant offset, in order.
     pub fn segments(&self) -> &[Segment] {
         &self.segments

@@ -1,5 +1,6 @@
 //! HTTP plumbing shared by the REST API and the dashboard.
 
+pub mod downloads;
 pub mod error;
 pub mod extract;
 pub mod health;

@@ -12,7 +12,7 @@ use reqwest::{header, Method, Response, StatusCode};
 
 use crate::utils::TestApp;
 
-async fn login(app: &TestApp, email: &str, password: &str) -> Response {
+pub(crate) async fn login(app: &TestApp, email: &str, password: &str) -> Response {
     app.request(Method::POST, "/auth/login")
         .form(&[
             ("email", email),
@@ -26,7 +26,7 @@ async fn login(app: &TestApp, email: &str, password: &str) -> Response {
 }
 
 /// Signs in and returns the `name=value` session cookie.
-async fn session(app: &TestApp, email: &str) -> String {
+pub(crate) async fn session(app: &TestApp, email: &str) -> String {
     let response = login(app, email, "password-123").await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     let set_cookie = response.headers()[header::SET_COOKIE].to_str().unwrap().to_string();
@@ -34,7 +34,7 @@ async fn session(app: &TestApp, email: &str) -> String {
 }
 
 /// A page load as a browser makes it (browsers accept `text/html`).
-async fn page(app: &TestApp, path: &str, cookie: &str) -> Response {
+pub(crate) async fn page(app: &TestApp, path: &str, cookie: &str) -> Response {
     app.request(Method::GET, path)
         .header(header::COOKIE, cookie)
         .header(header::ACCEPT, "text/html,application/xhtml+xml")
@@ -43,7 +43,7 @@ async fn page(app: &TestApp, path: &str, cookie: &str) -> Response {
         .unwrap()
 }
 
-async fn server_fn(app: &TestApp, name: &str, cookie: &str, form: &[(&str, &str)]) -> Response {
+pub(crate) async fn server_fn(app: &TestApp, name: &str, cookie: &str, form: &[(&str, &str)]) -> Response {
     app.request(Method::POST, &format!("/api/{name}"))
         .header(header::COOKIE, cookie)
         .form(form)

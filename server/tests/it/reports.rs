@@ -1,21 +1,13 @@
 //! Reports end to end: known facts give known numbers (bucket edges, DST, time
-//! zones, groupBy), rollups agree with raw facts for every metric, ingestion
-//! through the widget key, CSV, and the usual 401 / cross-tenant / 422 cases.
+//! zones, groupBy), ingestion through the widget key, CSV, and the usual 401 /
+//! cross-tenant / 422 cases. Rollups against raw facts: see `rollups.rs`.
 
 use chrono::TimeZone;
 use chrono_tz::Tz;
 use rapport_core::{
-    audit::Actor,
     backend_tests,
     model::Role,
-    reports::{
-        api::{DateFilter, Grouping, MetricEntry, ReportRequest, ResourceFilter, ResourceGroupBy},
-        catalogue::{Report, METRICS},
-        demo::DemoOptions,
-        facts::{RuleKind, SlaTrigger},
-        query::Strategy,
-    },
-    tenants::TenantUpdate,
+    reports::facts::{RuleKind, SlaTrigger},
     testing::TestDb,
 };
 use reqwest::StatusCode;
@@ -362,147 +354,6 @@ async fn visitor_script_ingestion_feeds_visit_resource_and_error_reports(db: Tes
     app.stop().await;
 }
 
-async fn rollups_agree_with_raw_facts(db: TestDb) {
-    let app = TestApp::start(db).await;
-    let (tenant, _) = app.tenant_with_key("Alpha").await;
-    let s = &app.services;
-    let options = DemoOptions {
-        days: 12,
-        agents: 3,
-        scale: 0.3,
-        seed: 7,
-    };
-    let summary = s.generate_demo_data(&tenant, &options).await.unwrap();
-    assert!(summary.facts > 500, "{summary:?}");
-    let filters = [
-        DateFilter {
-            grouping: Grouping::LastMonth,
-            ..Default::default()
-        },
-        DateFilter {
-            grouping: Grouping::Last7Days,
-            time_zone: Some("America/New_York".into()),
-            ..Default::default()
-        },
-        DateFilter {
-            grouping: Grouping::Today,
-            ..Default::default()
-        },
-        DateFilter {
-            grouping: Grouping::All,
-            time_zone: Some("Asia/Kolkata".into()),
-            ..Default::default()
-        },
-    ];
-    for def in METRICS {
-        for filter in &filters {
-            let mut groups: Vec<Option<String>> = def.group_by.iter().map(|g| Some(g.name.to_string())).collect();
-            if def.report.default_group_by().is_none() {
-                groups.push(None);
-            }
-            for group_by in groups {
-                let request = ReportRequest {
-                    metrics: vec![MetricEntry {
-                        metric_name: def.name.to_string(),
-                        group_by,
-                        ..Default::default()
-                    }],
-                    date_filter: filter.clone(),
-                };
-                let fast = s
-                    .aggregate_report(&tenant, def.report, &request, Strategy::Rollups)
-                    .await
-                    .unwrap();
-                let raw = s
-                    .aggregate_report(&tenant, def.report, &request, Strategy::Raw)
-                    .await
-                    .unwrap();
-                assert_eq!(fast, raw, "{:?} {} {:?}", def.report, def.name, filter);
-            }
-        }
-    }
-    // The resource report reads its own rollups for these groupings and filters.
-    for filter in &filters {
-        for group_by in [
-            None,
-            Some(ResourceGroupBy::ResourceName),
-            Some(ResourceGroupBy::StatusCode),
-        ] {
-            for resource_name in [None, Some("app.js".to_string())] {
-                let request = ResourceFilter {
-                    date_filter: filter.clone(),
-                    group_by,
-                    resource_name,
-                    ..Default::default()
-                };
-                let fast = s.resource_report(&tenant, &request, Strategy::Rollups).await.unwrap();
-                let raw = s.resource_report(&tenant, &request, Strategy::Raw).await.unwrap();
-                assert_eq!(fast, raw, "resources {request:?}");
-                if filter.grouping == Grouping::LastMonth {
-                    assert!(!fast.rows.is_empty(), "resources {request:?}");
-                }
-            }
-        }
-    }
-    // Unique visitors per day are counted as visits arrive, in the tenant's zone:
-    // they agree with the raw visits, and still do once the zone changes (the
-    // counts start afresh at the next midnight; earlier days use hourly rows).
-    let unique = |zone: Option<&str>| ReportRequest {
-        metrics: vec![MetricEntry {
-            metric_name: "UNIQUE_VISITORS".into(),
-            ..Default::default()
-        }],
-        date_filter: DateFilter {
-            grouping: Grouping::LastMonth,
-            time_zone: zone.map(str::to_string),
-            ..Default::default()
-        },
-    };
-    let raw_berlin = s
-        .aggregate_report(&tenant, Report::Visit, &unique(Some("Europe/Berlin")), Strategy::Raw)
-        .await
-        .unwrap();
-    let before = s
-        .aggregate_report(&tenant, Report::Visit, &unique(None), Strategy::Raw)
-        .await
-        .unwrap();
-    assert!(before.results.values().any(|b| b["UNIQUE_VISITORS"] != "0"));
-    let update = TenantUpdate {
-        timezone: Some("Europe/Berlin".into()),
-        ..Default::default()
-    };
-    s.update_tenant(&tenant, update, &Actor::system("test")).await.unwrap();
-    for strategy in [Strategy::Rollups, Strategy::Raw] {
-        let after = s
-            .aggregate_report(&tenant, Report::Visit, &unique(None), strategy)
-            .await
-            .unwrap();
-        assert_eq!(after, raw_berlin, "{strategy:?} after the zone change");
-    }
-    // Sanity: the demo history is not empty where it matters.
-    let request = ReportRequest {
-        metrics: vec![MetricEntry {
-            metric_name: "ONLINE_TIME".into(),
-            ..Default::default()
-        }],
-        date_filter: DateFilter {
-            grouping: Grouping::LastMonth,
-            ..Default::default()
-        },
-    };
-    let online = s
-        .aggregate_report(&tenant, Report::Agent, &request, Strategy::Rollups)
-        .await
-        .unwrap();
-    let total: i64 = online
-        .results
-        .values()
-        .map(|b| b["ONLINE_TIME"].parse::<i64>().unwrap())
-        .sum();
-    assert!(total > 3 * 3600, "{total}");
-    app.stop().await;
-}
-
 async fn tracking_is_rate_limited_per_tenant(db: TestDb) {
     let app = TestApp::start_with(db, |c| c.track_events_per_minute = 5).await;
     let mut keys = Vec::new();
@@ -561,6 +412,5 @@ async fn tracking_is_rate_limited_per_tenant(db: TestDb) {
 backend_tests!(
     known_facts_give_known_numbers,
     visitor_script_ingestion_feeds_visit_resource_and_error_reports,
-    tracking_is_rate_limited_per_tenant,
-    rollups_agree_with_raw_facts
+    tracking_is_rate_limited_per_tenant
 );

@@ -1,0 +1,613 @@
+//! Server side of the report pages (see [`crate::api::reports`]): builds the same
+//! requests the REST operations take, runs them through the same services, and
+//! turns the answers into tables, totals, charts and CSV.
+
+use std::collections::HashMap;
+
+use chrono::{NaiveDate, TimeZone};
+use rapport_core::{
+    error::CoreResult,
+    model::PageRequest,
+    reports::{
+        api::{
+            AggregationResponse, DateFilter, Grouping, MetricEntry, ReportRequest, ResourceFilter, ScriptErrorFilter,
+        },
+        catalogue::{Measure, MetricDef, Report, METRICS},
+        csv,
+        query::Strategy,
+        times::TimesKind,
+    },
+    validate::Checks,
+    Services,
+};
+
+use crate::{
+    api::reports::{Chart, Column, DetailTable, Family, ReportQuery, ReportView, Summary},
+    charts,
+};
+
+/// The aggregation reports a family shows.
+fn reports_of(family: Family) -> &'static [Report] {
+    match family {
+        Family::Agents => &[Report::Agent],
+        Family::Chats => &[Report::Chat],
+        Family::Messages => &[Report::Message],
+        Family::Sessions => &[Report::Session],
+        Family::Visits => &[Report::Visit],
+        Family::Cobrowse => &[Report::Cobrowse, Report::CobrowseUniversal],
+        Family::Conferences => &[Report::Conference],
+        Family::Rules => &[Report::Rule],
+        Family::Resources | Family::ScriptErrors => &[],
+    }
+}
+
+/// A metric's column key: its name, prefixed when a family has two reports.
+fn key_of(def: &MetricDef, family: Family) -> String {
+    if reports_of(family).len() > 1 && def.report != reports_of(family)[0] {
+        format!("{}:{}", def.report.path(), def.name)
+    } else {
+        def.name.to_string()
+    }
+}
+
+/// `ONLINE_TIME` → "Online time"; a second report's metrics say which.
+fn label_of(def: &MetricDef, family: Family) -> String {
+    let words = def.name.replace('_', " ").to_lowercase();
+    let mut label: String = words
+        .chars()
+        .enumerate()
+        .map(|(i, c)| if i == 0 { c.to_ascii_uppercase() } else { c })
+        .collect();
+    if key_of(def, family) != def.name {
+        label = format!("{label} ({})", def.report.path().replace('/', " "));
+    }
+    label
+}
+
+fn metrics_of(report: Report) -> impl Iterator<Item = &'static MetricDef> {
+    METRICS
+        .iter()
+        .filter(move |d| d.report == report && report.default_group_by().is_none())
+}
+
+/// The date filter of a page query, in the tenant's zone `tz`.
+fn date_filter(query: &ReportQuery, tz: chrono_tz::Tz) -> CoreResult<DateFilter> {
+    let grouping: Grouping = if query.grouping.is_empty() {
+        Grouping::Last7Days
+    } else {
+        serde_json::from_value(serde_json::Value::String(query.grouping.clone())).map_err(|_| {
+            let mut checks = Checks::new();
+            checks.push("grouping", "invalid", "pick one of the listed periods");
+            checks.finish().unwrap_err()
+        })?
+    };
+    let mut filter = DateFilter {
+        grouping,
+        ..Default::default()
+    };
+    if grouping == Grouping::Custom {
+        let mut checks = Checks::new();
+        let mut date = |field: &str, value: &str| {
+            let date = NaiveDate::parse_from_str(value, "%Y-%m-%d").ok();
+            if date.is_none() {
+                checks.push(field, "invalid", "enter a date as YYYY-MM-DD");
+            }
+            date
+        };
+        let (from, to) = (date("from", &query.from), date("to", &query.to));
+        checks.finish()?;
+        let midnight = |d: NaiveDate| {
+            d.and_hms_opt(0, 0, 0)
+                .and_then(|t| tz.from_local_datetime(&t).earliest())
+                .map(|t| t.timestamp_millis())
+        };
+        // The last day is included: the range ends where the next day starts.
+        filter.from = from.and_then(midnight);
+        filter.to = to.and_then(|d| d.succ_opt()).and_then(midnight);
+    }
+    Ok(filter)
+}
+
+async fn agent_names(services: &Services, tenant_id: &str) -> CoreResult<HashMap<String, String>> {
+    let mut names = HashMap::new();
+    let mut page_number = 0;
+    loop {
+        let page = PageRequest {
+            page_number: Some(page_number),
+            page_size: Some(PageRequest::MAX_PAGE_SIZE),
+            offset: None,
+        };
+        let page = services.list_users(tenant_id, None, &page).await?;
+        for user in page.results {
+            names.insert(user.id.clone(), user.display_name.unwrap_or(user.email));
+        }
+        if page.page.page_number + 1 >= page.page.total_pages {
+            return Ok(names);
+        }
+        page_number += 1;
+    }
+}
+
+/// A cell as a chart value: `None` when the report has none (undefined).
+fn number(value: Option<&String>) -> Option<f64> {
+    value.and_then(|v| v.parse().ok())
+}
+
+/// The page of `query` for a tenant.
+pub async fn view(services: &Services, tenant_id: &str, query: &ReportQuery) -> CoreResult<ReportView> {
+    let family = Family::from_slug(&query.family).ok_or(rapport_core::CoreError::NotFound("report"))?;
+    let tenant = services.get_tenant(tenant_id).await?;
+    let tz: chrono_tz::Tz = tenant.timezone.parse().unwrap_or(chrono_tz::UTC);
+    let filter = date_filter(query, tz)?;
+    let mut view = ReportView {
+        family,
+        grouping: filter.grouping.as_str().to_string(),
+        period: String::new(),
+        labels: Vec::new(),
+        columns: Vec::new(),
+        cells: Vec::new(),
+        summary: Vec::new(),
+        charts: Vec::new(),
+        agent_metrics: Vec::new(),
+        by_agent: None,
+        details: None,
+    };
+    match family {
+        Family::Resources => resources(services, tenant_id, &filter, &mut view).await?,
+        Family::ScriptErrors => script_errors(services, tenant_id, &filter, &mut view).await?,
+        _ => aggregations(services, tenant_id, family, query, &filter, &mut view).await?,
+    }
+    if family == Family::Agents && view.by_agent.is_none() {
+        presence_timeline(services, tenant_id, &filter, tz, &mut view).await?;
+    }
+    view.period = match (view.labels.first(), view.labels.last()) {
+        (Some(first), Some(last)) if first != last => format!("{first} – {last} ({})", tz.name()),
+        (Some(only), _) => format!("{only} ({})", tz.name()),
+        _ => String::new(),
+    };
+    Ok(view)
+}
+
+/// The metric shown per agent, if the query asks for one this family has.
+fn agent_metric(family: Family, query: &ReportQuery) -> Option<&'static MetricDef> {
+    reports_of(family)
+        .iter()
+        .flat_map(|r| metrics_of(*r))
+        .filter(|d| d.group_by.iter().any(|g| g.name == "AGENT"))
+        .find(|d| key_of(d, family) == query.by_agent)
+}
+
+async fn aggregations(
+    services: &Services,
+    tenant_id: &str,
+    family: Family,
+    query: &ReportQuery,
+    filter: &DateFilter,
+    view: &mut ReportView,
+) -> CoreResult<()> {
+    view.agent_metrics = reports_of(family)
+        .iter()
+        .flat_map(|r| metrics_of(*r))
+        .filter(|d| d.group_by.iter().any(|g| g.name == "AGENT"))
+        .map(|d| (key_of(d, family), label_of(d, family)))
+        .collect();
+    if let Some(def) = agent_metric(family, query) {
+        return per_agent(services, tenant_id, family, def, filter, view).await;
+    }
+    let mut answers: Vec<(&'static MetricDef, AggregationResponse)> = Vec::new();
+    for report in reports_of(family) {
+        let defs: Vec<&'static MetricDef> = metrics_of(*report).collect();
+        let request = request_for(&defs, None, filter);
+        let answer = services
+            .aggregate_report(tenant_id, *report, &request, Strategy::Rollups)
+            .await?;
+        let totals = services.report_totals(tenant_id, *report, &request).await?;
+        for (def, total) in defs.iter().zip(totals) {
+            view.summary.push(summary(
+                label_of(def, family),
+                def.unit.as_str(),
+                total.current,
+                total.previous,
+            ));
+            answers.push((def, answer.clone()));
+        }
+    }
+    view.labels = answers
+        .first()
+        .map(|(_, a)| a.results.keys().cloned().collect())
+        .unwrap_or_default();
+    view.columns = answers
+        .iter()
+        .map(|(def, _)| Column {
+            key: key_of(def, family),
+            label: label_of(def, family),
+            unit: def.unit.as_str().to_string(),
+        })
+        .collect();
+    view.cells = view
+        .labels
+        .iter()
+        .map(|label| {
+            answers
+                .iter()
+                .map(|(def, a)| {
+                    a.results
+                        .get(label)
+                        .and_then(|b| b.get(def.name))
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .collect();
+    // One chart per unit, so each axis means one thing.
+    let mut units: Vec<&str> = view.columns.iter().map(|c| c.unit.as_str()).collect();
+    units.dedup();
+    units.sort_unstable();
+    units.dedup();
+    for unit in units {
+        let series: Vec<charts::Series> = view
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.unit == unit)
+            .map(|(i, c)| {
+                (
+                    c.label.clone(),
+                    view.cells.iter().map(|row| number(row.get(i))).collect(),
+                )
+            })
+            .collect();
+        view.charts.push(chart(
+            format!("{} over time ({unit})", family.title()),
+            charts::lines(&view.labels, &series, unit),
+            &series,
+        ));
+    }
+    Ok(())
+}
+
+fn request_for(defs: &[&MetricDef], group_by: Option<&str>, filter: &DateFilter) -> ReportRequest {
+    ReportRequest {
+        metrics: defs
+            .iter()
+            .map(|d| MetricEntry {
+                metric_name: d.name.to_string(),
+                group_by: group_by.map(str::to_string),
+                ..Default::default()
+            })
+            .collect(),
+        date_filter: filter.clone(),
+    }
+}
+
+fn summary(label: String, unit: &str, current: Option<String>, previous: Option<String>) -> Summary {
+    let change = match (current.as_deref(), previous.as_deref()) {
+        (Some(c), Some(p)) => match (c.parse::<f64>(), p.parse::<f64>()) {
+            (Ok(c), Ok(p)) if p != 0.0 => Some(((c - p) / p * 1000.0).round() / 10.0),
+            _ => None,
+        },
+        _ => None,
+    };
+    Summary {
+        label,
+        unit: unit.to_string(),
+        current,
+        previous,
+        change,
+    }
+}
+
+fn chart(title: String, svg: String, series: &[charts::Series]) -> Chart {
+    Chart {
+        title,
+        svg,
+        legend: series
+            .iter()
+            .enumerate()
+            .map(|(i, (label, _))| (label.clone(), charts::css_colour(i)))
+            .collect(),
+    }
+}
+
+/// One metric per agent: the table has a column per agent, the chart stacks them.
+async fn per_agent(
+    services: &Services,
+    tenant_id: &str,
+    family: Family,
+    def: &'static MetricDef,
+    filter: &DateFilter,
+    view: &mut ReportView,
+) -> CoreResult<()> {
+    let request = request_for(&[def], Some("AGENT"), filter);
+    let answer = services
+        .aggregate_report(tenant_id, def.report, &request, Strategy::Rollups)
+        .await?;
+    let totals = services.report_totals(tenant_id, def.report, &request).await?;
+    for total in totals {
+        view.summary.push(summary(
+            label_of(def, family),
+            def.unit.as_str(),
+            total.current,
+            total.previous,
+        ));
+    }
+    let names = agent_names(services, tenant_id).await?;
+    let mut agents: Vec<String> = answer.results.values().flat_map(|b| b.keys().cloned()).collect();
+    agents.sort_unstable();
+    agents.dedup();
+    let name = |id: &String| names.get(id).cloned().unwrap_or_else(|| format!("Former agent {id}"));
+    agents.sort_by_key(|id| name(id).to_lowercase());
+    view.by_agent = Some(key_of(def, family));
+    view.labels = answer.results.keys().cloned().collect();
+    view.columns = agents
+        .iter()
+        .map(|id| Column {
+            key: id.clone(),
+            label: name(id),
+            unit: def.unit.as_str().to_string(),
+        })
+        .collect();
+    view.cells = answer
+        .results
+        .values()
+        .map(|bucket| {
+            agents
+                .iter()
+                .map(|a| bucket.get(a).cloned().unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    let series: Vec<charts::Series> = view
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            (
+                c.label.clone(),
+                view.cells.iter().map(|row| number(row.get(i))).collect(),
+            )
+        })
+        .collect();
+    let unit = def.unit.as_str();
+    // Sums and counts stack; averages and rates do not add up, so they are lines.
+    let svg = if matches!(def.measure, Measure::Sum(_) | Measure::Count(_)) {
+        charts::stacked_bars(&view.labels, &series, unit)
+    } else {
+        charts::lines(&view.labels, &series, unit)
+    };
+    view.charts.push(chart(
+        format!("{} per agent ({unit})", label_of(def, family)),
+        svg,
+        &series,
+    ));
+    Ok(())
+}
+
+async fn presence_timeline(
+    services: &Services,
+    tenant_id: &str,
+    filter: &DateFilter,
+    tz: chrono_tz::Tz,
+    view: &mut ReportView,
+) -> CoreResult<()> {
+    let times = services.agent_times(tenant_id, TimesKind::Online, filter).await?;
+    let names = agent_names(services, tenant_id).await?;
+    let ranges: Vec<(i64, i64)> = times
+        .iter()
+        .flat_map(|t| t.time_ranges.iter())
+        .map(|r| (r.start.timestamp_millis(), r.end.timestamp_millis()))
+        .collect();
+    let (Some(start), Some(end)) = (ranges.iter().map(|r| r.0).min(), ranges.iter().map(|r| r.1).max()) else {
+        return Ok(());
+    };
+    // From the first local midnight on or before the first interval.
+    let origin = tz
+        .timestamp_millis_opt(start)
+        .single()
+        .and_then(|t| tz.from_local_datetime(&t.date_naive().and_hms_opt(0, 0, 0)?).earliest())
+        .map_or(start, |t| t.timestamp_millis());
+    let hours = |ms: i64| (ms - origin) as f64 / 3_600_000.0;
+    let rows: Vec<(String, Vec<(f64, f64)>)> = times
+        .iter()
+        .map(|t| {
+            (
+                names.get(&t.user_id).cloned().unwrap_or_else(|| t.user_id.clone()),
+                t.time_ranges
+                    .iter()
+                    .map(|r| (hours(r.start.timestamp_millis()), hours(r.end.timestamp_millis())))
+                    .collect(),
+            )
+        })
+        .collect();
+    let tick = move |h: f64| {
+        let at = origin + (h * 3_600_000.0) as i64;
+        tz.timestamp_millis_opt(at)
+            .single()
+            .map(|t| t.format("%m/%d %H:%M").to_string())
+            .unwrap_or_default()
+    };
+    view.charts.push(Chart {
+        title: "Online time per agent".into(),
+        svg: charts::timeline(&rows, hours(end), tick),
+        legend: vec![("Online".into(), charts::css_colour(2))],
+    });
+    Ok(())
+}
+
+async fn resources(services: &Services, tenant_id: &str, filter: &DateFilter, view: &mut ReportView) -> CoreResult<()> {
+    let request = ResourceFilter {
+        date_filter: filter.clone(),
+        ..Default::default()
+    };
+    let report = services.resource_report(tenant_id, &request, Strategy::Rollups).await?;
+    bucket_table(
+        view,
+        &report.results,
+        &["RESOURCE_LOADS", "RESOURCE_ERRORS", "AVG_RESOURCE_DURATION"],
+    );
+    view.details = Some(DetailTable {
+        caption: "Most loaded resources".into(),
+        headers: ["Resource", "Type", "Loads", "Average ms", "Slowest ms", "Errors"]
+            .map(String::from)
+            .to_vec(),
+        rows: report
+            .rows
+            .iter()
+            .take(50)
+            .map(|r| {
+                vec![
+                    r.resource_name.clone(),
+                    r.kind.clone(),
+                    r.count.to_string(),
+                    r.avg_duration_ms.to_string(),
+                    r.max_duration_ms.to_string(),
+                    r.error_count.to_string(),
+                ]
+            })
+            .collect(),
+    });
+    Ok(())
+}
+
+async fn script_errors(
+    services: &Services,
+    tenant_id: &str,
+    filter: &DateFilter,
+    view: &mut ReportView,
+) -> CoreResult<()> {
+    let request = ScriptErrorFilter {
+        date_filter: filter.clone(),
+        ..Default::default()
+    };
+    let report = services.script_error_report(tenant_id, &request).await?;
+    bucket_table(view, &report.results, &["SCRIPT_ERRORS", "AFFECTED_VISITORS"]);
+    view.details = Some(DetailTable {
+        caption: "Most frequent errors".into(),
+        headers: ["Message", "File", "Line", "Count", "Visitors", "Last seen"]
+            .map(String::from)
+            .to_vec(),
+        rows: report
+            .errors
+            .iter()
+            .take(50)
+            .map(|e| {
+                vec![
+                    e.message.clone(),
+                    e.file_name.clone().unwrap_or_default(),
+                    e.line.map(|l| l.to_string()).unwrap_or_default(),
+                    e.count.to_string(),
+                    e.visitors.to_string(),
+                    e.last_seen.format("%Y-%m-%d %H:%M UTC").to_string(),
+                ]
+            })
+            .collect(),
+    });
+    Ok(())
+}
+
+/// Table, totals and chart of a search report's per-bucket results.
+fn bucket_table(
+    view: &mut ReportView,
+    results: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    keys: &[&str],
+) {
+    view.labels = results.keys().cloned().collect();
+    view.columns = keys
+        .iter()
+        .map(|k| Column {
+            key: k.to_string(),
+            label: {
+                let words = k.replace('_', " ").to_lowercase();
+                let mut c = words.chars();
+                c.next()
+                    .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                    .unwrap_or_default()
+            },
+            unit: if k.starts_with("AVG") { "ms" } else { "count" }.to_string(),
+        })
+        .collect();
+    view.cells = results
+        .values()
+        .map(|b| keys.iter().map(|k| b.get(*k).cloned().unwrap_or_default()).collect())
+        .collect();
+    let series: Vec<charts::Series> = view
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.unit == "count")
+        .map(|(i, c)| {
+            (
+                c.label.clone(),
+                view.cells.iter().map(|row| number(row.get(i))).collect(),
+            )
+        })
+        .collect();
+    view.charts.push(chart(
+        format!("{} over time", view.family.title()),
+        charts::lines(&view.labels, &series, "count"),
+        &series,
+    ));
+}
+
+/// The CSV of a page's query, exactly as `?format=csv` on the REST operation:
+/// (file name, body).
+pub async fn csv(services: &Services, tenant_id: &str, query: &ReportQuery) -> CoreResult<(String, String)> {
+    let family = Family::from_slug(&query.family).ok_or(rapport_core::CoreError::NotFound("report"))?;
+    let tenant = services.get_tenant(tenant_id).await?;
+    let filter = date_filter(query, tenant.timezone.parse().unwrap_or(chrono_tz::UTC))?;
+    let name = format!(
+        "rapport-{}-{}.csv",
+        family.slug(),
+        filter.grouping.as_str().to_lowercase()
+    );
+    let body = match family {
+        Family::Resources => {
+            let request = ResourceFilter {
+                date_filter: filter,
+                ..Default::default()
+            };
+            csv::resources(&services.resource_report(tenant_id, &request, Strategy::Rollups).await?)
+        }
+        Family::ScriptErrors => {
+            let request = ScriptErrorFilter {
+                date_filter: filter,
+                ..Default::default()
+            };
+            csv::script_errors(&services.script_error_report(tenant_id, &request).await?)
+        }
+        _ => {
+            if let Some(def) = agent_metric(family, query) {
+                let request = request_for(&[def], Some("AGENT"), &filter);
+                csv::aggregation(
+                    &services
+                        .aggregate_report(tenant_id, def.report, &request, Strategy::Rollups)
+                        .await?,
+                )
+            } else {
+                let mut merged = AggregationResponse::default();
+                for report in reports_of(family) {
+                    let defs: Vec<&'static MetricDef> = metrics_of(*report).collect();
+                    let answer = services
+                        .aggregate_report(
+                            tenant_id,
+                            *report,
+                            &request_for(&defs, None, &filter),
+                            Strategy::Rollups,
+                        )
+                        .await?;
+                    for (label, values) in answer.results {
+                        let bucket = merged.results.entry(label).or_default();
+                        for (metric, value) in values {
+                            let def = defs.iter().find(|d| d.name == metric);
+                            let key = def.map_or(metric.clone(), |d| key_of(d, family));
+                            bucket.insert(key, value);
+                        }
+                    }
+                }
+                csv::aggregation(&merged)
+            }
+        }
+    };
+    Ok((name, body))
+}

@@ -1,0 +1,227 @@
+//! Rollups agree with raw facts: every metric and grouping, the resource report,
+//! unique visitors, on demo histories, through hourly and daily rollups, in
+//! whole-hour and half-hour zones, and across a zone change.
+
+use rapport_core::{
+    audit::Actor,
+    backend_tests,
+    reports::{
+        api::{DateFilter, Grouping, MetricEntry, ReportRequest, ResourceFilter, ResourceGroupBy},
+        catalogue::{Report, METRICS},
+        demo::DemoOptions,
+        query::Strategy,
+    },
+    tenants::{NewTenant, TenantUpdate},
+    testing::TestDb,
+    Services,
+};
+
+use crate::utils::TestApp;
+
+/// Every metric with each of its groupings, and the resource report with the
+/// groupings its rollups keep: the rollup path equals the raw path for `filter`.
+async fn assert_rollups_agree(s: &Services, tenant: &str, filter: &DateFilter) {
+    for def in METRICS {
+        let mut groups: Vec<Option<String>> = def.group_by.iter().map(|g| Some(g.name.to_string())).collect();
+        if def.report.default_group_by().is_none() {
+            groups.push(None);
+        }
+        for group_by in groups {
+            let request = ReportRequest {
+                metrics: vec![MetricEntry {
+                    metric_name: def.name.to_string(),
+                    group_by,
+                    ..Default::default()
+                }],
+                date_filter: filter.clone(),
+            };
+            let fast = s
+                .aggregate_report(tenant, def.report, &request, Strategy::Rollups)
+                .await
+                .unwrap();
+            let raw = s
+                .aggregate_report(tenant, def.report, &request, Strategy::Raw)
+                .await
+                .unwrap();
+            assert_eq!(fast, raw, "{:?} {} {:?}", def.report, def.name, filter);
+        }
+    }
+    for group_by in [
+        None,
+        Some(ResourceGroupBy::ResourceName),
+        Some(ResourceGroupBy::StatusCode),
+    ] {
+        for resource_name in [None, Some("app.js".to_string())] {
+            let request = ResourceFilter {
+                date_filter: filter.clone(),
+                group_by,
+                resource_name,
+                ..Default::default()
+            };
+            let fast = s.resource_report(tenant, &request, Strategy::Rollups).await.unwrap();
+            let raw = s.resource_report(tenant, &request, Strategy::Raw).await.unwrap();
+            assert_eq!(fast, raw, "resources {request:?}");
+            if filter.grouping == Grouping::LastMonth {
+                assert!(!fast.rows.is_empty(), "resources {request:?}");
+            }
+        }
+    }
+}
+
+async fn rollups_agree_with_raw_facts(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, _) = app.tenant_with_key("Alpha").await;
+    let s = &app.services;
+    let options = DemoOptions {
+        days: 12,
+        agents: 3,
+        scale: 0.3,
+        seed: 7,
+    };
+    let summary = s.generate_demo_data(&tenant, &options).await.unwrap();
+    assert!(summary.facts > 500, "{summary:?}");
+    let filters = [
+        DateFilter {
+            grouping: Grouping::LastMonth,
+            ..Default::default()
+        },
+        DateFilter {
+            grouping: Grouping::Last7Days,
+            time_zone: Some("America/New_York".into()),
+            ..Default::default()
+        },
+        DateFilter {
+            grouping: Grouping::Today,
+            ..Default::default()
+        },
+        DateFilter {
+            grouping: Grouping::All,
+            time_zone: Some("Asia/Kolkata".into()),
+            ..Default::default()
+        },
+    ];
+    for filter in &filters {
+        assert_rollups_agree(s, &tenant, filter).await;
+    }
+    // Unique visitors per day are counted as visits arrive, in the tenant's zone:
+    // they agree with the raw visits, and still do once the zone changes (the
+    // counts start afresh at the next midnight; earlier days use hourly rows).
+    let unique = |zone: Option<&str>| ReportRequest {
+        metrics: vec![MetricEntry {
+            metric_name: "UNIQUE_VISITORS".into(),
+            ..Default::default()
+        }],
+        date_filter: DateFilter {
+            grouping: Grouping::LastMonth,
+            time_zone: zone.map(str::to_string),
+            ..Default::default()
+        },
+    };
+    let raw_berlin = s
+        .aggregate_report(&tenant, Report::Visit, &unique(Some("Europe/Berlin")), Strategy::Raw)
+        .await
+        .unwrap();
+    let before = s
+        .aggregate_report(&tenant, Report::Visit, &unique(None), Strategy::Raw)
+        .await
+        .unwrap();
+    assert!(before.results.values().any(|b| b["UNIQUE_VISITORS"] != "0"));
+    let update = TenantUpdate {
+        timezone: Some("Europe/Berlin".into()),
+        ..Default::default()
+    };
+    s.update_tenant(&tenant, update, &Actor::system("test")).await.unwrap();
+    for strategy in [Strategy::Rollups, Strategy::Raw] {
+        let after = s
+            .aggregate_report(&tenant, Report::Visit, &unique(None), strategy)
+            .await
+            .unwrap();
+        assert_eq!(after, raw_berlin, "{strategy:?} after the zone change");
+    }
+    assert_rollups_agree(s, &tenant, &filters[0]).await;
+    // Sanity: the demo history is not empty where it matters.
+    let request = ReportRequest {
+        metrics: vec![MetricEntry {
+            metric_name: "ONLINE_TIME".into(),
+            ..Default::default()
+        }],
+        date_filter: DateFilter {
+            grouping: Grouping::LastMonth,
+            ..Default::default()
+        },
+    };
+    let online = s
+        .aggregate_report(&tenant, Report::Agent, &request, Strategy::Rollups)
+        .await
+        .unwrap();
+    let total: i64 = online
+        .results
+        .values()
+        .map(|b| b["ONLINE_TIME"].parse::<i64>().unwrap())
+        .sum();
+    assert!(total > 3 * 3600, "{total}");
+    app.stop().await;
+}
+
+/// Day rollups in a half-hour zone, where hourly rollups cannot answer: the whole
+/// days come from day rows, the days before they were complete (a later
+/// `complete_from`, not on a midnight) from raw facts, and both agree with raw.
+async fn day_rollups_answer_whole_days_in_a_half_hour_zone(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let s = &app.services;
+    let tenant = s
+        .create_tenant(
+            NewTenant {
+                name: Some("Kolkata".into()),
+                timezone: Some("Asia/Kolkata".into()),
+                ..Default::default()
+            },
+            &Actor::system("test"),
+        )
+        .await
+        .unwrap()
+        .id;
+    let options = DemoOptions {
+        days: 10,
+        agents: 2,
+        scale: 0.2,
+        seed: 11,
+    };
+    s.generate_demo_data(&tenant, &options).await.unwrap();
+    let day_rows: i64 = rapport_core::with_db!(s.db(), |pool| sqlx::query_scalar(
+        "select count(*) from report_day_rollups where tenant_id = $1 and zone = 'Asia/Kolkata'"
+    )
+    .bind(&tenant)
+    .fetch_one(pool)
+    .await)
+    .unwrap();
+    assert!(day_rows > 100, "{day_rows}");
+    let month = DateFilter {
+        grouping: Grouping::LastMonth,
+        ..Default::default()
+    };
+    assert_rollups_agree(s, &tenant, &month).await;
+    // As after a zone change four and a half days ago.
+    let complete_from = chrono::Utc::now().timestamp_millis() - 108 * 3_600_000;
+    rapport_core::with_db!(s.db(), |pool| sqlx::query(
+        "update day_rollup_zones set complete_from = $2 where tenant_id = $1"
+    )
+    .bind(&tenant)
+    .bind(complete_from)
+    .execute(pool)
+    .await
+    .map(|done| done.rows_affected()))
+    .unwrap();
+    assert_rollups_agree(s, &tenant, &month).await;
+    let week = DateFilter {
+        grouping: Grouping::Last7Days,
+        ..Default::default()
+    };
+    assert_rollups_agree(s, &tenant, &week).await;
+    app.stop().await;
+}
+
+backend_tests!(
+    rollups_agree_with_raw_facts,
+    day_rollups_answer_whole_days_in_a_half_hour_zone
+);
