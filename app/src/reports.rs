@@ -52,16 +52,21 @@ fn key_of(def: &MetricDef, family: Family) -> String {
 
 /// `ONLINE_TIME` → "Online time"; a second report's metrics say which.
 fn label_of(def: &MetricDef, family: Family) -> String {
-    let words = def.name.replace('_', " ").to_lowercase();
-    let mut label: String = words
-        .chars()
-        .enumerate()
-        .map(|(i, c)| if i == 0 { c.to_ascii_uppercase() } else { c })
-        .collect();
+    let mut label = sentence_case(def.name);
     if key_of(def, family) != def.name {
         label = format!("{label} ({})", def.report.path().replace('/', " "));
     }
     label
+}
+
+/// `RESOURCE_LOADS` → "Resource loads".
+fn sentence_case(name: &str) -> String {
+    let words = name.replace('_', " ").to_lowercase();
+    let mut chars = words.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().collect::<String>() + chars.as_str())
+        .unwrap_or_default()
 }
 
 fn metrics_of(report: Report) -> impl Iterator<Item = &'static MetricDef> {
@@ -517,13 +522,7 @@ fn bucket_table(
         .iter()
         .map(|k| Column {
             key: k.to_string(),
-            label: {
-                let words = k.replace('_', " ").to_lowercase();
-                let mut c = words.chars();
-                c.next()
-                    .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-                    .unwrap_or_default()
-            },
+            label: sentence_case(k),
             unit: if k.starts_with("AVG") { "ms" } else { "count" }.to_string(),
         })
         .collect();
