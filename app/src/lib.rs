@@ -33,11 +33,14 @@ use crate::{
         api_keys::{ApiKeysPage, PlatformApiPage},
         api_reference::ApiReferencePage,
         home::HomePage,
+        link_tools::LinksPage,
         links::{CobrowsePage, JoinPage, LiveViewPage},
         login::LoginPage,
         not_found::NotFound,
         reports::{ReportPage, ReportsIndexPage},
         tenants::TenantsPage,
+        users::{UserPage, UsersPage},
+        webhooks::{WebhookPage, WebhooksPage},
     },
 };
 
@@ -79,8 +82,13 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=HomePage ssr=SsrMode::Async />
                     <Route path=path!("/settings/api-keys") view=ApiKeysPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/api") view=PlatformApiPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/users") view=UsersPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/users/:id") view=UserPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/webhooks") view=WebhooksPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/webhooks/:id") view=WebhookPage ssr=SsrMode::Async />
                     <Route path=path!("/platform/tenants") view=TenantsPage ssr=SsrMode::Async />
                     <Route path=path!("/docs/api") view=ApiReferencePage ssr=SsrMode::Async />
+                    <Route path=path!("/links") view=LinksPage ssr=SsrMode::Async />
                     <Route path=path!("/reports") view=ReportsIndexPage ssr=SsrMode::Async />
                     <Route path=path!("/reports/:family") view=ReportPage ssr=SsrMode::Async />
                     <Route path=path!("/liveview/:id") view=LiveViewPage ssr=SsrMode::Async />

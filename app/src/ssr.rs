@@ -197,10 +197,22 @@ pub fn actor(user: &SessionUser) -> rapport_core::audit::Actor {
 /// wrong, internal ones are logged and shown as a generic sentence.
 pub fn to_server_error(err: CoreError) -> ServerFnError {
     match err {
-        CoreError::Validation(fields) => fail(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            &fields.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("; "),
-        ),
+        CoreError::Validation(fields) => {
+            if let Some(response) = use_context::<ResponseOptions>() {
+                response.set_status(StatusCode::UNPROCESSABLE_ENTITY);
+            }
+            crate::api::problem::Problem {
+                message: fields.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("; "),
+                fields: fields
+                    .into_iter()
+                    .map(|f| crate::api::problem::FieldProblem {
+                        field: f.field,
+                        message: f.message,
+                    })
+                    .collect(),
+            }
+            .into_error()
+        }
         CoreError::Internal(cause) => {
             tracing::error!(error = %cause, "internal error in a server function");
             fail(

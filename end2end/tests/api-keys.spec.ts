@@ -10,7 +10,7 @@ test('an admin creates an API key, uses it, and revokes it', async ({ page, requ
   const name = `CRM sync ${Date.now()}`;
   await page.getByLabel('Name').fill(name);
   await page.getByRole('button', { name: 'Create key' }).click();
-  const secret = page.locator('.secret-value');
+  const secret = page.locator('.secret .copy-value');
   await expect(secret).toBeVisible();
   const token = await secret.inputValue();
   expect(token).toMatch(/^rpt_/);
@@ -42,7 +42,7 @@ test('a platform admin creates a tenant whose admin can sign in', async ({ page,
   await page.getByLabel("First admin's e-mail").fill(`boss@${slug}.test`);
   await page.getByRole('button', { name: 'Create tenant' }).click();
   await expect(page.getByText(`(slug ${slug})`)).toBeVisible();
-  const password = await page.locator('.secret-value').inputValue();
+  const password = await page.locator('.secret .copy-value').inputValue();
   await expect(page.getByRole('cell', { name: slug, exact: true })).toBeVisible();
   await expectAccessible(page);
   await screenshot(page, 'tenants');

@@ -37,3 +37,14 @@ export async function expectAccessible(page: Page) {
   const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
 }
+
+/** Creates a tenant API key through the dashboard (signed in as an admin) and returns its token. */
+export async function createApiKey(page: Page, name = `e2e ${Date.now()}`): Promise<string> {
+  await page.goto('/settings/api-keys');
+  await hydrated(page);
+  await page.getByLabel('Name').fill(name);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const secret = page.locator('.secret .copy-value');
+  await expect(secret).toBeVisible();
+  return secret.inputValue();
+}

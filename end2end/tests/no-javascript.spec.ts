@@ -15,13 +15,13 @@ test('sign-in, API keys and the presence switch work without JavaScript', async 
   await page.getByLabel('Name').fill(name);
   await page.getByRole('button', { name: 'Create key' }).click();
   await expect(page).toHaveURL(/\/settings\/api-keys/);
-  const token = await page.locator('.secret-value').inputValue();
+  const token = await page.locator('.secret .copy-value').inputValue();
   expect(token).toMatch(/^rpt_/);
   expect((await request.get(`/rest/v1/apikey?access_token=${token}`)).status()).toBe(200);
 
   // Shown once: a reload no longer has it.
   await page.reload();
-  await expect(page.locator('.secret-value')).toHaveCount(0);
+  await expect(page.locator('.secret .copy-value')).toHaveCount(0);
 
   await page.getByRole('button', { name: `Revoke ${name}` }).click();
   await expect(page.getByRole('row', { name: new RegExp(name) })).toContainText('Revoked');

@@ -4,8 +4,10 @@
 pub mod keys;
 pub mod links;
 pub mod presence;
+pub mod problem;
 pub mod reference;
 pub mod reports;
 pub mod session;
 pub mod tenants;
+pub mod users;
 pub mod webhooks;

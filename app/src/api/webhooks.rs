@@ -43,6 +43,8 @@ pub struct AttemptView {
     pub event_id: String,
     /// Event type.
     pub event_type: String,
+    /// Attempt number in its delivery's schedule (1 for the first try).
+    pub attempt: i64,
     /// When, RFC 3339.
     pub at: String,
     /// HTTP status, if any.
@@ -104,8 +106,17 @@ pub async fn list_webhooks() -> Result<Vec<WebhookView>, ServerFnError> {
         .collect())
 }
 
+/// Where subscriptions are managed; the no-JavaScript flash cookie is scoped to it.
+pub const WEBHOOKS_PATH: &str = "/settings/webhooks";
+
+#[cfg(feature = "ssr")]
+fn non_empty(text: Option<String>) -> Option<String> {
+    text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty())
+}
+
 /// Subscribes an endpoint (to every event when `event_types` is omitted); the answer
-/// carries the secret, once.
+/// carries the secret, once. Without JavaScript it travels to the page once in a
+/// short-lived, HttpOnly cookie instead.
 #[server(endpoint = "create_webhook")]
 pub async fn create_webhook(
     url: String,
@@ -114,8 +125,8 @@ pub async fn create_webhook(
 ) -> Result<WebhookSecretView, ServerFnError> {
     let (ctx, user) = admin().await?;
     let input = rapport_core::webhooks::WebhookIn {
-        url: Some(url),
-        description,
+        url: Some(url.trim().to_string()),
+        description: non_empty(description),
         event_types,
         enabled: Some(true),
     };
@@ -124,27 +135,50 @@ pub async fn create_webhook(
         .create_webhook(&user.tenant_id, input, &crate::ssr::actor(&user))
         .await
         .map_err(crate::ssr::to_server_error)?;
-    Ok(WebhookSecretView {
+    let answer = WebhookSecretView {
         webhook: view(created.endpoint),
         secret: created.secret,
-    })
+    };
+    crate::ssr::put_flash(&ctx, WEBHOOKS_PATH, &answer);
+    Ok(answer)
 }
 
-/// Changes a subscription.
+/// Takes the secret shown once after a form post without JavaScript (a new
+/// subscription, or a rotation of `id` when given), and clears it.
+#[server(endpoint = "take_webhook_secret")]
+pub async fn take_webhook_secret(id: Option<String>) -> Result<Option<WebhookSecretView>, ServerFnError> {
+    let (ctx, _user) = admin().await?;
+    Ok(crate::ssr::take_flash::<WebhookSecretView>(&ctx, WEBHOOKS_PATH)
+        .filter(|s| id.as_deref().is_none_or(|id| s.webhook.id == id)))
+}
+
+/// One subscription.
+#[server(endpoint = "get_webhook")]
+pub async fn get_webhook(id: String) -> Result<WebhookView, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    ctx.services
+        .get_webhook(&user.tenant_id, &id)
+        .await
+        .map(view)
+        .map_err(crate::ssr::to_server_error)
+}
+
+/// Changes a subscription. `enabled` is a checkbox: present means on.
 #[server(endpoint = "update_webhook")]
 pub async fn update_webhook(
     id: String,
     url: String,
     description: Option<String>,
     event_types: Option<Vec<String>>,
-    enabled: bool,
+    enabled: Option<String>,
 ) -> Result<WebhookView, ServerFnError> {
     let (ctx, user) = admin().await?;
     let input = rapport_core::webhooks::WebhookIn {
-        url: Some(url),
-        description,
-        event_types,
-        enabled: Some(enabled),
+        url: Some(url.trim().to_string()),
+        description: non_empty(description),
+        // No box ticked means every event, as when subscribing.
+        event_types: Some(event_types.unwrap_or_default()),
+        enabled: Some(enabled.is_some()),
     };
     ctx.services
         .update_webhook(&user.tenant_id, &id, input, &crate::ssr::actor(&user))
@@ -153,14 +187,16 @@ pub async fn update_webhook(
         .map_err(crate::ssr::to_server_error)
 }
 
-/// Deletes a subscription.
+/// Deletes a subscription, then shows the list.
 #[server(endpoint = "delete_webhook")]
 pub async fn delete_webhook(id: String) -> Result<(), ServerFnError> {
     let (ctx, user) = admin().await?;
     ctx.services
         .delete_webhook(&user.tenant_id, &id, &crate::ssr::actor(&user))
         .await
-        .map_err(crate::ssr::to_server_error)
+        .map_err(crate::ssr::to_server_error)?;
+    leptos_axum::redirect(WEBHOOKS_PATH);
+    Ok(())
 }
 
 /// Rotates the secret; the previous one signs too for `overlap_seconds`.
@@ -180,10 +216,12 @@ pub async fn rotate_webhook_secret(
         )
         .await
         .map_err(crate::ssr::to_server_error)?;
-    Ok(WebhookSecretView {
+    let answer = WebhookSecretView {
         webhook: view(rotated.endpoint),
         secret: rotated.secret,
-    })
+    };
+    crate::ssr::put_flash(&ctx, WEBHOOKS_PATH, &answer);
+    Ok(answer)
 }
 
 /// Sends a `webhook.test` event to the endpoint; returns its event id.
@@ -215,6 +253,7 @@ pub async fn webhook_attempts(id: String) -> Result<Vec<AttemptView>, ServerFnEr
             delivery_id: a.delivery_id,
             event_id: a.event_id,
             event_type: a.event_type,
+            attempt: a.attempt,
             at: a.at.to_rfc3339(),
             status_code: a.status_code,
             duration_ms: a.duration_ms,

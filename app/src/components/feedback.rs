@@ -1,14 +1,13 @@
-//! Error and empty-state notes.
+//! Error and empty-state notes, and the messages shown next to form fields.
 
 use leptos::prelude::*;
+
+use crate::api::problem::Problem;
 
 /// An error message in a live region, so screen readers announce it.
 #[component]
 pub fn ErrorNote(#[prop(into)] error: String) -> impl IntoView {
-    let message = error
-        .trim_start_matches("error running server function: ")
-        .trim_start_matches("ServerFnError: ")
-        .to_string();
+    let message = Problem::from_text(&error).message;
     view! { <p class="note error" role="alert">{message}</p> }
 }
 
@@ -21,4 +20,54 @@ pub fn ActionError<T: Clone + Send + Sync + 'static>(
         Some(Err(e)) => Some(view! { <ErrorNote error=e.to_string() /> }),
         _ => None,
     }
+}
+
+/// The problem a server action's last run reported, if any.
+pub fn action_problem<T: Clone + Send + Sync + 'static>(
+    value: MappedSignal<Option<Result<T, ServerFnError>>>,
+) -> Signal<Option<Problem>> {
+    Signal::derive(move || match value.get() {
+        Some(Err(e)) => Some(Problem::of(&e)),
+        _ => None,
+    })
+}
+
+/// The message for one form field, under the field. Give the input
+/// `aria-describedby` = `id` and `aria-invalid` from [`field_invalid`].
+#[component]
+pub fn FieldMessage(
+    /// The form's last problem.
+    problem: Signal<Option<Problem>>,
+    /// The API field path it shows (`url`, `eventTypes`).
+    field: &'static str,
+    /// The element id the input points to.
+    #[prop(into)]
+    id: String,
+) -> impl IntoView {
+    move || {
+        problem
+            .get()
+            .and_then(|p| p.field(field))
+            .map(|message| view! { <p class="field-error" id=id.clone()>{message}</p> })
+    }
+}
+
+/// Whether `field` has a message: for `aria-invalid`.
+pub fn field_invalid(problem: Signal<Option<Problem>>, field: &'static str) -> impl Fn() -> Option<&'static str> {
+    move || problem.get().and_then(|p| p.field(field)).map(|_| "true")
+}
+
+/// Clears an "add" form once its action succeeded, so the next entry starts
+/// empty (and the unsaved-change guard sees nothing unsaved).
+pub fn reset_on_success<T: Clone + Send + Sync + 'static>(
+    value: MappedSignal<Option<Result<T, ServerFnError>>>,
+    form: NodeRef<leptos::html::Form>,
+) {
+    Effect::new(move |_| {
+        if matches!(value.get(), Some(Ok(_))) {
+            if let Some(form) = form.get_untracked() {
+                form.reset();
+            }
+        }
+    });
 }

@@ -30,6 +30,11 @@ const NAV: &[NavItem] = &[
         visible: |_| true,
     },
     NavItem {
+        href: "/links",
+        label: "Links",
+        visible: |u| u.role.includes(Role::Agent),
+    },
+    NavItem {
         href: "/reports",
         label: "Reports",
         visible: |u| u.role.includes(Role::Supervisor),
@@ -37,6 +42,16 @@ const NAV: &[NavItem] = &[
     NavItem {
         href: "/settings/api-keys",
         label: "API keys",
+        visible: |u| u.role.includes(Role::Admin),
+    },
+    NavItem {
+        href: "/settings/users",
+        label: "Users",
+        visible: |u| u.role.includes(Role::Admin),
+    },
+    NavItem {
+        href: "/settings/webhooks",
+        label: "Webhooks",
         visible: |u| u.role.includes(Role::Admin),
     },
     NavItem {

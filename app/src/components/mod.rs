@@ -1,5 +1,6 @@
 //! Pieces shared by pages.
 
+pub mod copy;
 pub mod feedback;
 pub mod layout;
 pub mod secret;

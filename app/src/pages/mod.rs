@@ -3,8 +3,11 @@
 pub mod api_keys;
 pub mod api_reference;
 pub mod home;
+pub mod link_tools;
 pub mod links;
 pub mod login;
 pub mod not_found;
 pub mod reports;
 pub mod tenants;
+pub mod users;
+pub mod webhooks;

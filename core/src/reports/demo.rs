@@ -70,14 +70,25 @@ const RESOURCES: [(&str, &str); 8] = [
     ("api/cart", "fetch"),
     ("analytics.js", "script"),
 ];
-const ERRORS: [(&str, &str); 4] = [
+/// Script errors as browsers report them: each error comes from one place in
+/// one file, so it keeps its line and column.
+const ERRORS: [(&str, &str, i32, i32); 6] = [
     (
         "TypeError: cannot read properties of undefined (reading 'price')",
         "app.js",
+        412,
+        31,
     ),
-    ("ReferenceError: gtag is not defined", "analytics.js"),
-    ("NetworkError when attempting to fetch resource.", "app.js"),
-    ("SyntaxError: Unexpected token '<'", "vendor.js"),
+    ("ReferenceError: gtag is not defined", "analytics.js", 1, 1),
+    ("NetworkError when attempting to fetch resource.", "app.js", 1288, 9),
+    ("SyntaxError: Unexpected token '<'", "vendor.js", 1, 1),
+    ("TypeError: Failed to fetch", "app.js", 1302, 17),
+    (
+        "ResizeObserver loop completed with undelivered notifications.",
+        "vendor.js",
+        2210,
+        44,
+    ),
 ];
 
 struct Writer<'a> {
@@ -401,7 +412,7 @@ impl Services {
             w.counted(1).await?;
         }
         if rng.gen_bool(0.05) {
-            let (message, file) = ERRORS[rng.gen_range(0..ERRORS.len())];
+            let (message, file, line, column) = ERRORS[rng.gen_range(0..ERRORS.len())];
             let error = super::ingest::ScriptErrorIn {
                 id: uuid::Uuid::now_v7().to_string(),
                 at: start + rng.gen_range(0..60_000).min(now - start),
@@ -412,8 +423,8 @@ impl Services {
                 url: url.clone(),
                 message: message.to_string(),
                 file_name: Some(format!("https://www.example.com/static/{file}")),
-                line: Some(rng.gen_range(1..2_000)),
-                column: Some(rng.gen_range(1..120)),
+                line: Some(line),
+                column: Some(column),
                 tags: tags.clone(),
             };
             super::ingest::store_script_error(w.tx().await?, tenant_id, &error).await?;

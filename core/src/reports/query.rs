@@ -81,6 +81,29 @@ pub(crate) fn cell(def: &MetricDef, parts: &[Grid], key: &(i64, String)) -> Opti
     }
 }
 
+/// The defined cells of one query's grids, `(bucket, group key, value)`, for
+/// the buckets in `labels`: every bucket when the query is not grouped, else
+/// only the groups that have facts.
+pub(crate) fn cells(
+    def: &MetricDef,
+    grids: &[Grid],
+    group_kind: &str,
+    labels: &HashMap<i64, String>,
+) -> Vec<(i64, String, String)> {
+    let keys: Vec<(i64, String)> = if group_kind.is_empty() {
+        labels.keys().map(|b| (*b, String::new())).collect()
+    } else {
+        let mut keys: HashSet<(i64, String)> = HashSet::new();
+        for grid in grids {
+            keys.extend(grid.keys().filter(|(b, _)| labels.contains_key(b)).cloned());
+        }
+        keys.into_iter().collect()
+    };
+    keys.into_iter()
+        .filter_map(|key| cell(def, grids, &key).map(|value| (key.0, key.1, value)))
+        .collect()
+}
+
 /// The rollup group kind to read for `group_kind`, and whether to sum the keys
 /// into one: rule ids live in the `DIM` rows, so a rule filter without `groupBy`
 /// reads those and adds them up.
@@ -160,34 +183,19 @@ impl Services {
         let window = self
             .report_window(tenant_id, &request.date_filter, &sources, "dateFilter.")
             .await?;
-        let mut results: BTreeMap<String, BTreeMap<String, String>> = window
-            .buckets()
-            .into_iter()
-            .map(|b| (window.label(b), BTreeMap::new()))
-            .collect();
+        let labels = window.labels();
+        let mut results: BTreeMap<String, BTreeMap<String, String>> =
+            labels.values().map(|label| (label.clone(), BTreeMap::new())).collect();
         for query in &queries {
             let (grids, group_kind) = self.measure_grids(tenant_id, &window, query, strategy).await?;
-            let mut keys: HashSet<(i64, String)> = HashSet::new();
-            for grid in &grids {
-                keys.extend(grid.keys().cloned());
-            }
-            if group_kind.is_empty() {
-                for b in window.buckets() {
-                    let key = (b, String::new());
-                    if let Some(value) = cell(query.def, &grids, &key) {
-                        results
-                            .entry(window.label(b))
-                            .or_default()
-                            .insert(query.def.name.to_string(), value);
-                    }
-                }
-            } else {
-                for key in keys {
-                    if let Some(value) = cell(query.def, &grids, &key) {
-                        if let Some(bucket) = results.get_mut(&window.label(key.0)) {
-                            bucket.insert(key.1.clone(), value);
-                        }
-                    }
+            for (b, key, value) in cells(query.def, &grids, group_kind, &labels) {
+                if let Some(bucket) = results.get_mut(&labels[&b]) {
+                    let key = if group_kind.is_empty() {
+                        query.def.name.to_string()
+                    } else {
+                        key
+                    };
+                    bucket.insert(key, value);
                 }
             }
         }

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use super::{
     api::{AgentConversationReport, AgentTimes, DateFilter, Grouping, MetricEntry, ReportRequest, TimeRange},
     catalogue::{Report, Source},
-    query::Strategy,
+    plan::plan,
+    query::{cells, Strategy},
 };
 use crate::{error::CoreResult, time::from_ms, time::now_ms, Services};
 
@@ -103,15 +104,15 @@ impl Services {
         filter: &DateFilter,
         strategy: Strategy,
     ) -> CoreResult<AgentConversationReport> {
-        let mut out = AgentConversationReport::default();
-        for (report, metric) in CONVERSATION_SPLIT.iter().map(|m| {
-            let report = if *m == "MESSAGES_OUT" {
+        // One plan per metric, cut into one window, so that each bucket label is
+        // formatted once and every cell goes straight into the answer.
+        let mut queries = Vec::new();
+        for metric in CONVERSATION_SPLIT {
+            let report = if metric == "MESSAGES_OUT" {
                 Report::Message
             } else {
                 Report::Chat
             };
-            (report, *m)
-        }) {
             let request = ReportRequest {
                 metrics: vec![MetricEntry {
                     metric_name: metric.to_string(),
@@ -120,11 +121,22 @@ impl Services {
                 }],
                 date_filter: filter.clone(),
             };
-            let answer = self.aggregate_report(tenant_id, report, &request, strategy).await?;
-            for (label, agents) in answer.results {
-                let bucket = out.results.entry(label).or_default();
-                for (agent, value) in agents {
-                    bucket.entry(agent).or_default().insert(metric.to_string(), value);
+            queries.extend(plan(report, &request)?);
+        }
+        let sources: Vec<Source> = queries.iter().flat_map(|q| q.def.measure.sources()).collect();
+        let window = self.report_window(tenant_id, filter, &sources, "dateFilter.").await?;
+        let labels = window.labels();
+        let mut out = AgentConversationReport {
+            results: labels.values().map(|label| (label.clone(), BTreeMap::new())).collect(),
+        };
+        for query in &queries {
+            let (grids, group_kind) = self.measure_grids(tenant_id, &window, query, strategy).await?;
+            for (b, agent, value) in cells(query.def, &grids, group_kind, &labels) {
+                if let Some(bucket) = out.results.get_mut(&labels[&b]) {
+                    bucket
+                        .entry(agent)
+                        .or_default()
+                        .insert(query.def.name.to_string(), value);
                 }
             }
         }

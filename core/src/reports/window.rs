@@ -7,6 +7,8 @@
 //! in SQL (`(at + offset) / len`) or in Rust; the labels of two segments that fall
 //! in the same local day (a DST day) merge into one bucket of the right length.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 
@@ -313,6 +315,11 @@ impl Window {
             BucketUnit::Hour => wall.format("%Y/%m/%d %H").to_string(),
             BucketUnit::Minute => wall.format("%Y/%m/%d %H:%M").to_string(),
         }
+    }
+
+    /// Every bucket's label, formatted once: a report looks labels up per cell.
+    pub fn labels(&self) -> HashMap<i64, String> {
+        self.buckets().into_iter().map(|b| (b, self.label(b))).collect()
     }
 
     /// Splits the interval `[start, end)` at bucket edges: (bucket, ms inside it),

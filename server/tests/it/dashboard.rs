@@ -326,7 +326,15 @@ async fn admins_manage_webhooks_through_server_functions(db: TestDb) {
     let bad = server_fn(&app, "create_webhook", &admin, &[("url", "not a url")]).await;
     assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let deleted = server_fn(&app, "delete_webhook", &admin, &[("id", id.as_str())]).await;
+    // The hydrated page is sent on to the list.
     assert_eq!(deleted.status(), StatusCode::OK);
+    assert_eq!(deleted.headers()[header::LOCATION], "/settings/webhooks");
+    let listed: serde_json::Value = server_fn(&app, "list_webhooks", &admin, &[])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed, serde_json::json!([]));
 }
 
 async fn agents_set_their_presence_from_the_top_bar(db: TestDb) {

@@ -5,6 +5,7 @@ mod auth;
 mod binary;
 mod conversations;
 mod dashboard;
+mod dashboard_forms;
 mod durability;
 mod errors;
 mod meetings;

@@ -1,0 +1,481 @@
+//! Settings → Webhooks (admins): `/settings/webhooks` subscribes endpoints and
+//! lists them; `/settings/webhooks/{id}` edits one, rotates its secret, sends a
+//! test event and shows its delivery log, where any delivery can be replayed.
+//! Every form is a plain server-function form, so it also works without JavaScript.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+use rapport_core::model::Role;
+
+use crate::{
+    api::webhooks::{
+        get_webhook, list_webhooks, take_webhook_secret, webhook_attempts, webhook_event_types, AttemptView,
+        CreateWebhook, DeleteWebhook, ReplayWebhookDelivery, RotateWebhookSecret, SendTestWebhook, UpdateWebhook,
+        WebhookSecretView, WebhookView, WEBHOOKS_PATH,
+    },
+    components::{
+        feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
+        layout::Guard,
+        secret::OneTimeSecret,
+    },
+};
+
+fn admins(user: &rapport_core::model::SessionUser) -> bool {
+    user.role.includes(Role::Admin)
+}
+
+/// `/settings/webhooks`.
+#[component]
+pub fn WebhooksPage() -> impl IntoView {
+    view! {
+        <Title text="Webhooks" />
+        <Guard allowed=admins>
+            <p class="breadcrumb">"Settings › Developer tools"</p>
+            <h1>"Webhooks"</h1>
+            <p class="lead">
+                "Rapport posts each event to your endpoints, signed as Standard Webhooks "
+                "(" <code>"webhook-id"</code> ", " <code>"webhook-timestamp"</code> ", "
+                <code>"webhook-signature"</code> "), and retries failures with backoff."
+            </p>
+            <WebhookList />
+        </Guard>
+    }
+}
+
+#[component]
+fn WebhookList() -> impl IntoView {
+    let create = ServerAction::<CreateWebhook>::new();
+    let hooks = Resource::new(move || create.version().get(), |_| list_webhooks());
+    let flashed = Resource::new(|| (), |_| take_webhook_secret(None));
+    let problem = action_problem(create.value());
+    let form = NodeRef::new();
+    reset_on_success(create.value(), form);
+    view! {
+        <section class="card">
+            <h2>"Add an endpoint"</h2>
+            <ActionForm action=create node_ref=form>
+                <div class="field-row">
+                    <div class="field">
+                        <label for="webhook-url">"Endpoint URL"</label>
+                        <input id="webhook-url" name="url" type="url" required=true maxlength="2048"
+                            placeholder="https://example.com/rapport" autocomplete="off"
+                            aria-invalid=field_invalid(problem, "url") aria-describedby="webhook-url-error" />
+                        <FieldMessage problem field="url" id="webhook-url-error" />
+                    </div>
+                    <div class="field">
+                        <label for="webhook-description">"Description (optional)"</label>
+                        <input id="webhook-description" name="description" type="text" maxlength="500"
+                            autocomplete="off" aria-invalid=field_invalid(problem, "description")
+                            aria-describedby="webhook-description-error" />
+                        <FieldMessage problem field="description" id="webhook-description-error" />
+                    </div>
+                </div>
+                <EventPicker selected=Vec::new() problem />
+                <button type="submit" class="button primary" disabled=move || create.pending().get()>
+                    {move || if create.pending().get() { "Adding…" } else { "Add endpoint" }}
+                </button>
+            </ActionForm>
+            <ActionError value=create.value() />
+            {move || create.value().get().and_then(Result::ok).map(|s| view! { <NewSecret created=s /> })}
+            <Suspense>
+                {move || Suspend::new(async move {
+                    flashed.await.ok().flatten().map(|s| view! { <NewSecret created=s /> })
+                })}
+            </Suspense>
+        </section>
+        <section class="card">
+            <h2>"Endpoints"</h2>
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading endpoints…"</p> }>
+                {move || Suspend::new(async move {
+                    match hooks.await {
+                        Ok(list) if list.is_empty() => view! {
+                            <p class="empty">"No endpoints yet. Add one above to receive events."</p>
+                        }.into_any(),
+                        Ok(list) => view! { <EndpointTable hooks=list /> }.into_any(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn NewSecret(created: WebhookSecretView) -> impl IntoView {
+    view! {
+        <OneTimeSecret label=format!("Signing secret of {}", created.webhook.url) value=created.secret />
+        <p><a href=format!("{WEBHOOKS_PATH}/{}", created.webhook.id)>"Open the endpoint and send a test event"</a></p>
+    }
+}
+
+fn events_summary(types: &[String]) -> String {
+    match types.len() {
+        0 => "All events".into(),
+        1..=3 => types.join(", "),
+        n => format!("{n} event types"),
+    }
+}
+
+#[component]
+fn StatusBadge(hook: WebhookView) -> impl IntoView {
+    if !hook.enabled {
+        let why = hook.disabled_reason.unwrap_or_else(|| "disabled by an admin".into());
+        view! { <span class="badge muted" title=why.clone()>"Disabled"</span> " " <small>{why}</small> }.into_any()
+    } else if let Some(since) = hook.failing_since {
+        view! { <span class="badge warn">"Failing"</span> " " <small>{format!("since {}", short_time(&since))}</small> }
+            .into_any()
+    } else {
+        view! { <span class="badge ok">"Active"</span> }.into_any()
+    }
+}
+
+#[component]
+fn EndpointTable(hooks: Vec<WebhookView>) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table>
+                <thead>
+                    <tr>
+                        <th scope="col">"Endpoint"</th>
+                        <th scope="col">"Events"</th>
+                        <th scope="col">"Status"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {hooks
+                        .into_iter()
+                        .map(|h| {
+                            let href = format!("{WEBHOOKS_PATH}/{}", h.id);
+                            view! {
+                                <tr>
+                                    <td>
+                                        <a href=href><code>{h.url.clone()}</code></a>
+                                        {h.description.clone().map(|d| view! { <br /><small>{d}</small> })}
+                                    </td>
+                                    <td>{events_summary(&h.event_types)}</td>
+                                    <td><StatusBadge hook=h /></td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+/// Checkboxes for the event types; none ticked means every event.
+#[component]
+fn EventPicker(selected: Vec<String>, problem: Signal<Option<crate::api::problem::Problem>>) -> impl IntoView {
+    let types = Resource::new(|| (), |_| webhook_event_types());
+    let selected = StoredValue::new(selected);
+    view! {
+        <fieldset class="checkbox-grid" aria-describedby="webhook-events-hint webhook-events-error">
+            <legend>"Events"</legend>
+            <p class="hint" id="webhook-events-hint">"Tick none to receive every event, including types added later."</p>
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading event types…"</p> }>
+                {move || Suspend::new(async move {
+                    match types.await {
+                        Ok(types) => types
+                            .into_iter()
+                            .map(|(name, what)| {
+                                let checked = selected.with_value(|s| s.contains(&name));
+                                view! {
+                                    <label class="checkbox" title=what>
+                                        <input type="checkbox" name="event_types[]" value=name.clone() checked=checked />
+                                        <code>{name.clone()}</code>
+                                    </label>
+                                }
+                            })
+                            .collect_view()
+                            .into_any(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <FieldMessage problem field="eventTypes" id="webhook-events-error" />
+        </fieldset>
+    }
+}
+
+/// `/settings/webhooks/{id}`.
+#[component]
+pub fn WebhookPage() -> impl IntoView {
+    view! {
+        <Title text="Webhook endpoint" />
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href=WEBHOOKS_PATH>"Settings › Webhooks"</a></p>
+            <WebhookDetail />
+        </Guard>
+    }
+}
+
+#[component]
+fn WebhookDetail() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let update = ServerAction::<UpdateWebhook>::new();
+    let rotate = ServerAction::<RotateWebhookSecret>::new();
+    let hook = Resource::new(
+        move || (id(), update.version().get(), rotate.version().get()),
+        |(id, _, _)| get_webhook(id),
+    );
+    let flashed = Resource::new(id, |id| take_webhook_secret(Some(id)));
+    view! {
+        <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the endpoint…"</p> }>
+            {move || Suspend::new(async move {
+                match hook.await {
+                    Ok(h) => view! {
+                        <h1>"Endpoint " <code>{h.url.clone()}</code></h1>
+                        <p><StatusBadge hook=h.clone() /></p>
+                        <EditForm hook=h.clone() update />
+                        <SecretCard hook=h.clone() rotate />
+                        <DeliveryLog id=h.id.clone() />
+                        <DangerZone id=h.id />
+                    }.into_any(),
+                    Err(e) => view! {
+                        <h1>"Endpoint"</h1>
+                        <ErrorNote error=e.to_string() />
+                        <p><a href=WEBHOOKS_PATH>"Back to the endpoints"</a></p>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+        <Suspense>
+            {move || Suspend::new(async move {
+                flashed.await.ok().flatten().map(|s| view! {
+                    <section class="card"><OneTimeSecret label="New signing secret" value=s.secret /></section>
+                })
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn EditForm(hook: WebhookView, update: ServerAction<UpdateWebhook>) -> impl IntoView {
+    let problem = action_problem(update.value());
+    let saved = move || matches!(update.value().get(), Some(Ok(_)));
+    view! {
+        <section class="card">
+            <h2>"Settings"</h2>
+            <ActionForm action=update attr:data-unsaved-guard="">
+                <input type="hidden" name="id" value=hook.id.clone() />
+                <div class="field-row">
+                    <div class="field">
+                        <label for="edit-url">"Endpoint URL"</label>
+                        <input id="edit-url" name="url" type="url" required=true maxlength="2048" value=hook.url.clone()
+                            aria-invalid=field_invalid(problem, "url") aria-describedby="edit-url-error" />
+                        <FieldMessage problem field="url" id="edit-url-error" />
+                    </div>
+                    <div class="field">
+                        <label for="edit-description">"Description (optional)"</label>
+                        <input id="edit-description" name="description" type="text" maxlength="500"
+                            value=hook.description.clone().unwrap_or_default()
+                            aria-invalid=field_invalid(problem, "description") aria-describedby="edit-description-error" />
+                        <FieldMessage problem field="description" id="edit-description-error" />
+                    </div>
+                </div>
+                <EventPicker selected=hook.event_types.clone() problem />
+                <label class="checkbox">
+                    <input type="checkbox" name="enabled" value="on" checked=hook.enabled />
+                    "Deliver events to this endpoint"
+                </label>
+                <button type="submit" class="button primary" disabled=move || update.pending().get()>
+                    {move || if update.pending().get() { "Saving…" } else { "Save changes" }}
+                </button>
+            </ActionForm>
+            <ActionError value=update.value() />
+            {move || saved().then(|| view! { <p class="note ok" role="status">"Saved."</p> })}
+        </section>
+    }
+}
+
+#[component]
+fn SecretCard(hook: WebhookView, rotate: ServerAction<RotateWebhookSecret>) -> impl IntoView {
+    view! {
+        <section class="card">
+            <h2>"Signing secret"</h2>
+            <p>
+                "The secret was shown once, when the endpoint was added. Rotate it to get a new one; "
+                "the old secret keeps signing alongside it for the overlap you choose, so receivers can switch without losing events."
+            </p>
+            {hook.previous_secret_expires_at.map(|until| view! {
+                <p class="note">{format!("The previous secret also signs until {}.", short_time(&until))}</p>
+            })}
+            <ActionForm action=rotate>
+                <input type="hidden" name="id" value=hook.id.clone() />
+                <div class="field-row">
+                    <div class="field">
+                        <label for="rotate-overlap">"Keep the old secret signing for"</label>
+                        <select id="rotate-overlap" name="overlap_seconds">
+                            <option value="0">"No overlap"</option>
+                            <option value="3600">"1 hour"</option>
+                            <option value="86400" selected=true>"24 hours"</option>
+                            <option value="604800">"7 days"</option>
+                        </select>
+                    </div>
+                    <button type="submit" class="button secondary" disabled=move || rotate.pending().get()>"Rotate secret"</button>
+                </div>
+            </ActionForm>
+            <ActionError value=rotate.value() />
+            {move || rotate.value().get().and_then(Result::ok).map(|s| view! {
+                <OneTimeSecret label="New signing secret" value=s.secret />
+            })}
+        </section>
+    }
+}
+
+#[component]
+fn DeliveryLog(id: String) -> impl IntoView {
+    let test = ServerAction::<SendTestWebhook>::new();
+    let replay = ServerAction::<ReplayWebhookDelivery>::new();
+    let refresh = RwSignal::new(0u32);
+    let log_id = id.clone();
+    let attempts = Resource::new(
+        move || {
+            (
+                log_id.clone(),
+                test.version().get(),
+                replay.version().get(),
+                refresh.get(),
+            )
+        },
+        |(id, ..)| webhook_attempts(id),
+    );
+    // Deliveries go out in the background: while the page is open, the log
+    // follows them.
+    #[cfg(feature = "hydrate")]
+    {
+        if let Ok(handle) = set_interval_with_handle(
+            move || refresh.update(|n| *n = n.wrapping_add(1)),
+            std::time::Duration::from_secs(3),
+        ) {
+            on_cleanup(move || handle.clear());
+        }
+    }
+    let sent = move || test.value().get().and_then(Result::ok);
+    let endpoint = StoredValue::new(id.clone());
+    view! {
+        <section class="card">
+            <h2>"Deliveries"</h2>
+            <div class="toolbar">
+                <ActionForm action=test>
+                    <input type="hidden" name="id" value=id />
+                    <button type="submit" class="button secondary" disabled=move || test.pending().get()>"Send test event"</button>
+                </ActionForm>
+                <a class="button secondary" href=format!("{WEBHOOKS_PATH}/{}", endpoint.get_value())
+                    on:click=move |ev| { ev.prevent_default(); refresh.update(|n| *n += 1); }>"Refresh"</a>
+            </div>
+            <ActionError value=test.value() />
+            <ActionError value=replay.value() />
+            {move || sent().map(|event| view! {
+                <p class="note ok" role="status">"Test event " <code>{event}</code> " queued; it appears below once delivered."</p>
+            })}
+            {move || matches!(replay.value().get(), Some(Ok(_))).then(|| view! {
+                <p class="note ok" role="status">"Replay queued with the original webhook-id."</p>
+            })}
+            <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading deliveries…"</p> }>
+                {move || Suspend::new(async move {
+                    match attempts.await {
+                        Ok(list) if list.is_empty() => view! {
+                            <p class="empty">"Nothing delivered yet. Send a test event to try the endpoint."</p>
+                        }.into_any(),
+                        Ok(list) => view! { <AttemptTable endpoint=endpoint.get_value() attempts=list replay /> }.into_any(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                    }
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+fn short_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| {
+            t.with_timezone(&chrono::Utc)
+                .format("%Y-%m-%d %H:%M:%S UTC")
+                .to_string()
+        })
+        .unwrap_or_else(|_| rfc3339.to_string())
+}
+
+#[component]
+fn AttemptTable(
+    endpoint: String,
+    attempts: Vec<AttemptView>,
+    replay: ServerAction<ReplayWebhookDelivery>,
+) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table>
+                <caption class="visually-hidden">"Delivery attempts, newest first"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"When"</th>
+                        <th scope="col">"Event"</th>
+                        <th scope="col">"Try"</th>
+                        <th scope="col">"Result"</th>
+                        <th scope="col" class="num">"Latency"</th>
+                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {attempts
+                        .into_iter()
+                        .map(|a| {
+                            let endpoint = endpoint.clone();
+                            let ok = a.status_code.is_some_and(|s| (200..300).contains(&s));
+                            let result = match (a.status_code, a.error.clone()) {
+                                (Some(code), _) => format!("HTTP {code}"),
+                                (None, Some(error)) => error,
+                                (None, None) => "no answer".into(),
+                            };
+                            let label = format!("Replay {} ({})", a.event_type, a.event_id);
+                            view! {
+                                <tr>
+                                    <td>{short_time(&a.at)}</td>
+                                    <td><code>{a.event_type.clone()}</code><br /><small>{a.event_id.clone()}</small></td>
+                                    <td>{a.attempt}</td>
+                                    <td>
+                                        <span class=if ok { "badge ok" } else { "badge danger" }>{result}</span>
+                                        {a.response_excerpt.clone().filter(|r| !r.is_empty()).map(|r| view! {
+                                            <details><summary>"Response"</summary><pre>{r}</pre></details>
+                                        })}
+                                    </td>
+                                    <td class="num">{format!("{} ms", a.duration_ms)}</td>
+                                    <td>
+                                        <ActionForm action=replay>
+                                            <input type="hidden" name="id" value=endpoint.clone() />
+                                            <input type="hidden" name="delivery_id" value=a.delivery_id.clone() />
+                                            <button type="submit" class="button small secondary" aria-label=label>"Replay"</button>
+                                        </ActionForm>
+                                    </td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn DangerZone(id: String) -> impl IntoView {
+    let delete = ServerAction::<DeleteWebhook>::new();
+    view! {
+        <section class="card danger-zone">
+            <h2>"Delete the endpoint"</h2>
+            <details>
+                <summary>"Delete this endpoint…"</summary>
+                <p>"Pending deliveries are dropped and the delivery log is deleted with it. This cannot be undone."</p>
+                <ActionForm action=delete>
+                    <input type="hidden" name="id" value=id />
+                    <button type="submit" class="button danger">"Delete permanently"</button>
+                </ActionForm>
+            </details>
+            <ActionError value=delete.value() />
+        </section>
+    }
+}

@@ -1,0 +1,68 @@
+import { expect, test } from '@playwright/test';
+import { createApiKey, expectAccessible, hydrated, screenshot, signIn } from './helpers';
+
+test('an agent generates co-browsing links and a live-view link, and copies them', async ({ page, context, browser, request }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await signIn(page);
+
+  // A visitor session, recorded the way an integration would.
+  const token = await createApiKey(page);
+  const tag = `e2e-${Date.now()}`;
+  const sessionId = `session-${tag}`;
+  const recorded = await request.post('/rest/v1/session', {
+    headers: { Authorization: `Bearer ${token}` },
+    data: {
+      id: sessionId,
+      visitorId: `visitor-${tag}`,
+      entryUrl: 'https://shop.example.com/',
+      pageCount: 3,
+      startedAt: new Date().toISOString(),
+      tags: [tag],
+    },
+  });
+  expect(recorded.status()).toBe(200);
+
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Links' }).click();
+  await expect(page.getByRole('heading', { name: 'Links', level: 1 })).toBeVisible();
+  await hydrated(page);
+
+  // Co-browsing: URL in, two links out, each with a copy button.
+  await page.getByLabel('Start at URL').fill('https://shop.example.com/checkout');
+  await page.getByRole('button', { name: 'Generate co-browsing links' }).click();
+  const join = page.getByRole('textbox', { name: 'join link' });
+  await expect(join).toHaveValue(/\/cobrowse\/.+token=/);
+  await expect(page.getByRole('textbox', { name: 'host link' })).toHaveValue(/\/cobrowse\/.+token=/);
+  await page.getByRole('button', { name: 'Copy join link' }).click();
+  await expect(page.getByRole('button', { name: 'Copied join link' })).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await join.inputValue());
+
+  // The join link opens the shared session for a customer who is not signed in.
+  const customer = await browser.newContext();
+  const customerPage = await customer.newPage();
+  await customerPage.goto(await join.inputValue());
+  await expect(customerPage.getByRole('heading', { name: 'You are joining a session' })).toBeVisible();
+  await expect(customerPage.getByRole('link', { name: 'https://shop.example.com/checkout' })).toBeVisible();
+  await customer.close();
+
+  // Live view: pick the session (filtered by its tag) and a language.
+  await page.getByLabel('Only sessions tagged').fill(tag);
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await expect(page.getByRole('radio')).toHaveCount(1);
+  await page.getByRole('radio', { name: new RegExp(`visitor-${tag}`) }).check();
+  await page.getByLabel('Language').selectOption('de');
+  await page.getByRole('button', { name: 'Generate live-view link' }).click();
+  const live = page.getByRole('textbox', { name: 'live-view link' });
+  await expect(live).toHaveValue(/\/liveview\/open\?token=/);
+  await page.getByRole('button', { name: 'Copy live-view link' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await live.inputValue());
+  await expectAccessible(page);
+  await screenshot(page, 'links');
+
+  // The public link signs its opener in and shows the session, in German.
+  const viewer = await browser.newContext();
+  const viewerPage = await viewer.newPage();
+  await viewerPage.goto(await live.inputValue());
+  await expect(viewerPage.getByRole('heading', { name: 'Live-Ansicht' })).toBeVisible();
+  await expect(viewerPage.getByText(`visitor-${tag}`)).toBeVisible();
+  await viewer.close();
+});
