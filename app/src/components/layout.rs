@@ -71,6 +71,34 @@ const NAV: &[NavItem] = &[
     },
 ];
 
+/// Who may open an admin page ([`Guard`]'s `allowed`).
+pub fn admins(user: &SessionUser) -> bool {
+    user.role.includes(Role::Admin)
+}
+
+/// Who may open a supervisor page.
+pub fn supervisors(user: &SessionUser) -> bool {
+    user.role.includes(Role::Supervisor)
+}
+
+/// Who may open an agent page: every user of a tenant.
+pub fn agents(user: &SessionUser) -> bool {
+    user.role.includes(Role::Agent)
+}
+
+/// An RFC 3339 instant as the dashboard prints it, in UTC (to the second when
+/// `seconds`); unparsable text is shown as it came.
+pub fn utc_time(rfc3339: &str, seconds: bool) -> String {
+    let format = if seconds {
+        "%Y-%m-%d %H:%M:%S UTC"
+    } else {
+        "%Y-%m-%d %H:%M UTC"
+    };
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.with_timezone(&chrono::Utc).format(format).to_string())
+        .unwrap_or_else(|_| rfc3339.to_string())
+}
+
 /// Frame of every signed-in page.
 #[component]
 pub fn Layout() -> impl IntoView {

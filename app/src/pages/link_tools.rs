@@ -5,7 +5,6 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
-use rapport_core::model::Role;
 
 use crate::{
     api::links::{
@@ -15,7 +14,7 @@ use crate::{
     components::{
         copy::CopyField,
         feedback::{action_problem, field_invalid, ActionError, ErrorNote, FieldMessage},
-        layout::Guard,
+        layout::{agents, utc_time, Guard},
     },
 };
 
@@ -34,7 +33,7 @@ pub fn LinksPage() -> impl IntoView {
     let flashed = Resource::new(|| (), |_| take_generated_links());
     view! {
         <Title text="Links" />
-        <Guard allowed=|u| u.role.includes(Role::Agent)>
+        <Guard allowed=agents>
             <h1>"Links"</h1>
             <p class="lead">"Generate links to browse together with a customer, or to watch a visitor's session live."</p>
             <div class="two-columns">
@@ -78,17 +77,11 @@ fn CobrowseCard(flashed: Flashed) -> impl IntoView {
     }
 }
 
-fn until(rfc3339: &str) -> String {
-    chrono::DateTime::parse_from_rfc3339(rfc3339)
-        .map(|t| t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC").to_string())
-        .unwrap_or_else(|_| rfc3339.to_string())
-}
-
 #[component]
 fn CobrowseResult(links: GeneratedCobrowse) -> impl IntoView {
     view! {
         <div class="generated" role="status">
-            <p>"Links for " <code>{links.url.clone()}</code> ", valid until " {until(&links.expires_at)} "."</p>
+            <p>"Links for " <code>{links.url.clone()}</code> ", valid until " {utc_time(&links.expires_at, false)} "."</p>
             <p class="copy-label">"Host link (yours)"</p>
             <CopyField label="host link" value=links.host_link.clone() />
             <p class="copy-label">"Join link (for the customer)"</p>
@@ -192,7 +185,7 @@ fn SessionPicker(sessions: Vec<SessionChoice>) -> impl IntoView {
 fn LiveViewResult(link: GeneratedLiveView) -> impl IntoView {
     view! {
         <div class="generated" role="status">
-            <p>"Live-view link for session " <code>{link.session_id.clone()}</code> ", valid until " {until(&link.expires_at)} "."</p>
+            <p>"Live-view link for session " <code>{link.session_id.clone()}</code> ", valid until " {utc_time(&link.expires_at, false)} "."</p>
             <CopyField label="live-view link" value=link.link />
         </div>
     }

@@ -6,16 +6,14 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
-use rapport_core::model::Role;
 
 use crate::{
     api::reports::{load_report, Family, ReportQuery, ReportView, Summary, PERIODS},
-    components::{feedback::ErrorNote, layout::Guard},
+    components::{
+        feedback::ErrorNote,
+        layout::{supervisors, Guard},
+    },
 };
-
-fn supervisors(user: &rapport_core::model::SessionUser) -> bool {
-    user.role.includes(Role::Supervisor)
-}
 
 /// `/reports`: every report family.
 #[component]

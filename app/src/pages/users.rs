@@ -16,14 +16,10 @@ use crate::{
     },
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
-        layout::Guard,
+        layout::{admins, Guard},
         secret::OneTimeSecret,
     },
 };
-
-fn admins(user: &rapport_core::model::SessionUser) -> bool {
-    user.role.includes(Role::Admin)
-}
 
 /// `/settings/users`.
 #[component]

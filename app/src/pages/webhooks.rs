@@ -6,7 +6,6 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
-use rapport_core::model::Role;
 
 use crate::{
     api::webhooks::{
@@ -16,14 +15,10 @@ use crate::{
     },
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
-        layout::Guard,
+        layout::{admins, utc_time, Guard},
         secret::OneTimeSecret,
     },
 };
-
-fn admins(user: &rapport_core::model::SessionUser) -> bool {
-    user.role.includes(Role::Admin)
-}
 
 /// `/settings/webhooks`.
 #[component]
@@ -123,7 +118,7 @@ fn StatusBadge(hook: WebhookView) -> impl IntoView {
         let why = hook.disabled_reason.unwrap_or_else(|| "disabled by an admin".into());
         view! { <span class="badge muted" title=why.clone()>"Disabled"</span> " " <small>{why}</small> }.into_any()
     } else if let Some(since) = hook.failing_since {
-        view! { <span class="badge warn">"Failing"</span> " " <small>{format!("since {}", short_time(&since))}</small> }
+        view! { <span class="badge warn">"Failing"</span> " " <small>{format!("since {}", utc_time(&since, true))}</small> }
             .into_any()
     } else {
         view! { <span class="badge ok">"Active"</span> }.into_any()
@@ -301,7 +296,7 @@ fn SecretCard(hook: WebhookView, rotate: ServerAction<RotateWebhookSecret>) -> i
                 "the old secret keeps signing alongside it for the overlap you choose, so receivers can switch without losing events."
             </p>
             {hook.previous_secret_expires_at.map(|until| view! {
-                <p class="note">{format!("The previous secret also signs until {}.", short_time(&until))}</p>
+                <p class="note">{format!("The previous secret also signs until {}.", utc_time(&until, true))}</p>
             })}
             <ActionForm action=rotate>
                 <input type="hidden" name="id" value=hook.id.clone() />
@@ -390,16 +385,6 @@ fn DeliveryLog(id: String) -> impl IntoView {
     }
 }
 
-fn short_time(rfc3339: &str) -> String {
-    chrono::DateTime::parse_from_rfc3339(rfc3339)
-        .map(|t| {
-            t.with_timezone(&chrono::Utc)
-                .format("%Y-%m-%d %H:%M:%S UTC")
-                .to_string()
-        })
-        .unwrap_or_else(|_| rfc3339.to_string())
-}
-
 #[component]
 fn AttemptTable(
     endpoint: String,
@@ -434,7 +419,7 @@ fn AttemptTable(
                             let label = format!("Replay {} ({})", a.event_type, a.event_id);
                             view! {
                                 <tr>
-                                    <td>{short_time(&a.at)}</td>
+                                    <td>{utc_time(&a.at, true)}</td>
                                     <td><code>{a.event_type.clone()}</code><br /><small>{a.event_id.clone()}</small></td>
                                     <td>{a.attempt}</td>
                                     <td>
