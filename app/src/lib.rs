@@ -37,6 +37,7 @@ use crate::{
         links::{CobrowsePage, JoinPage, LiveViewPage},
         login::LoginPage,
         not_found::NotFound,
+        opening_hours::{OpeningHoursListPage, OpeningHoursPage},
         reports::{ReportPage, ReportsIndexPage},
         tenants::TenantsPage,
         users::{UserPage, UsersPage},
@@ -82,6 +83,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=HomePage ssr=SsrMode::Async />
                     <Route path=path!("/settings/api-keys") view=ApiKeysPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/api") view=PlatformApiPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/opening-hours") view=OpeningHoursListPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/opening-hours/:id") view=OpeningHoursPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/users") view=UsersPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/users/:id") view=UserPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/webhooks") view=WebhooksPage ssr=SsrMode::Async />

@@ -3,6 +3,7 @@
 
 pub mod keys;
 pub mod links;
+pub mod opening_hours;
 pub mod presence;
 pub mod problem;
 pub mod reference;

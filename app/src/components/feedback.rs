@@ -38,8 +38,9 @@ pub fn action_problem<T: Clone + Send + Sync + 'static>(
 pub fn FieldMessage(
     /// The form's last problem.
     problem: Signal<Option<Problem>>,
-    /// The API field path it shows (`url`, `eventTypes`).
-    field: &'static str,
+    /// The API field path it shows (`url`, `eventTypes`, `intervals[3]`).
+    #[prop(into)]
+    field: String,
     /// The element id the input points to.
     #[prop(into)]
     id: String,
@@ -47,14 +48,15 @@ pub fn FieldMessage(
     move || {
         problem
             .get()
-            .and_then(|p| p.field(field))
+            .and_then(|p| p.field(&field))
             .map(|message| view! { <p class="field-error" id=id.clone()>{message}</p> })
     }
 }
 
 /// Whether `field` has a message: for `aria-invalid`.
-pub fn field_invalid(problem: Signal<Option<Problem>>, field: &'static str) -> impl Fn() -> Option<&'static str> {
-    move || problem.get().and_then(|p| p.field(field)).map(|_| "true")
+pub fn field_invalid(problem: Signal<Option<Problem>>, field: impl Into<String>) -> impl Fn() -> Option<&'static str> {
+    let field = field.into();
+    move || problem.get().and_then(|p| p.field(&field)).map(|_| "true")
 }
 
 /// Clears an "add" form once its action succeeded, so the next entry starts

@@ -50,6 +50,11 @@ const NAV: &[NavItem] = &[
         visible: |u| u.role.includes(Role::Admin),
     },
     NavItem {
+        href: "/settings/opening-hours",
+        label: "Opening hours",
+        visible: |u| u.role.includes(Role::Admin),
+    },
+    NavItem {
         href: "/settings/webhooks",
         label: "Webhooks",
         visible: |u| u.role.includes(Role::Admin),

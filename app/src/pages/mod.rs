@@ -7,6 +7,7 @@ pub mod link_tools;
 pub mod links;
 pub mod login;
 pub mod not_found;
+pub mod opening_hours;
 pub mod reports;
 pub mod tenants;
 pub mod users;
