@@ -32,6 +32,7 @@ use crate::{
     pages::{
         api_keys::{ApiKeysPage, PlatformApiPage},
         api_reference::ApiReferencePage,
+        audit::AuditPage,
         home::HomePage,
         link_tools::LinksPage,
         links::{CobrowsePage, JoinPage, LiveViewPage},
@@ -39,9 +40,11 @@ use crate::{
         not_found::NotFound,
         opening_hours::{OpeningHoursListPage, OpeningHoursPage},
         reports::{ReportPage, ReportsIndexPage},
+        settings::SettingsPage,
         tenants::TenantsPage,
         users::{UserPage, UsersPage},
         webhooks::{WebhookPage, WebhooksPage},
+        workspace::WorkspacePage,
     },
 };
 
@@ -82,11 +85,14 @@ pub fn App() -> impl IntoView {
                 <ParentRoute path=path!("") view=Layout ssr=SsrMode::Async>
                     <Route path=path!("/") view=HomePage ssr=SsrMode::Async />
                     <Route path=path!("/settings/api-keys") view=ApiKeysPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/api") view=PlatformApiPage ssr=SsrMode::Async />
+                    <Route path=path!("/platform/api") view=PlatformApiPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/opening-hours") view=OpeningHoursListPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/opening-hours/:id") view=OpeningHoursPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/users") view=UsersPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/users/:id") view=UserPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings") view=SettingsPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/workspace") view=WorkspacePage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/audit") view=AuditPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/webhooks") view=WebhooksPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/webhooks/:id") view=WebhookPage ssr=SsrMode::Async />
                     <Route path=path!("/platform/tenants") view=TenantsPage ssr=SsrMode::Async />

@@ -1,9 +1,9 @@
 import { expect, test } from '@playwright/test';
-import { expectAccessible, hydrated, screenshot, signIn } from './helpers';
+import { expectAccessible, hydrated, openSettings, screenshot, signIn } from './helpers';
 
 test('an admin creates an API key, uses it, and revokes it', async ({ page, request }) => {
   await signIn(page);
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
+  await openSettings(page, 'API keys');
   await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
   await hydrated(page);
 

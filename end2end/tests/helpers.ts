@@ -48,3 +48,10 @@ export async function createApiKey(page: Page, name = `e2e ${Date.now()}`): Prom
   await expect(secret).toBeVisible();
   return secret.inputValue();
 }
+
+/** Opens a settings section from the main navigation's Settings page. */
+export async function openSettings(page: Page, section: string) {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+  await expect(page.getByRole('heading', { name: 'Settings', level: 1 })).toBeVisible();
+  await page.getByRole('main').getByRole('link', { name: section }).click();
+}

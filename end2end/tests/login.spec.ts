@@ -17,7 +17,7 @@ test('the bootstrap admin signs in and out', async ({ page }) => {
   await signIn(page);
   await hydrated(page);
   const nav = page.getByRole('navigation', { name: 'Main' });
-  for (const item of ['Home', 'API keys', 'Tenants', 'Platform API', 'API reference']) {
+  for (const item of ['Home', 'Links', 'Reports', 'Settings', 'Tenants', 'Platform API', 'API reference']) {
     await expect(nav.getByRole('link', { name: item, exact: true })).toBeVisible();
   }
   await expectAccessible(page);
@@ -42,7 +42,7 @@ test('a phone-sized screen keeps everything reachable', async ({ browser }) => {
   const context = await browser.newContext({ viewport: { width: 375, height: 740 } });
   const page = await context.newPage();
   await signIn(page);
-  await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' })).toBeVisible();
+  await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' })).toBeVisible();
   await expect(page.getByRole('button', { name: 'Sign out' })).toBeVisible();
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
   expect(overflow).toBe(false);

@@ -1,9 +1,9 @@
 import { expect, test } from '@playwright/test';
-import { expectAccessible, hydrated, screenshot, signIn } from './helpers';
+import { expectAccessible, hydrated, openSettings, screenshot, signIn } from './helpers';
 
 test('an admin builds a week of opening hours with a split day and a holiday', async ({ page }) => {
   await signIn(page);
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Opening hours' }).click();
+  await openSettings(page, 'Opening hours');
   await expect(page.getByRole('heading', { name: 'Opening hours', level: 1 })).toBeVisible();
   await page.getByRole('link', { name: 'New opening hours' }).click();
   await expect(page.getByRole('heading', { name: 'New opening hours', level: 1 })).toBeVisible();

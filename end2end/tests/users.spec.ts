@@ -1,9 +1,9 @@
 import { expect, test } from '@playwright/test';
-import { expectAccessible, hydrated, screenshot, signIn } from './helpers';
+import { expectAccessible, hydrated, openSettings, screenshot, signIn } from './helpers';
 
 test('an admin adds an agent, who cannot open settings, then edits, resets and deletes them', async ({ page, browser }) => {
   await signIn(page);
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).click();
+  await openSettings(page, 'Users');
   await expect(page.getByRole('heading', { name: 'Users', level: 1 })).toBeVisible();
   await hydrated(page);
 
@@ -33,7 +33,7 @@ test('an admin adds an agent, who cannot open settings, then edits, resets and d
   const other = await browser.newContext();
   const agent = await other.newPage();
   await signIn(agent, email, password);
-  await expect(agent.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' })).toHaveCount(0);
+  await expect(agent.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' })).toHaveCount(0);
   await agent.goto('/settings/users');
   await expect(agent.getByRole('heading', { name: 'Not available to your role' })).toBeVisible();
   await agent.goto('/settings/webhooks');

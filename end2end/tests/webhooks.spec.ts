@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import * as http from 'http';
 import { AddressInfo } from 'net';
 import { Webhook } from 'standardwebhooks';
-import { expectAccessible, hydrated, screenshot, signIn } from './helpers';
+import { expectAccessible, hydrated, openSettings, screenshot, signIn } from './helpers';
 
 /** A real HTTP receiver on loopback that records every request it gets. */
 async function receiver() {
@@ -25,7 +25,7 @@ test('an admin subscribes an endpoint, sends a test event and replays it', async
   const hook = await receiver();
   try {
     await signIn(page);
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
+    await openSettings(page, 'Webhooks');
     await expect(page.getByRole('heading', { name: 'Webhooks', level: 1 })).toBeVisible();
     await hydrated(page);
 
@@ -78,7 +78,7 @@ test('an admin subscribes an endpoint, sends a test event and replays it', async
       asked = dialog.message();
       void dialog.dismiss();
     });
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
     expect(asked).toContain('unsaved changes');
     await expect(page.getByRole('heading', { level: 1 })).toContainText(hook.url);
     await page.getByRole('button', { name: 'Save changes' }).click();

@@ -7,7 +7,7 @@ use rapport_core::model::{ApiKey, ApiKeyKind, CreatedApiKey};
 pub fn page_path(kind: ApiKeyKind) -> &'static str {
     match kind {
         ApiKeyKind::Tenant => "/settings/api-keys",
-        ApiKeyKind::Platform => "/settings/api",
+        ApiKeyKind::Platform => "/platform/api",
     }
 }
 

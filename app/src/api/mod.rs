@@ -1,6 +1,7 @@
 //! Server functions: the dashboard's calls to the server. Each one checks the
 //! session and role first, then calls a `rapport_core` service.
 
+pub mod audit;
 pub mod keys;
 pub mod links;
 pub mod opening_hours;
@@ -12,3 +13,4 @@ pub mod session;
 pub mod tenants;
 pub mod users;
 pub mod webhooks;
+pub mod workspace;

@@ -365,9 +365,3 @@ pub async fn delete_opening_hours_entry(id: String) -> Result<(), ServerFnError>
     leptos_axum::redirect(OPENING_HOURS_PATH);
     Ok(())
 }
-
-/// Every IANA time zone name, for the zone picker.
-#[server(endpoint = "time_zones")]
-pub async fn time_zones() -> Result<Vec<String>, ServerFnError> {
-    Ok(chrono_tz::TZ_VARIANTS.iter().map(|z| z.name().to_string()).collect())
-}

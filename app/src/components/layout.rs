@@ -32,32 +32,17 @@ const NAV: &[NavItem] = &[
     NavItem {
         href: "/links",
         label: "Links",
-        visible: |u| u.role.includes(Role::Agent),
+        visible: agents,
     },
     NavItem {
         href: "/reports",
         label: "Reports",
-        visible: |u| u.role.includes(Role::Supervisor),
+        visible: supervisors,
     },
     NavItem {
-        href: "/settings/api-keys",
-        label: "API keys",
-        visible: |u| u.role.includes(Role::Admin),
-    },
-    NavItem {
-        href: "/settings/users",
-        label: "Users",
-        visible: |u| u.role.includes(Role::Admin),
-    },
-    NavItem {
-        href: "/settings/opening-hours",
-        label: "Opening hours",
-        visible: |u| u.role.includes(Role::Admin),
-    },
-    NavItem {
-        href: "/settings/webhooks",
-        label: "Webhooks",
-        visible: |u| u.role.includes(Role::Admin),
+        href: "/settings",
+        label: "Settings",
+        visible: supervisors,
     },
     NavItem {
         href: "/platform/tenants",
@@ -65,7 +50,7 @@ const NAV: &[NavItem] = &[
         visible: |u| u.platform_admin,
     },
     NavItem {
-        href: "/settings/api",
+        href: "/platform/api",
         label: "Platform API",
         visible: |u| u.platform_admin,
     },
@@ -102,6 +87,17 @@ pub fn utc_time(rfc3339: &str, seconds: bool) -> String {
     chrono::DateTime::parse_from_rfc3339(rfc3339)
         .map(|t| t.with_timezone(&chrono::Utc).format(format).to_string())
         .unwrap_or_else(|_| rfc3339.to_string())
+}
+
+/// Percent-encodes a query value for a link.
+pub fn encode_query(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// Frame of every signed-in page.
@@ -142,7 +138,8 @@ fn TopBar(user: SessionUser, presence: Option<PresenceStatus>) -> impl IntoView 
                 <ul class="nav">
                     {items
                         .into_iter()
-                        .map(|item| view! { <li><A href=item.href exact=true>{item.label}</A></li> })
+                        // A section stays marked on its sub-pages (`/settings/users`); Home only on itself.
+                        .map(|item| view! { <li><A href=item.href exact={item.href == "/"}>{item.label}</A></li> })
                         .collect_view()}
                 </ul>
             </nav>

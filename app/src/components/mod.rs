@@ -4,3 +4,4 @@ pub mod copy;
 pub mod feedback;
 pub mod layout;
 pub mod secret;
+pub mod zones;

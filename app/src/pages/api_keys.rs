@@ -20,7 +20,7 @@ pub fn ApiKeysPage() -> impl IntoView {
     view! {
         <Title text="API keys" />
         <Guard allowed=|u| u.role.includes(Role::Admin)>
-            <p class="breadcrumb">"Settings › Developer tools"</p>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
             <h1>"API keys"</h1>
             <p class="lead">
                 "Integrations call the REST API with one of these keys, as "
@@ -38,7 +38,7 @@ pub fn PlatformApiPage() -> impl IntoView {
     view! {
         <Title text="Platform API" />
         <Guard allowed=|u| u.platform_admin>
-            <p class="breadcrumb">"Settings"</p>
+            <p class="breadcrumb">"Platform"</p>
             <h1>"Platform API"</h1>
             <p class="lead">
                 "A private platform key manages tenants over "<code>"/rest/v1/tenant"</code>

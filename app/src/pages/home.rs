@@ -1,10 +1,51 @@
 //! The start page: who you are, and where you can go from here.
 
+use crate::{
+    components::layout::{agents, supervisors, UserResource},
+    pages::settings::{Destination, DestinationCards},
+};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use rapport_core::model::Role;
 
-use crate::components::layout::UserResource;
+/// Where the start page points.
+const START: &[Destination] = &[
+    Destination {
+        href: "/links",
+        title: "Links",
+        about: "Co-browse with a customer, or watch a visitor's session live.",
+        visible: agents,
+    },
+    Destination {
+        href: "/reports",
+        title: "Reports",
+        about: "Agents, conversations, visits and more, per day, against the previous period.",
+        visible: supervisors,
+    },
+    Destination {
+        href: "/settings",
+        title: "Settings",
+        about: "Users, opening hours, webhooks, API keys and the audit log.",
+        visible: supervisors,
+    },
+    Destination {
+        href: "/platform/tenants",
+        title: "Tenants",
+        about: "Create, list and remove the workspaces of this installation.",
+        visible: |u| u.platform_admin,
+    },
+    Destination {
+        href: "/platform/api",
+        title: "Platform API",
+        about: "Private keys for managing tenants over the REST API.",
+        visible: |u| u.platform_admin,
+    },
+    Destination {
+        href: "/docs/api",
+        title: "API reference",
+        about: "Every REST operation, its parameters, bodies and errors.",
+        visible: |_| true,
+    },
+];
 
 /// The start page.
 #[component]
@@ -15,33 +56,10 @@ pub fn HomePage() -> impl IntoView {
         <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 let u = user.await.ok().flatten()?;
-                let admin = u.role.includes(Role::Admin);
-                let platform = u.platform_admin;
                 Some(view! {
                     <h1>{format!("Welcome, {}", u.name())}</h1>
                     <p class="lead">{format!("You are signed in to {} as {}.", u.tenant_name, u.role.label().to_lowercase())}</p>
-                    <div class="cards">
-                        {admin.then(|| view! {
-                            <a class="card link-card" href="/settings/api-keys">
-                                <h2>"API keys"</h2>
-                                <p>"Create and revoke the keys integrations use to call the REST API."</p>
-                            </a>
-                        })}
-                        {platform.then(|| view! {
-                            <a class="card link-card" href="/platform/tenants">
-                                <h2>"Tenants"</h2>
-                                <p>"Create, list and remove the workspaces of this installation."</p>
-                            </a>
-                            <a class="card link-card" href="/settings/api">
-                                <h2>"Platform API"</h2>
-                                <p>"Private keys for managing tenants over the REST API."</p>
-                            </a>
-                        })}
-                        <a class="card link-card" href="/docs/api">
-                            <h2>"API reference"</h2>
-                            <p>"Every REST operation, its parameters, bodies and errors."</p>
-                        </a>
-                    </div>
+                    <DestinationCards destinations=START user=u.clone() />
                 })
             })}
         </Suspense>

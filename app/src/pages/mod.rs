@@ -2,6 +2,7 @@
 
 pub mod api_keys;
 pub mod api_reference;
+pub mod audit;
 pub mod home;
 pub mod link_tools;
 pub mod links;
@@ -9,6 +10,8 @@ pub mod login;
 pub mod not_found;
 pub mod opening_hours;
 pub mod reports;
+pub mod settings;
 pub mod tenants;
 pub mod users;
 pub mod webhooks;
+pub mod workspace;

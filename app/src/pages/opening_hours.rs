@@ -10,7 +10,7 @@ use leptos_router::hooks::use_params_map;
 use crate::{
     api::{
         opening_hours::{
-            get_opening_hours, list_opening_hours, time_zones, DeleteOpeningHoursEntry, HoursForm, IntervalForm,
+            get_opening_hours, list_opening_hours, DeleteOpeningHoursEntry, HoursForm, IntervalForm,
             SaveOpeningHoursForm, DAYS, OPENING_HOURS_PATH,
         },
         problem::Problem,
@@ -18,6 +18,7 @@ use crate::{
     components::{
         feedback::{action_problem, field_invalid, ActionError, ErrorNote, FieldMessage},
         layout::{admins, Guard},
+        zones::{load_zone_names, ZoneNames},
     },
 };
 
@@ -28,7 +29,7 @@ pub fn OpeningHoursListPage() -> impl IntoView {
     view! {
         <Title text="Opening hours" />
         <Guard allowed=admins>
-            <p class="breadcrumb">"Settings"</p>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
             <h1>"Opening hours"</h1>
             <p class="lead">"Routing and SLA rules refer to these: when a team is open, and which days are off."</p>
             <p><a class="button primary" href=format!("{OPENING_HOURS_PATH}/new")>"New opening hours"</a></p>
@@ -108,85 +109,77 @@ fn HoursEditor() -> impl IntoView {
     let save = ServerAction::<SaveOpeningHoursForm>::new();
     let delete = ServerAction::<DeleteOpeningHoursEntry>::new();
     let hours = Resource::new(move || (id(), save.version().get()), |(id, _)| get_opening_hours(id));
-    let zones = Resource::new(|| (), |_| time_zones());
     let problem = action_problem(save.value());
+    let zones = load_zone_names();
     view! {
-        <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading opening hours…"</p> }>
-            {move || Suspend::new(async move {
-                match hours.await {
-                    Ok(h) => {
-                        let is_new = h.id.is_empty();
-                        let delete_id = h.id.clone();
-                        view! {
-                            <h1>{if is_new { "New opening hours".to_string() } else { display_name(&h) }}</h1>
-                            <ActionForm action=save attr:data-unsaved-guard="" attr:class="hours-editor">
-                                <input type="hidden" name="form[id]" value=h.id.clone() />
-                                <section class="card">
-                                    <div class="field-row">
-                                        <div class="field">
-                                            <label for="hours-name">"Name"</label>
-                                            <input id="hours-name" name="form[name]" type="text" maxlength="200" value=h.name.clone()
-                                                placeholder="Opening hours" aria-invalid=field_invalid(problem, "name")
-                                                aria-describedby="hours-name-error" />
-                                            <FieldMessage problem field="name" id="hours-name-error" />
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading opening hours…"</p> }>
+                {move || Suspend::new(async move {
+                    match hours.await {
+                        Ok(h) => {
+                            let is_new = h.id.is_empty();
+                            let delete_id = h.id.clone();
+                            view! {
+                                <h1>{if is_new { "New opening hours".to_string() } else { display_name(&h) }}</h1>
+                                <ActionForm action=save attr:data-unsaved-guard="" attr:class="hours-editor">
+                                    <input type="hidden" name="form[id]" value=h.id.clone() />
+                                    <section class="card">
+                                        <div class="field-row">
+                                            <div class="field">
+                                                <label for="hours-name">"Name"</label>
+                                                <input id="hours-name" name="form[name]" type="text" maxlength="200" value=h.name.clone()
+                                                    placeholder="Opening hours" aria-invalid=field_invalid(problem, "name")
+                                                    aria-describedby="hours-name-error" />
+                                                <FieldMessage problem field="name" id="hours-name-error" />
+                                            </div>
+                                            <div class="field">
+                                                <label for="hours-zone">"Time zone"</label>
+                                                <input id="hours-zone" name="form[timezone]" type="text" list="zone-names" required=true
+                                                    value=h.timezone.clone() autocomplete="off" placeholder="Europe/Berlin"
+                                                    aria-invalid=field_invalid(problem, "timezone") aria-describedby="hours-zone-error" />
+                                                <FieldMessage problem field="timezone" id="hours-zone-error" />
+    <ZoneNames zones id="zone-names" />
+                                            </div>
                                         </div>
-                                        <div class="field">
-                                            <label for="hours-zone">"Time zone"</label>
-                                            <input id="hours-zone" name="form[timezone]" type="text" list="zone-names" required=true
-                                                value=h.timezone.clone() autocomplete="off" placeholder="Europe/Berlin"
-                                                aria-invalid=field_invalid(problem, "timezone") aria-describedby="hours-zone-error" />
-                                            <FieldMessage problem field="timezone" id="hours-zone-error" />
-                                            <Suspense>
-                                                {move || Suspend::new(async move {
-                                                    zones.await.ok().map(|zones| view! {
-                                                        <datalist id="zone-names">
-                                                            {zones.into_iter().map(|z| view! { <option value=z></option> }).collect_view()}
-                                                        </datalist>
-                                                    })
-                                                })}
-                                            </Suspense>
-                                        </div>
+                                    </section>
+                                    <Week hours=h.clone() problem />
+                                    <Holidays hours=h.clone() problem />
+                                    <div class="toolbar">
+                                        <button type="submit" class="button primary" disabled=move || save.pending().get()>
+                                            {move || if save.pending().get() { "Saving…" } else { "Save opening hours" }}
+                                        </button>
                                     </div>
-                                </section>
-                                <Week hours=h.clone() problem />
-                                <Holidays hours=h.clone() problem />
-                                <div class="toolbar">
-                                    <button type="submit" class="button primary" disabled=move || save.pending().get()>
-                                        {move || if save.pending().get() { "Saving…" } else { "Save opening hours" }}
-                                    </button>
-                                </div>
-                            </ActionForm>
-                            <ActionError value=save.value() />
-                            {move || matches!(save.value().get(), Some(Ok(_))).then(|| view! {
-                                <p class="note ok" role="status">"Saved."</p>
-                            })}
-                            {(!is_new).then(|| view! {
-                                <section class="card danger-zone">
-                                    <h2>"Delete these opening hours"</h2>
-                                    <details>
-                                        <summary>"Delete…"</summary>
-                                        <p>"Opening hours that a rule uses cannot be deleted; the message names the rules."</p>
-                                        <ActionForm action=delete>
-                                            <input type="hidden" name="id" value=delete_id.clone() />
-                                            <button type="submit" class="button danger">"Delete permanently"</button>
-                                        </ActionForm>
-                                    </details>
-                                    <ActionError value=delete.value() />
-                                </section>
-                            })}
+                                </ActionForm>
+                                <ActionError value=save.value() />
+                                {move || matches!(save.value().get(), Some(Ok(_))).then(|| view! {
+                                    <p class="note ok" role="status">"Saved."</p>
+                                })}
+                                {(!is_new).then(|| view! {
+                                    <section class="card danger-zone">
+                                        <h2>"Delete these opening hours"</h2>
+                                        <details>
+                                            <summary>"Delete…"</summary>
+                                            <p>"Opening hours that a rule uses cannot be deleted; the message names the rules."</p>
+                                            <ActionForm action=delete>
+                                                <input type="hidden" name="id" value=delete_id.clone() />
+                                                <button type="submit" class="button danger">"Delete permanently"</button>
+                                            </ActionForm>
+                                        </details>
+                                        <ActionError value=delete.value() />
+                                    </section>
+                                })}
+                            }
+                            .into_any()
                         }
-                        .into_any()
+                        Err(e) => view! {
+                            <h1>"Opening hours"</h1>
+                            <ErrorNote error=e.to_string() />
+                            <p><a href=OPENING_HOURS_PATH>"Back to the list"</a></p>
+                        }
+                        .into_any(),
                     }
-                    Err(e) => view! {
-                        <h1>"Opening hours"</h1>
-                        <ErrorNote error=e.to_string() />
-                        <p><a href=OPENING_HOURS_PATH>"Back to the list"</a></p>
-                    }
-                    .into_any(),
-                }
-            })}
-        </Suspense>
-    }
+                })}
+            </Suspense>
+        }
 }
 
 /// The week: per day its intervals, then one empty slot. Rows are numbered

@@ -16,7 +16,7 @@ use crate::{
     },
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
-        layout::{admins, Guard},
+        layout::{admins, encode_query, Guard},
         secret::OneTimeSecret,
     },
 };
@@ -27,7 +27,7 @@ pub fn UsersPage() -> impl IntoView {
     view! {
         <Title text="Users" />
         <Guard allowed=admins>
-            <p class="breadcrumb">"Settings"</p>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
             <h1>"Users"</h1>
             <p class="lead">"Agents answer conversations, supervisors also read reports, admins also change settings."</p>
             <UserDirectory />
@@ -199,7 +199,7 @@ fn UserTable(list: UserList, search: String) -> impl IntoView {
         let mut href = format!("{USERS_PATH}?page={page}");
         if !search.is_empty() {
             href.push_str("&q=");
-            href.push_str(&urlencoding(&search));
+            href.push_str(&encode_query(&search));
         }
         href
     };
@@ -245,17 +245,6 @@ fn UserTable(list: UserList, search: String) -> impl IntoView {
             {(info.page_number + 1 < info.total_pages).then(|| view! { <a href=link(info.page_number + 1) rel="next">"Next"</a> })}
         </nav>
     }
-}
-
-/// Percent-encodes a query value.
-fn urlencoding(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// `/settings/users/{id}`.

@@ -26,7 +26,7 @@ pub fn WebhooksPage() -> impl IntoView {
     view! {
         <Title text="Webhooks" />
         <Guard allowed=admins>
-            <p class="breadcrumb">"Settings › Developer tools"</p>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
             <h1>"Webhooks"</h1>
             <p class="lead">
                 "Rapport posts each event to your endpoints, signed as Standard Webhooks "
@@ -42,6 +42,7 @@ pub fn WebhooksPage() -> impl IntoView {
 fn WebhookList() -> impl IntoView {
     let create = ServerAction::<CreateWebhook>::new();
     let hooks = Resource::new(move || create.version().get(), |_| list_webhooks());
+    let types: EventTypes = Resource::new(|| (), |_| webhook_event_types());
     let flashed = Resource::new(|| (), |_| take_webhook_secret(None));
     let problem = action_problem(create.value());
     let form = NodeRef::new();
@@ -66,7 +67,7 @@ fn WebhookList() -> impl IntoView {
                         <FieldMessage problem field="description" id="webhook-description-error" />
                     </div>
                 </div>
-                <EventPicker selected=Vec::new() problem />
+                <EventPicker types selected=Vec::new() problem />
                 <button type="submit" class="button primary" disabled=move || create.pending().get()>
                     {move || if create.pending().get() { "Adding…" } else { "Add endpoint" }}
                 </button>
@@ -160,10 +161,18 @@ fn EndpointTable(hooks: Vec<WebhookView>) -> impl IntoView {
     }
 }
 
-/// Checkboxes for the event types; none ticked means every event.
+/// The subscribable event types, with what each means.
+type EventTypes = Resource<Result<Vec<(String, String)>, ServerFnError>>;
+
+/// Checkboxes for the event types; none ticked means every event. The page
+/// creates `types` outside any `Suspense`, so that hydration sees resources in
+/// the order the server created them.
 #[component]
-fn EventPicker(selected: Vec<String>, problem: Signal<Option<crate::api::problem::Problem>>) -> impl IntoView {
-    let types = Resource::new(|| (), |_| webhook_event_types());
+fn EventPicker(
+    types: EventTypes,
+    selected: Vec<String>,
+    problem: Signal<Option<crate::api::problem::Problem>>,
+) -> impl IntoView {
     let selected = StoredValue::new(selected);
     view! {
         <fieldset class="checkbox-grid" aria-describedby="webhook-events-hint webhook-events-error">
@@ -217,6 +226,7 @@ fn WebhookDetail() -> impl IntoView {
         |(id, _, _)| get_webhook(id),
     );
     let flashed = Resource::new(id, |id| take_webhook_secret(Some(id)));
+    let types: EventTypes = Resource::new(|| (), |_| webhook_event_types());
     view! {
         <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the endpoint…"</p> }>
             {move || Suspend::new(async move {
@@ -224,10 +234,8 @@ fn WebhookDetail() -> impl IntoView {
                     Ok(h) => view! {
                         <h1>"Endpoint " <code>{h.url.clone()}</code></h1>
                         <p><StatusBadge hook=h.clone() /></p>
-                        <EditForm hook=h.clone() update />
+                        <EditForm hook=h.clone() update types />
                         <SecretCard hook=h.clone() rotate />
-                        <DeliveryLog id=h.id.clone() />
-                        <DangerZone id=h.id />
                     }.into_any(),
                     Err(e) => view! {
                         <h1>"Endpoint"</h1>
@@ -244,11 +252,14 @@ fn WebhookDetail() -> impl IntoView {
                 })
             })}
         </Suspense>
+        // Outside the endpoint's Suspense: the log has a resource of its own.
+        <DeliveryLog id=id() />
+        <DangerZone id=id() />
     }
 }
 
 #[component]
-fn EditForm(hook: WebhookView, update: ServerAction<UpdateWebhook>) -> impl IntoView {
+fn EditForm(hook: WebhookView, update: ServerAction<UpdateWebhook>, types: EventTypes) -> impl IntoView {
     let problem = action_problem(update.value());
     let saved = move || matches!(update.value().get(), Some(Ok(_)));
     view! {
@@ -271,7 +282,7 @@ fn EditForm(hook: WebhookView, update: ServerAction<UpdateWebhook>) -> impl Into
                         <FieldMessage problem field="description" id="edit-description-error" />
                     </div>
                 </div>
-                <EventPicker selected=hook.event_types.clone() problem />
+                <EventPicker types selected=hook.event_types.clone() problem />
                 <label class="checkbox">
                     <input type="checkbox" name="enabled" value="on" checked=hook.enabled />
                     "Deliver events to this endpoint"

@@ -1,0 +1,90 @@
+//! The workspace's own settings (admins): name, time zone and the widget key the
+//! visitor script authenticates with.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Where the workspace settings live.
+pub const WORKSPACE_PATH: &str = "/settings/workspace";
+
+/// The workspace as its settings page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceView {
+    /// Display name.
+    pub name: String,
+    /// Handle used at sign-in.
+    pub slug: String,
+    /// IANA time zone: reports are cut in it.
+    pub timezone: String,
+    /// The key the visitor script and widget send (public, but rotatable).
+    pub widget_key: String,
+}
+
+#[cfg(feature = "ssr")]
+async fn admin() -> Result<(crate::ssr::DashboardContext, rapport_core::model::SessionUser), ServerFnError> {
+    crate::ssr::require_role(rapport_core::model::Role::Admin).await
+}
+
+#[cfg(feature = "ssr")]
+async fn load(ctx: &crate::ssr::DashboardContext, tenant_id: &str) -> Result<WorkspaceView, ServerFnError> {
+    let tenant = ctx
+        .services
+        .get_tenant(tenant_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    let widget_key = ctx
+        .services
+        .widget_key(tenant_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(WorkspaceView {
+        name: tenant.name,
+        slug: tenant.slug,
+        timezone: tenant.timezone,
+        widget_key,
+    })
+}
+
+/// The signed-in admin's workspace.
+#[server(endpoint = "get_workspace")]
+pub async fn get_workspace() -> Result<WorkspaceView, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    load(&ctx, &user.tenant_id).await
+}
+
+/// Renames the workspace or changes its time zone. A new zone restarts the
+/// daily report rollups at the next local midnight.
+#[server(endpoint = "update_workspace")]
+pub async fn update_workspace(name: String, timezone: String) -> Result<WorkspaceView, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    ctx.services
+        .update_tenant(
+            &user.tenant_id,
+            rapport_core::tenants::TenantUpdate {
+                name: Some(name.trim().to_string()),
+                slug: None,
+                timezone: Some(timezone.trim().to_string()),
+            },
+            &crate::ssr::actor(&user),
+        )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    load(&ctx, &user.tenant_id).await
+}
+
+/// Replaces the widget key; pages embedding the old one stop working.
+#[server(endpoint = "rotate_widget_key")]
+pub async fn rotate_widget_key() -> Result<WorkspaceView, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    ctx.services
+        .rotate_widget_key(&user.tenant_id, &crate::ssr::actor(&user))
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    load(&ctx, &user.tenant_id).await
+}
+
+/// Every IANA time zone name, for the zone picker.
+#[server(endpoint = "time_zones")]
+pub async fn time_zones() -> Result<Vec<String>, ServerFnError> {
+    Ok(chrono_tz::TZ_VARIANTS.iter().map(|z| z.name().to_string()).collect())
+}
