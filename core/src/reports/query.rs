@@ -267,14 +267,15 @@ impl Services {
             let (read_kind, rekey) = rollup_read_kind(group_kind, filter);
             let mut cond = Cond::new();
             cond.any_of(7, "group_key", &filter.rule_ids);
+            // Buckets are local days here, so each row is one bucket's value for
+            // one group: no GROUP BY (and no sort); the bucket is computed below.
             let sql = format!(
-                "select {} as b, group_key, cast(sum(total) as bigint), cast(sum(samples) as bigint) \
+                "select day, group_key, total, samples \
                  from report_day_rollups where tenant_id = $1 and zone = $2 and kind = $3 and group_kind = $4 \
-                 and day >= $5 and day < $6{} group by 1, 2",
-                window.bucket_sql("day"),
+                 and day >= $5 and day < $6{}",
                 cond.sql
             );
-            let rows: Vec<(i64, String, i64, i64)> = with_db!(self.db(), |pool| {
+            let mut rows: Vec<(i64, String, i64, i64)> = with_db!(self.db(), |pool| {
                 let q = sqlx::query_as(&sql)
                     .bind(tenant_id)
                     .bind(window.tz.name())
@@ -284,6 +285,9 @@ impl Services {
                     .bind(end);
                 bind_cond!(q, cond).fetch_all(pool).await
             })?;
+            for row in &mut rows {
+                row.0 = window.bucket_of(row.0);
+            }
             add_rows(&mut grid, rows, rekey);
             if let Source::Presence(_) = source {
                 // Rollups hold closed intervals only.
