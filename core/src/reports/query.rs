@@ -18,12 +18,15 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::sql::{bind_cond, Cond};
 use super::{
     api::{AggregationResponse, DateFilter, ReportRequest},
     catalogue::{Measure, MetricDef, Report, Source, Unit},
     plan::{plan, Filter, Query},
     window::{parse_zone, Window, WindowSpec},
+};
+use super::{
+    days::DayRows,
+    sql::{bind_cond, Cond},
 };
 use crate::{error::CoreResult, time::now_ms, with_db, Services};
 
@@ -267,24 +270,20 @@ impl Services {
             let (read_kind, rekey) = rollup_read_kind(group_kind, filter);
             let mut cond = Cond::new();
             cond.any_of(7, "group_key", &filter.rule_ids);
-            // Buckets are local days here, so each row is one bucket's value for
-            // one group: no GROUP BY (and no sort); the bucket is computed below.
-            let sql = format!(
-                "select day, group_key, total, samples \
-                 from report_day_rollups where tenant_id = $1 and zone = $2 and kind = $3 and group_kind = $4 \
-                 and day >= $5 and day < $6{}",
-                cond.sql
-            );
-            let mut rows: Vec<(i64, String, i64, i64)> = with_db!(self.db(), |pool| {
-                let q = sqlx::query_as(&sql)
-                    .bind(tenant_id)
-                    .bind(window.tz.name())
-                    .bind(source.rollup_kind())
-                    .bind(read_kind)
-                    .bind(start)
-                    .bind(end);
-                bind_cond!(q, cond).fetch_all(pool).await
-            })?;
+            // Buckets are local days here, so each day row is one bucket's value
+            // for one group: nothing to sum in SQL; the bucket is computed below.
+            let kind = source.rollup_kind();
+            let mut rows = self
+                .day_rows(DayRows {
+                    tenant_id,
+                    zone: window.tz,
+                    kind: &kind,
+                    group_kind: read_kind,
+                    start,
+                    end,
+                    cond: &cond,
+                })
+                .await?;
             for row in &mut rows {
                 row.0 = window.bucket_of(row.0);
             }
