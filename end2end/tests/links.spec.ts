@@ -48,6 +48,8 @@ test('an agent generates co-browsing links and a live-view link, and copies them
   await page.getByLabel('Only sessions tagged').fill(tag);
   await page.getByRole('button', { name: 'Filter' }).click();
   await expect(page.getByRole('radio')).toHaveCount(1);
+  // Filtering keeps the co-browsing links generated above.
+  await expect(join).toHaveValue(/\/cobrowse\/.+token=/);
   await page.getByRole('radio', { name: new RegExp(`visitor-${tag}`) }).check();
   await page.getByLabel('Language').selectOption('de');
   await page.getByRole('button', { name: 'Generate live-view link' }).click();

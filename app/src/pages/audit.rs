@@ -10,6 +10,7 @@ use crate::{
     components::{
         feedback::ErrorNote,
         layout::{encode_query, supervisors, utc_time, Guard},
+        lists::Pager,
     },
 };
 
@@ -132,10 +133,7 @@ fn AuditTable(page: AuditPage, query: AuditQuery) -> impl IntoView {
                 </tbody>
             </table>
         </div>
-        <nav class="pager" aria-label="Pages of the audit log">
-            {(info.page_number > 0).then(|| view! { <a href=page_link(&query, info.page_number - 1) rel="prev">"Newer"</a> })}
-            <span>{format!("Page {} of {} · {} entries", info.page_number + 1, info.total_pages.max(1), info.total_elements)}</span>
-            {(info.page_number + 1 < info.total_pages).then(|| view! { <a href=page_link(&query, info.page_number + 1) rel="next">"Older"</a> })}
-        </nav>
+        <Pager info noun="entries" words=("Newer", "Older") href=move |page| page_link(&query, page)
+            label="Pages of the audit log" />
     }
 }

@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_query_map;
+use leptos_router::{components::Form, hooks::use_query_map};
 
 use crate::{
     api::links::{
@@ -98,17 +98,19 @@ fn LiveViewCard(flashed: Flashed) -> impl IntoView {
     let query = use_query_map();
     let tag = move || query.with(|q| q.get("tag")).filter(|t| !t.is_empty());
     let sessions = Resource::new(tag, recent_sessions);
+    // The tag filter is the router's `Form`: filtering navigates in place, so
+    // links generated on this page stay (without JavaScript it is a plain GET form).
     view! {
         <section class="card" aria-labelledby="liveview-title">
             <h2 id="liveview-title">"Live view"</h2>
             <p>"The public link signs its opener in as you and shows the session. It works once, within 10 minutes."</p>
-            <form method="get" action=LINKS_PATH class="field-row">
+            <Form method="get" action=LINKS_PATH noscroll=true attr:class="field-row">
                 <div class="field">
                     <label for="session-tag">"Only sessions tagged"</label>
                     <input id="session-tag" name="tag" type="search" value=tag autocomplete="off" />
                 </div>
                 <button type="submit" class="button secondary">"Filter"</button>
-            </form>
+            </Form>
             <ActionForm action=generate>
                 <fieldset aria-describedby="session-error">
                     <legend>"Session"</legend>

@@ -18,6 +18,7 @@ use crate::{
     components::{
         feedback::{action_problem, field_invalid, ActionError, ErrorNote, FieldMessage},
         layout::{admins, Guard},
+        lists::DangerZone,
         zones::{load_zone_names, ZoneNames},
     },
 };
@@ -154,18 +155,14 @@ fn HoursEditor() -> impl IntoView {
                                     <p class="note ok" role="status">"Saved."</p>
                                 })}
                                 {(!is_new).then(|| view! {
-                                    <section class="card danger-zone">
-                                        <h2>"Delete these opening hours"</h2>
-                                        <details>
-                                            <summary>"Delete…"</summary>
-                                            <p>"Opening hours that a rule uses cannot be deleted; the message names the rules."</p>
-                                            <ActionForm action=delete>
-                                                <input type="hidden" name="id" value=delete_id.clone() />
-                                                <button type="submit" class="button danger">"Delete permanently"</button>
-                                            </ActionForm>
-                                        </details>
-                                        <ActionError value=delete.value() />
-                                    </section>
+                                    <DangerZone title="Delete these opening hours" summary="Delete…"
+                                        consequence="Opening hours that a rule uses cannot be deleted; the message names the rules.">
+                                        <ActionForm action=delete>
+                                            <input type="hidden" name="id" value=delete_id.clone() />
+                                            <button type="submit" class="button danger">"Delete permanently"</button>
+                                        </ActionForm>
+                                    </DangerZone>
+                                    <ActionError value=delete.value() />
                                 })}
                             }
                             .into_any()

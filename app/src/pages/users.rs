@@ -17,6 +17,7 @@ use crate::{
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
         layout::{admins, encode_query, Guard},
+        lists::{DangerZone, Pager},
         secret::OneTimeSecret,
     },
 };
@@ -239,11 +240,7 @@ fn UserTable(list: UserList, search: String) -> impl IntoView {
                 </tbody>
             </table>
         </div>
-        <nav class="pager" aria-label="Pages of users">
-            {(info.page_number > 0).then(|| view! { <a href=link(info.page_number - 1) rel="prev">"Previous"</a> })}
-            <span>{format!("Page {} of {} · {} users", info.page_number + 1, info.total_pages.max(1), info.total_elements)}</span>
-            {(info.page_number + 1 < info.total_pages).then(|| view! { <a href=link(info.page_number + 1) rel="next">"Next"</a> })}
-        </nav>
+        <Pager info noun="users" words=("Previous", "Next") href=link label="Pages of users" />
     }
 }
 
@@ -304,18 +301,14 @@ fn UserDetail() -> impl IntoView {
                                 <ActionError value=reset.value() />
                                 {move || reset.value().get().and_then(Result::ok).map(|shown| view! { <PasswordNote shown /> })}
                             </section>
-                            <section class="card danger-zone">
-                                <h2>"Delete the user"</h2>
-                                <details>
-                                    <summary>"Delete this user…"</summary>
-                                    <p>"Their sessions end, they leave their teams, and their customers become unassigned. This cannot be undone."</p>
-                                    <ActionForm action=remove>
-                                        <input type="hidden" name="id" value=remove_id.clone() />
-                                        <button type="submit" class="button danger">"Delete permanently"</button>
-                                    </ActionForm>
-                                </details>
-                                <ActionError value=remove.value() />
-                            </section>
+                            <DangerZone title="Delete the user" summary="Delete this user…"
+                                consequence="Their sessions end, they leave their teams, and their customers become unassigned. This cannot be undone.">
+                                <ActionForm action=remove>
+                                    <input type="hidden" name="id" value=remove_id.clone() />
+                                    <button type="submit" class="button danger">"Delete permanently"</button>
+                                </ActionForm>
+                            </DangerZone>
+                            <ActionError value=remove.value() />
                             }.into_any()
                         }
                         Err(e) => view! {

@@ -16,6 +16,7 @@ use crate::{
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
         layout::{admins, utc_time, Guard},
+        lists::DangerZone,
         secret::OneTimeSecret,
     },
 };
@@ -254,7 +255,7 @@ fn WebhookDetail() -> impl IntoView {
         </Suspense>
         // Outside the endpoint's Suspense: the log has a resource of its own.
         <DeliveryLog id=id() />
-        <DangerZone id=id() />
+        <DeleteEndpoint id=id() />
     }
 }
 
@@ -458,20 +459,16 @@ fn AttemptTable(
 }
 
 #[component]
-fn DangerZone(id: String) -> impl IntoView {
+fn DeleteEndpoint(id: String) -> impl IntoView {
     let delete = ServerAction::<DeleteWebhook>::new();
     view! {
-        <section class="card danger-zone">
-            <h2>"Delete the endpoint"</h2>
-            <details>
-                <summary>"Delete this endpoint…"</summary>
-                <p>"Pending deliveries are dropped and the delivery log is deleted with it. This cannot be undone."</p>
-                <ActionForm action=delete>
-                    <input type="hidden" name="id" value=id />
-                    <button type="submit" class="button danger">"Delete permanently"</button>
-                </ActionForm>
-            </details>
-            <ActionError value=delete.value() />
-        </section>
+        <DangerZone title="Delete the endpoint" summary="Delete this endpoint…"
+            consequence="Pending deliveries are dropped and the delivery log is deleted with it. This cannot be undone.">
+            <ActionForm action=delete>
+                <input type="hidden" name="id" value=id />
+                <button type="submit" class="button danger">"Delete permanently"</button>
+            </ActionForm>
+        </DangerZone>
+        <ActionError value=delete.value() />
     }
 }
