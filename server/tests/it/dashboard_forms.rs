@@ -37,6 +37,15 @@ async fn plain_form_post(
         .unwrap()
 }
 
+/// Asserts that every server function in `names`, called by `cookie` with
+/// `form`, is refused with `status` (403 for a role too low, 404 for another
+/// tenant's ids).
+async fn assert_refused(app: &TestApp, names: &[&str], cookie: &str, form: &[(&str, &str)], status: StatusCode) {
+    for name in names {
+        assert_eq!(server_fn(app, name, cookie, form).await.status(), status, "{name}");
+    }
+}
+
 async fn webhooks_are_edited_replayed_and_kept_per_tenant(db: TestDb) {
     let app = TestApp::start(db).await;
     let (alpha, _) = app.tenant_with_key("Alpha").await;
@@ -159,28 +168,19 @@ async fn webhooks_are_edited_replayed_and_kept_per_tenant(db: TestDb) {
     both[1].verify(&secret);
 
     // Supervisors cannot change settings; another tenant's admin cannot see them.
-    for name in [
+    let names = [
         "get_webhook",
         "update_webhook",
         "rotate_webhook_secret",
         "replay_webhook_delivery",
-    ] {
-        let form = [
-            ("id", id.as_str()),
-            ("url", "https://x.example.com"),
-            ("delivery_id", delivery.as_str()),
-        ];
-        assert_eq!(
-            server_fn(&app, name, &supervisor, &form).await.status(),
-            StatusCode::FORBIDDEN,
-            "{name}"
-        );
-        assert_eq!(
-            server_fn(&app, name, &stranger, &form).await.status(),
-            StatusCode::NOT_FOUND,
-            "{name}"
-        );
-    }
+    ];
+    let form = [
+        ("id", id.as_str()),
+        ("url", "https://x.example.com"),
+        ("delivery_id", delivery.as_str()),
+    ];
+    assert_refused(&app, &names, &supervisor, &form, StatusCode::FORBIDDEN).await;
+    assert_refused(&app, &names, &stranger, &form, StatusCode::NOT_FOUND).await;
     assert_eq!(
         server_fn(&app, "webhook_attempts", &stranger, &[("id", id.as_str())])
             .await
@@ -355,29 +355,11 @@ async fn admins_manage_users(db: TestDb) {
     assert!(old.headers()[header::LOCATION].to_str().unwrap().contains("error="));
 
     // Supervisors cannot manage users; another tenant's admin cannot see them.
-    for name in [
-        "list_users",
-        "get_user",
-        "add_user",
-        "edit_user",
-        "reset_user_password",
-        "remove_user",
-    ] {
-        let form = [("id", id.as_str()), ("form[email]", "x@alpha.example")];
-        assert_eq!(
-            server_fn(&app, name, &supervisor, &form).await.status(),
-            StatusCode::FORBIDDEN,
-            "{name}"
-        );
-    }
-    for name in ["get_user", "edit_user", "reset_user_password", "remove_user"] {
-        let form = [("id", id.as_str()), ("form[email]", "x@alpha.example")];
-        assert_eq!(
-            server_fn(&app, name, &stranger, &form).await.status(),
-            StatusCode::NOT_FOUND,
-            "{name}"
-        );
-    }
+    let form = [("id", id.as_str()), ("form[email]", "x@alpha.example")];
+    let by_id = ["get_user", "edit_user", "reset_user_password", "remove_user"];
+    let all = ["list_users", "add_user", by_id[0], by_id[1], by_id[2], by_id[3]];
+    assert_refused(&app, &all, &supervisor, &form, StatusCode::FORBIDDEN).await;
+    assert_refused(&app, &by_id, &stranger, &form, StatusCode::NOT_FOUND).await;
     let theirs = json_of(server_fn(&app, "list_users", &stranger, &[("search", "sam")]).await).await;
     assert_eq!(theirs["users"], json!([]));
 
@@ -506,30 +488,15 @@ async fn admins_edit_opening_hours_week_by_week(db: TestDb) {
         .unwrap();
     assert_eq!(unchanged["timezone"], "Europe/Berlin", "a refused save changes nothing");
 
-    for name in [
-        "list_opening_hours",
-        "get_opening_hours",
-        "save_opening_hours_form",
-        "delete_opening_hours_entry",
-    ] {
-        let form = [
-            ("id", id.as_str()),
-            ("form[id]", id.as_str()),
-            ("form[timezone]", "UTC"),
-        ];
-        assert_eq!(
-            server_fn(&app, name, &supervisor, &form).await.status(),
-            StatusCode::FORBIDDEN,
-            "{name}"
-        );
-    }
-    for name in ["get_opening_hours", "delete_opening_hours_entry"] {
-        assert_eq!(
-            server_fn(&app, name, &stranger, &[("id", id.as_str())]).await.status(),
-            StatusCode::NOT_FOUND,
-            "{name}"
-        );
-    }
+    let form = [
+        ("id", id.as_str()),
+        ("form[id]", id.as_str()),
+        ("form[timezone]", "UTC"),
+    ];
+    let by_id = ["get_opening_hours", "delete_opening_hours_entry"];
+    let all = ["list_opening_hours", "save_opening_hours_form", by_id[0], by_id[1]];
+    assert_refused(&app, &all, &supervisor, &form, StatusCode::FORBIDDEN).await;
+    assert_refused(&app, &by_id, &stranger, &[("id", id.as_str())], StatusCode::NOT_FOUND).await;
     let theirs = json_of(server_fn(&app, "list_opening_hours", &stranger, &[]).await).await;
     assert_eq!(theirs, json!([]));
     let deleted = server_fn(&app, "delete_opening_hours_entry", &admin, &[("id", id.as_str())]).await;
@@ -578,14 +545,9 @@ async fn workspace_settings_and_the_audit_log(db: TestDb) {
     assert_eq!(app.services.get_tenant(&alpha).await.unwrap().timezone, "Asia/Kolkata");
     let rotated = json_of(server_fn(&app, "rotate_widget_key", &admin, &[]).await).await;
     assert_ne!(rotated["widget_key"], before["widget_key"]);
-    for name in ["get_workspace", "update_workspace", "rotate_widget_key"] {
-        let form = [("name", "x"), ("timezone", "UTC")];
-        assert_eq!(
-            server_fn(&app, name, &supervisor, &form).await.status(),
-            StatusCode::FORBIDDEN,
-            "{name}"
-        );
-    }
+    let names = ["get_workspace", "update_workspace", "rotate_widget_key"];
+    let form = [("name", "x"), ("timezone", "UTC")];
+    assert_refused(&app, &names, &supervisor, &form, StatusCode::FORBIDDEN).await;
 
     // The log shows those writes with the admin's e-mail, filtered and paged;
     // supervisors read it, agents do not, and another workspace sees its own.
