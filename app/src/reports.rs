@@ -485,7 +485,9 @@ async fn script_errors(
         date_filter: filter.clone(),
         ..Default::default()
     };
-    let report = services.script_error_report(tenant_id, &request).await?;
+    let report = services
+        .script_error_report(tenant_id, &request, Strategy::Rollups)
+        .await?;
     bucket_table(view, &report.results, &["SCRIPT_ERRORS", "AFFECTED_VISITORS"]);
     view.details = Some(DetailTable {
         caption: "Most frequent errors".into(),
@@ -573,7 +575,11 @@ pub async fn csv(services: &Services, tenant_id: &str, query: &ReportQuery) -> C
                 date_filter: filter,
                 ..Default::default()
             };
-            csv::script_errors(&services.script_error_report(tenant_id, &request).await?)
+            csv::script_errors(
+                &services
+                    .script_error_report(tenant_id, &request, Strategy::Rollups)
+                    .await?,
+            )
         }
         _ => {
             if let Some(def) = agent_metric(family, query) {

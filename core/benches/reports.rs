@@ -285,7 +285,7 @@ impl Case {
                     date_filter,
                     ..Default::default()
                 };
-                let report = services.script_error_report(tenant, &filter).await.unwrap();
+                let report = services.script_error_report(tenant, &filter, strategy).await.unwrap();
                 report.errors.len() + report.results.len()
             }
         }
@@ -295,7 +295,7 @@ impl Case {
     fn has_rollups(&self) -> bool {
         matches!(
             self,
-            Case::Family(_) | Case::ByAgent(..) | Case::ConversationSplit | Case::Resources(_)
+            Case::Family(_) | Case::ByAgent(..) | Case::ConversationSplit | Case::Resources(_) | Case::ScriptErrors
         )
     }
 }

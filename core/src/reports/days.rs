@@ -12,7 +12,9 @@
 //! `day_rollup_zones` names the zone the day rows are kept in and the instant
 //! from which they are complete: the tenant's creation, or the first midnight
 //! after its zone last changed (a change deletes the rows and starts afresh in the
-//! new zone). Days before that come from the hourly rows.
+//! new zone). Days before that come from the hourly rows. The script-error day
+//! rows (see [`super::errors`]) came later: `errors_from` says from when they are
+//! complete for tenants that existed before them.
 
 use chrono::{NaiveDate, TimeZone};
 use chrono_tz::Tz;
@@ -27,17 +29,22 @@ use crate::{
     with_db, with_tx, Services,
 };
 
-/// Which day rows to read: one rollup kind and group kind of a tenant's zone,
-/// for the days in `[start, end)`, narrowed by `cond` (placeholders from `$7`).
+/// Which day rows to read: some rollup kinds with one group kind, of a tenant's
+/// zone, for the days in `[start, end)`, narrowed by `cond` (placeholders from
+/// `$6`; the kinds take the placeholders after it).
 pub(crate) struct DayRows<'a> {
     pub tenant_id: &'a str,
     pub zone: Tz,
-    pub kind: &'a str,
+    pub kinds: &'a [String],
     pub group_kind: &'a str,
     pub start: i64,
     pub end: i64,
     pub cond: &'a Cond,
 }
+
+/// One day row: the index of its kind in [`DayRows::kinds`], the day's start,
+/// the group key, total and samples.
+pub(crate) type DayRow = (usize, i64, String, i64, i64);
 
 /// Separates the groups of a day in the packed SQLite answer (ASCII record separator).
 const GROUP_SEP: char = '\u{1e}';
@@ -88,6 +95,7 @@ pub(crate) async fn reset_day_rollups(tx: &mut Tx, tenant_id: &str, zone: Tz, co
     with_tx!(tx, |conn| {
         for sql in [
             "delete from visitor_days where tenant_id = $1",
+            "delete from error_visitor_days where tenant_id = $1",
             "delete from report_day_rollups where tenant_id = $1",
             "delete from resource_day_rollups where tenant_id = $1",
             "delete from day_rollup_zones where tenant_id = $1",
@@ -106,33 +114,47 @@ pub(crate) async fn reset_day_rollups(tx: &mut Tx, tenant_id: &str, zone: Tz, co
 }
 
 impl Services {
-    /// Day rollup rows, `(day start, group key, total, samples)`.
+    /// Day rollup rows of several kinds in one read.
     ///
-    /// On SQLite each day comes back as one row with its groups packed into a
-    /// string: sqlx hands SQLite rows over from a worker thread one at a time,
-    /// and at about 5 µs a row that hand-over, not the read, was most of a year
-    /// split by 50 agents (3,450 rows: 20 ms; packed into 69 rows: a few ms).
-    /// PostgreSQL streams plain rows.
-    pub(crate) async fn day_rows(&self, q: DayRows<'_>) -> CoreResult<Vec<(i64, String, i64, i64)>> {
-        let filter = "from report_day_rollups where tenant_id = $1 and zone = $2 and kind = $3 \
-                      and group_kind = $4 and day >= $5 and day < $6";
-        match self.db() {
-            Db::Sqlite(pool) => {
-                let sql = format!(
-                    "select day, group_concat(group_key || char(31) || total || char(31) || samples, char(30)) \
-                     {filter}{} group by day",
-                    q.cond.sql
-                );
-                let query = sqlx::query_as(&sql)
+    /// On SQLite each day and kind comes back as one row with its groups packed
+    /// into a string: sqlx hands SQLite rows over from a worker thread one at a
+    /// time, and at about 5 µs a row that hand-over, not the read, was most of a
+    /// year split by 50 agents (3,450 rows: 20 ms; packed into 69 rows: a few
+    /// ms). PostgreSQL streams plain rows.
+    pub(crate) async fn day_rows(&self, q: DayRows<'_>) -> CoreResult<Vec<DayRow>> {
+        let first_kind = 6 + q.cond.binds.len();
+        let filter = format!(
+            "from report_day_rollups where tenant_id = $1 and zone = $2 and group_kind = $3 \
+             and day >= $4 and day < $5{} and kind in ({})",
+            q.cond.sql,
+            crate::db::placeholders(first_kind, q.kinds.len())
+        );
+        let index = |kind: &str| q.kinds.iter().position(|k| k == kind).unwrap_or_default();
+        macro_rules! bound {
+            ($sql:expr) => {{
+                let query = sqlx::query_as($sql)
                     .bind(q.tenant_id)
                     .bind(q.zone.name())
-                    .bind(q.kind)
                     .bind(q.group_kind)
                     .bind(q.start)
                     .bind(q.end);
-                let packed: Vec<(i64, String)> = bind_cond!(query, q.cond).fetch_all(pool).await?;
+                let mut query = bind_cond!(query, q.cond);
+                for kind in q.kinds {
+                    query = query.bind(kind);
+                }
+                query
+            }};
+        }
+        match self.db() {
+            Db::Sqlite(pool) => {
+                let sql = format!(
+                    "select kind, day, group_concat(group_key || char(31) || total || char(31) || samples, char(30)) \
+                     {filter} group by kind, day"
+                );
+                let packed: Vec<(String, i64, String)> = bound!(&sql).fetch_all(pool).await?;
                 let mut rows = Vec::new();
-                for (day, groups) in packed {
+                for (kind, day, groups) in packed {
+                    let kind = index(&kind);
                     for group in groups.split(GROUP_SEP) {
                         let mut fields = group.split(FIELD_SEP);
                         let (Some(key), Some(total), Some(samples)) = (fields.next(), fields.next(), fields.next())
@@ -140,6 +162,7 @@ impl Services {
                             continue;
                         };
                         rows.push((
+                            kind,
                             day,
                             key.to_string(),
                             total.parse().unwrap_or_default(),
@@ -150,15 +173,12 @@ impl Services {
                 Ok(rows)
             }
             Db::Postgres(pool) => {
-                let sql = format!("select day, group_key, total, samples {filter}{}", q.cond.sql);
-                let query = sqlx::query_as(&sql)
-                    .bind(q.tenant_id)
-                    .bind(q.zone.name())
-                    .bind(q.kind)
-                    .bind(q.group_kind)
-                    .bind(q.start)
-                    .bind(q.end);
-                Ok(bind_cond!(query, q.cond).fetch_all(pool).await?)
+                let sql = format!("select kind, day, group_key, total, samples {filter}");
+                let plain: Vec<(String, i64, String, i64, i64)> = bound!(&sql).fetch_all(pool).await?;
+                Ok(plain
+                    .into_iter()
+                    .map(|(kind, day, key, total, samples)| (index(&kind), day, key, total, samples))
+                    .collect())
             }
         }
     }
@@ -167,21 +187,36 @@ impl Services {
     /// or `None`: the buckets must be days in the zone the rows are kept in, and
     /// the days must lie after the rows became complete.
     pub(crate) async fn day_span(&self, tenant_id: &str, window: &Window) -> CoreResult<Option<(i64, i64)>> {
+        self.kept_day_span(tenant_id, window, false).await
+    }
+
+    /// [`Self::day_span`] for the script-error day rows, which may have started
+    /// later (see [`super::errors`]).
+    pub(crate) async fn error_day_span(&self, tenant_id: &str, window: &Window) -> CoreResult<Option<(i64, i64)>> {
+        self.kept_day_span(tenant_id, window, true).await
+    }
+
+    async fn kept_day_span(&self, tenant_id: &str, window: &Window, errors: bool) -> CoreResult<Option<(i64, i64)>> {
         if window.unit != BucketUnit::Day {
             return Ok(None);
         }
-        let kept: Option<(String, i64)> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select zone, complete_from from day_rollup_zones where tenant_id = $1"
+        let kept: Option<(String, i64, i64)> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select zone, complete_from, errors_from from day_rollup_zones where tenant_id = $1"
         )
         .bind(tenant_id)
         .fetch_optional(pool)
         .await)?;
-        let Some((zone, complete_from)) = kept else {
+        let Some((zone, complete_from, errors_from)) = kept else {
             return Ok(None);
         };
         if zone != window.tz.name() {
             return Ok(None);
         }
+        let complete_from = if errors {
+            complete_from.max(errors_from)
+        } else {
+            complete_from
+        };
         let start = midnight_at_or_after(window.tz, window.start.max(complete_from));
         let end = day_start(window.tz, window.end);
         Ok((start < end).then_some((start, end)))

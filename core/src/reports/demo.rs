@@ -427,7 +427,7 @@ impl Services {
                 column: Some(column),
                 tags: tags.clone(),
             };
-            super::ingest::store_script_error(w.tx().await?, tenant_id, &error).await?;
+            super::ingest::store_script_error(w.tx().await?, tenant_id, zone, &error).await?;
             w.counted(1).await?;
         }
         if rng.gen_bool(0.1) {

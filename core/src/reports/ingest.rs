@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     catalogue::SESSION,
     days::{day_start, rollup_zone},
+    errors::mark_error_day,
     facts::{add_rollup, hour_of, record, tags_column, Fact},
     visitors::mark_visitor_day,
 };
@@ -324,7 +325,7 @@ impl Services {
                     record(&mut tx, tenant_id, &fact).await?
                 }
                 TrackEvent::Resource(r) => store_resource(&mut tx, tenant_id, zone, r).await?,
-                TrackEvent::ScriptError(e) => store_script_error(&mut tx, tenant_id, e).await?,
+                TrackEvent::ScriptError(e) => store_script_error(&mut tx, tenant_id, zone, e).await?,
             };
             if inserted {
                 result.accepted += 1;
@@ -456,7 +457,14 @@ pub(crate) async fn store_resource(
     Ok(true)
 }
 
-pub(crate) async fn store_script_error(tx: &mut crate::db::Tx, tenant_id: &str, e: &ScriptErrorIn) -> CoreResult<bool> {
+/// Stores a script error (once per id) and counts it on its local day in `zone`,
+/// the tenant's day-rollup zone.
+pub(crate) async fn store_script_error(
+    tx: &mut crate::db::Tx,
+    tenant_id: &str,
+    zone: Tz,
+    e: &ScriptErrorIn,
+) -> CoreResult<bool> {
     let path = url_path(&e.url).unwrap_or_else(|| "/".into());
     let inserted = with_tx!(tx, |conn| sqlx::query(
         "insert into script_errors (tenant_id, id, at, visit_id, session_id, visitor_id, external_id, url, path, \
@@ -480,5 +488,8 @@ pub(crate) async fn store_script_error(tx: &mut crate::db::Tx, tenant_id: &str, 
     .execute(conn)
     .await
     .map(|res| res.rows_affected()))?;
+    if inserted == 1 {
+        mark_error_day(tx, tenant_id, zone, e.visitor_id.as_deref(), e.at).await?;
+    }
     Ok(inserted == 1)
 }

@@ -13,7 +13,8 @@
 //! - [`sql`]: filter conditions with placeholders for both backends;
 //! - [`times`]: agent time lists and the per-agent conversation split;
 //! - [`totals`]: each metric over a period and the one before (dashboards);
-//! - [`resources`]: the resource and script-error reports (spec 2.16 filters);
+//! - [`resources`]: the resource report and the search filters of spec 2.16;
+//! - [`errors`]: the script-error report, and its errors counted per local day;
 //! - [`csv`]: every report as CSV;
 //! - [`demo`]: a realistic history for a tenant.
 
@@ -26,6 +27,8 @@ pub mod csv;
 pub mod days;
 #[cfg(feature = "server")]
 pub mod demo;
+#[cfg(feature = "server")]
+pub mod errors;
 #[cfg(feature = "server")]
 pub mod facts;
 #[cfg(feature = "server")]

@@ -16,7 +16,10 @@
 //! - **raw**: the same `GROUP BY` over the fact tables. Exact for any zone and any
 //!   filter; the benchmark's baseline and the tests' reference.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::{
+    borrow::Borrow,
+    collections::{BTreeMap, HashMap, HashSet},
+};
 
 use super::{
     api::{AggregationResponse, DateFilter, ReportRequest},
@@ -55,10 +58,10 @@ fn decimal(value: f64) -> String {
 
 /// The value of one cell, or `None` when it is undefined (an average or rate with
 /// no samples).
-pub(crate) fn cell(def: &MetricDef, parts: &[Grid], key: &(i64, String)) -> Option<String> {
-    let sum = |grids: &[Grid]| {
+pub(crate) fn cell<G: Borrow<Grid>>(def: &MetricDef, parts: &[G], key: &(i64, String)) -> Option<String> {
+    let sum = |grids: &[G]| {
         grids.iter().fold((0i64, 0i64), |(t, s), g| {
-            let (gt, gs) = g.get(key).copied().unwrap_or_default();
+            let (gt, gs) = g.borrow().get(key).copied().unwrap_or_default();
             (t + gt, s + gs)
         })
     };
@@ -87,9 +90,9 @@ pub(crate) fn cell(def: &MetricDef, parts: &[Grid], key: &(i64, String)) -> Opti
 /// The defined cells of one query's grids, `(bucket, group key, value)`, for
 /// the buckets in `labels`: every bucket when the query is not grouped, else
 /// only the groups that have facts.
-pub(crate) fn cells(
+pub(crate) fn cells<G: Borrow<Grid>>(
     def: &MetricDef,
-    grids: &[Grid],
+    grids: &[G],
     group_kind: &str,
     labels: &HashMap<i64, String>,
 ) -> Vec<(i64, String, String)> {
@@ -98,7 +101,7 @@ pub(crate) fn cells(
     } else {
         let mut keys: HashSet<(i64, String)> = HashSet::new();
         for grid in grids {
-            keys.extend(grid.keys().filter(|(b, _)| labels.contains_key(b)).cloned());
+            keys.extend(grid.borrow().keys().filter(|(b, _)| labels.contains_key(b)).cloned());
         }
         keys.into_iter().collect()
     };
@@ -213,7 +216,6 @@ impl Services {
         query: &Query,
         strategy: Strategy,
     ) -> CoreResult<(Vec<Grid>, &'static str)> {
-        let mut grids = Vec::new();
         if query.def.measure == Measure::DistinctVisitors {
             let mut grid = Grid::new();
             let mut rest = vec![window.clone()];
@@ -236,20 +238,16 @@ impl Services {
                     grid.entry((*b, String::new())).or_default().1 += 1;
                 }
             }
-            grids.push(grid);
-            return Ok((grids, ""));
+            return Ok((vec![grid], ""));
         }
-        for source in query.def.measure.sources() {
-            grids.push(
-                self.source_grid(tenant_id, window, source, query.group_kind, &query.filter, strategy)
-                    .await?,
-            );
-        }
+        let sources = query.def.measure.sources();
+        let grids = self
+            .source_grids(tenant_id, window, &sources, query.group_kind, &query.filter, strategy)
+            .await?;
         Ok((grids, query.group_kind))
     }
 
-    /// One source's grid: whole local days from day rollups where they apply,
-    /// the rest from hourly rollups and raw facts (see [`Self::hourly_grid`]).
+    /// One source's grid; see [`Self::source_grids`].
     pub(crate) async fn source_grid(
         &self,
         tenant_id: &str,
@@ -259,7 +257,26 @@ impl Services {
         filter: &Filter,
         strategy: Strategy,
     ) -> CoreResult<Grid> {
-        let mut grid = Grid::new();
+        let mut grids = self
+            .source_grids(tenant_id, window, &[source], group_kind, filter, strategy)
+            .await?;
+        Ok(grids.pop().unwrap_or_default())
+    }
+
+    /// The grids of `sources` (one each, in order), all with the same group
+    /// kind and filter: whole local days from day rollups where they apply (one
+    /// read for every source), the rest from hourly rollups and raw facts (see
+    /// [`Self::hourly_grid`]).
+    pub(crate) async fn source_grids(
+        &self,
+        tenant_id: &str,
+        window: &Window,
+        sources: &[Source],
+        group_kind: &str,
+        filter: &Filter,
+        strategy: Strategy,
+    ) -> CoreResult<Vec<Grid>> {
+        let mut grids = vec![Grid::new(); sources.len()];
         let mut rest = vec![window.clone()];
         let days = if strategy == Strategy::Rollups && filter.rollup_compatible() && group_kind != "VISITOR" {
             self.day_span(tenant_id, window).await?
@@ -269,31 +286,49 @@ impl Services {
         if let Some((start, end)) = days {
             let (read_kind, rekey) = rollup_read_kind(group_kind, filter);
             let mut cond = Cond::new();
-            cond.any_of(7, "group_key", &filter.rule_ids);
-            // Buckets are local days here, so each day row is one bucket's value
-            // for one group: nothing to sum in SQL; the bucket is computed below.
-            let kind = source.rollup_kind();
-            let mut rows = self
+            cond.any_of(6, "group_key", &filter.rule_ids);
+            // Each kind is read once, even when two sources share it.
+            let mut kinds: Vec<String> = Vec::new();
+            let mut targets: Vec<Vec<usize>> = Vec::new();
+            for (i, source) in sources.iter().enumerate() {
+                let kind = source.rollup_kind();
+                match kinds.iter().position(|k| *k == kind) {
+                    Some(k) => targets[k].push(i),
+                    None => {
+                        kinds.push(kind);
+                        targets.push(vec![i]);
+                    }
+                }
+            }
+            let rows = self
                 .day_rows(DayRows {
                     tenant_id,
                     zone: window.tz,
-                    kind: &kind,
+                    kinds: &kinds,
                     group_kind: read_kind,
                     start,
                     end,
                     cond: &cond,
                 })
                 .await?;
-            for row in &mut rows {
-                row.0 = window.bucket_of(row.0);
+            // Buckets are local days here, so each day row is one bucket's value
+            // for one group: nothing to sum in SQL.
+            let mut buckets = HashMap::new();
+            for (kind, day, key, total, samples) in rows {
+                let b = *buckets.entry(day).or_insert_with(|| window.bucket_of(day));
+                let key = if rekey { String::new() } else { key };
+                for &target in &targets[kind] {
+                    let cell = grids[target].entry((b, key.clone())).or_default();
+                    cell.0 += total;
+                    cell.1 += samples;
+                }
             }
-            add_rows(&mut grid, rows, rekey);
-            if let Source::Presence(_) = source {
-                // Rollups hold closed intervals only.
-                self.raw_grid(
-                    tenant_id, window, source, group_kind, filter, start, end, true, &mut grid,
-                )
-                .await?;
+            for (source, grid) in sources.iter().zip(&mut grids) {
+                if let Source::Presence(_) = source {
+                    // Rollups hold closed intervals only.
+                    self.raw_grid(tenant_id, window, *source, group_kind, filter, start, end, true, grid)
+                        .await?;
+                }
             }
             rest = [window.clip(window.start, start), window.clip(end, window.end)]
                 .into_iter()
@@ -301,10 +336,12 @@ impl Services {
                 .collect();
         }
         for part in rest {
-            self.hourly_grid(tenant_id, &part, source, group_kind, filter, strategy, &mut grid)
-                .await?;
+            for (source, grid) in sources.iter().zip(&mut grids) {
+                self.hourly_grid(tenant_id, &part, *source, group_kind, filter, strategy, grid)
+                    .await?;
+            }
         }
-        Ok(grid)
+        Ok(grids)
     }
 
     /// Adds a part of a period to `grid`: whole UTC hours from hourly rollups

@@ -1,6 +1,7 @@
-//! The conversation-resource report and the script-error report (spec 2.16).
+//! The conversation-resource report (spec 2.16), and the search helpers it shares
+//! with the script-error report ([`super::errors`]).
 //!
-//! Both are searches: any combination of filters, including a free `criteria` on
+//! Both reports are searches: any combination of filters, including a free `criteria` on
 //! any field, over the raw rows of the period (indexed by tenant and time). Rows
 //! are averaged per resource name (and group); totals per bucket feed charts.
 //!
@@ -14,27 +15,24 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{
-    api::{
-        Criteria, ResourceFilter, ResourceGroupBy, ResourceReport, ResourceRow, ScriptErrorFilter, ScriptErrorReport,
-        ScriptErrorRow,
-    },
+    api::{Criteria, ResourceFilter, ResourceGroupBy, ResourceReport, ResourceRow},
     query::Strategy,
     sql::{bind_cond, Bind, Cond},
     window::Window,
 };
-use crate::{error::CoreResult, time::from_ms, validate::Checks, with_db, Services};
+use crate::{error::CoreResult, validate::Checks, with_db, Services};
 
 /// Most rows in a report.
-const MAX_ROWS: i64 = 1000;
+pub(super) const MAX_ROWS: i64 = 1000;
 
 /// A column a `criteria.key` can name.
-struct Column {
+pub(super) struct Column {
     key: &'static str,
     sql: &'static str,
     numeric: bool,
 }
 
-const fn text(key: &'static str, sql: &'static str) -> Column {
+pub(super) const fn text(key: &'static str, sql: &'static str) -> Column {
     Column {
         key,
         sql,
@@ -42,7 +40,7 @@ const fn text(key: &'static str, sql: &'static str) -> Column {
     }
 }
 
-const fn number(key: &'static str, sql: &'static str) -> Column {
+pub(super) const fn number(key: &'static str, sql: &'static str) -> Column {
     Column {
         key,
         sql,
@@ -64,20 +62,8 @@ const RESOURCE_COLUMNS: &[Column] = &[
     text("externalId", "external_id"),
 ];
 
-const ERROR_COLUMNS: &[Column] = &[
-    text("message", "message"),
-    text("fileName", "file_name"),
-    number("line", "line"),
-    text("url", "url"),
-    text("path", "path"),
-    text("sessionId", "session_id"),
-    text("visitId", "visit_id"),
-    text("visitorId", "visitor_id"),
-    text("externalId", "external_id"),
-];
-
 /// Turns a `criteria` into SQL, or names what is wrong with it.
-fn criteria(checks: &mut Checks, cond: &mut Cond, next: usize, columns: &[Column], criteria: &Criteria) {
+pub(super) fn criteria(checks: &mut Checks, cond: &mut Cond, next: usize, columns: &[Column], criteria: &Criteria) {
     let Some(column) = columns.iter().find(|c| c.key == criteria.key) else {
         let keys: Vec<&str> = columns.iter().map(|c| c.key).collect();
         checks.push(
@@ -139,7 +125,7 @@ fn criteria(checks: &mut Checks, cond: &mut Cond, next: usize, columns: &[Column
     }
 }
 
-fn check_ids(checks: &mut Checks, field: &str, ids: &Option<Vec<String>>) {
+pub(super) fn check_ids(checks: &mut Checks, field: &str, ids: &Option<Vec<String>>) {
     if let Some(ids) = ids {
         checks.unique_items(field, ids, 200, |checks, at, v| {
             checks.required_text(at, Some(v), 200);
@@ -187,7 +173,6 @@ impl LoadSums {
 /// `(group, name, type)` → sums.
 type LoadGrid = HashMap<(Option<String>, String, String), LoadSums>;
 type LoadRowSql = (Option<String>, String, String, i64, i64, i64, i64, i64, i64);
-type ErrorRowSql = (String, Option<String>, Option<i32>, i64, i64, i64, i64);
 
 /// The sums of one resource row, as SQL over raw loads or hourly rollups.
 const RAW_SUMS: &str = "count(*), cast(sum(duration_ms) as bigint), max(duration_ms), \
@@ -415,86 +400,6 @@ impl Services {
         Ok(())
     }
 
-    /// The script-error report (spec 2.16, second filter set).
-    pub async fn script_error_report(
-        &self,
-        tenant_id: &str,
-        filter: &ScriptErrorFilter,
-    ) -> CoreResult<ScriptErrorReport> {
-        let window = self
-            .report_window(tenant_id, &filter.date_filter, &[], "dateFilter.")
-            .await?;
-        let mut checks = Checks::new();
-        check_ids(&mut checks, "visitorIds", &filter.visitor_ids);
-        check_ids(&mut checks, "externalIds", &filter.external_ids);
-        let mut cond = Cond::new();
-        let next = 4;
-        cond.equals(next, "session_id", filter.session_id.as_deref());
-        cond.any_of(next, "visitor_id", filter.visitor_ids.as_deref().unwrap_or_default());
-        cond.any_of(next, "external_id", filter.external_ids.as_deref().unwrap_or_default());
-        cond.equals(next, "path", filter.path.as_deref());
-        cond.prefix(next, "url", filter.url.as_deref());
-        cond.equals(next, "file_name", filter.file_name.as_deref());
-        if let Some(tags) = &filter.tags {
-            cond.tags(next, "tags", tags);
-        }
-        if let Some(c) = &filter.criteria {
-            criteria(&mut checks, &mut cond, next, ERROR_COLUMNS, c);
-        }
-        checks.finish()?;
-
-        let sql = format!(
-            "select message, file_name, line, count(*), count(distinct visitor_id), min(at), max(at) \
-             from script_errors where tenant_id = $1 and at >= $2 and at < $3{} \
-             group by 1, 2, 3 order by 4 desc, 1 limit {MAX_ROWS}",
-            cond.sql
-        );
-        let rows: Vec<ErrorRowSql> = with_db!(self.db(), |pool| {
-            let q = sqlx::query_as(&sql).bind(tenant_id).bind(window.start).bind(window.end);
-            bind_cond!(q, cond).fetch_all(pool).await
-        })?;
-        let errors = rows
-            .into_iter()
-            .map(
-                |(message, file_name, line, count, visitors, first, last)| ScriptErrorRow {
-                    message,
-                    file_name,
-                    line,
-                    count,
-                    visitors,
-                    first_seen: from_ms(first),
-                    last_seen: from_ms(last),
-                },
-            )
-            .collect();
-        // Errors and distinct visitors per bucket, in one query over the whole
-        // period, so a visitor on both sides of a DST change in one day counts once.
-        let sql = format!(
-            "select {}, count(*), count(distinct nullif(visitor_id, '')) from script_errors \
-             where tenant_id = $1 and at >= $2 and at < $3{} group by 1",
-            window.bucket_sql("at"),
-            cond.sql
-        );
-        let per_bucket: Vec<(i64, i64, i64)> = with_db!(self.db(), |pool| {
-            let q = sqlx::query_as(&sql).bind(tenant_id).bind(window.start).bind(window.end);
-            bind_cond!(q, cond).fetch_all(pool).await
-        })?;
-        let per_bucket: HashMap<i64, (i64, i64)> = per_bucket.into_iter().map(|(b, n, v)| (b, (n, v))).collect();
-        let results = labelled(&window, |b| {
-            BTreeMap::from([
-                (
-                    "SCRIPT_ERRORS".to_string(),
-                    per_bucket.get(&b).map_or(0, |c| c.0).to_string(),
-                ),
-                (
-                    "AFFECTED_VISITORS".to_string(),
-                    per_bucket.get(&b).map_or(0, |c| c.1).to_string(),
-                ),
-            ])
-        });
-        Ok(ScriptErrorReport { errors, results })
-    }
-
     /// Adds, per bucket, a count and two sums (`sums`, three SQL expressions) of
     /// `table` rows whose `at` column falls in `part` and match `filter_sql`
     /// (with `cond`'s placeholders, from `$4`), in one query over the range's
@@ -532,7 +437,7 @@ fn round2(value: f64) -> f64 {
 }
 
 /// One entry per bucket of the window, labelled.
-fn labelled(
+pub(super) fn labelled(
     window: &Window,
     cells: impl Fn(i64) -> BTreeMap<String, String>,
 ) -> BTreeMap<String, BTreeMap<String, String>> {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use super::{
     api::{AgentConversationReport, AgentTimes, DateFilter, Grouping, MetricEntry, ReportRequest, TimeRange},
     catalogue::{Report, Source},
-    plan::plan,
-    query::{cells, Strategy},
+    plan::{plan, Filter},
+    query::{cells, Grid, Strategy},
 };
 use crate::{error::CoreResult, time::from_ms, time::now_ms, Services};
 
@@ -105,7 +105,9 @@ impl Services {
         strategy: Strategy,
     ) -> CoreResult<AgentConversationReport> {
         // One plan per metric, cut into one window, so that each bucket label is
-        // formatted once and every cell goes straight into the answer.
+        // formatted once and every cell goes straight into the answer. Every
+        // metric here is grouped by agent without filters, so one read of the
+        // day rows serves all of their sources (two metrics share one).
         let mut queries = Vec::new();
         for metric in CONVERSATION_SPLIT {
             let report = if metric == "MESSAGES_OUT" {
@@ -123,15 +125,30 @@ impl Services {
             };
             queries.extend(plan(report, &request)?);
         }
-        let sources: Vec<Source> = queries.iter().flat_map(|q| q.def.measure.sources()).collect();
+        let mut sources: Vec<Source> = Vec::new();
+        for source in queries.iter().flat_map(|q| q.def.measure.sources()) {
+            if !sources.contains(&source) {
+                sources.push(source);
+            }
+        }
         let window = self.report_window(tenant_id, filter, &sources, "dateFilter.").await?;
         let labels = window.labels();
+        let grids = self
+            .source_grids(tenant_id, &window, &sources, "AGENT", &Filter::default(), strategy)
+            .await?;
         let mut out = AgentConversationReport {
             results: labels.values().map(|label| (label.clone(), BTreeMap::new())).collect(),
         };
         for query in &queries {
-            let (grids, group_kind) = self.measure_grids(tenant_id, &window, query, strategy).await?;
-            for (b, agent, value) in cells(query.def, &grids, group_kind, &labels) {
+            debug_assert!(query.group_kind == "AGENT" && query.filter.is_empty());
+            let parts: Vec<&Grid> = query
+                .def
+                .measure
+                .sources()
+                .iter()
+                .filter_map(|s| sources.iter().position(|x| x == s).map(|i| &grids[i]))
+                .collect();
+            for (b, agent, value) in cells(query.def, &parts, "AGENT", &labels) {
                 if let Some(bucket) = out.results.get_mut(&labels[&b]) {
                     bucket
                         .entry(agent)

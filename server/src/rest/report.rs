@@ -359,6 +359,9 @@ async fn script_errors(
     ApiQuery(format): ApiQuery<Format>,
     ApiJson(filter): ApiJson<ScriptErrorFilter>,
 ) -> ApiResult<Reply<ScriptErrorReport>> {
-    let report = state.services.script_error_report(&auth.tenant_id, &filter).await?;
+    let report = state
+        .services
+        .script_error_report(&auth.tenant_id, &filter, Strategy::Rollups)
+        .await?;
     Ok(Reply::new(&format, "script-errors", report, csv::script_errors))
 }

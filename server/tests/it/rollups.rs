@@ -1,12 +1,12 @@
 //! Rollups agree with raw facts: every metric and grouping, the resource report,
-//! unique visitors, on demo histories, through hourly and daily rollups, in
+//! script errors, unique visitors, on demo histories, through hourly and daily rollups, in
 //! whole-hour and half-hour zones, and across a zone change.
 
 use rapport_core::{
     audit::Actor,
     backend_tests,
     reports::{
-        api::{DateFilter, Grouping, MetricEntry, ReportRequest, ResourceFilter, ResourceGroupBy},
+        api::{DateFilter, Grouping, MetricEntry, ReportRequest, ResourceFilter, ResourceGroupBy, ScriptErrorFilter},
         catalogue::{Report, METRICS},
         demo::DemoOptions,
         query::Strategy,
@@ -64,6 +64,33 @@ async fn assert_rollups_agree(s: &Services, tenant: &str, filter: &DateFilter) {
             if filter.grouping == Grouping::LastMonth {
                 assert!(!fast.rows.is_empty(), "resources {request:?}");
             }
+        }
+    }
+    // The per-agent conversation split reads all of its sources at once.
+    let fast = s
+        .agent_conversation_split(tenant, filter, Strategy::Rollups)
+        .await
+        .unwrap();
+    let raw = s.agent_conversation_split(tenant, filter, Strategy::Raw).await.unwrap();
+    assert_eq!(fast, raw, "agent conversation split {filter:?}");
+    // Script errors: per-day counts and distinct visitors from the day rows.
+    for file_name in [None, Some("https://www.example.com/static/app.js".to_string())] {
+        let request = ScriptErrorFilter {
+            date_filter: filter.clone(),
+            file_name,
+            ..Default::default()
+        };
+        let fast = s
+            .script_error_report(tenant, &request, Strategy::Rollups)
+            .await
+            .unwrap();
+        let raw = s.script_error_report(tenant, &request, Strategy::Raw).await.unwrap();
+        assert_eq!(fast, raw, "script errors {request:?}");
+        if filter.grouping == Grouping::LastMonth {
+            assert!(
+                fast.results.values().any(|b| b["AFFECTED_VISITORS"] != "0"),
+                "{request:?}"
+            );
         }
     }
 }
