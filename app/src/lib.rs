@@ -34,6 +34,7 @@ use crate::{
         api_reference::ApiReferencePage,
         audit::AuditPage,
         home::HomePage,
+        inbox::InboxPage,
         link_tools::LinksPage,
         links::{CobrowsePage, JoinPage, LiveViewPage},
         login::LoginPage,
@@ -41,6 +42,7 @@ use crate::{
         opening_hours::{OpeningHoursListPage, OpeningHoursPage},
         reports::{ReportPage, ReportsIndexPage},
         settings::SettingsPage,
+        teams::{TeamPage, TeamsPage},
         tenants::TenantsPage,
         users::{UserPage, UsersPage},
         webhooks::{WebhookPage, WebhooksPage},
@@ -90,6 +92,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/opening-hours/:id") view=OpeningHoursPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/users") view=UsersPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/users/:id") view=UserPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/teams") view=TeamsPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/teams/:id") view=TeamPage ssr=SsrMode::Async />
                     <Route path=path!("/settings") view=SettingsPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/workspace") view=WorkspacePage ssr=SsrMode::Async />
                     <Route path=path!("/settings/audit") view=AuditPage ssr=SsrMode::Async />
@@ -97,6 +101,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/webhooks/:id") view=WebhookPage ssr=SsrMode::Async />
                     <Route path=path!("/platform/tenants") view=TenantsPage ssr=SsrMode::Async />
                     <Route path=path!("/docs/api") view=ApiReferencePage ssr=SsrMode::Async />
+                    <Route path=path!("/inbox") view=InboxPage ssr=SsrMode::Async />
                     <Route path=path!("/links") view=LinksPage ssr=SsrMode::Async />
                     <Route path=path!("/reports") view=ReportsIndexPage ssr=SsrMode::Async />
                     <Route path=path!("/reports/:family") view=ReportPage ssr=SsrMode::Async />

@@ -409,7 +409,7 @@ impl Services {
         )
         .await?;
         tx.commit().await?;
-        self.wake_outbox();
+        self.after_commit(tenant_id, id, LiveEvent::Assigned(customer.clone()));
         Ok(customer)
     }
 

@@ -1,5 +1,5 @@
 //! In-process fan-out of what changed, for the screens that show it live: the
-//! visitor widget (messages to its customer) and, later, the agents' inbox.
+//! visitor widget (messages to its customer) and the agents' inbox.
 //!
 //! Subscribers get every event of the instance and keep what concerns them; a
 //! subscriber that falls behind loses the oldest events (`broadcast` semantics) and
@@ -7,7 +7,10 @@
 
 use tokio::sync::broadcast;
 
-use crate::conversations::{Conversation, Message};
+use crate::{
+    conversations::{Conversation, Message},
+    customers::Customer,
+};
 
 /// What changed.
 #[derive(Debug, Clone)]
@@ -16,6 +19,8 @@ pub enum LiveEvent {
     Message(Message),
     /// A conversation changed status.
     Conversation(Conversation),
+    /// A customer was assigned, reassigned or unassigned.
+    Assigned(Customer),
 }
 
 /// A change, with the tenant and customer it belongs to.

@@ -5,7 +5,7 @@ test('an admin renames the workspace and finds the change in the audit log', asy
   await signIn(page);
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
   await expect(page.getByRole('heading', { name: 'Settings', level: 1 })).toBeVisible();
-  for (const section of ['Workspace', 'Users', 'Opening hours', 'Webhooks', 'API keys', 'Audit log']) {
+  for (const section of ['Workspace', 'Users', 'Teams', 'Opening hours', 'Webhooks', 'API keys', 'Audit log']) {
     await expect(page.getByRole('main').getByRole('link', { name: section })).toBeVisible();
   }
   await expectAccessible(page);

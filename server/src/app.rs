@@ -26,7 +26,7 @@ use tower_http::{
 use utoipa::openapi::OpenApi;
 
 use crate::{
-    http::{downloads, error::ApiError, health, metrics, middleware as mw, request_id, session},
+    http::{downloads, error::ApiError, health, inbox_events, metrics, middleware as mw, request_id, session},
     rest,
     state::AppState,
 };
@@ -54,6 +54,7 @@ pub fn build(state: AppState) -> Router {
         .route("/auth/logout", post(session::logout))
         .route("/liveview/open", get(session::open_liveview))
         .route("/reports/{family}/csv", get(downloads::report_csv))
+        .route("/inbox/events", get(inbox_events::inbox_events))
         .merge(rest_router)
         .leptos_routes_with_context(
             &state,

@@ -24,13 +24,15 @@ fn main() -> ExitCode {
         Some("test") => tasks::test(&args[1..]),
         Some("build") => tasks::build(&args[1..]),
         Some("bench") => tasks::bench(&args[1..]),
+        Some("budget") => tasks::budget(&args[1..]),
         Some("site") => site::build_site(args.iter().any(|a| a == "--release")).map(|_| ()),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n  run     build everything (release) and serve Rapport\n  \
                  test    run the whole test suite\n  build   build the server and the site [--release]\n  \
                  site    build only the site (wasm bundle, CSS, assets) [--release]\n  \
-                 bench   run the benchmarks (release build; optionally: webhooks, reports)"
+                 bench   run the benchmarks (release build; optionally: webhooks, reports)\n  \
+                 budget  measure the dashboard's first-load size and time to first byte"
             );
             return ExitCode::from(2);
         }

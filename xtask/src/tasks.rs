@@ -177,48 +177,11 @@ fn end_to_end(tally: &mut Tally) -> Result<bool> {
     ensure_npm_packages(&e2e)?;
 
     let data = tempdir()?;
-    let port = free_port()?;
     // The server's own logs go to a file, shown only when a browser test fails.
     let log_path = target_dir().join("e2e-server.log");
-    let log = std::fs::File::create(&log_path)?;
-    let base_url = format!("http://127.0.0.1:{port}");
-    let mut server = Server(
-        Command::new(target_dir().join("debug").join("rapport"))
-            .arg("serve")
-            .env("RAPPORT_ADDR", format!("127.0.0.1:{port}"))
-            .env("RAPPORT_DATA_DIR", &data)
-            .env_remove("DATABASE_URL")
-            .env("RAPPORT_SITE_DIR", site_dir())
-            .env("RAPPORT_PUBLIC_URL", &base_url)
-            .env("RAPPORT_ADMIN_EMAIL", E2E_ADMIN_EMAIL)
-            .env("RAPPORT_ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
-            // The webhook tests' receiver listens on loopback, which production
-            // refuses as a target.
-            .env("RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .context("cannot start rapport for the browser tests")?,
-    );
-    wait_ready(&base_url, &mut server.0)?;
+    let (server, base_url) = start_server("debug", &data, &log_path)?;
     // A short history, so report pages have numbers and charts to show.
-    run_cmd(
-        Command::new(target_dir().join("debug").join("rapport"))
-            .args([
-                "admin",
-                "demo-data",
-                "--tenant",
-                "default",
-                "--days",
-                "10",
-                "--agents",
-                "3",
-            ])
-            .args(["--scale", "0.3"])
-            .env("RAPPORT_DATA_DIR", &data)
-            .env_remove("DATABASE_URL")
-            .stdout(Stdio::null()),
-    )?;
+    demo_data("debug", &data, &["--days", "10", "--agents", "3", "--scale", "0.3"])?;
     let ok = run_counting(
         Command::new("npx")
             .args(["playwright", "test", "--reporter=list"])
@@ -241,6 +204,70 @@ fn end_to_end(tally: &mut Tally) -> Result<bool> {
         }
     }
     Ok(ok)
+}
+
+/// `cargo xtask budget`: the dashboard's performance budget (first-load bytes
+/// and time to first byte), measured by `end2end/budget.mjs` against a release
+/// build serving a month of demo data.
+pub fn budget(_args: &[String]) -> Result<()> {
+    build(&["--release".to_string()])?;
+    let e2e = root().join("end2end");
+    ensure_npm_packages(&e2e)?;
+    let data = tempdir()?;
+    let log_path = target_dir().join("budget-server.log");
+    let (server, base_url) = start_server("release", &data, &log_path)?;
+    demo_data("release", &data, &["--days", "30", "--agents", "10"])?;
+    let measured = run_cmd(
+        Command::new("node")
+            .arg("budget.mjs")
+            .current_dir(&e2e)
+            .env("BASE_URL", &base_url)
+            .env("ADMIN_EMAIL", E2E_ADMIN_EMAIL)
+            .env("ADMIN_PASSWORD", E2E_ADMIN_PASSWORD),
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+    measured
+}
+
+/// Starts `target/<profile>/rapport serve` on a fresh SQLite database in `data`,
+/// with the test admin, logging to `log_path`; returns it and its base URL.
+fn start_server(profile: &str, data: &Path, log_path: &Path) -> Result<(Server, String)> {
+    let port = free_port()?;
+    let log = std::fs::File::create(log_path)?;
+    let base_url = format!("http://127.0.0.1:{port}");
+    let mut server = Server(
+        Command::new(target_dir().join(profile).join("rapport"))
+            .arg("serve")
+            .env("RAPPORT_ADDR", format!("127.0.0.1:{port}"))
+            .env("RAPPORT_DATA_DIR", data)
+            .env_remove("DATABASE_URL")
+            .env("RAPPORT_SITE_DIR", site_dir())
+            .env("RAPPORT_PUBLIC_URL", &base_url)
+            .env("RAPPORT_ADMIN_EMAIL", E2E_ADMIN_EMAIL)
+            .env("RAPPORT_ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
+            // The webhook tests' receiver listens on loopback, which production
+            // refuses as a target.
+            .env("RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .context("cannot start rapport")?,
+    );
+    wait_ready(&base_url, &mut server.0)?;
+    Ok((server, base_url))
+}
+
+/// Fills the default tenant of the database in `data` with demo history.
+fn demo_data(profile: &str, data: &Path, sizes: &[&str]) -> Result<()> {
+    run_cmd(
+        Command::new(target_dir().join(profile).join("rapport"))
+            .args(["admin", "demo-data", "--tenant", "default"])
+            .args(sizes)
+            .env("RAPPORT_DATA_DIR", data)
+            .env_remove("DATABASE_URL")
+            .stdout(Stdio::null()),
+    )
 }
 
 /// Kills the server when the tests are done, even on error.

@@ -2,6 +2,7 @@
 //! session and role first, then calls a `rapport_core` service.
 
 pub mod audit;
+pub mod inbox;
 pub mod keys;
 pub mod links;
 pub mod opening_hours;
@@ -10,6 +11,7 @@ pub mod problem;
 pub mod reference;
 pub mod reports;
 pub mod session;
+pub mod teams;
 pub mod tenants;
 pub mod users;
 pub mod webhooks;

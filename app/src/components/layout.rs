@@ -30,6 +30,11 @@ const NAV: &[NavItem] = &[
         visible: |_| true,
     },
     NavItem {
+        href: "/inbox",
+        label: "Inbox",
+        visible: agents,
+    },
+    NavItem {
         href: "/links",
         label: "Links",
         visible: agents,

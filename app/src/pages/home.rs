@@ -10,6 +10,12 @@ use leptos_meta::Title;
 /// Where the start page points.
 const START: &[Destination] = &[
     Destination {
+        href: "/inbox",
+        title: "Inbox",
+        about: "Answer conversations as they arrive, assign them, and close them.",
+        visible: agents,
+    },
+    Destination {
         href: "/links",
         title: "Links",
         about: "Co-browse with a customer, or watch a visitor's session live.",

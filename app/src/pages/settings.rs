@@ -34,6 +34,12 @@ pub const SETTINGS: &[Destination] = &[
         visible: admins,
     },
     Destination {
+        href: "/settings/teams",
+        title: "Teams",
+        about: "Groups of agents that conversations are routed and assigned to.",
+        visible: admins,
+    },
+    Destination {
         href: "/settings/opening-hours",
         title: "Opening hours",
         about: "Weekly hours and holidays that routing and SLA rules refer to.",

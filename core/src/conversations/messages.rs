@@ -43,7 +43,8 @@ impl MessageType {
         MessageType::Card,
     ];
 
-    pub(crate) fn as_str(self) -> &'static str {
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
         match self {
             MessageType::Message => "MESSAGE",
             MessageType::Audio => "AUDIO",

@@ -23,12 +23,14 @@
 //! Two agents acting at once are therefore serialised, and each fires exactly the
 //! events of the change it made.
 //!
-//! Submodules: [`messages`] (sending, receiving, history) and [`widget`] (the
-//! visitor widget's identity and messages).
+//! Submodules: [`messages`] (sending, receiving, history), [`inbox`] (the agents'
+//! conversation list) and [`widget`] (the visitor widget's identity and messages).
 
+mod inbox;
 mod messages;
 mod widget;
 
+pub use inbox::{customer_name, InboxCounts, InboxItem};
 pub use messages::{Channel, Direction, Message, MessageIn, MessageType};
 pub use widget::{new_widget_key, VisitorIdentity, WidgetMessageIn};
 

@@ -4,6 +4,7 @@ pub mod downloads;
 pub mod error;
 pub mod extract;
 pub mod health;
+pub mod inbox_events;
 pub mod metrics;
 pub mod middleware;
 pub mod rate_limit;

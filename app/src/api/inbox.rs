@@ -1,0 +1,359 @@
+//! The agents' inbox (agents and up): conversations by status, a thread, reply,
+//! assignment and status, over the same services as `/rest/v1/conversation` and
+//! `/rest/v1/message`. Live updates arrive through `GET /inbox/events` (see the
+//! server's `http::inbox_events`).
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Where the inbox lives.
+pub const INBOX_PATH: &str = "/inbox";
+
+/// Conversations listed per status tab.
+pub const INBOX_LIMIT: i64 = 100;
+
+/// Messages of a thread shown, the newest ones.
+pub const THREAD_LIMIT: i64 = 100;
+
+/// A conversation in the list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxRow {
+    /// The customer.
+    pub customer_id: String,
+    /// How the customer is called.
+    pub name: String,
+    /// `UNREAD`, `UNRESOLVED` or `DONE`.
+    pub status: String,
+    /// The last message's text.
+    pub last_text: String,
+    /// When it last moved, `YYYY-MM-DD HH:MM` UTC.
+    pub last_active: String,
+    /// Customer messages since the last reply.
+    pub waiting: i64,
+    /// The assignee's name (a user's, else a team's), if any.
+    pub assignee: Option<String>,
+}
+
+/// The list for one tab, with every tab's count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxView {
+    /// Conversations per status: unread, unresolved, done.
+    pub counts: [i64; 3],
+    /// The tab's conversations, most recently active first.
+    pub rows: Vec<InboxRow>,
+}
+
+/// One message of a thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageView {
+    /// Id.
+    pub id: String,
+    /// From the customer.
+    pub inbound: bool,
+    /// `MESSAGE`, `AUDIO`, `VIDEO`, `FILE` or `CARD`.
+    pub kind: String,
+    /// Text or caption.
+    pub text: Option<String>,
+    /// Media or file URL.
+    pub url: Option<String>,
+    /// A card's button.
+    pub button: Option<(String, String)>,
+    /// Who wrote it, as shown.
+    pub sender: String,
+    /// `YYYY-MM-DD HH:MM` UTC.
+    pub at: String,
+}
+
+/// A conversation opened in the inbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadView {
+    /// The customer.
+    pub customer_id: String,
+    /// How the customer is called.
+    pub name: String,
+    /// The customer's e-mail.
+    pub email: Option<String>,
+    /// Status.
+    pub status: String,
+    /// `user:<id>`, `team:<id>` or empty: the assignment picker's value.
+    pub assigned: String,
+    /// Oldest first; at most [`THREAD_LIMIT`], the newest.
+    pub messages: Vec<MessageView>,
+    /// Messages older than those shown.
+    pub earlier: i64,
+}
+
+/// Who a conversation can be assigned to.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assignees {
+    /// The signed-in user's id ("Assign to me").
+    pub me: String,
+    /// `(id, name)` of each user.
+    pub users: Vec<(String, String)>,
+    /// `(id, name)` of each team.
+    pub teams: Vec<(String, String)>,
+}
+
+#[cfg(feature = "ssr")]
+mod server {
+    use std::collections::HashMap;
+
+    use rapport_core::{model::PageRequest, Services};
+
+    /// Every user's and team's name by id, for the list and the picker.
+    pub(super) async fn names(
+        services: &Services,
+        tenant_id: &str,
+    ) -> rapport_core::error::CoreResult<(Vec<(String, String)>, Vec<(String, String)>)> {
+        let all = PageRequest {
+            page_size: Some(PageRequest::MAX_PAGE_SIZE),
+            ..Default::default()
+        };
+        let mut users = Vec::new();
+        let mut number = 0;
+        loop {
+            let page = services
+                .list_users(
+                    tenant_id,
+                    None,
+                    &PageRequest {
+                        page_number: Some(number),
+                        ..all
+                    },
+                )
+                .await?;
+            let done = page.results.len() < all.page_size.unwrap_or_default() as usize;
+            users.extend(
+                page.results
+                    .into_iter()
+                    .map(|u| (u.id, u.display_name.filter(|n| !n.is_empty()).unwrap_or(u.email))),
+            );
+            if done {
+                break;
+            }
+            number += 1;
+        }
+        let teams = services.list_teams(tenant_id, &all).await?;
+        let teams = teams.results.into_iter().map(|t| (t.id, t.name)).collect();
+        Ok((users, teams))
+    }
+
+    /// `YYYY-MM-DD HH:MM` in UTC.
+    pub(super) fn minute(at: chrono::DateTime<chrono::Utc>) -> String {
+        at.format("%Y-%m-%d %H:%M").to_string()
+    }
+
+    /// Names by id, users and teams alike (ids are UUIDs, so they cannot clash).
+    pub(super) fn lookup(users: &[(String, String)], teams: &[(String, String)]) -> HashMap<String, String> {
+        users.iter().chain(teams).cloned().collect()
+    }
+}
+
+/// The conversations of one status (`UNREAD`, `UNRESOLVED`, `DONE`); with
+/// `mine`, only those assigned to the signed-in user.
+#[server(endpoint = "inbox_list")]
+pub async fn inbox_list(status: String, mine: bool) -> Result<InboxView, ServerFnError> {
+    use rapport_core::{conversations::ConversationStatus, model::Role};
+    let (ctx, user) = crate::ssr::require_role(Role::Agent).await?;
+    let status = ConversationStatus::parse(&status).unwrap_or(ConversationStatus::Unread);
+    let services = &ctx.services;
+    let tenant = &user.tenant_id;
+    let counts = services
+        .inbox_counts(tenant)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    let items = services
+        .inbox(tenant, status, mine.then_some(user.id.as_str()), INBOX_LIMIT)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    let (users, teams) = server::names(services, tenant)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    let names = server::lookup(&users, &teams);
+    let rows = items
+        .into_iter()
+        .map(|i| InboxRow {
+            assignee: i
+                .assigned_user
+                .as_ref()
+                .or(i.assigned_team.as_ref())
+                .map(|id| names.get(id).cloned().unwrap_or_else(|| id.clone())),
+            customer_id: i.customer_id,
+            name: i.display_name,
+            status: i.status.as_str().to_string(),
+            last_text: i.last_text,
+            last_active: server::minute(i.last_active),
+            waiting: i.waiting,
+        })
+        .collect();
+    Ok(InboxView {
+        counts: [counts.unread, counts.unresolved, counts.done],
+        rows,
+    })
+}
+
+/// A conversation's customer, status, assignment and newest messages.
+#[server(endpoint = "inbox_thread")]
+pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnError> {
+    use rapport_core::{conversations::Direction, model::PageRequest, model::Role};
+    let (ctx, user) = crate::ssr::require_role(Role::Agent).await?;
+    let services = &ctx.services;
+    let tenant = &user.tenant_id;
+    let customer = services
+        .get_customer(tenant, &customer_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    let conversation = services
+        .get_conversation(tenant, &customer_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    let page = services
+        .list_messages(
+            tenant,
+            &customer_id,
+            &PageRequest {
+                page_size: Some(THREAD_LIMIT),
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    let (users, teams) = server::names(services, tenant)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    let names = server::lookup(&users, &teams);
+    let customer_name = rapport_core::conversations::customer_name(&customer);
+    let earlier = (page.page.total_elements - page.results.len() as i64).max(0);
+    let messages = page
+        .results
+        .into_iter()
+        .rev()
+        .map(|m| {
+            let inbound = m.direction == Direction::Inbound;
+            let sender = if inbound {
+                customer_name.clone()
+            } else {
+                m.sender_id
+                    .as_ref()
+                    .and_then(|id| names.get(id).cloned())
+                    .unwrap_or_else(|| m.sender_type.as_str().to_string())
+            };
+            MessageView {
+                id: m.id,
+                inbound,
+                kind: m.kind.as_str().to_string(),
+                text: m.message,
+                url: m.url,
+                button: m.button_text.zip(m.button_link),
+                sender,
+                at: server::minute(m.created_at),
+            }
+        })
+        .collect();
+    let assigned = match (&customer.assigned_user, &customer.assigned_team) {
+        (Some(u), _) => format!("user:{u}"),
+        (None, Some(t)) => format!("team:{t}"),
+        _ => String::new(),
+    };
+    Ok(ThreadView {
+        customer_id,
+        name: customer_name,
+        email: customer.email,
+        status: conversation.status.as_str().to_string(),
+        assigned,
+        messages,
+        earlier,
+    })
+}
+
+/// Who conversations can be assigned to.
+#[server(endpoint = "inbox_assignees")]
+pub async fn inbox_assignees() -> Result<Assignees, ServerFnError> {
+    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    let (users, teams) = server::names(&ctx.services, &user.tenant_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(Assignees {
+        me: user.id,
+        users,
+        teams,
+    })
+}
+
+/// Sends a text reply from the signed-in agent.
+#[server(endpoint = "inbox_reply")]
+pub async fn inbox_reply(customer_id: String, message: String) -> Result<(), ServerFnError> {
+    use rapport_core::conversations::{Channel, MessageIn, MessageType};
+    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    ctx.services
+        .send_message(
+            &user.tenant_id,
+            MessageIn {
+                customer_id: Some(customer_id),
+                is_external_id: Some(false),
+                kind: Some(MessageType::Message),
+                message: Some(message),
+                ..Default::default()
+            },
+            Channel::Dashboard,
+            &crate::ssr::actor(&user),
+        )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(())
+}
+
+/// Sets a conversation's status.
+#[server(endpoint = "inbox_status")]
+pub async fn inbox_status(customer_id: String, status: String) -> Result<(), ServerFnError> {
+    use rapport_core::conversations::{ConversationStatus, StatusIn};
+    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    let status = ConversationStatus::parse(&status).ok_or_else(|| {
+        crate::ssr::to_server_error(rapport_core::CoreError::invalid(
+            "status",
+            "invalid",
+            "choose UNREAD, UNRESOLVED or DONE",
+        ))
+    })?;
+    ctx.services
+        .set_conversation_status(
+            &user.tenant_id,
+            &customer_id,
+            StatusIn { status: Some(status) },
+            &crate::ssr::actor(&user),
+        )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(())
+}
+
+/// Assigns a conversation: `to` is `user:<id>`, `team:<id>`, or empty for
+/// nobody.
+#[server(endpoint = "inbox_assign")]
+pub async fn inbox_assign(customer_id: String, to: String) -> Result<(), ServerFnError> {
+    use rapport_core::customers::Assignment;
+    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    let assignment = match to.split_once(':') {
+        Some(("user", id)) => Assignment {
+            user_id: Some(id.to_string()),
+            team_id: None,
+        },
+        Some(("team", id)) => Assignment {
+            user_id: None,
+            team_id: Some(id.to_string()),
+        },
+        _ if to.is_empty() => Assignment::default(),
+        _ => {
+            return Err(crate::ssr::to_server_error(rapport_core::CoreError::invalid(
+                "to",
+                "invalid",
+                "choose a user or a team",
+            )))
+        }
+    };
+    ctx.services
+        .assign_customer(&user.tenant_id, &customer_id, assignment, &crate::ssr::actor(&user))
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(())
+}

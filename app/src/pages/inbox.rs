@@ -1,0 +1,481 @@
+//! `/inbox` (agents and up): conversations by status with their waiting counts,
+//! the open thread with every message type, reply, assignment and status.
+//!
+//! The view is in the URL (`?status=UNRESOLVED&mine=1&c=<customer>`), so every
+//! state is a link and every form works without JavaScript. Once hydrated, the
+//! page follows `GET /inbox/events`: a change reloads the list, and the thread
+//! when it is the open one. While the stream is down the page says so, and on
+//! reconnecting it reloads both, since events in between are lost.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use crate::{
+    api::inbox::{
+        inbox_assignees, inbox_list, inbox_thread, Assignees, InboxAssign, InboxReply, InboxRow, InboxStatus,
+        MessageView, ThreadView, INBOX_PATH,
+    },
+    components::{
+        feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
+        layout::{agents, encode_query, Guard},
+    },
+};
+
+/// The status tabs: wire value and label.
+const TABS: [(&str, &str); 3] = [("UNREAD", "Unread"), ("UNRESOLVED", "Unresolved"), ("DONE", "Done")];
+
+/// The inbox's view: tab, "only mine", open conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct InboxState {
+    status: String,
+    mine: bool,
+    open: Option<String>,
+}
+
+impl InboxState {
+    /// The URL of this view.
+    fn href(&self) -> String {
+        let mut href = format!("{INBOX_PATH}?status={}", self.status);
+        if self.mine {
+            href.push_str("&mine=1");
+        }
+        if let Some(c) = &self.open {
+            href.push_str("&c=");
+            href.push_str(&encode_query(c));
+        }
+        href
+    }
+}
+
+/// `/inbox`.
+#[component]
+pub fn InboxPage() -> impl IntoView {
+    let query = use_query_map();
+    let state = Memo::new(move |_| {
+        let q = query.read();
+        let status = q
+            .get("status")
+            .filter(|s| TABS.iter().any(|(t, _)| t == s))
+            .unwrap_or_else(|| "UNREAD".into());
+        InboxState {
+            status,
+            mine: q.get("mine").is_some_and(|v| v == "1"),
+            open: q.get("c").filter(|c| !c.is_empty()),
+        }
+    });
+    // Bumped by live events: every change reloads the list, one of the open
+    // conversation reloads the thread too.
+    let list_tick = RwSignal::new(0u32);
+    let thread_tick = RwSignal::new(0u32);
+    let connected = RwSignal::new(None::<bool>);
+    let reply = ServerAction::<InboxReply>::new();
+    let status = ServerAction::<InboxStatus>::new();
+    let assign = ServerAction::<InboxAssign>::new();
+    let changed = move || (reply.version().get(), status.version().get(), assign.version().get());
+    let list = Resource::new(
+        move || (state.get(), list_tick.get(), changed()),
+        |(s, ..)| inbox_list(s.status, s.mine),
+    );
+    let thread = Resource::new(
+        move || (state.get().open, thread_tick.get(), changed()),
+        |(open, ..)| async move {
+            match open {
+                Some(id) => inbox_thread(id).await.map(Some),
+                None => Ok(None),
+            }
+        },
+    );
+    let assignees = Resource::new(|| (), |_| inbox_assignees());
+    #[cfg(feature = "hydrate")]
+    live::follow(state, list_tick, thread_tick, connected);
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (list_tick, thread_tick);
+
+    view! {
+        <Title text="Inbox" />
+        <Guard allowed=agents>
+            <div class="page-head">
+                <h1>"Inbox"</h1>
+                <LiveState connected />
+            </div>
+            <div class="inbox" class:thread-open=move || state.get().open.is_some()>
+                <section class="inbox-list card" aria-labelledby="inbox-list-title">
+                    <h2 id="inbox-list-title" class="visually-hidden">"Conversations"</h2>
+                    <Transition fallback=|| view! { <p class="note">"Loading conversations…"</p> }>
+                        {move || Suspend::new(async move {
+                            match list.await {
+                                Ok(view_) => {
+                                    let s = state.get_untracked();
+                                    view! { <Tabs state=s.clone() counts=view_.counts /> <ConversationList state=s rows=view_.rows /> }.into_any()
+                                }
+                                Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }
+                        })}
+                    </Transition>
+                </section>
+                <section class="inbox-thread card" aria-labelledby="thread-title">
+                    <Transition fallback=|| view! { <p class="note">"Loading the conversation…"</p> }>
+                        {move || Suspend::new(async move {
+                            let people = assignees.await.unwrap_or_default();
+                            match thread.await {
+                                Ok(Some(t)) => view! {
+                                    <Thread state=state.get_untracked() thread=t people reply status assign />
+                                }.into_any(),
+                                Ok(None) => view! {
+                                    <h2 id="thread-title" class="visually-hidden">"Conversation"</h2>
+                                    <p class="empty">"Choose a conversation to read and answer it."</p>
+                                }.into_any(),
+                                Err(e) => view! {
+                                    <h2 id="thread-title">"Conversation"</h2>
+                                    <ErrorNote error=e.to_string() />
+                                }.into_any(),
+                            }
+                        })}
+                    </Transition>
+                </section>
+            </div>
+        </Guard>
+    }
+}
+
+/// "Live", or "Reconnecting…" while the event stream is down. Nothing before
+/// the page is hydrated: without JavaScript, the page is as fresh as its load.
+#[component]
+fn LiveState(connected: RwSignal<Option<bool>>) -> impl IntoView {
+    move || {
+        match connected.get() {
+        Some(true) => view! { <p class="live-state ok" role="status">"Live"</p> }.into_any(),
+        Some(false) => view! {
+            <p class="live-state warn" role="status">"Disconnected: reconnecting… New messages appear once the connection is back."</p>
+        }
+        .into_any(),
+        None => ().into_any(),
+    }
+    }
+}
+
+#[component]
+fn Tabs(state: InboxState, counts: [i64; 3]) -> impl IntoView {
+    let mine_href = InboxState {
+        mine: !state.mine,
+        open: None,
+        ..state.clone()
+    }
+    .href();
+    view! {
+        <nav class="tabs" aria-label="Status">
+            {TABS.iter().zip(counts).map(|((value, label), count)| {
+                let href = InboxState { status: value.to_string(), open: None, ..state.clone() }.href();
+                let current = state.status == *value;
+                view! {
+                    <a href=href class="tab" aria-current=current.then_some("page")>
+                        {*label} " " <span class="count" aria-label=format!("{count} conversations")>{count}</span>
+                    </a>
+                }
+            }).collect_view()}
+        </nav>
+        <a class="toggle" href=mine_href>
+            {if state.mine { "Showing mine · show all" } else { "Show only mine" }}
+        </a>
+    }
+}
+
+#[component]
+fn ConversationList(state: InboxState, rows: Vec<InboxRow>) -> impl IntoView {
+    if rows.is_empty() {
+        return view! { <p class="empty">"No conversations here."</p> }.into_any();
+    }
+    view! {
+        <ul class="conversations">
+            {rows.into_iter().map(|row| {
+                let open = state.open.as_deref() == Some(row.customer_id.as_str());
+                let href = InboxState { open: Some(row.customer_id.clone()), ..state.clone() }.href();
+                view! {
+                    <li class:open=open>
+                        <a href=href aria-current=open.then_some("true")>
+                            <span class="who">{row.name}</span>
+                            {(row.waiting > 0).then(|| view! {
+                                <span class="badge unread" aria-label=format!("{} waiting", row.waiting)>{row.waiting}</span>
+                            })}
+                            <span class="preview">{row.last_text}</span>
+                            <span class="meta">
+                                <time>{row.last_active}</time>
+                                {row.assignee.map(|a| view! { " · " {a} })}
+                            </span>
+                        </a>
+                    </li>
+                }
+            }).collect_view()}
+        </ul>
+    }
+    .into_any()
+}
+
+#[component]
+fn Thread(
+    state: InboxState,
+    thread: ThreadView,
+    people: Assignees,
+    reply: ServerAction<InboxReply>,
+    status: ServerAction<InboxStatus>,
+    assign: ServerAction<InboxAssign>,
+) -> impl IntoView {
+    let back = InboxState {
+        open: None,
+        ..state.clone()
+    }
+    .href();
+    let id = StoredValue::new(thread.customer_id.clone());
+    let problem = action_problem(reply.value());
+    let form = NodeRef::<leptos::html::Form>::new();
+    reset_on_success(reply.value(), form);
+    let me = format!("user:{}", people.me);
+    let assigned_to_me = thread.assigned == me;
+    view! {
+        <a class="back" href=back>"← All conversations"</a>
+        <header class="thread-head">
+            <div>
+                <h2 id="thread-title">{thread.name.clone()}</h2>
+                {thread.email.clone().map(|e| view! { <p class="muted">{e}</p> })}
+            </div>
+            <span class=format!("badge status-{}", thread.status.to_lowercase())>{thread.status.clone()}</span>
+        </header>
+        <div class="thread-actions">
+            {TABS.iter().filter(|(value, _)| *value != thread.status).map(|(value, label)| view! {
+                <ActionForm action=status>
+                    <input type="hidden" name="customer_id" value=id.get_value() />
+                    <input type="hidden" name="status" value=*value />
+                    <button type="submit" class="button secondary">{format!("Mark {}", label.to_lowercase())}</button>
+                </ActionForm>
+            }).collect_view()}
+            {(!assigned_to_me).then(|| view! {
+                <ActionForm action=assign>
+                    <input type="hidden" name="customer_id" value=id.get_value() />
+                    <input type="hidden" name="to" value=me.clone() />
+                    <button type="submit" class="button secondary">"Assign to me"</button>
+                </ActionForm>
+            })}
+            <ActionForm action=assign attr:class="assign">
+                <input type="hidden" name="customer_id" value=id.get_value() />
+                <label for="assign-to">"Assigned to"</label>
+                <select id="assign-to" name="to">
+                    <option value="" selected=thread.assigned.is_empty()>"Nobody"</option>
+                    <optgroup label="Users">
+                        {people.users.into_iter().map(|(uid, name)| {
+                            let value = format!("user:{uid}");
+                            let selected = value == thread.assigned;
+                            view! { <option value=value selected=selected>{name}</option> }
+                        }).collect_view()}
+                    </optgroup>
+                    <optgroup label="Teams">
+                        {people.teams.into_iter().map(|(tid, name)| {
+                            let value = format!("team:{tid}");
+                            let selected = value == thread.assigned;
+                            view! { <option value=value selected=selected>{name}</option> }
+                        }).collect_view()}
+                    </optgroup>
+                </select>
+                <button type="submit" class="button secondary">"Assign"</button>
+            </ActionForm>
+        </div>
+        <ActionError value=status.value() />
+        <ActionError value=assign.value() />
+        <ol class="messages" aria-label="Messages">
+            {(thread.earlier > 0).then(|| view! {
+                <li class="note">{format!("{} earlier messages are not shown.", thread.earlier)}</li>
+            })}
+            {if thread.messages.is_empty() {
+                view! { <li class="empty">"No messages yet."</li> }.into_any()
+            } else {
+                thread.messages.into_iter().map(|m| view! { <MessageItem message=m /> }).collect_view().into_any()
+            }}
+        </ol>
+        <ActionForm action=reply node_ref=form attr:class="reply">
+            <input type="hidden" name="customer_id" value=id.get_value() />
+            <label for="reply-text">"Reply"</label>
+            <textarea id="reply-text" name="message" rows="3" required=true maxlength="10000"
+                aria-invalid=field_invalid(problem, "message") aria-describedby="reply-text-error"></textarea>
+            <FieldMessage problem field="message" id="reply-text-error" />
+            <button type="submit" class="button primary" disabled=move || reply.pending().get()>"Send"</button>
+        </ActionForm>
+    }
+}
+
+/// One message, rendered by its type.
+#[component]
+fn MessageItem(message: MessageView) -> impl IntoView {
+    let MessageView {
+        inbound,
+        kind,
+        text,
+        url,
+        button,
+        sender,
+        at,
+        ..
+    } = message;
+    let caption = text.map(|t| view! { <p class="text">{t}</p> });
+    let body = match (kind.as_str(), url) {
+        ("AUDIO", Some(url)) => view! {
+            <audio controls=true preload="none" src=url.clone()></audio>
+            <a class="muted" href=url target="_blank" rel="noopener noreferrer">"Open the audio"</a>
+        }
+        .into_any(),
+        ("VIDEO", Some(url)) => view! {
+            <video controls=true preload="none" src=url.clone()></video>
+            <a class="muted" href=url target="_blank" rel="noopener noreferrer">"Open the video"</a>
+        }
+        .into_any(),
+        ("FILE", Some(url)) => {
+            let name = file_name(&url);
+            view! { <a class="file" href=url target="_blank" rel="noopener noreferrer">"📎 " {name}</a> }.into_any()
+        }
+        _ => ().into_any(),
+    };
+    let card = button.map(|(label, link)| {
+        view! { <a class="button secondary card-button" href=link target="_blank" rel="noopener noreferrer">{label}</a> }
+    });
+    view! {
+        <li class=if inbound { "message inbound" } else { "message outbound" }>
+            <p class="meta"><span class="who">{sender}</span> " · " <time>{at}</time></p>
+            {caption}
+            {body}
+            {card}
+        </li>
+    }
+}
+
+/// The last path segment of a URL, for a file link's text.
+fn file_name(url: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    path.rsplit('/')
+        .find(|s| !s.is_empty())
+        .filter(|s| !s.contains(':'))
+        .unwrap_or("Download the file")
+        .to_string()
+}
+
+#[cfg(feature = "hydrate")]
+mod live {
+    //! The browser's side of `GET /inbox/events`.
+
+    use leptos::prelude::*;
+    use wasm_bindgen::{closure::Closure, JsCast};
+
+    use super::InboxState;
+
+    /// What the stream's callbacks update.
+    #[derive(Clone, Copy)]
+    struct Targets {
+        state: Memo<InboxState>,
+        list_tick: RwSignal<u32>,
+        thread_tick: RwSignal<u32>,
+        connected: RwSignal<Option<bool>>,
+        /// The open stream, closed when the page goes.
+        current: StoredValue<Option<web_sys::EventSource>, LocalStorage>,
+        /// Whether the page is still shown (no reconnecting after it went).
+        shown: StoredValue<bool>,
+    }
+
+    /// Opens the event stream for as long as the page is shown.
+    pub(super) fn follow(
+        state: Memo<InboxState>,
+        list_tick: RwSignal<u32>,
+        thread_tick: RwSignal<u32>,
+        connected: RwSignal<Option<bool>>,
+    ) {
+        let targets = Targets {
+            state,
+            list_tick,
+            thread_tick,
+            connected,
+            current: StoredValue::new_local(None),
+            shown: StoredValue::new(true),
+        };
+        connect(targets);
+        on_cleanup(move || {
+            targets.shown.set_value(false);
+            targets.current.with_value(|s| {
+                if let Some(s) = s {
+                    s.close();
+                }
+            });
+        });
+    }
+
+    /// The browser reconnects by itself after a network error; after an error
+    /// answer (a proxy's 502 while the server restarts) it gives up, so then
+    /// this opens a new stream a few seconds later.
+    fn connect(t: Targets) {
+        let Ok(source) = web_sys::EventSource::new("/inbox/events") else {
+            t.connected.set(Some(false));
+            return;
+        };
+        let reload_all = move || {
+            t.list_tick.update(|n| *n = n.wrapping_add(1));
+            t.thread_tick.update(|n| *n = n.wrapping_add(1));
+        };
+        let on_open = Closure::<dyn FnMut()>::new(move || {
+            // Back after an outage: events in between are lost, so read again.
+            if t.connected.get_untracked() == Some(false) {
+                reload_all();
+            }
+            t.connected.set(Some(true));
+        });
+        let failed = source.clone();
+        let on_error = Closure::<dyn FnMut()>::new(move || {
+            t.connected.set(Some(false));
+            if failed.ready_state() == web_sys::EventSource::CLOSED && t.shown.get_value() {
+                set_timeout(move || connect(t), std::time::Duration::from_secs(5));
+            }
+        });
+        let on_event = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+            if ev.type_() == "resync" {
+                reload_all();
+                return;
+            }
+            let data = ev.data().as_string().unwrap_or_default();
+            let customer = serde_json::from_str::<serde_json::Value>(&data)
+                .ok()
+                .and_then(|v| v.get("customerId").and_then(|c| c.as_str()).map(str::to_string));
+            t.list_tick.update(|n| *n = n.wrapping_add(1));
+            if customer.is_some() && customer == t.state.get_untracked().open {
+                t.thread_tick.update(|n| *n = n.wrapping_add(1));
+            }
+        });
+        source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        for name in ["message", "conversation", "assigned", "resync"] {
+            let _ = source.add_event_listener_with_callback(name, on_event.as_ref().unchecked_ref());
+        }
+        // The closures live as long as the source; once it is closed they are
+        // never called again.
+        on_open.forget();
+        on_error.forget();
+        on_event.forget();
+        t.current.set_value(Some(source));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_urls_keep_tab_filter_and_conversation() {
+        let s = InboxState {
+            status: "DONE".into(),
+            mine: true,
+            open: Some("a b".into()),
+        };
+        assert_eq!(s.href(), "/inbox?status=DONE&mine=1&c=a%20b");
+    }
+
+    #[test]
+    fn file_links_are_named_after_the_file() {
+        assert_eq!(file_name("https://cdn.example.com/docs/invoice.pdf?x=1"), "invoice.pdf");
+        assert_eq!(file_name("https://cdn.example.com/"), "cdn.example.com");
+        assert_eq!(file_name("https://"), "Download the file");
+    }
+}

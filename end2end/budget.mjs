@@ -1,0 +1,120 @@
+// The dashboard's performance budget, measured against a running server
+// (`cargo xtask budget` starts a release build with demo data and runs this).
+//
+// 1. First load: the compressed bytes of the start page's HTML and every CSS,
+//    JS and wasm file it loads, as the server sends them to a browser that
+//    accepts Brotli and gzip. Budget: 400 KB.
+// 2. Time to first byte of server-rendered pages, signed in, p50 and p95 over
+//    repeated requests, next to `/health` measured in the same run (a baseline
+//    for the machine's noise). Budget: p50 under 20 ms.
+//
+// Environment: BASE_URL, ADMIN_EMAIL, ADMIN_PASSWORD; SAMPLES (default 40).
+import http from 'node:http';
+
+const base = new URL(process.env.BASE_URL ?? 'http://127.0.0.1:3000');
+const samples = Number(process.env.SAMPLES ?? 40);
+const FIRST_LOAD_BUDGET = 400 * 1024;
+const TTFB_BUDGET_MS = 20;
+const PAGES = [
+  '/',
+  '/inbox',
+  '/links',
+  '/reports',
+  '/reports/agents',
+  '/reports/chats',
+  '/reports/visits',
+  '/reports/script-errors',
+  '/settings',
+  '/settings/users',
+  '/settings/teams',
+  '/settings/webhooks',
+  '/settings/audit',
+];
+
+/** One request; resolves with status, headers, raw (still compressed) body size and TTFB in ms. */
+function get(path, headers = {}, method = 'GET', body) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    let ttfb;
+    const req = http.request(
+      { host: base.hostname, port: base.port, path, method, headers: { 'accept-encoding': 'br, gzip', ...headers } },
+      (res) => {
+        let bytes = 0;
+        const chunks = [];
+        res.on('data', (chunk) => {
+          ttfb ??= Number(process.hrtime.bigint() - started) / 1e6;
+          bytes += chunk.length;
+          chunks.push(chunk);
+        });
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, bytes, ttfb, body: Buffer.concat(chunks) }));
+      },
+    );
+    req.on('error', reject);
+    if (body) req.write(body);
+    req.end();
+  });
+}
+
+async function signIn() {
+  const form = new URLSearchParams({ email: process.env.ADMIN_EMAIL, password: process.env.ADMIN_PASSWORD }).toString();
+  const res = await get('/auth/login', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(form) }, 'POST', form);
+  const cookie = [res.headers['set-cookie'] ?? []].flat().map((c) => c.split(';')[0]).join('; ');
+  if (!cookie) throw new Error(`sign-in failed: ${res.status}`);
+  return cookie;
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function ttfb(path, headers) {
+  for (let i = 0; i < 3; i++) await get(path, headers);
+  const times = [];
+  for (let i = 0; i < samples; i++) {
+    const res = await get(path, headers);
+    if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status}`);
+    times.push(res.ttfb);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+
+const cookie = await signIn();
+const html = { cookie, accept: 'text/html' };
+
+// First load.
+const page = await get('/', html);
+const text = (await import('node:zlib')).default;
+const decoded = page.headers['content-encoding'] === 'br' ? text.brotliDecompressSync(page.body)
+  : page.headers['content-encoding'] === 'gzip' ? text.gunzipSync(page.body) : page.body;
+const assets = new Set();
+for (const m of decoded.toString().matchAll(/(?:href|src)="(\/[^"]+\.(?:css|js|wasm))"/g)) assets.add(m[1]);
+const rows = [['/ (HTML)', page.headers['content-encoding'] ?? 'identity', page.bytes]];
+for (const asset of assets) {
+  const res = await get(asset, { cookie });
+  rows.push([asset, res.headers['content-encoding'] ?? 'identity', res.bytes]);
+}
+const total = rows.reduce((sum, r) => sum + r[2], 0);
+console.log('First load of the dashboard (compressed bytes on the wire)');
+for (const [name, encoding, bytes] of rows) console.log(`  ${name.padEnd(32)} ${encoding.padEnd(9)} ${(bytes / 1024).toFixed(1).padStart(8)} KB`);
+console.log(`  ${'total'.padEnd(42)} ${(total / 1024).toFixed(1).padStart(8)} KB (budget ${FIRST_LOAD_BUDGET / 1024} KB)`);
+
+// Time to first byte.
+const health = await ttfb('/health', {});
+console.log(`\nTime to first byte, ${samples} requests each, signed in as an admin (ms)`);
+console.log(`  ${'page'.padEnd(22)} ${'p50'.padStart(7)} ${'p95'.padStart(7)} ${'p50 / health'.padStart(13)}`);
+console.log(`  ${'/health (baseline)'.padEnd(22)} ${health.p50.toFixed(2).padStart(7)} ${health.p95.toFixed(2).padStart(7)} ${'1.0×'.padStart(13)}`);
+let slow = [];
+for (const path of PAGES) {
+  const t = await ttfb(path, html);
+  if (t.p50 >= TTFB_BUDGET_MS) slow.push(path);
+  console.log(`  ${path.padEnd(22)} ${t.p50.toFixed(2).padStart(7)} ${t.p95.toFixed(2).padStart(7)} ${`${(t.p50 / health.p50).toFixed(1)}×`.padStart(13)}`);
+}
+
+const verdicts = [
+  [`first load ≤ ${FIRST_LOAD_BUDGET / 1024} KB`, total <= FIRST_LOAD_BUDGET],
+  [`TTFB p50 < ${TTFB_BUDGET_MS} ms on every page`, slow.length === 0],
+];
+console.log('');
+for (const [name, ok] of verdicts) console.log(`  ${ok ? 'met   ' : 'MISSED'} ${name}${!ok && slow.length && name.startsWith('TTFB') ? ` (${slow.join(', ')})` : ''}`);
+process.exit(verdicts.every(([, ok]) => ok) ? 0 : 1);

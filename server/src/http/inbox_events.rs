@@ -1,0 +1,61 @@
+//! `GET /inbox/events`: the agents' inbox hears what changed in its tenant as
+//! server-sent events, so lists and threads update without a reload.
+//!
+//! Events carry only which conversation changed (`{"customerId": …}`); the page
+//! then reads it through its server functions, which check the role again.
+//! Event names: `message` (a message stored, either way), `conversation` (a
+//! status change), `assigned`, and `resync` when this subscriber fell behind and
+//! lost events, so the page reloads everything it shows.
+
+use std::convert::Infallible;
+
+use axum::{
+    extract::State,
+    http::{HeaderMap, StatusCode},
+    response::{
+        sse::{Event, KeepAlive, Sse},
+        IntoResponse, Response,
+    },
+};
+use rapport_app::ssr::session_token;
+use rapport_core::{live::LiveEvent, model::Role};
+use tokio_stream::{
+    wrappers::{errors::BroadcastStreamRecvError, BroadcastStream},
+    StreamExt,
+};
+
+use crate::state::AppState;
+
+/// The stream, for a signed-in agent (or higher) of the tenant.
+pub async fn inbox_events(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let user = match session_token(&headers) {
+        Some(token) => state.services.session_user(&token).await,
+        None => Ok(None),
+    };
+    let user = match user {
+        Ok(Some(user)) => user,
+        Ok(None) => return (StatusCode::UNAUTHORIZED, "sign in first").into_response(),
+        Err(err) => {
+            tracing::error!(error = %err, "inbox stream: session lookup failed");
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+    };
+    if !user.role.includes(Role::Agent) {
+        return (StatusCode::FORBIDDEN, "your role does not allow this").into_response();
+    }
+    let tenant_id = user.tenant_id;
+    let updates = BroadcastStream::new(state.services.live().subscribe()).filter_map(move |update| {
+        let (name, customer_id) = match update {
+            Ok(u) if u.tenant_id == tenant_id => match u.event {
+                LiveEvent::Message(_) => ("message", u.customer_id),
+                LiveEvent::Conversation(_) => ("conversation", u.customer_id),
+                LiveEvent::Assigned(_) => ("assigned", u.customer_id),
+            },
+            Ok(_) => return None,
+            Err(BroadcastStreamRecvError::Lagged(_)) => ("resync", String::new()),
+        };
+        let data = serde_json::json!({ "customerId": customer_id });
+        Some(Ok::<_, Infallible>(Event::default().event(name).data(data.to_string())))
+    });
+    Sse::new(updates).keep_alive(KeepAlive::default()).into_response()
+}

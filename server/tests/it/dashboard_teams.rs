@@ -1,0 +1,111 @@
+//! Settings → Teams over HTTP: add with picked members, search, edit (including
+//! "no box ticked"), field problems, delete, roles and tenant isolation.
+
+use rapport_core::{backend_tests, model::Role, testing::TestDb};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::{
+    dashboard::{server_fn, session},
+    utils::TestApp,
+};
+
+async fn ok(app: &TestApp, name: &str, cookie: &str, form: &[(&str, &str)]) -> Value {
+    let response = server_fn(app, name, cookie, form).await;
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{name}: {text}");
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+async fn admins_manage_teams(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (alpha, _) = app.tenant_with_key("Alpha").await;
+    let (beta, _) = app.tenant_with_key("Beta").await;
+    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
+    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
+    let ada = app.user(&alpha, "ada@alpha.example", Role::Agent, false).await;
+    let bob = app.user(&alpha, "bob@alpha.example", Role::Agent, false).await;
+    let outsider = app.user(&beta, "admin@beta.example", Role::Admin, false).await;
+    let admin = session(&app, "admin@alpha.example").await;
+    let supervisor = session(&app, "super@alpha.example").await;
+    let stranger = session(&app, "admin@beta.example").await;
+
+    // The picker offers the tenant's users only.
+    let candidates = ok(&app, "team_candidates", &admin, &[]).await;
+    let ids: Vec<&str> = candidates
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c[0].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&ada.as_str()) && ids.contains(&bob.as_str()));
+    assert!(!ids.contains(&outsider.as_str()));
+
+    // A blank name and another tenant's user are refused at their fields.
+    let bad = server_fn(
+        &app,
+        "add_team",
+        &admin,
+        &[("name", " "), ("tags", ""), ("members[]", outsider.as_str())],
+    )
+    .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = bad.text().await.unwrap();
+    assert!(text.contains("members[0]") && text.contains("name"), "{text}");
+
+    let team = ok(
+        &app,
+        "add_team",
+        &admin,
+        &[
+            ("name", "Billing"),
+            ("tags", "billing, de"),
+            ("members[]", ada.as_str()),
+            ("members[]", bob.as_str()),
+        ],
+    )
+    .await;
+    let id = team["id"].as_str().unwrap().to_string();
+    assert_eq!(team["members"], json!([ada, bob]));
+    assert_eq!(team["tags"], json!(["billing", "de"]));
+    ok(&app, "add_team", &admin, &[("name", "Sales"), ("tags", "")]).await;
+
+    let found = ok(&app, "list_teams", &admin, &[("search", "bill")]).await;
+    assert_eq!(found["teams"].as_array().unwrap().len(), 1);
+    assert_eq!(found["teams"][0]["name"], "Billing");
+    let all = ok(&app, "list_teams", &admin, &[]).await;
+    assert_eq!(all["page"]["totalElements"], 2);
+
+    // No box ticked: the team keeps no members.
+    let edited = ok(
+        &app,
+        "edit_team",
+        &admin,
+        &[("id", id.as_str()), ("name", "Billing EU"), ("tags", "")],
+    )
+    .await;
+    assert_eq!(edited["members"], json!([]));
+    assert_eq!(
+        ok(&app, "get_team", &admin, &[("id", id.as_str())]).await["name"],
+        "Billing EU"
+    );
+
+    // Supervisors cannot change teams; another tenant's admin cannot see them.
+    for name in ["list_teams", "add_team", "edit_team", "remove_team", "team_candidates"] {
+        let form = [("id", id.as_str()), ("name", "X"), ("tags", "")];
+        let refused = server_fn(&app, name, &supervisor, &form).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{name}");
+    }
+    for name in ["get_team", "edit_team", "remove_team"] {
+        let form = [("id", id.as_str()), ("name", "X"), ("tags", "")];
+        let refused = server_fn(&app, name, &stranger, &form).await;
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
+    }
+
+    ok(&app, "remove_team", &admin, &[("id", id.as_str())]).await;
+    let gone = server_fn(&app, "get_team", &admin, &[("id", id.as_str())]).await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
+backend_tests!(admins_manage_teams);
