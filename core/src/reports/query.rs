@@ -98,6 +98,13 @@ pub(crate) fn cells<G: Borrow<Grid>>(
 ) -> Vec<(i64, String, String)> {
     let keys: Vec<(i64, String)> = if group_kind.is_empty() {
         labels.keys().map(|b| (*b, String::new())).collect()
+    } else if let [grid] = grids {
+        // One source (most metrics): its keys are already distinct.
+        grid.borrow()
+            .keys()
+            .filter(|(b, _)| labels.contains_key(b))
+            .cloned()
+            .collect()
     } else {
         let mut keys: HashSet<(i64, String)> = HashSet::new();
         for grid in grids {
@@ -276,72 +283,110 @@ impl Services {
         filter: &Filter,
         strategy: Strategy,
     ) -> CoreResult<Vec<Grid>> {
-        let mut grids = vec![Grid::new(); sources.len()];
-        let mut rest = vec![window.clone()];
         let days = if strategy == Strategy::Rollups && filter.rollup_compatible() && group_kind != "VISITOR" {
             self.day_span(tenant_id, window).await?
         } else {
             None
         };
-        if let Some((start, end)) = days {
-            let (read_kind, rekey) = rollup_read_kind(group_kind, filter);
-            let mut cond = Cond::new();
-            cond.any_of(6, "group_key", &filter.rule_ids);
-            // Each kind is read once, even when two sources share it.
-            let mut kinds: Vec<String> = Vec::new();
-            let mut targets: Vec<Vec<usize>> = Vec::new();
-            for (i, source) in sources.iter().enumerate() {
-                let kind = source.rollup_kind();
-                match kinds.iter().position(|k| *k == kind) {
-                    Some(k) => targets[k].push(i),
-                    None => {
-                        kinds.push(kind);
-                        targets.push(vec![i]);
-                    }
-                }
+        let rest: Vec<Window> = match days {
+            Some((start, end)) => [window.clip(window.start, start), window.clip(end, window.end)]
+                .into_iter()
+                .flatten()
+                .collect(),
+            None => vec![window.clone()],
+        };
+        // The whole days and the rest are independent reads: done at once, on
+        // two of the pool's connections.
+        let whole_days = async {
+            let mut grids = vec![Grid::new(); sources.len()];
+            if let Some((start, end)) = days {
+                self.day_grids(tenant_id, window, sources, group_kind, filter, (start, end), &mut grids)
+                    .await?;
             }
-            let rows = self
-                .day_rows(DayRows {
-                    tenant_id,
-                    zone: window.tz,
-                    kinds: &kinds,
-                    group_kind: read_kind,
-                    start,
-                    end,
-                    cond: &cond,
-                })
-                .await?;
-            // Buckets are local days here, so each day row is one bucket's value
-            // for one group: nothing to sum in SQL.
-            let mut buckets = HashMap::new();
-            for (kind, day, key, total, samples) in rows {
-                let b = *buckets.entry(day).or_insert_with(|| window.bucket_of(day));
-                let key = if rekey { String::new() } else { key };
-                for &target in &targets[kind] {
-                    let cell = grids[target].entry((b, key.clone())).or_default();
-                    cell.0 += total;
-                    cell.1 += samples;
-                }
-            }
-            for (source, grid) in sources.iter().zip(&mut grids) {
-                if let Source::Presence(_) = source {
-                    // Rollups hold closed intervals only.
-                    self.raw_grid(tenant_id, window, *source, group_kind, filter, start, end, true, grid)
+            Ok::<_, crate::CoreError>(grids)
+        };
+        let remainder = async {
+            let mut grids = vec![Grid::new(); sources.len()];
+            for part in &rest {
+                for (source, grid) in sources.iter().zip(&mut grids) {
+                    self.hourly_grid(tenant_id, part, *source, group_kind, filter, strategy, grid)
                         .await?;
                 }
             }
-            rest = [window.clip(window.start, start), window.clip(end, window.end)]
-                .into_iter()
-                .flatten()
-                .collect();
-        }
-        for part in rest {
-            for (source, grid) in sources.iter().zip(&mut grids) {
-                self.hourly_grid(tenant_id, &part, *source, group_kind, filter, strategy, grid)
-                    .await?;
+            Ok(grids)
+        };
+        let (mut grids, remainder) = tokio::try_join!(whole_days, remainder)?;
+        // Sums add up, whichever part of the period they came from.
+        for (grid, part) in grids.iter_mut().zip(remainder) {
+            for (key, (total, samples)) in part {
+                let cell = grid.entry(key).or_default();
+                cell.0 += total;
+                cell.1 += samples;
             }
         }
         Ok(grids)
+    }
+
+    /// Adds the day rows of `sources` for the local days `[start, end)` to their
+    /// grids (one read for all of them), and presence intervals still open.
+    #[allow(clippy::too_many_arguments)]
+    async fn day_grids(
+        &self,
+        tenant_id: &str,
+        window: &Window,
+        sources: &[Source],
+        group_kind: &str,
+        filter: &Filter,
+        (start, end): (i64, i64),
+        grids: &mut [Grid],
+    ) -> CoreResult<()> {
+        let (read_kind, rekey) = rollup_read_kind(group_kind, filter);
+        let mut cond = Cond::new();
+        cond.any_of(6, "group_key", &filter.rule_ids);
+        // Each kind is read once, even when two sources share it.
+        let mut kinds: Vec<String> = Vec::new();
+        let mut targets: Vec<Vec<usize>> = Vec::new();
+        for (i, source) in sources.iter().enumerate() {
+            let kind = source.rollup_kind();
+            match kinds.iter().position(|k| *k == kind) {
+                Some(k) => targets[k].push(i),
+                None => {
+                    kinds.push(kind);
+                    targets.push(vec![i]);
+                }
+            }
+        }
+        let rows = self
+            .day_rows(DayRows {
+                tenant_id,
+                zone: window.tz,
+                kinds: &kinds,
+                group_kind: read_kind,
+                start,
+                end,
+                cond: &cond,
+            })
+            .await?;
+        // Buckets are local days here, so each day row is one bucket's value
+        // for one group: nothing to sum in SQL.
+        let mut buckets = HashMap::new();
+        for (kind, day, key, total, samples) in rows {
+            let b = *buckets.entry(day).or_insert_with(|| window.bucket_of(day));
+            let key = if rekey { String::new() } else { key };
+            for &target in &targets[kind] {
+                let cell = grids[target].entry((b, key.clone())).or_default();
+                cell.0 += total;
+                cell.1 += samples;
+            }
+        }
+        for (source, grid) in sources.iter().zip(grids.iter_mut()) {
+            if let Source::Presence(_) = source {
+                // Rollups hold closed intervals only.
+                self.raw_grid(tenant_id, window, *source, group_kind, filter, start, end, true, grid)
+                    .await?;
+            }
+        }
+        Ok(())
     }
 
     /// Adds a part of a period to `grid`: whole UTC hours from hourly rollups

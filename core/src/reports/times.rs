@@ -1,13 +1,13 @@
 //! Agent time lists (spec 4.1 "agent times list" and its ranged forms) and agent
 //! metrics split by conversation.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use super::{
     api::{AgentConversationReport, AgentTimes, DateFilter, Grouping, MetricEntry, ReportRequest, TimeRange},
-    catalogue::{Report, Source},
+    catalogue::{MetricDef, Report, Source},
     plan::{plan, Filter},
-    query::{cells, Grid, Strategy},
+    query::{cell, Grid, Strategy},
 };
 use crate::{error::CoreResult, time::from_ms, time::now_ms, Services};
 
@@ -136,24 +136,40 @@ impl Services {
         let grids = self
             .source_grids(tenant_id, &window, &sources, "AGENT", &Filter::default(), strategy)
             .await?;
+        // One pass over the (bucket, agent) keys that have any fact, computing
+        // each metric the key has facts for: every key is cloned and looked up
+        // in the labelled answer once, not once per metric.
+        let metrics: Vec<(&MetricDef, Vec<&Grid>)> = queries
+            .iter()
+            .map(|query| {
+                debug_assert!(query.group_kind == "AGENT" && query.filter.is_empty());
+                let parts = query
+                    .def
+                    .measure
+                    .sources()
+                    .iter()
+                    .filter_map(|s| sources.iter().position(|x| x == s).map(|i| &grids[i]))
+                    .collect();
+                (query.def, parts)
+            })
+            .collect();
+        let keys: HashSet<&(i64, String)> = grids
+            .iter()
+            .flat_map(|grid| grid.keys())
+            .filter(|(b, _)| labels.contains_key(b))
+            .collect();
         let mut out = AgentConversationReport {
             results: labels.values().map(|label| (label.clone(), BTreeMap::new())).collect(),
         };
-        for query in &queries {
-            debug_assert!(query.group_kind == "AGENT" && query.filter.is_empty());
-            let parts: Vec<&Grid> = query
-                .def
-                .measure
-                .sources()
+        for key in keys {
+            let values: BTreeMap<String, String> = metrics
                 .iter()
-                .filter_map(|s| sources.iter().position(|x| x == s).map(|i| &grids[i]))
+                .filter(|(_, parts)| parts.iter().any(|grid| grid.contains_key(key)))
+                .filter_map(|(def, parts)| cell(def, parts, key).map(|value| (def.name.to_string(), value)))
                 .collect();
-            for (b, agent, value) in cells(query.def, &parts, "AGENT", &labels) {
-                if let Some(bucket) = out.results.get_mut(&labels[&b]) {
-                    bucket
-                        .entry(agent)
-                        .or_default()
-                        .insert(query.def.name.to_string(), value);
+            if let Some(bucket) = out.results.get_mut(&labels[&key.0]) {
+                if !values.is_empty() {
+                    bucket.insert(key.1.clone(), values);
                 }
             }
         }
