@@ -42,6 +42,7 @@ use crate::{
         opening_hours::{OpeningHoursListPage, OpeningHoursPage},
         reports::{ReportPage, ReportsIndexPage},
         settings::SettingsPage,
+        system_messages::{SystemMessagePage, SystemMessagesPage},
         teams::{TeamPage, TeamsPage},
         tenants::TenantsPage,
         users::{UserPage, UsersPage},
@@ -93,6 +94,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/users") view=UsersPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/users/:id") view=UserPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams") view=TeamsPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/system-messages") view=SystemMessagesPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/system-messages/:id") view=SystemMessagePage ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams/:id") view=TeamPage ssr=SsrMode::Async />
                     <Route path=path!("/settings") view=SettingsPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/workspace") view=WorkspacePage ssr=SsrMode::Async />

@@ -11,6 +11,7 @@ pub mod problem;
 pub mod reference;
 pub mod reports;
 pub mod session;
+pub mod system_messages;
 pub mod teams;
 pub mod tenants;
 pub mod users;

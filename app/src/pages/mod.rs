@@ -12,6 +12,7 @@ pub mod not_found;
 pub mod opening_hours;
 pub mod reports;
 pub mod settings;
+pub mod system_messages;
 pub mod teams;
 pub mod tenants;
 pub mod users;

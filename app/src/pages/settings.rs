@@ -46,6 +46,12 @@ pub const SETTINGS: &[Destination] = &[
         visible: admins,
     },
     Destination {
+        href: "/settings/system-messages",
+        title: "System messages",
+        about: "Texts routing rules send to customers, one per language.",
+        visible: admins,
+    },
+    Destination {
         href: "/settings/webhooks",
         title: "Webhooks",
         about: "Endpoints that receive events, their secrets and delivery log.",

@@ -1,5 +1,6 @@
-//! Settings → Teams over HTTP: add with picked members, search, edit (including
-//! "no box ticked"), field problems, delete, roles and tenant isolation.
+//! Settings → Teams and System messages over HTTP: add (teams with picked
+//! members), search or filter, edit (including "no box ticked"), field problems,
+//! delete, roles and tenant isolation.
 
 use rapport_core::{backend_tests, model::Role, testing::TestDb};
 use reqwest::StatusCode;
@@ -109,3 +110,81 @@ async fn admins_manage_teams(db: TestDb) {
 }
 
 backend_tests!(admins_manage_teams);
+
+async fn admins_write_system_messages_per_language(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (alpha, key) = app.tenant_with_key("Alpha").await;
+    let (beta, _) = app.tenant_with_key("Beta").await;
+    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
+    app.user(&alpha, "agent@alpha.example", Role::Agent, false).await;
+    app.user(&beta, "admin@beta.example", Role::Admin, false).await;
+    let admin = session(&app, "admin@alpha.example").await;
+    let agent = session(&app, "agent@alpha.example").await;
+    let stranger = session(&app, "admin@beta.example").await;
+
+    let bad = server_fn(
+        &app,
+        "add_system_message",
+        &admin,
+        &[("language", "not a tag"), ("message", "")],
+    )
+    .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = bad.text().await.unwrap();
+    assert!(text.contains("language") && text.contains("message"), "{text}");
+
+    let de = ok(
+        &app,
+        "add_system_message",
+        &admin,
+        &[("language", "de-ch"), ("message", "Alle sind beschäftigt.")],
+    )
+    .await;
+    assert_eq!(de["language"], "de-CH", "the tag is normalised");
+    ok(
+        &app,
+        "add_system_message",
+        &admin,
+        &[("language", "en"), ("message", "All busy.")],
+    )
+    .await;
+    let id = de["id"].as_str().unwrap().to_string();
+
+    let german = ok(&app, "list_system_messages", &admin, &[("language", "DE-CH")]).await;
+    assert_eq!(german.as_array().unwrap().len(), 1);
+    let all = ok(&app, "list_system_messages", &admin, &[]).await;
+    assert_eq!(all[0]["language"], "de-CH", "sorted by language");
+    // The same object the REST API serves.
+    let rest = app.get(&format!("/rest/v1/systemmessage/{id}"), &key).await;
+    assert_eq!(rest.status(), StatusCode::OK);
+
+    let edited = ok(
+        &app,
+        "edit_system_message",
+        &admin,
+        &[("id", id.as_str()), ("language", "de"), ("message", "Bitte warten.")],
+    )
+    .await;
+    assert_eq!(edited["message"], "Bitte warten.");
+
+    for name in [
+        "list_system_messages",
+        "add_system_message",
+        "edit_system_message",
+        "remove_system_message",
+    ] {
+        let form = [("id", id.as_str()), ("language", "en"), ("message", "x")];
+        let refused = server_fn(&app, name, &agent, &form).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{name}");
+    }
+    for name in ["get_system_message", "edit_system_message", "remove_system_message"] {
+        let form = [("id", id.as_str()), ("language", "en"), ("message", "x")];
+        let refused = server_fn(&app, name, &stranger, &form).await;
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
+    }
+    ok(&app, "remove_system_message", &admin, &[("id", id.as_str())]).await;
+    let gone = server_fn(&app, "get_system_message", &admin, &[("id", id.as_str())]).await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
+backend_tests!(admins_write_system_messages_per_language);

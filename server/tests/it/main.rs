@@ -6,7 +6,7 @@ mod binary;
 mod conversations;
 mod dashboard;
 mod dashboard_forms;
-mod dashboard_teams;
+mod dashboard_settings;
 mod durability;
 mod errors;
 mod inbox;

@@ -1,0 +1,203 @@
+//! Settings → System messages (admins): texts routing rules send, one language
+//! each. `/settings/system-messages` lists them grouped by language (filter with
+//! `?language=de`) and adds one; `/settings/system-messages/{id}` edits or
+//! deletes one (refused while a routing rule sends it).
+
+use std::collections::BTreeMap;
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+use crate::{
+    api::{
+        problem::Problem,
+        system_messages::{
+            get_system_message, list_system_messages, AddSystemMessage, EditSystemMessage, RemoveSystemMessage,
+            SystemMessageView, SYSTEM_MESSAGES_PATH,
+        },
+    },
+    components::{
+        feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
+        layout::{admins, encode_query, Guard},
+        lists::DangerZone,
+    },
+};
+
+/// Suggested language tags; any BCP 47 tag is accepted.
+const LANGUAGES: [(&str, &str); 8] = [
+    ("en", "English"),
+    ("de", "German"),
+    ("fr", "French"),
+    ("es", "Spanish"),
+    ("it", "Italian"),
+    ("nl", "Dutch"),
+    ("uk", "Ukrainian"),
+    ("ja", "Japanese"),
+];
+
+/// `/settings/system-messages`.
+#[component]
+pub fn SystemMessagesPage() -> impl IntoView {
+    let add = ServerAction::<AddSystemMessage>::new();
+    let query = use_query_map();
+    let language = move || query.with(|q| q.get("language")).unwrap_or_default();
+    let messages = Resource::new(
+        move || (language(), add.version().get()),
+        |(language, _)| list_system_messages(Some(language)),
+    );
+    let form = NodeRef::new();
+    reset_on_success(add.value(), form);
+    view! {
+        <Title text="System messages" />
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
+            <h1>"System messages"</h1>
+            <p class="lead">"Texts routing rules send to customers, such as “all agents are busy”. Write one per language."</p>
+            <section class="card">
+                <h2>"Add a message"</h2>
+                <ActionForm action=add node_ref=form attr:data-unsaved-guard="">
+                    <MessageFields message=None problem=action_problem(add.value()) />
+                    <button type="submit" class="button primary" disabled=move || add.pending().get()>"Add message"</button>
+                </ActionForm>
+                <ActionError value=add.value() />
+                {move || add.value().get().and_then(Result::ok).map(|m| view! {
+                    <p class="note ok" role="status">{format!("Added a message in {}.", m.language)}</p>
+                })}
+            </section>
+            <section class="card">
+                <h2>"Messages by language"</h2>
+                <form method="get" action=SYSTEM_MESSAGES_PATH class="field-row" role="search">
+                    <div class="field">
+                        <label for="language-filter">"Only the language"</label>
+                        <input id="language-filter" name="language" type="text" value=language list="language-tags"
+                            placeholder="de" autocomplete="off" />
+                    </div>
+                    <button type="submit" class="button secondary">"Filter"</button>
+                </form>
+                <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading messages…"</p> }>
+                    {move || Suspend::new(async move {
+                        match messages.await {
+                            Ok(list) if list.is_empty() => view! {
+                                <p class="empty">"No message here yet. Add one above."</p>
+                            }.into_any(),
+                            Ok(list) => view! { <ByLanguage list /> }.into_any(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }
+                    })}
+                </Transition>
+            </section>
+        </Guard>
+    }
+}
+
+#[component]
+fn ByLanguage(list: Vec<SystemMessageView>) -> impl IntoView {
+    let mut groups: BTreeMap<String, Vec<SystemMessageView>> = BTreeMap::new();
+    for m in list {
+        groups.entry(m.language.clone()).or_default().push(m);
+    }
+    groups
+        .into_iter()
+        .map(|(language, messages)| {
+            let heading = language_name(&language);
+            let filter = format!("{SYSTEM_MESSAGES_PATH}?language={}", encode_query(&language));
+            view! {
+                <h3><a href=filter>{heading}</a></h3>
+                <ul class="plain-list">
+                    {messages.into_iter().map(|m| view! {
+                        <li><a href=format!("{SYSTEM_MESSAGES_PATH}/{}", m.id)>{m.message}</a></li>
+                    }).collect_view()}
+                </ul>
+            }
+        })
+        .collect_view()
+}
+
+/// "German (de)" for a known tag, else the tag.
+fn language_name(tag: &str) -> String {
+    LANGUAGES
+        .iter()
+        .find(|(t, _)| t.eq_ignore_ascii_case(tag))
+        .map_or_else(|| tag.to_string(), |(t, name)| format!("{name} ({t})"))
+}
+
+/// Language and text, shared by the add and edit forms.
+#[component]
+fn MessageFields(message: Option<SystemMessageView>, problem: Signal<Option<Problem>>) -> impl IntoView {
+    let prefix = if message.is_some() { "edit" } else { "new" };
+    let id = move |name: &str| format!("{prefix}-system-message-{name}");
+    let (language, text) = message.map(|m| (m.language, m.message)).unwrap_or_default();
+    view! {
+        <div class="field">
+            <label for=id("language")>"Language"</label>
+            <input id=id("language") name="language" type="text" required=true maxlength="35" value=language
+                list="language-tags" autocomplete="off" placeholder="en"
+                aria-invalid=field_invalid(problem, "language")
+                aria-describedby=format!("{} {}", id("language-hint"), id("language-error")) />
+            <p class="hint" id=id("language-hint")>"A BCP 47 tag: en, de, de-CH, pt-BR…"</p>
+            <FieldMessage problem field="language" id=id("language-error") />
+        </div>
+        <datalist id="language-tags">
+            {LANGUAGES.iter().map(|(tag, name)| view! { <option value=*tag>{*name}</option> }).collect_view()}
+        </datalist>
+        <div class="field">
+            <label for=id("message")>"Message"</label>
+            <textarea id=id("message") name="message" required=true maxlength="4000" rows="3"
+                aria-invalid=field_invalid(problem, "message") aria-describedby=id("message-error")>{text}</textarea>
+            <FieldMessage problem field="message" id=id("message-error") />
+        </div>
+    }
+}
+
+/// `/settings/system-messages/{id}`.
+#[component]
+pub fn SystemMessagePage() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let edit = ServerAction::<EditSystemMessage>::new();
+    let remove = ServerAction::<RemoveSystemMessage>::new();
+    let message = Resource::new(move || (id(), edit.version().get()), |(id, _)| get_system_message(id));
+    let problem = action_problem(edit.value());
+    view! {
+        <Title text="System message" />
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href=SYSTEM_MESSAGES_PATH>"Settings › System messages"</a></p>
+            <h1>"System message"</h1>
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the message…"</p> }>
+                {move || Suspend::new(async move {
+                    match message.await {
+                        Ok(m) => {
+                            let (edit_id, remove_id) = (m.id.clone(), m.id.clone());
+                            view! {
+                                <section class="card">
+                                    <ActionForm action=edit attr:data-unsaved-guard="">
+                                        <input type="hidden" name="id" value=edit_id />
+                                        <MessageFields message=Some(m) problem />
+                                        <button type="submit" class="button primary" disabled=move || edit.pending().get()>"Save changes"</button>
+                                    </ActionForm>
+                                    <ActionError value=edit.value() />
+                                    {move || matches!(edit.value().get(), Some(Ok(_))).then(|| view! {
+                                        <p class="note ok" role="status">"Saved."</p>
+                                    })}
+                                </section>
+                                <DangerZone title="Delete the message" summary="Delete this message…"
+                                    consequence="Refused while a routing rule sends it. This cannot be undone.">
+                                    <ActionForm action=remove>
+                                        <input type="hidden" name="id" value=remove_id />
+                                        <button type="submit" class="button danger">"Delete permanently"</button>
+                                    </ActionForm>
+                                </DangerZone>
+                                <ActionError value=remove.value() />
+                            }.into_any()
+                        }
+                        Err(e) => view! {
+                            <ErrorNote error=e.to_string() />
+                            <p><a href=SYSTEM_MESSAGES_PATH>"Back to the system messages"</a></p>
+                        }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </Guard>
+    }
+}
