@@ -42,12 +42,12 @@ test('an admin writes system messages per language', async ({ page }) => {
   await hydrated(page);
   const text = `Alle sind beschäftigt ${Date.now()}`;
   // A language that is no BCP 47 tag is refused at its field, keeping the text.
-  await page.getByRole('textbox', { name: 'Language', exact: true }).fill('German please');
+  await page.getByLabel('Language', { exact: true }).fill('German please');
   await page.getByLabel('Message').fill(text);
   await page.getByRole('button', { name: 'Add message' }).click();
   await expect(page.locator('#new-system-message-language-error')).toContainText('BCP 47');
   await expect(page.getByLabel('Message')).toHaveValue(text);
-  await page.getByRole('textbox', { name: 'Language', exact: true }).fill('de');
+  await page.getByLabel('Language', { exact: true }).fill('de');
   await page.getByRole('button', { name: 'Add message' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Added a message in de.' })).toBeVisible();
   await expect(page.getByRole('heading', { name: 'German (de)', level: 3 })).toBeVisible();
