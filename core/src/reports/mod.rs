@@ -10,6 +10,7 @@
 //! - [`visitors`]: distinct visitors per local day, counted as visits arrive;
 //! - [`plan`]: validating a report request against the catalogue;
 //! - [`query`]: aggregation reports, from rollups or raw facts;
+//! - [`cells`]: summed grids turned into the values a report shows;
 //! - [`sql`]: filter conditions with placeholders for both backends;
 //! - [`times`]: agent time lists and the per-agent conversation split;
 //! - [`totals`]: each metric over a period and the one before (dashboards);
@@ -21,6 +22,8 @@
 pub mod api;
 #[cfg(feature = "server")]
 pub mod catalogue;
+#[cfg(feature = "server")]
+pub mod cells;
 #[cfg(feature = "server")]
 pub mod csv;
 #[cfg(feature = "server")]

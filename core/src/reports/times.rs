@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, HashSet};
 use super::{
     api::{AgentConversationReport, AgentTimes, DateFilter, Grouping, MetricEntry, ReportRequest, TimeRange},
     catalogue::{MetricDef, Report, Source},
+    cells::cell,
     plan::{plan, Filter},
-    query::{cell, Grid, Strategy},
+    query::{Grid, Strategy},
 };
 use crate::{error::CoreResult, time::from_ms, time::now_ms, Services};
 

@@ -12,8 +12,9 @@ use std::collections::HashSet;
 use super::{
     api::{MetricTotal, ReportRequest},
     catalogue::{Measure, Report, Source},
+    cells::cell,
     plan::{plan, Query},
-    query::{cell, Grid, Strategy},
+    query::{Grid, Strategy},
     window::Window,
 };
 use crate::{error::CoreResult, Services};
