@@ -2,6 +2,8 @@
 //!
 //! - [`shell`] is the HTML document; [`App`] the router.
 //! - `pages/` holds one module per page; `components/` the pieces they share.
+//! - `routes` makes most pages lazy: each is its own wasm chunk, fetched when
+//!   the page is first shown, so the first load stays small.
 //! - `api/` holds the server functions: thin adapters that authenticate the session,
 //!   check the role and call `rapport_core` services. They never hold business rules.
 //!
@@ -11,12 +13,13 @@
 #![recursion_limit = "256"]
 
 pub mod api;
-#[cfg(feature = "ssr")]
+#[cfg(any(feature = "ssr", feature = "hydrate"))]
 mod charts;
 mod components;
 mod pages;
 #[cfg(feature = "ssr")]
 pub mod reports;
+mod routes;
 #[cfg(feature = "ssr")]
 pub mod ssr;
 
@@ -24,31 +27,13 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{ParentRoute, Route, Router, Routes},
-    path, SsrMode,
+    path, Lazy, SsrMode,
 };
 
 use crate::{
     components::layout::Layout,
-    pages::{
-        api_keys::{ApiKeysPage, PlatformApiPage},
-        api_reference::ApiReferencePage,
-        audit::AuditPage,
-        home::HomePage,
-        inbox::InboxPage,
-        link_tools::LinksPage,
-        links::{CobrowsePage, JoinPage, LiveViewPage},
-        login::LoginPage,
-        not_found::NotFound,
-        opening_hours::{OpeningHoursListPage, OpeningHoursPage},
-        reports::{ReportPage, ReportsIndexPage},
-        settings::SettingsPage,
-        system_messages::{SystemMessagePage, SystemMessagesPage},
-        teams::{TeamPage, TeamsPage},
-        tenants::TenantsPage,
-        users::{UserPage, UsersPage},
-        webhooks::{WebhookPage, WebhooksPage},
-        workspace::WorkspacePage,
-    },
+    pages::{home::HomePage, login::LoginPage, not_found::NotFound},
+    routes::*,
 };
 
 /// The HTML document around the app, rendered on the server.
@@ -81,34 +66,45 @@ pub fn App() -> impl IntoView {
         <Router>
             <Routes fallback=|| view! { <NotFound /> }>
                 <Route path=path!("/login") view=LoginPage />
-                <Route path=path!("/cobrowse/:id") view=CobrowsePage ssr=SsrMode::Async />
-                <Route path=path!("/join/:token") view=JoinPage ssr=SsrMode::Async />
+                <Route path=path!("/cobrowse/:id") view={Lazy::<CobrowseRoute>::new()} ssr=SsrMode::Async />
+                <Route path=path!("/join/:token") view={Lazy::<JoinRoute>::new()} ssr=SsrMode::Async />
                 // Signed-in pages render whole before the first byte (`Async`), so a
                 // redirect to the login page or a 403 can still set the status line.
                 <ParentRoute path=path!("") view=Layout ssr=SsrMode::Async>
                     <Route path=path!("/") view=HomePage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/api-keys") view=ApiKeysPage ssr=SsrMode::Async />
-                    <Route path=path!("/platform/api") view=PlatformApiPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/opening-hours") view=OpeningHoursListPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/opening-hours/:id") view=OpeningHoursPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/users") view=UsersPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/users/:id") view=UserPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/teams") view=TeamsPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/system-messages") view=SystemMessagesPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/system-messages/:id") view=SystemMessagePage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/teams/:id") view=TeamPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings") view=SettingsPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/workspace") view=WorkspacePage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/audit") view=AuditPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/webhooks") view=WebhooksPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/webhooks/:id") view=WebhookPage ssr=SsrMode::Async />
-                    <Route path=path!("/platform/tenants") view=TenantsPage ssr=SsrMode::Async />
-                    <Route path=path!("/docs/api") view=ApiReferencePage ssr=SsrMode::Async />
-                    <Route path=path!("/inbox") view=InboxPage ssr=SsrMode::Async />
-                    <Route path=path!("/links") view=LinksPage ssr=SsrMode::Async />
-                    <Route path=path!("/reports") view=ReportsIndexPage ssr=SsrMode::Async />
-                    <Route path=path!("/reports/:family") view=ReportPage ssr=SsrMode::Async />
-                    <Route path=path!("/liveview/:id") view=LiveViewPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/api-keys") view={Lazy::<ApiKeysRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/platform/api") view={Lazy::<PlatformApiRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/opening-hours") view={Lazy::<OpeningHoursListRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/opening-hours/:id") view={Lazy::<OpeningHoursRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/users") view={Lazy::<UsersRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/users/:id") view={Lazy::<UserRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/teams") view={Lazy::<TeamsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/system-messages") view={Lazy::<SystemMessagesRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/system-messages/:id") view={Lazy::<SystemMessageRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/teams/:id") view={Lazy::<TeamRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/routing-rules") view={Lazy::<RoutingRulesRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/routing-rules/:id") view={Lazy::<RoutingRuleRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/sla-rules") view={Lazy::<SlaRulesRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/sla-rules/:id") view={Lazy::<SlaRuleRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/outbox") view={Lazy::<OutboxRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/watchdogs") view={Lazy::<WatchdogsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/watchdogs/:id") view={Lazy::<WatchdogRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings") view={Lazy::<SettingsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/workspace") view={Lazy::<WorkspaceRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/audit") view={Lazy::<AuditRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/webhooks") view={Lazy::<WebhooksRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/webhooks/:id") view={Lazy::<WebhookRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/platform/tenants") view={Lazy::<TenantsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/platform/tenants/:id") view={Lazy::<TenantRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/docs/api") view={Lazy::<ApiReferenceRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/inbox") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/appointments") view={Lazy::<AppointmentsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/appointments/new") view={Lazy::<NewAppointmentRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/appointments/:id") view={Lazy::<AppointmentRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/links") view={Lazy::<LinksRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/reports") view={Lazy::<ReportsIndexRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/reports/:family") view={Lazy::<ReportRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/liveview/:id") view={Lazy::<LiveViewRoute>::new()} ssr=SsrMode::Async />
                 </ParentRoute>
             </Routes>
         </Router>

@@ -22,7 +22,7 @@ use rapport_core::{
 };
 
 use crate::{
-    api::reports::{Chart, Column, DetailTable, Family, ReportQuery, ReportView, Summary},
+    api::reports::{Chart, ChartSpec, Column, DetailTable, Family, ReportQuery, ReportView, Series, Summary},
     charts,
 };
 
@@ -251,7 +251,7 @@ async fn aggregations(
     units.sort_unstable();
     units.dedup();
     for unit in units {
-        let series: Vec<charts::Series> = view
+        let series: Vec<Series> = view
             .columns
             .iter()
             .enumerate()
@@ -265,8 +265,11 @@ async fn aggregations(
             .collect();
         view.charts.push(chart(
             format!("{} over time ({unit})", family.title()),
-            charts::lines(&view.labels, &series, unit),
-            &series,
+            ChartSpec::Lines {
+                labels: view.labels.clone(),
+                series,
+                y_desc: unit.to_string(),
+            },
         ));
     }
     Ok(())
@@ -303,15 +306,22 @@ fn summary(label: String, unit: &str, current: Option<String>, previous: Option<
     }
 }
 
-fn chart(title: String, svg: String, series: &[charts::Series]) -> Chart {
-    Chart {
-        title,
-        svg,
-        legend: series
+/// A chart of series, with a legend entry per series.
+fn chart(title: String, spec: ChartSpec) -> Chart {
+    let legend = match &spec {
+        ChartSpec::Lines { series, .. } | ChartSpec::StackedBars { series, .. } => series
             .iter()
             .enumerate()
             .map(|(i, (label, _))| (label.clone(), charts::css_colour(i)))
             .collect(),
+        ChartSpec::Timeline { .. } => vec![("Online".into(), charts::css_colour(2))],
+    };
+    Chart {
+        title,
+        height: charts::height(&spec),
+        svg: charts::svg(&spec),
+        spec,
+        legend,
     }
 }
 
@@ -363,7 +373,7 @@ async fn per_agent(
                 .collect()
         })
         .collect();
-    let series: Vec<charts::Series> = view
+    let series: Vec<Series> = view
         .columns
         .iter()
         .enumerate()
@@ -376,16 +386,14 @@ async fn per_agent(
         .collect();
     let unit = def.unit.as_str();
     // Sums and counts stack; averages and rates do not add up, so they are lines.
-    let svg = if matches!(def.measure, Measure::Sum(_) | Measure::Count(_)) {
-        charts::stacked_bars(&view.labels, &series, unit)
+    let (labels, y_desc) = (view.labels.clone(), unit.to_string());
+    let spec = if matches!(def.measure, Measure::Sum(_) | Measure::Count(_)) {
+        ChartSpec::StackedBars { labels, series, y_desc }
     } else {
-        charts::lines(&view.labels, &series, unit)
+        ChartSpec::Lines { labels, series, y_desc }
     };
-    view.charts.push(chart(
-        format!("{} per agent ({unit})", label_of(def, family)),
-        svg,
-        &series,
-    ));
+    view.charts
+        .push(chart(format!("{} per agent ({unit})", label_of(def, family)), spec));
     Ok(())
 }
 
@@ -425,18 +433,15 @@ async fn presence_timeline(
             )
         })
         .collect();
-    let tick = move |h: f64| {
-        let at = origin + (h * 3_600_000.0) as i64;
-        tz.timestamp_millis_opt(at)
-            .single()
-            .map(|t| t.format("%m/%d %H:%M").to_string())
-            .unwrap_or_default()
-    };
-    view.charts.push(Chart {
-        title: "Online time per agent".into(),
-        svg: charts::timeline(&rows, hours(end), tick),
-        legend: vec![("Online".into(), charts::css_colour(2))],
-    });
+    let span = hours(end);
+    view.charts.push(chart(
+        "Online time per agent".into(),
+        ChartSpec::Timeline {
+            ticks: charts::timeline_ticks(tz, origin, end),
+            rows,
+            span,
+        },
+    ));
     Ok(())
 }
 
@@ -532,7 +537,7 @@ fn bucket_table(
         .values()
         .map(|b| keys.iter().map(|k| b.get(*k).cloned().unwrap_or_default()).collect())
         .collect();
-    let series: Vec<charts::Series> = view
+    let series: Vec<Series> = view
         .columns
         .iter()
         .enumerate()
@@ -546,8 +551,11 @@ fn bucket_table(
         .collect();
     view.charts.push(chart(
         format!("{} over time", view.family.title()),
-        charts::lines(&view.labels, &series, "count"),
-        &series,
+        ChartSpec::Lines {
+            labels: view.labels.clone(),
+            series,
+            y_desc: "count".into(),
+        },
     ));
 }
 

@@ -23,6 +23,8 @@ pub struct DashboardContext {
     pub secure_cookies: bool,
     /// The OpenAPI document, for the API reference page.
     pub openapi: Arc<serde_json::Value>,
+    /// Whether mail goes to an SMTP server; else it is kept in the outbox.
+    pub smtp_configured: bool,
 }
 
 /// The context, or an error if the server forgot to provide it.

@@ -10,7 +10,9 @@
 //!   start to the end of the appointment, and with `HOURS`, from `validBefore` hours
 //!   before the start to `validAfter` hours after the end; `valid: false` disables it.
 //!   The token is random (256 bits) and kept so the link can be shown again.
-//! - `sendInviteEmail` is stored; invitations are sent by the mail outbox.
+//! - `sendInviteEmail` true on a create or an update writes an invitation (on an
+//!   update, marked as such) to every attendee into the mail outbox (see
+//!   [`crate::mail`]); it is also kept on the appointment.
 
 use std::collections::BTreeMap;
 
@@ -99,7 +101,8 @@ pub struct AppointmentIn {
     pub password: Option<String>,
     /// Attendee e-mails, unique (at most 100).
     pub attendees: Option<Vec<String>>,
-    /// Send invitations to all attendees.
+    /// Send invitations to all attendees: on this create or update, one mail per
+    /// attendee goes to the mail outbox (sent by SMTP when configured).
     pub send_invite_email: Option<bool>,
     /// Id of a customer of the tenant.
     pub customer_id: Option<String>,
@@ -458,6 +461,9 @@ impl Services {
         )
         .await?;
         tx.commit().await?;
+        if v.send_invite_email {
+            self.invite_attendees(tenant_id, &id, false, actor).await?;
+        }
         self.get_appointment(tenant_id, &id).await
     }
 
@@ -514,6 +520,9 @@ impl Services {
         )
         .await?;
         tx.commit().await?;
+        if v.send_invite_email {
+            self.invite_attendees(tenant_id, id, true, actor).await?;
+        }
         self.get_appointment(tenant_id, id).await
     }
 

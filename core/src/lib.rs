@@ -39,6 +39,8 @@ pub mod links;
 #[cfg(feature = "server")]
 pub mod live;
 #[cfg(feature = "server")]
+pub mod mail;
+#[cfg(feature = "server")]
 mod services;
 #[cfg(feature = "server")]
 pub mod sessions;

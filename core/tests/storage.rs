@@ -362,7 +362,40 @@ async fn password_change_ends_sessions(t: TestDb) {
     assert!(s.session_user(&login.session_token).await.unwrap().is_none());
 }
 
+async fn user_names_are_read_for_the_tenant_only(t: TestDb) {
+    let s = t.services();
+    let a = tenant(&s, "Alpha").await;
+    let b = tenant(&s, "Beta").await;
+    user(&s, &a, "kim@example.com", Role::Agent).await;
+    user(&s, &b, "lee@example.com", Role::Agent).await;
+    let page = PageRequest::default();
+    let kim = s.list_users(&a, None, &page).await.unwrap().results.remove(0);
+    let lee = s.list_users(&b, None, &page).await.unwrap().results.remove(0);
+    s.update_user(
+        &a,
+        &kim.id,
+        rapport_core::users::UserIn {
+            email: Some("kim@example.com".into()),
+            display_name: Some("Kim Agent".into()),
+            ..Default::default()
+        },
+        &actor(),
+    )
+    .await
+    .unwrap();
+    let names = s
+        .user_names(&a, &[kim.id.as_str(), lee.id.as_str(), "no-such-id"])
+        .await
+        .unwrap();
+    assert_eq!(names.len(), 1, "another tenant's user stays unknown: {names:?}");
+    assert_eq!(names[&kim.id], "Kim Agent");
+    let names = s.user_names(&b, &[lee.id.as_str()]).await.unwrap();
+    assert_eq!(names[&lee.id], "lee@example.com", "no display name: the e-mail");
+    assert!(s.user_names(&a, &[]).await.unwrap().is_empty());
+}
+
 backend_tests!(
+    user_names_are_read_for_the_tenant_only,
     tenant_lifecycle,
     bootstrap_once_and_login,
     same_email_in_two_tenants_needs_workspace,

@@ -56,4 +56,26 @@ test('a platform admin creates a tenant whose admin can sign in', async ({ page,
   await newAdmin.goto('/platform/tenants');
   await expect(newAdmin.getByRole('heading', { name: 'Not available to your role' })).toBeVisible();
   await other.close();
+
+  // Edit it: a bad zone is refused at its field, then a rename is saved.
+  await page.getByLabel('Find a tenant').fill(slug);
+  await page.getByRole('button', { name: 'Search' }).click();
+  await expect(page.getByRole('row')).toHaveCount(2);
+  await page.getByRole('link', { name: 'E2E Workspace' }).click();
+  await expect(page.getByRole('heading', { name: 'E2E Workspace', level: 1 })).toBeVisible();
+  await hydrated(page);
+  await page.getByLabel('Time zone').fill('Mars/Olympus');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await expect(page.locator('#edit-tenant-timezone-error')).toBeVisible();
+  await page.getByLabel('Time zone').fill('America/New_York');
+  await page.getByLabel('Name').fill('E2E Renamed');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'E2E Renamed', level: 1 })).toBeVisible();
+  await expectAccessible(page);
+  await screenshot(page, 'tenant');
+  await page.getByText('Delete this tenant…').click();
+  await page.getByRole('button', { name: 'Delete permanently' }).click();
+  await expect(page).toHaveURL(/\/platform\/tenants$/);
+  await expect(page.getByRole('link', { name: 'E2E Renamed' })).toHaveCount(0);
 });

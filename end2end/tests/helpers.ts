@@ -53,5 +53,6 @@ export async function createApiKey(page: Page, name = `e2e ${Date.now()}`): Prom
 export async function openSettings(page: Page, section: string) {
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
   await expect(page.getByRole('heading', { name: 'Settings', level: 1 })).toBeVisible();
-  await page.getByRole('main').getByRole('link', { name: section }).click();
+  // A card's name is its heading then its description: match the heading.
+  await page.getByRole('main').getByRole('link', { name: new RegExp(`^${section}`) }).click();
 }

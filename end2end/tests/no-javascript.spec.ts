@@ -33,6 +33,11 @@ test('sign-in, API keys and the presence switch work without JavaScript', async 
   await expect(page).toHaveURL(/\/settings\/api-keys/);
   await expect(status.getByRole('button', { name: 'Offline' })).toHaveAttribute('aria-pressed', 'true');
 
+  // Report charts are the server's SVG, and no empty canvas stands in their way.
+  await page.goto('/reports/chats?grouping=LAST_MONTH');
+  await expect(page.locator('figure.chart .chart-svg svg').first()).toBeVisible();
+  await expect(page.locator('figure.chart canvas').first()).toBeHidden();
+
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/login/);
 });

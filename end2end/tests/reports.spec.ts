@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, Locator, test } from '@playwright/test';
 import * as fs from 'fs';
 import { expectAccessible, hydrated, screenshot, signIn } from './helpers';
 
@@ -16,6 +16,16 @@ const families: [string, string][] = [
   ['script-errors', 'Script errors'],
 ];
 
+/** How many pixels of a canvas are not white: axes, labels, lines and bars. */
+async function inkedPixels(canvas: Locator): Promise<number> {
+  return canvas.evaluate((element: HTMLCanvasElement) => {
+    const data = element.getContext('2d')!.getImageData(0, 0, element.width, element.height).data;
+    let inked = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i] < 240 || data[i + 1] < 240 || data[i + 2] < 240) inked++;
+    return inked;
+  });
+}
+
 test('a supervisor opens every report page and downloads its CSV', async ({ page }) => {
   test.setTimeout(120_000);
   await signIn(page);
@@ -25,8 +35,12 @@ test('a supervisor opens every report page and downloads its CSV', async ({ page
     await page.goto(`/reports/${slug}?grouping=LAST_MONTH`);
     await expect(page.getByRole('heading', { level: 1 })).toHaveText(title);
     await expect(page.getByRole('table').last()).toBeVisible();
-    await expect(page.locator('figure.chart svg').first()).toBeVisible();
     await hydrated(page);
+    // Live, the charts are drawn again on a canvas, in place of the server's SVG.
+    const canvas = page.locator('figure.chart canvas').first();
+    await expect(canvas).toBeVisible();
+    await expect(page.locator('figure.chart .chart-svg').first()).toBeHidden();
+    expect(await inkedPixels(canvas), 'the canvas has a chart on it').toBeGreaterThan(1000);
     await expectAccessible(page);
     await screenshot(page, `report-${slug}`);
     const [download] = await Promise.all([

@@ -23,6 +23,9 @@ test('an admin adds an agent, who cannot open settings, then edits, resets and d
   expect(password.length).toBeGreaterThanOrEqual(12);
   await page.getByLabel('Search by e-mail or name').fill(email);
   await page.getByRole('button', { name: 'Search' }).click();
+  // The search is a plain GET form: a new page, which hydrates again before
+  // its links navigate in place.
+  await hydrated(page);
   const row = page.getByRole('row', { name: new RegExp(email) });
   await expect(row).toContainText('Agent');
   await expect(row).toContainText('billing');

@@ -14,8 +14,13 @@ use web_sys::{Element, Event, HtmlFormElement, HtmlInputElement, HtmlSelectEleme
 const GUARDED_FORMS: &str = "form[data-unsaved-guard]";
 const QUESTION: &str = "You have unsaved changes. Leave this page without saving them?";
 
-/// Whether a field differs from its rendered default.
+/// Whether a field differs from its rendered default. Only named fields count:
+/// they are what a save submits. Unnamed ones are the page's own controls, such
+/// as a list's filter box or the rule builder, which writes into a named field.
 fn field_changed(element: &Element) -> bool {
+    if !element.has_attribute("name") {
+        return false;
+    }
     if let Some(input) = element.dyn_ref::<HtmlInputElement>() {
         return match input.type_().as_str() {
             "checkbox" | "radio" => input.checked() != input.default_checked(),

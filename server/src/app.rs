@@ -68,6 +68,7 @@ pub fn build(state: AppState) -> Router {
         ))
         .route_layer(middleware::from_fn(metrics::record_route))
         .layer(middleware::from_fn(mw::same_origin_only))
+        .layer(middleware::from_fn(mw::revalidate_bundle))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(RequestBodyLimitLayer::new(state.config.max_body_bytes))
         .layer(TimeoutLayer::with_status_code(
@@ -102,5 +103,11 @@ fn dashboard_context(state: &AppState, doc: &OpenApi) -> DashboardContext {
         services: state.services.clone(),
         secure_cookies: state.config.secure_cookies(),
         openapi: Arc::new(serde_json::to_value(doc).unwrap_or_default()),
+        smtp_configured: state
+            .config
+            .mail
+            .smtp_url
+            .as_deref()
+            .is_some_and(|u| !u.trim().is_empty()),
     }
 }

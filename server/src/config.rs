@@ -88,6 +88,29 @@ pub struct ServeConfig {
     /// Webhook settings.
     #[command(flatten)]
     pub webhooks: WebhookArgs,
+
+    /// Mail settings.
+    #[command(flatten)]
+    pub mail: MailArgs,
+}
+
+/// Settings of outgoing e-mail.
+#[derive(Debug, Clone, Args)]
+pub struct MailArgs {
+    /// SMTP server that sends Rapport's mail, as a URL: `smtp://host:25`,
+    /// `smtp://user:password@host:587?tls=required` (STARTTLS) or
+    /// `smtps://user:password@host:465`. Unset: mail is kept in the outbox, which
+    /// admins read under Settings → Mail outbox.
+    #[arg(long = "smtp-url", env = "RAPPORT_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+
+    /// The `From` of Rapport's mail.
+    #[arg(
+        long = "mail-from",
+        env = "RAPPORT_MAIL_FROM",
+        default_value = "Rapport <rapport@localhost>"
+    )]
+    pub from: String,
 }
 
 /// Settings of webhook delivery.
@@ -216,6 +239,10 @@ impl ServeConfig {
                 allow_private_networks: true,
                 lease: "60s".into(),
                 concurrency: 64,
+            },
+            mail: MailArgs {
+                smtp_url: None,
+                from: "Rapport <rapport@rapport.test>".into(),
             },
         }
     }

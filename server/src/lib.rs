@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod http;
 pub mod logging;
+pub mod mail;
 pub mod rest;
 pub mod serve;
 pub mod state;

@@ -56,6 +56,17 @@ pub async fn serve(
     } else {
         None
     };
+    let mailer = match crate::mail::MailSettings::from_config(&state.config.mail)? {
+        Some(settings) => Some(crate::mail::spawn(
+            state.services.clone(),
+            settings,
+            stop_worker.subscribe(),
+        )),
+        None => {
+            tracing::info!("no RAPPORT_SMTP_URL: mail is kept in the outbox (Settings → Mail outbox)");
+            None
+        }
+    };
     let limiters = state.limiters.clone();
     let pruner = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
@@ -85,6 +96,9 @@ pub async fn serve(
     let _ = stop_worker.send(true);
     if let Some(worker) = worker {
         let _ = worker.await;
+    }
+    if let Some(mailer) = mailer {
+        let _ = mailer.await;
     }
     result.context("server error")
 }

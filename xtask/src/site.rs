@@ -1,26 +1,53 @@
-//! Builds the site: the hydration bundle (`pkg/rapport.js` + `pkg/rapport_bg.wasm`),
-//! the stylesheet (`pkg/rapport.css`) and the public assets.
+//! Builds the site: the hydration bundle, the stylesheet (`pkg/rapport.css`) and
+//! the public assets.
+//!
+//! The bundle is split per route (Leptos `#[lazy_route]`): the first load fetches
+//! only `pkg/rapport.js`, `pkg/rapport_bg.wasm` (the shell, the router and what
+//! every page shares) and the small loader `pkg/__wasm_split.…js`; each lazy page's
+//! code sits in `pkg/split_<page>.wasm` (plus `chunk_<n>.wasm` for code several
+//! pages share) and is fetched when that page is first shown. The server reads
+//! `pkg/__wasm_split_manifest.json` to preload the chunks of the page it renders.
+//!
+//! The order matters: link with relocations kept, split the raw module
+//! (`wasm_split_cli_support`), run wasm-bindgen on the split main module keeping
+//! the linker's exports (the loader needs the function table), and only then
+//! run `wasm-opt` on every file.
 
-use std::{fs, io::Write, path::Path, process::Command};
+use std::{
+    fs,
+    io::Write,
+    path::{Path, PathBuf},
+    process::Command,
+};
 
 use anyhow::{Context, Result};
 
 use crate::tools::{self, cargo, ensure_npm_packages, ensure_wasm_target, root, run, site_dir, target_dir};
 
+/// The loader that fetches a page's chunks. The name must equal the one Leptos'
+/// `HydrationScripts` looks for.
+pub const SPLIT_LOADER: &str = "__wasm_split.______________________.js";
+
 /// Sizes of the built bundle, raw and gzip-compressed, in bytes.
 #[derive(Debug, Default)]
 pub struct BundleSize {
+    /// The main module, loaded on every page.
     pub wasm: (u64, u64),
+    /// The JS glue and the chunk loader.
     pub js: (u64, u64),
     pub css: (u64, u64),
+    /// All pages' chunks together (each page loads only its own).
+    pub chunks: (u64, u64),
 }
 
 /// Builds the site; `release` makes a size-optimised bundle.
 pub fn build_site(release: bool) -> Result<BundleSize> {
     ensure_wasm_target()?;
     let profile = if release { "wasm-release" } else { "dev" };
+    // `cargo rustc` hands the flag to the final link only, so dependencies keep
+    // their builds. The splitter needs the relocations to find function pointers.
     run(cargo().args([
-        "build",
+        "rustc",
         "--package",
         "rapport-frontend",
         "--lib",
@@ -28,6 +55,8 @@ pub fn build_site(release: bool) -> Result<BundleSize> {
         "wasm32-unknown-unknown",
         "--profile",
         profile,
+        "--",
+        "-Clink-arg=--emit-relocs",
     ]))?;
     let profile_dir = if release { "wasm-release" } else { "debug" };
     let wasm = target_dir()
@@ -38,19 +67,24 @@ pub fn build_site(release: bool) -> Result<BundleSize> {
     let site = site_dir();
     let pkg = site.join("pkg");
     fs::create_dir_all(&pkg)?;
+    let chunks = split(&wasm, &pkg)?;
     eprintln!("xtask: generating the JS glue (wasm-bindgen-cli-support, same version as wasm-bindgen)");
     wasm_bindgen_cli_support::Bindgen::new()
-        .input_path(&wasm)
+        .input_path(wasm.with_file_name("rapport_frontend_split.wasm"))
         .web(true)?
         .out_name("rapport")
         .typescript(false)
         .debug(!release)
+        .keep_lld_exports(true)
+        .demangle(false)
         .generate(&pkg)
         .context("wasm-bindgen failed")?;
 
     let bundle = pkg.join("rapport_bg.wasm");
     if release {
-        optimise(&bundle)?;
+        let mut files = vec![bundle.clone()];
+        files.extend(chunks.iter().cloned());
+        optimise_all(&files)?;
     }
 
     let mut css = String::new();
@@ -66,27 +100,71 @@ pub fn build_site(release: bool) -> Result<BundleSize> {
     fs::write(pkg.join("rapport.css"), css)?;
     copy_dir(&root().join("public"), &site)?;
 
-    let size = BundleSize {
+    let add = |(a, b): (u64, u64), (c, d): (u64, u64)| (a + c, b + d);
+    let mut size = BundleSize {
         wasm: sizes(&bundle)?,
-        js: sizes(&pkg.join("rapport.js"))?,
+        js: add(sizes(&pkg.join("rapport.js"))?, sizes(&pkg.join(SPLIT_LOADER))?),
         css: sizes(&pkg.join("rapport.css"))?,
+        chunks: (0, 0),
     };
+    for chunk in &chunks {
+        size.chunks = add(size.chunks, sizes(chunk)?);
+    }
     eprintln!(
-        "xtask: site built in {} — wasm {} B (gzip {} B), js {} B (gzip {} B), css {} B (gzip {} B)",
+        "xtask: site built in {} — wasm {} B (gzip {} B), js {} B (gzip {} B), css {} B (gzip {} B); \
+         {} page chunks {} B (gzip {} B)",
         site.display(),
         size.wasm.0,
         size.wasm.1,
         size.js.0,
         size.js.1,
         size.css.0,
-        size.css.1
+        size.css.1,
+        chunks.len(),
+        size.chunks.0,
+        size.chunks.1
     );
     Ok(size)
 }
 
-/// Shrinks the wasm with binaryen's `wasm-opt -Oz` (npm package `binaryen`,
-/// pinned in `xtask/package.json`). Skipped with a warning when npm is missing.
-fn optimise(wasm: &Path) -> Result<()> {
+/// Splits the linked module into the main module (written next to it as
+/// `rapport_frontend_split.wasm`, for wasm-bindgen) and the lazy pages' chunks
+/// (written to `pkg`), with the loader and the manifest. Returns the chunks.
+fn split(wasm: &Path, pkg: &Path) -> Result<Vec<PathBuf>> {
+    // Chunk names change between builds; never leave one build's chunks next to
+    // another's main module.
+    for entry in fs::read_dir(pkg)? {
+        let path = entry?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if name.starts_with("split_") || name.starts_with("chunk_") || name.starts_with("__wasm_split") {
+            fs::remove_file(&path)?;
+        }
+    }
+    let input = fs::read(wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
+    let main_out = wasm.with_file_name("rapport_frontend_split.wasm");
+    let link_name = format!("./{SPLIT_LOADER}");
+    let mut options = wasm_split_cli_support::Options::new(&input);
+    options.output_dir = pkg;
+    options.main_out_path = &main_out;
+    // The loader imports the main module's JS glue, relative to itself.
+    options.main_module = "./rapport.js";
+    options.link_name = &link_name;
+    let split = wasm_split_cli_support::transform(options).map_err(|e| anyhow::anyhow!("wasm-split failed: {e:?}"))?;
+    let mut manifest: Vec<_> = split.prefetch_map.into_iter().collect();
+    manifest.sort();
+    let manifest: serde_json::Map<String, serde_json::Value> =
+        manifest.into_iter().map(|(k, v)| (k, v.into())).collect();
+    fs::write(
+        pkg.join("__wasm_split_manifest.json"),
+        serde_json::to_string_pretty(&manifest)?,
+    )?;
+    Ok(split.split_modules)
+}
+
+/// Shrinks every wasm file with binaryen's `wasm-opt -Oz` (npm package
+/// `binaryen`, pinned in `xtask/package.json`), as many at once as there are
+/// cores. Skipped with a warning when npm is missing.
+fn optimise_all(files: &[PathBuf]) -> Result<()> {
     let tools_dir = root().join("xtask");
     if !tools::has_program("npm") {
         eprintln!("xtask: warning: npm not found; the wasm bundle is not run through wasm-opt");
@@ -94,8 +172,32 @@ fn optimise(wasm: &Path) -> Result<()> {
     }
     ensure_npm_packages(&tools_dir)?;
     let wasm_opt = tools_dir.join("node_modules/.bin/wasm-opt");
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len().max(1));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    match files.get(i) {
+                        Some(file) => optimise(&wasm_opt, file)?,
+                        None => return Ok::<_, anyhow::Error>(()),
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().map_err(|_| anyhow::anyhow!("wasm-opt worker panicked"))?)
+    })
+}
+
+/// Shrinks one wasm file in place with `wasm_opt -Oz`.
+fn optimise(wasm_opt: &Path, wasm: &Path) -> Result<()> {
     let out = wasm.with_extension("opt.wasm");
-    run(Command::new(&wasm_opt)
+    run(Command::new(wasm_opt)
         .arg("-Oz")
         .args([
             "--enable-bulk-memory",

@@ -97,7 +97,41 @@ pub fn test(args: &[String]) -> Result<()> {
     if std::env::var_os("RAPPORT_TEST_POSTGRES_URL").is_none() {
         eprintln!("xtask: note: RAPPORT_TEST_POSTGRES_URL is unset; PostgreSQL variants of the tests will be skipped");
     }
-    let cargo_ok = run_counting(cargo().args(["test", "--no-fail-fast"]), &mut tally, parse_cargo_line)?;
+    let others_ok = run_counting(
+        cargo().args([
+            "test",
+            "--no-fail-fast",
+            "--package",
+            "rapport-core",
+            "--package",
+            "rapport-app",
+            "--package",
+            "xtask",
+            // The app's server side (and its tests), as the server builds it.
+            "--features",
+            "rapport-app/ssr",
+        ]),
+        &mut tally,
+        parse_cargo_line,
+    )?;
+    // The server's tests each start Rapport (with Leptos) on their own Tokio
+    // runtime in one process. Run side by side, a page request of one test now
+    // and then never completed (408) while another test's runtime shut down;
+    // one at a time, never in a reproduction loop. Production runs a single
+    // runtime, where this cannot happen.
+    let server_ok = run_counting(
+        cargo().args([
+            "test",
+            "--no-fail-fast",
+            "--package",
+            "rapport-server",
+            "--",
+            "--test-threads=1",
+        ]),
+        &mut tally,
+        parse_cargo_line,
+    )?;
+    let cargo_ok = others_ok && server_ok;
 
     let e2e_ok = if skip_e2e {
         true

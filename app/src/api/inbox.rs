@@ -12,6 +12,9 @@ pub const INBOX_PATH: &str = "/inbox";
 /// Conversations listed per status tab.
 pub const INBOX_LIMIT: i64 = 100;
 
+/// The most conversations a tab shows, after "Show older conversations".
+pub const INBOX_MOST_SHOWN: i64 = 900;
+
 /// Messages of a thread shown, the newest ones.
 pub const THREAD_LIMIT: i64 = 100;
 
@@ -41,6 +44,8 @@ pub struct InboxView {
     pub counts: [i64; 3],
     /// The tab's conversations, most recently active first.
     pub rows: Vec<InboxRow>,
+    /// Whether older conversations exist beyond these.
+    pub more: bool,
 }
 
 /// One message of a thread.
@@ -96,11 +101,9 @@ pub struct Assignees {
 
 #[cfg(feature = "ssr")]
 mod server {
-    use std::collections::HashMap;
-
     use rapport_core::{model::PageRequest, Services};
 
-    /// Every user's and team's name by id, for the list and the picker.
+    /// Every user's and team's name by id, for the assignment picker.
     pub(super) async fn names(
         services: &Services,
         tenant_id: &str,
@@ -142,17 +145,13 @@ mod server {
     pub(super) fn minute(at: chrono::DateTime<chrono::Utc>) -> String {
         at.format("%Y-%m-%d %H:%M").to_string()
     }
-
-    /// Names by id, users and teams alike (ids are UUIDs, so they cannot clash).
-    pub(super) fn lookup(users: &[(String, String)], teams: &[(String, String)]) -> HashMap<String, String> {
-        users.iter().chain(teams).cloned().collect()
-    }
 }
 
-/// The conversations of one status (`UNREAD`, `UNRESOLVED`, `DONE`); with
-/// `mine`, only those assigned to the signed-in user.
+/// The `shown` (default [`INBOX_LIMIT`]) most recently active conversations of
+/// one status (`UNREAD`, `UNRESOLVED`, `DONE`); with `mine`, only those assigned
+/// to the signed-in user.
 #[server(endpoint = "inbox_list")]
-pub async fn inbox_list(status: String, mine: bool) -> Result<InboxView, ServerFnError> {
+pub async fn inbox_list(status: String, mine: bool, shown: Option<i64>) -> Result<InboxView, ServerFnError> {
     use rapport_core::{conversations::ConversationStatus, model::Role};
     let (ctx, user) = crate::ssr::require_role(Role::Agent).await?;
     let status = ConversationStatus::parse(&status).unwrap_or(ConversationStatus::Unread);
@@ -162,22 +161,18 @@ pub async fn inbox_list(status: String, mine: bool) -> Result<InboxView, ServerF
         .inbox_counts(tenant)
         .await
         .map_err(crate::ssr::to_server_error)?;
-    let items = services
-        .inbox(tenant, status, mine.then_some(user.id.as_str()), INBOX_LIMIT)
+    let shown = shown.unwrap_or(INBOX_LIMIT).clamp(1, INBOX_MOST_SHOWN);
+    // One more than shown tells whether there are older ones.
+    let mut items = services
+        .inbox(tenant, status, mine.then_some(user.id.as_str()), shown + 1)
         .await
         .map_err(crate::ssr::to_server_error)?;
-    let (users, teams) = server::names(services, tenant)
-        .await
-        .map_err(crate::ssr::to_server_error)?;
-    let names = server::lookup(&users, &teams);
+    let more = items.len() as i64 > shown;
+    items.truncate(shown as usize);
     let rows = items
         .into_iter()
         .map(|i| InboxRow {
-            assignee: i
-                .assigned_user
-                .as_ref()
-                .or(i.assigned_team.as_ref())
-                .map(|id| names.get(id).cloned().unwrap_or_else(|| id.clone())),
+            assignee: i.assignee_name,
             customer_id: i.customer_id,
             name: i.display_name,
             status: i.status.as_str().to_string(),
@@ -189,6 +184,7 @@ pub async fn inbox_list(status: String, mine: bool) -> Result<InboxView, ServerF
     Ok(InboxView {
         counts: [counts.unread, counts.unresolved, counts.done],
         rows,
+        more,
     })
 }
 
@@ -218,10 +214,13 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         )
         .await
         .map_err(crate::ssr::to_server_error)?;
-    let (users, teams) = server::names(services, tenant)
+    let mut senders: Vec<&str> = page.results.iter().filter_map(|m| m.sender_id.as_deref()).collect();
+    senders.sort_unstable();
+    senders.dedup();
+    let names = services
+        .user_names(tenant, &senders)
         .await
         .map_err(crate::ssr::to_server_error)?;
-    let names = server::lookup(&users, &teams);
     let customer_name = rapport_core::conversations::customer_name(&customer);
     let earlier = (page.page.total_elements - page.results.len() as i64).max(0);
     let messages = page

@@ -1,19 +1,25 @@
 //! Server functions: the dashboard's calls to the server. Each one checks the
 //! session and role first, then calls a `rapport_core` service.
 
+pub mod appointments;
 pub mod audit;
 pub mod inbox;
 pub mod keys;
 pub mod links;
+pub mod mail;
 pub mod opening_hours;
 pub mod presence;
 pub mod problem;
 pub mod reference;
 pub mod reports;
+#[cfg(feature = "ssr")]
+mod rule_store;
+pub mod rules;
 pub mod session;
 pub mod system_messages;
 pub mod teams;
 pub mod tenants;
 pub mod users;
+pub mod watchdogs;
 pub mod webhooks;
 pub mod workspace;

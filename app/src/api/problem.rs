@@ -74,6 +74,18 @@ impl Problem {
             .collect();
         (!messages.is_empty()).then(|| messages.join("; "))
     }
+
+    /// The message for exactly the field `name`, not its items or sub-fields:
+    /// for a list as a whole (`actions`), whose items show their own.
+    pub fn exact_field(&self, name: &str) -> Option<String> {
+        let messages: Vec<&str> = self
+            .fields
+            .iter()
+            .filter(|f| f.field == name)
+            .map(|f| f.message.as_str())
+            .collect();
+        (!messages.is_empty()).then(|| messages.join("; "))
+    }
 }
 
 #[cfg(test)]
@@ -101,6 +113,8 @@ mod tests {
         assert_eq!(read.field("url").as_deref(), Some("must be https"));
         assert_eq!(read.field("urls"), None);
         assert_eq!(read.field("description"), None);
+        assert_eq!(read.exact_field("eventTypes"), None);
+        assert_eq!(read.exact_field("url").as_deref(), Some("must be https"));
     }
 
     #[test]

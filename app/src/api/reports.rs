@@ -149,13 +149,56 @@ pub struct Summary {
     pub change: Option<f64>,
 }
 
-/// A chart, drawn as SVG on the server.
+/// A named series of values, one per bucket; `None` where the value is
+/// undefined (an average without samples), drawn as a gap.
+pub type Series = (String, Vec<Option<f64>>);
+
+/// What a chart shows: enough to draw it, on the server or in the browser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ChartSpec {
+    /// Lines over time, one per series.
+    Lines {
+        /// Bucket labels, oldest first.
+        labels: Vec<String>,
+        /// One value per bucket each.
+        series: Vec<Series>,
+        /// The y axis' unit.
+        y_desc: String,
+    },
+    /// Bars per bucket, one stacked segment per series (agents).
+    StackedBars {
+        /// Bucket labels, oldest first.
+        labels: Vec<String>,
+        /// One value per bucket each.
+        series: Vec<Series>,
+        /// The y axis' unit.
+        y_desc: String,
+    },
+    /// One row per agent with a bar per interval, in hours from the period's start.
+    Timeline {
+        /// Agent name and `(from, to)` hours.
+        rows: Vec<(String, Vec<(f64, f64)>)>,
+        /// The period's length in hours.
+        span: f64,
+        /// Time-axis labels in the tenant's zone, at the hours they belong to.
+        ticks: Vec<(f64, String)>,
+    },
+}
+
+/// Every chart's width in pixels; it scales with the page.
+pub const CHART_WIDTH: u32 = 760;
+
+/// A chart: drawn as SVG on the server, then on a canvas once the page is live.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Chart {
     /// Caption.
     pub title: String,
-    /// The SVG document.
+    /// Its height in pixels (see [`CHART_WIDTH`]).
+    pub height: u32,
+    /// The server's SVG document, for readers without JavaScript.
     pub svg: String,
+    /// What the chart shows, for drawing it on a canvas.
+    pub spec: ChartSpec,
     /// Legend entries: label and CSS colour.
     pub legend: Vec<(String, String)>,
 }

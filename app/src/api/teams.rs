@@ -75,6 +75,19 @@ mod server {
     }
 }
 
+/// Every team of the tenant as `(id, name)`, for pickers elsewhere.
+#[cfg(feature = "ssr")]
+pub(crate) async fn all_team_names(
+    services: &rapport_core::Services,
+    tenant_id: &str,
+) -> rapport_core::error::CoreResult<Vec<(String, String)>> {
+    Ok(server::all_teams(services, tenant_id)
+        .await?
+        .into_iter()
+        .map(|t| (t.id, t.name))
+        .collect())
+}
+
 #[cfg(feature = "ssr")]
 async fn admin() -> Result<(crate::ssr::DashboardContext, rapport_core::model::SessionUser), ServerFnError> {
     crate::ssr::require_role(rapport_core::model::Role::Admin).await

@@ -79,7 +79,32 @@ pub async fn take_created_tenant() -> Result<Option<CreatedTenant>, ServerFnErro
     Ok(crate::ssr::take_flash(&ctx, TENANTS_PATH))
 }
 
-/// Deletes a tenant and all its data.
+/// One tenant.
+#[server(endpoint = "get_tenant")]
+pub async fn get_tenant(id: String) -> Result<Tenant, ServerFnError> {
+    use crate::ssr::{require_platform_admin, to_server_error};
+    let (ctx, _) = require_platform_admin().await?;
+    ctx.services.get_tenant(&id).await.map_err(to_server_error)
+}
+
+/// Renames a tenant, changes its slug or its time zone (reports are cut in the
+/// new zone from its next local midnight).
+#[server(endpoint = "edit_tenant")]
+pub async fn edit_tenant(id: String, name: String, slug: String, timezone: String) -> Result<Tenant, ServerFnError> {
+    use crate::ssr::{require_platform_admin, to_server_error};
+    let (ctx, user) = require_platform_admin().await?;
+    let update = rapport_core::tenants::TenantUpdate {
+        name: Some(name.trim().to_string()),
+        slug: Some(slug.trim().to_string()),
+        timezone: Some(timezone.trim().to_string()),
+    };
+    ctx.services
+        .update_tenant(&id, update, &crate::ssr::actor(&user))
+        .await
+        .map_err(to_server_error)
+}
+
+/// Deletes a tenant and all its data, then shows the list.
 #[server(endpoint = "delete_tenant")]
 pub async fn delete_tenant(id: String) -> Result<(), ServerFnError> {
     use crate::ssr::{require_platform_admin, to_server_error};
@@ -87,5 +112,7 @@ pub async fn delete_tenant(id: String) -> Result<(), ServerFnError> {
     ctx.services
         .delete_tenant(&id, &crate::ssr::actor(&user))
         .await
-        .map_err(to_server_error)
+        .map_err(to_server_error)?;
+    leptos_axum::redirect(TENANTS_PATH);
+    Ok(())
 }

@@ -73,3 +73,27 @@ pub fn reset_on_success<T: Clone + Send + Sync + 'static>(
         }
     });
 }
+
+/// Counts an action's successful runs. A page that re-reads an object after
+/// saving it keys its resource on this rather than on the action's version, so
+/// that a refused save re-renders nothing and keeps what was typed next to the
+/// problems.
+pub fn successes<T: Clone + Send + Sync + 'static>(
+    value: MappedSignal<Option<Result<T, ServerFnError>>>,
+) -> ReadSignal<u32> {
+    let (count, set_count) = signal(0u32);
+    Effect::new(move |_| {
+        if matches!(value.get(), Some(Ok(_))) {
+            set_count.update(|n| *n += 1);
+        }
+    });
+    count
+}
+
+/// "Saved." once an action's last run succeeded, announced politely.
+#[component]
+pub fn SavedNote<T: Clone + Send + Sync + 'static>(
+    value: MappedSignal<Option<Result<T, ServerFnError>>>,
+) -> impl IntoView {
+    move || matches!(value.get(), Some(Ok(_))).then(|| view! { <p class="note ok" role="status">"Saved."</p> })
+}

@@ -35,6 +35,11 @@ const NAV: &[NavItem] = &[
         visible: agents,
     },
     NavItem {
+        href: "/appointments",
+        label: "Appointments",
+        visible: agents,
+    },
+    NavItem {
         href: "/links",
         label: "Links",
         visible: agents,

@@ -1,8 +1,10 @@
 //! Pieces shared by pages.
 
 pub mod copy;
+pub mod detail;
 pub mod feedback;
 pub mod layout;
 pub mod lists;
+pub mod rule_builder;
 pub mod secret;
 pub mod zones;

@@ -14,7 +14,7 @@ use leptos_router::hooks::use_query_map;
 use crate::{
     api::inbox::{
         inbox_assignees, inbox_list, inbox_thread, Assignees, InboxAssign, InboxReply, InboxRow, InboxStatus,
-        MessageView, ThreadView, INBOX_PATH,
+        MessageView, ThreadView, INBOX_LIMIT, INBOX_MOST_SHOWN, INBOX_PATH,
     },
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
@@ -25,11 +25,12 @@ use crate::{
 /// The status tabs: wire value and label.
 const TABS: [(&str, &str); 3] = [("UNREAD", "Unread"), ("UNRESOLVED", "Unresolved"), ("DONE", "Done")];
 
-/// The inbox's view: tab, "only mine", open conversation.
+/// The inbox's view: tab, "only mine", how many conversations, open conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct InboxState {
     status: String,
     mine: bool,
+    shown: i64,
     open: Option<String>,
 }
 
@@ -39,6 +40,9 @@ impl InboxState {
         let mut href = format!("{INBOX_PATH}?status={}", self.status);
         if self.mine {
             href.push_str("&mine=1");
+        }
+        if self.shown != INBOX_LIMIT {
+            href.push_str(&format!("&shown={}", self.shown));
         }
         if let Some(c) = &self.open {
             href.push_str("&c=");
@@ -61,6 +65,11 @@ pub fn InboxPage() -> impl IntoView {
         InboxState {
             status,
             mine: q.get("mine").is_some_and(|v| v == "1"),
+            shown: q
+                .get("shown")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(INBOX_LIMIT)
+                .clamp(1, INBOX_MOST_SHOWN),
             open: q.get("c").filter(|c| !c.is_empty()),
         }
     });
@@ -75,7 +84,7 @@ pub fn InboxPage() -> impl IntoView {
     let changed = move || (reply.version().get(), status.version().get(), assign.version().get());
     let list = Resource::new(
         move || (state.get(), list_tick.get(), changed()),
-        |(s, ..)| inbox_list(s.status, s.mine),
+        |(s, ..)| inbox_list(s.status, s.mine, Some(s.shown)),
     );
     let thread = Resource::new(
         move || (state.get().open, thread_tick.get(), changed()),
@@ -107,7 +116,7 @@ pub fn InboxPage() -> impl IntoView {
                             match list.await {
                                 Ok(view_) => {
                                     let s = state.get_untracked();
-                                    view! { <Tabs state=s.clone() counts=view_.counts /> <ConversationList state=s rows=view_.rows /> }.into_any()
+                                    view! { <Tabs state=s.clone() counts=view_.counts /> <ConversationList state=s rows=view_.rows more=view_.more /> }.into_any()
                                 }
                                 Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
                             }
@@ -159,6 +168,7 @@ fn LiveState(connected: RwSignal<Option<bool>>) -> impl IntoView {
 fn Tabs(state: InboxState, counts: [i64; 3]) -> impl IntoView {
     let mine_href = InboxState {
         mine: !state.mine,
+        shown: INBOX_LIMIT,
         open: None,
         ..state.clone()
     }
@@ -166,7 +176,7 @@ fn Tabs(state: InboxState, counts: [i64; 3]) -> impl IntoView {
     view! {
         <nav class="tabs" aria-label="Status">
             {TABS.iter().zip(counts).map(|((value, label), count)| {
-                let href = InboxState { status: value.to_string(), open: None, ..state.clone() }.href();
+                let href = InboxState { status: value.to_string(), shown: INBOX_LIMIT, open: None, ..state.clone() }.href();
                 let current = state.status == *value;
                 view! {
                     <a href=href class="tab" aria-current=current.then_some("page")>
@@ -182,10 +192,20 @@ fn Tabs(state: InboxState, counts: [i64; 3]) -> impl IntoView {
 }
 
 #[component]
-fn ConversationList(state: InboxState, rows: Vec<InboxRow>) -> impl IntoView {
+fn ConversationList(state: InboxState, rows: Vec<InboxRow>, more: bool) -> impl IntoView {
     if rows.is_empty() {
         return view! { <p class="empty">"No conversations here."</p> }.into_any();
     }
+    // Older conversations extend the list rather than replace it, so that live
+    // updates keep the whole list current.
+    let older = (more && state.shown < INBOX_MOST_SHOWN).then(|| {
+        let href = InboxState {
+            shown: (state.shown + INBOX_LIMIT).min(INBOX_MOST_SHOWN),
+            ..state.clone()
+        }
+        .href();
+        view! { <p class="more"><a href=href>"Show older conversations"</a></p> }
+    });
     view! {
         <ul class="conversations">
             {rows.into_iter().map(|row| {
@@ -208,6 +228,7 @@ fn ConversationList(state: InboxState, rows: Vec<InboxRow>) -> impl IntoView {
                 }
             }).collect_view()}
         </ul>
+        {older}
     }
     .into_any()
 }
@@ -467,9 +488,12 @@ mod tests {
         let s = InboxState {
             status: "DONE".into(),
             mine: true,
+            shown: INBOX_LIMIT,
             open: Some("a b".into()),
         };
         assert_eq!(s.href(), "/inbox?status=DONE&mine=1&c=a%20b");
+        let longer = InboxState { shown: 200, ..s };
+        assert_eq!(longer.href(), "/inbox?status=DONE&mine=1&shown=200&c=a%20b");
     }
 
     #[test]

@@ -16,9 +16,9 @@ use crate::{
         problem::Problem,
     },
     components::{
-        feedback::{action_problem, field_invalid, ActionError, ErrorNote, FieldMessage},
+        detail::{DeleteCard, LoadFailed},
+        feedback::{action_problem, field_invalid, successes, ActionError, ErrorNote, FieldMessage, SavedNote},
         layout::{admins, Guard},
-        lists::DangerZone,
         zones::{load_zone_names, ZoneNames},
     },
 };
@@ -109,7 +109,8 @@ fn HoursEditor() -> impl IntoView {
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let save = ServerAction::<SaveOpeningHoursForm>::new();
     let delete = ServerAction::<DeleteOpeningHoursEntry>::new();
-    let hours = Resource::new(move || (id(), save.version().get()), |(id, _)| get_opening_hours(id));
+    let saved = successes(save.value());
+    let hours = Resource::new(move || (id(), saved.get()), |(id, _)| get_opening_hours(id));
     let problem = action_problem(save.value());
     let zones = load_zone_names();
     view! {
@@ -151,26 +152,17 @@ fn HoursEditor() -> impl IntoView {
                                     </div>
                                 </ActionForm>
                                 <ActionError value=save.value() />
-                                {move || matches!(save.value().get(), Some(Ok(_))).then(|| view! {
-                                    <p class="note ok" role="status">"Saved."</p>
-                                })}
+                                <SavedNote value=save.value() />
                                 {(!is_new).then(|| view! {
-                                    <DangerZone title="Delete these opening hours" summary="Delete…"
-                                        consequence="Opening hours that a rule uses cannot be deleted; the message names the rules.">
-                                        <ActionForm action=delete>
-                                            <input type="hidden" name="id" value=delete_id.clone() />
-                                            <button type="submit" class="button danger">"Delete permanently"</button>
-                                        </ActionForm>
-                                    </DangerZone>
-                                    <ActionError value=delete.value() />
+                                    <DeleteCard title="Delete these opening hours" summary="Delete…"
+                                        consequence="Opening hours that a rule uses cannot be deleted; the message names the rules."
+                                        action=delete id=delete_id.clone() />
                                 })}
                             }
                             .into_any()
                         }
                         Err(e) => view! {
-                            <h1>"Opening hours"</h1>
-                            <ErrorNote error=e.to_string() />
-                            <p><a href=OPENING_HOURS_PATH>"Back to the list"</a></p>
+                            <LoadFailed title="Opening hours" error=e.to_string() back=OPENING_HOURS_PATH back_text="Back to the list" />
                         }
                         .into_any(),
                     }

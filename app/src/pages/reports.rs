@@ -8,7 +8,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::{
-    api::reports::{load_report, Family, ReportQuery, ReportView, Summary, PERIODS},
+    api::reports::{load_report, ChartSpec, Family, ReportQuery, ReportView, Summary, CHART_WIDTH, PERIODS},
     components::{
         feedback::ErrorNote,
         layout::{supervisors, Guard},
@@ -186,7 +186,7 @@ fn Report(view: ReportView, asked: ReportQuery) -> impl IntoView {
                                 .collect_view()}
                         </ul>
                     </figcaption>
-                    <div class="chart-svg" inner_html=c.svg></div>
+                    <ChartPicture svg=c.svg spec=c.spec height=c.height />
                 </figure>
             })
             .collect_view()}
@@ -262,5 +262,36 @@ fn SummaryRow(summary: Vec<Summary>) -> impl IntoView {
                 })
                 .collect_view()}
         </ul>
+    }
+}
+
+/// A chart: the server's SVG, which readers without JavaScript keep, replaced
+/// by the same chart drawn on a canvas once the page is live.
+#[component]
+fn ChartPicture(svg: String, spec: ChartSpec, height: u32) -> impl IntoView {
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let drawn = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if let Some(element) = canvas.get() {
+            match crate::charts::draw_on_canvas(&spec, element) {
+                Ok(()) => drawn.set(true),
+                // The SVG stays in place.
+                Err(e) => leptos::logging::warn!("chart not drawn on the canvas: {e}"),
+            }
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = spec;
+    view! {
+        <div class="chart-svg" inner_html=svg hidden=move || drawn.get()></div>
+        <canvas
+            node_ref=canvas
+            class="chart-canvas"
+            width=CHART_WIDTH
+            height=height
+            aria-hidden="true"
+            hidden=move || !drawn.get()
+        ></canvas>
     }
 }

@@ -48,13 +48,37 @@ pub const SETTINGS: &[Destination] = &[
     Destination {
         href: "/settings/system-messages",
         title: "System messages",
-        about: "Texts routing rules send to customers, one per language.",
+        about: "Texts sent to customers, such as “all agents are busy”, one per language.",
+        visible: admins,
+    },
+    Destination {
+        href: "/settings/routing-rules",
+        title: "Routing rules",
+        about: "Who gets a new conversation, with else-rules when a rule does not match.",
+        visible: admins,
+    },
+    Destination {
+        href: "/settings/sla-rules",
+        title: "SLA rules",
+        about: "Response times to meet, and who hears of a miss.",
+        visible: admins,
+    },
+    Destination {
+        href: "/settings/watchdogs",
+        title: "Watchdogs",
+        about: "Alerts on script errors, messages, assignments, forms and setting changes.",
         visible: admins,
     },
     Destination {
         href: "/settings/webhooks",
         title: "Webhooks",
         about: "Endpoints that receive events, their secrets and delivery log.",
+        visible: admins,
+    },
+    Destination {
+        href: "/settings/outbox",
+        title: "Mail outbox",
+        about: "Every mail Rapport wrote, such as invitations, and whether it was sent.",
         visible: admins,
     },
     Destination {

@@ -18,9 +18,9 @@ use crate::{
         },
     },
     components::{
-        feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
+        detail::{DeleteCard, EditCard},
+        feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
         layout::{admins, encode_query, Guard},
-        lists::DangerZone,
     },
 };
 
@@ -157,7 +157,8 @@ pub fn SystemMessagePage() -> impl IntoView {
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let edit = ServerAction::<EditSystemMessage>::new();
     let remove = ServerAction::<RemoveSystemMessage>::new();
-    let message = Resource::new(move || (id(), edit.version().get()), |(id, _)| get_system_message(id));
+    let edit_saved = successes(edit.value());
+    let message = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_system_message(id));
     let problem = action_problem(edit.value());
     view! {
         <Title text="System message" />
@@ -170,25 +171,12 @@ pub fn SystemMessagePage() -> impl IntoView {
                         Ok(m) => {
                             let (edit_id, remove_id) = (m.id.clone(), m.id.clone());
                             view! {
-                                <section class="card">
-                                    <ActionForm action=edit attr:data-unsaved-guard="">
-                                        <input type="hidden" name="id" value=edit_id />
-                                        <MessageFields message=Some(m) problem />
-                                        <button type="submit" class="button primary" disabled=move || edit.pending().get()>"Save changes"</button>
-                                    </ActionForm>
-                                    <ActionError value=edit.value() />
-                                    {move || matches!(edit.value().get(), Some(Ok(_))).then(|| view! {
-                                        <p class="note ok" role="status">"Saved."</p>
-                                    })}
-                                </section>
-                                <DangerZone title="Delete the message" summary="Delete this message…"
-                                    consequence="Refused while a routing rule sends it. This cannot be undone.">
-                                    <ActionForm action=remove>
-                                        <input type="hidden" name="id" value=remove_id />
-                                        <button type="submit" class="button danger">"Delete permanently"</button>
-                                    </ActionForm>
-                                </DangerZone>
-                                <ActionError value=remove.value() />
+                                <EditCard action=edit id=edit_id>
+                                    <MessageFields message=Some(m) problem />
+                                </EditCard>
+                                <DeleteCard title="Delete the message" summary="Delete this message…"
+                                    consequence="Refused while a routing rule sends it. This cannot be undone."
+                                    action=remove id=remove_id />
                             }.into_any()
                         }
                         Err(e) => view! {

@@ -16,9 +16,10 @@ use crate::{
         },
     },
     components::{
-        feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
+        detail::{DeleteCard, EditCard, LoadFailed},
+        feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
         layout::{admins, encode_query, Guard},
-        lists::{DangerZone, Pager},
+        lists::Pager,
     },
 };
 
@@ -196,7 +197,8 @@ pub fn TeamPage() -> impl IntoView {
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let edit = ServerAction::<EditTeam>::new();
     let remove = ServerAction::<RemoveTeam>::new();
-    let team = Resource::new(move || (id(), edit.version().get()), |(id, _)| get_team(id));
+    let edit_saved = successes(edit.value());
+    let team = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_team(id));
     let candidates: Candidates = Resource::new(|| (), |_| team_candidates());
     let problem = action_problem(edit.value());
     view! {
@@ -210,32 +212,16 @@ pub fn TeamPage() -> impl IntoView {
                             let (edit_id, remove_id) = (t.id.clone(), t.id.clone());
                             view! {
                                 <h1>{t.name.clone()}</h1>
-                                <section class="card">
-                                    <h2>"Team"</h2>
-                                    <ActionForm action=edit attr:data-unsaved-guard="">
-                                        <input type="hidden" name="id" value=edit_id />
-                                        <TeamFields team=Some(t.clone()) problem candidates />
-                                        <button type="submit" class="button primary" disabled=move || edit.pending().get()>"Save changes"</button>
-                                    </ActionForm>
-                                    <ActionError value=edit.value() />
-                                    {move || matches!(edit.value().get(), Some(Ok(_))).then(|| view! {
-                                        <p class="note ok" role="status">"Saved."</p>
-                                    })}
-                                </section>
-                                <DangerZone title="Delete the team" summary="Delete this team…"
-                                    consequence="Conversations assigned to it become unassigned. This cannot be undone.">
-                                    <ActionForm action=remove>
-                                        <input type="hidden" name="id" value=remove_id />
-                                        <button type="submit" class="button danger">"Delete permanently"</button>
-                                    </ActionForm>
-                                </DangerZone>
-                                <ActionError value=remove.value() />
+                                <EditCard title="Team" action=edit id=edit_id>
+                                    <TeamFields team=Some(t.clone()) problem candidates />
+                                </EditCard>
+                                <DeleteCard title="Delete the team" summary="Delete this team…"
+                                    consequence="Conversations assigned to it become unassigned. This cannot be undone."
+                                    action=remove id=remove_id />
                             }.into_any()
                         }
                         Err(e) => view! {
-                            <h1>"Team"</h1>
-                            <ErrorNote error=e.to_string() />
-                            <p><a href=TEAMS_PATH>"Back to the teams"</a></p>
+                            <LoadFailed title="Team" error=e.to_string() back=TEAMS_PATH back_text="Back to the teams" />
                         }.into_any(),
                     }
                 })}

@@ -15,9 +15,10 @@ use crate::{
         },
     },
     components::{
-        feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
+        detail::{DeleteCard, EditCard, LoadFailed},
+        feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
         layout::{admins, encode_query, Guard},
-        lists::{DangerZone, Pager},
+        lists::Pager,
         secret::OneTimeSecret,
     },
 };
@@ -263,8 +264,10 @@ fn UserDetail() -> impl IntoView {
     let edit = ServerAction::<EditUser>::new();
     let reset = ServerAction::<ResetUserPassword>::new();
     let remove = ServerAction::<RemoveUser>::new();
+    let edit_saved = successes(edit.value());
+    let reset_saved = successes(reset.value());
     let user = Resource::new(
-        move || (id(), edit.version().get(), reset.version().get()),
+        move || (id(), edit_saved.get(), reset_saved.get()),
         |(id, ..)| get_user(id),
     );
     let flashed = Resource::new(|| (), |_| take_user_password());
@@ -279,18 +282,9 @@ fn UserDetail() -> impl IntoView {
                             let (edit_id, reset_id, remove_id) = (u.id.clone(), u.id.clone(), u.id.clone());
                             view! {
                             <h1>{title}</h1>
-                            <section class="card">
-                                <h2>"Profile"</h2>
-                                <ActionForm action=edit attr:data-unsaved-guard="">
-                                    <input type="hidden" name="id" value=edit_id.clone() />
-                                    <UserFields user=Some(u.clone()) problem />
-                                    <button type="submit" class="button primary" disabled=move || edit.pending().get()>"Save changes"</button>
-                                </ActionForm>
-                                <ActionError value=edit.value() />
-                                {move || matches!(edit.value().get(), Some(Ok(_))).then(|| view! {
-                                    <p class="note ok" role="status">"Saved."</p>
-                                })}
-                            </section>
+                            <EditCard title="Profile" action=edit id=edit_id.clone()>
+                                <UserFields user=Some(u.clone()) problem />
+                            </EditCard>
                             <section class="card">
                                 <h2>"Password"</h2>
                                 <p>"A new password is generated and shown once. The user's open sessions end."</p>
@@ -301,20 +295,13 @@ fn UserDetail() -> impl IntoView {
                                 <ActionError value=reset.value() />
                                 {move || reset.value().get().and_then(Result::ok).map(|shown| view! { <PasswordNote shown /> })}
                             </section>
-                            <DangerZone title="Delete the user" summary="Delete this user…"
-                                consequence="Their sessions end, they leave their teams, and their customers become unassigned. This cannot be undone.">
-                                <ActionForm action=remove>
-                                    <input type="hidden" name="id" value=remove_id.clone() />
-                                    <button type="submit" class="button danger">"Delete permanently"</button>
-                                </ActionForm>
-                            </DangerZone>
-                            <ActionError value=remove.value() />
+                            <DeleteCard title="Delete the user" summary="Delete this user…"
+                                consequence="Their sessions end, they leave their teams, and their customers become unassigned. This cannot be undone."
+                                action=remove id=remove_id.clone() />
                             }.into_any()
                         }
                         Err(e) => view! {
-                            <h1>"User"</h1>
-                            <ErrorNote error=e.to_string() />
-                            <p><a href=USERS_PATH>"Back to the users"</a></p>
+                            <LoadFailed title="User" error=e.to_string() back=USERS_PATH back_text="Back to the users" />
                         }.into_any(),
                     }
                 })}

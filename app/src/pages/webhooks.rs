@@ -14,9 +14,9 @@ use crate::{
         WebhookSecretView, WebhookView, WEBHOOKS_PATH,
     },
     components::{
-        feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
+        detail::{DeleteCard, LoadFailed},
+        feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
         layout::{admins, utc_time, Guard},
-        lists::DangerZone,
         secret::OneTimeSecret,
     },
 };
@@ -222,8 +222,9 @@ fn WebhookDetail() -> impl IntoView {
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let update = ServerAction::<UpdateWebhook>::new();
     let rotate = ServerAction::<RotateWebhookSecret>::new();
+    let update_saved = successes(update.value());
     let hook = Resource::new(
-        move || (id(), update.version().get(), rotate.version().get()),
+        move || (id(), update_saved.get(), rotate.version().get()),
         |(id, _, _)| get_webhook(id),
     );
     let flashed = Resource::new(id, |id| take_webhook_secret(Some(id)));
@@ -239,9 +240,7 @@ fn WebhookDetail() -> impl IntoView {
                         <SecretCard hook=h.clone() rotate />
                     }.into_any(),
                     Err(e) => view! {
-                        <h1>"Endpoint"</h1>
-                        <ErrorNote error=e.to_string() />
-                        <p><a href=WEBHOOKS_PATH>"Back to the endpoints"</a></p>
+                        <LoadFailed title="Endpoint" error=e.to_string() back=WEBHOOKS_PATH back_text="Back to the endpoints" />
                     }.into_any(),
                 }
             })}
@@ -462,13 +461,8 @@ fn AttemptTable(
 fn DeleteEndpoint(id: String) -> impl IntoView {
     let delete = ServerAction::<DeleteWebhook>::new();
     view! {
-        <DangerZone title="Delete the endpoint" summary="Delete this endpoint…"
-            consequence="Pending deliveries are dropped and the delivery log is deleted with it. This cannot be undone.">
-            <ActionForm action=delete>
-                <input type="hidden" name="id" value=id />
-                <button type="submit" class="button danger">"Delete permanently"</button>
-            </ActionForm>
-        </DangerZone>
-        <ActionError value=delete.value() />
+        <DeleteCard title="Delete the endpoint" summary="Delete this endpoint…"
+            consequence="Pending deliveries are dropped and the delivery log is deleted with it. This cannot be undone."
+            action=delete id=id />
     }
 }

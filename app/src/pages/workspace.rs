@@ -7,7 +7,7 @@ use crate::{
     api::workspace::{get_workspace, RotateWidgetKey, UpdateWorkspace},
     components::{
         copy::CopyField,
-        feedback::{action_problem, field_invalid, ActionError, ErrorNote, FieldMessage},
+        feedback::{action_problem, field_invalid, successes, ActionError, ErrorNote, FieldMessage, SavedNote},
         layout::{admins, Guard},
         zones::{load_zone_names, ZoneNames},
     },
@@ -30,8 +30,9 @@ pub fn WorkspacePage() -> impl IntoView {
 fn WorkspaceSettings() -> impl IntoView {
     let update = ServerAction::<UpdateWorkspace>::new();
     let rotate = ServerAction::<RotateWidgetKey>::new();
+    let update_saved = successes(update.value());
     let workspace = Resource::new(
-        move || (update.version().get(), rotate.version().get()),
+        move || (update_saved.get(), rotate.version().get()),
         |_| get_workspace(),
     );
     let problem = action_problem(update.value());
@@ -69,9 +70,7 @@ fn WorkspaceSettings() -> impl IntoView {
                                 <button type="submit" class="button primary" disabled=move || update.pending().get()>"Save"</button>
                             </ActionForm>
                             <ActionError value=update.value() />
-                            {move || matches!(update.value().get(), Some(Ok(_))).then(|| view! {
-                                <p class="note ok" role="status">"Saved."</p>
-                            })}
+                            <SavedNote value=update.value() />
                         </section>
                         <section class="card">
                             <h2>"Widget key"</h2>

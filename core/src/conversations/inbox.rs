@@ -31,7 +31,12 @@ pub struct InboxItem {
     pub assigned_user: Option<String>,
     /// Assigned team, if any.
     pub assigned_team: Option<String>,
+    /// The assigned user's name (else e-mail), or the assigned team's name.
+    pub assignee_name: Option<String>,
 }
+
+/// Most conversations one inbox read returns.
+pub const INBOX_MOST: i64 = 1000;
 
 /// Conversations per status, for the inbox's tabs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,14 +50,20 @@ pub struct InboxCounts {
 }
 
 /// The inbox's most recently active conversations first; newest id breaks ties.
+/// The assignee's name comes along, so that a list read (one per live event)
+/// is one query rather than one plus every user and team of the tenant.
 const INBOX_SQL: &str = "select c.id, c.first_name, c.last_name, c.email, c.external_id, c.status, \
        coalesce(c.last_message_at, c.created_at), c.assigned_user_id, c.assigned_team_id, \
+       coalesce(nullif(u.display_name, ''), u.email, t.name), \
        (select coalesce(m.message, m.url, m.button_text) from messages m \
           where m.tenant_id = c.tenant_id and m.customer_id = c.id order by m.created_at desc, m.id desc limit 1), \
        (select count(*) from messages m where m.tenant_id = c.tenant_id and m.customer_id = c.id \
           and m.direction = 'INBOUND' and m.created_at > coalesce((select max(o.created_at) from messages o \
             where o.tenant_id = c.tenant_id and o.customer_id = c.id and o.direction = 'OUTBOUND'), -1)) \
-     from customers c where c.tenant_id = $1 and c.status = $2 and ($3 is null or c.assigned_user_id = $3) \
+     from customers c \
+     left join users u on u.tenant_id = c.tenant_id and u.id = c.assigned_user_id \
+     left join teams t on t.tenant_id = c.tenant_id and t.id = c.assigned_team_id \
+     where c.tenant_id = $1 and c.status = $2 and ($3 is null or c.assigned_user_id = $3) \
      order by coalesce(c.last_message_at, c.created_at) desc, c.id desc limit $4";
 
 type InboxRow = (
@@ -63,6 +74,7 @@ type InboxRow = (
     Option<String>,
     String,
     i64,
+    Option<String>,
     Option<String>,
     Option<String>,
     Option<String>,
@@ -99,8 +111,8 @@ fn display_name(first: Option<&str>, last: Option<&str>, email: Option<&str>, ex
 }
 
 impl Services {
-    /// Up to `limit` conversations with `status`, most recently active first;
-    /// with `assigned_to`, only that user's.
+    /// Up to `limit` (at most [`INBOX_MOST`]) conversations with `status`, most
+    /// recently active first; with `assigned_to`, only that user's.
     pub async fn inbox(
         &self,
         tenant_id: &str,
@@ -112,13 +124,13 @@ impl Services {
             .bind(tenant_id)
             .bind(status.as_str())
             .bind(assigned_to)
-            .bind(limit.clamp(1, 200))
+            .bind(limit.clamp(1, INBOX_MOST))
             .fetch_all(pool)
             .await)?;
         Ok(rows
             .into_iter()
             .map(
-                |(id, first, last, email, external, status, active, user, team, text, waiting)| InboxItem {
+                |(id, first, last, email, external, status, active, user, team, assignee, text, waiting)| InboxItem {
                     display_name: display_name(
                         first.as_deref(),
                         last.as_deref(),
@@ -132,6 +144,7 @@ impl Services {
                     waiting,
                     assigned_user: user,
                     assigned_team: team,
+                    assignee_name: assignee,
                 },
             )
             .collect())

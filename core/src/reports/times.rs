@@ -154,7 +154,7 @@ impl Services {
                 (query.def, parts)
             })
             .collect();
-        let keys: HashSet<&(i64, String)> = grids
+        let keys: HashSet<&(i64, String), rustc_hash::FxBuildHasher> = grids
             .iter()
             .flat_map(|grid| grid.keys())
             .filter(|(b, _)| labels.contains_key(b))

@@ -69,7 +69,7 @@ impl Services {
         let merged: Vec<Grid> = grids
             .into_iter()
             .map(|grid| {
-                let mut one = Grid::new();
+                let mut one = Grid::default();
                 let cell = one.entry(key.clone()).or_default();
                 for (total, samples) in grid.into_values() {
                     cell.0 += total;

@@ -39,6 +39,21 @@ pub async fn problem_fallback(req: Request, next: Next) -> Response {
     response
 }
 
+/// The dashboard's bundle (`/pkg/…`) is revalidated on every use: its file
+/// names carry no content hash, and a page's wasm chunks only work with the
+/// main module of the same build, so a browser must never mix a cached old
+/// file with a new one. Unchanged files cost a 304.
+pub async fn revalidate_bundle(req: Request, next: Next) -> Response {
+    let is_bundle = req.uri().path().starts_with("/pkg/");
+    let mut response = next.run(req).await;
+    if is_bundle && !response.headers().contains_key(header::CACHE_CONTROL) {
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
+    }
+    response
+}
+
 /// REST rate limits, per client IP and per token (its digest). Runs before
 /// authentication, so guessing tokens is limited too.
 pub async fn rest_rate_limit(State(state): State<AppState>, req: Request, next: Next) -> Response {

@@ -1,7 +1,8 @@
 //! Rate limits, per instance, with GCRA (the `governor` crate):
 //! - REST: per token and per client IP, requests per minute from the settings;
-//! - login: every attempt per client IP, and failed attempts per account, to slow
-//!   password guessing without locking out someone who signs in often;
+//! - login: failed attempts per client IP and per account. Successful sign-ins
+//!   never count, so a whole office behind one NAT address can sign in at nine
+//!   o'clock, while guessing (one account or many from one address) is slowed;
 //! - visitor tracking: events per minute per tenant, so one busy (or hostile) web
 //!   page cannot flood the fact tables; a batch counts as its number of events.
 //!
@@ -19,7 +20,7 @@ use governor::{clock::DefaultClock, state::keyed::DefaultKeyedStateStore, Quota,
 
 type Keyed<K> = RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock>;
 
-/// Login attempts per client IP: a burst of 20, then one every 15 s.
+/// Failed login attempts per client IP: a burst of 20, then one every 15 s.
 const LOGIN_PER_IP_BURST: u32 = 20;
 const LOGIN_PER_IP_PERIOD: Duration = Duration::from_secs(15);
 /// Failed login attempts per account: a burst of 10, then one a minute.
@@ -31,10 +32,55 @@ pub struct Limiters {
     per_token: Option<Keyed<String>>,
     per_ip: Option<Keyed<IpAddr>>,
     track_events_per_tenant: Option<Keyed<String>>,
-    login_per_ip: Keyed<IpAddr>,
-    login_failures_per_account: Keyed<String>,
-    /// Accounts whose failures ran out, and until when.
-    login_blocked: Mutex<HashMap<String, Instant>>,
+    login_failures_per_ip: FailureGate<IpAddr>,
+    login_failures_per_account: FailureGate<String>,
+}
+
+/// Counts failures per key; once a key's budget runs out, every attempt for it
+/// is refused until the budget has a failure to spare again. Successes are not
+/// counted, which a plain limiter checked on every attempt could not express.
+struct FailureGate<K: std::hash::Hash + Eq + Clone> {
+    failures: Keyed<K>,
+    /// Keys whose failures ran out, and until when.
+    blocked: Mutex<HashMap<K, Instant>>,
+}
+
+impl<K: std::hash::Hash + Eq + Clone> FailureGate<K> {
+    fn new(quota: Quota) -> Self {
+        FailureGate {
+            failures: RateLimiter::keyed(quota),
+            blocked: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `Err(seconds)` while the key is blocked.
+    fn check(&self, key: &K) -> Result<(), u64> {
+        if let Some(until) = self.blocked.lock().ok().and_then(|b| b.get(key).copied()) {
+            let now = Instant::now();
+            if until > now {
+                return Err((until - now).as_secs().max(1));
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts a failure; the one that exceeds the budget blocks the key.
+    fn failed(&self, key: K) {
+        if let Err(not_until) = self.failures.check_key(&key) {
+            let wait = Duration::from_secs(wait_secs(not_until));
+            if let Ok(mut blocked) = self.blocked.lock() {
+                blocked.insert(key, Instant::now() + wait);
+            }
+        }
+    }
+
+    fn prune(&self) {
+        self.failures.retain_recent();
+        if let Ok(mut blocked) = self.blocked.lock() {
+            let now = Instant::now();
+            blocked.retain(|_, until| *until > now);
+        }
+    }
 }
 
 fn per_minute(n: u32) -> Option<Quota> {
@@ -55,12 +101,11 @@ impl Limiters {
             per_token: per_minute(per_token_per_minute).map(RateLimiter::keyed),
             per_ip: per_minute(per_ip_per_minute).map(RateLimiter::keyed),
             track_events_per_tenant: per_minute(track_events_per_minute).map(RateLimiter::keyed),
-            login_per_ip: RateLimiter::keyed(burst_then_every(LOGIN_PER_IP_BURST, LOGIN_PER_IP_PERIOD)),
-            login_failures_per_account: RateLimiter::keyed(burst_then_every(
+            login_failures_per_ip: FailureGate::new(burst_then_every(LOGIN_PER_IP_BURST, LOGIN_PER_IP_PERIOD)),
+            login_failures_per_account: FailureGate::new(burst_then_every(
                 LOGIN_PER_ACCOUNT_BURST,
                 LOGIN_PER_ACCOUNT_PERIOD,
             )),
-            login_blocked: Mutex::new(HashMap::new()),
         }
     }
 
@@ -92,29 +137,18 @@ impl Limiters {
         }
     }
 
-    /// Checks a login attempt from this IP for this account (an e-mail).
+    /// Checks a login attempt from this IP for this account (an e-mail):
+    /// `Err(seconds)` while either has run out of failures.
     pub fn check_login(&self, ip: IpAddr, account: &str) -> Result<(), u64> {
-        let account = account.trim().to_lowercase();
-        if let Some(until) = self.login_blocked.lock().ok().and_then(|b| b.get(&account).copied()) {
-            let now = Instant::now();
-            if until > now {
-                return Err((until - now).as_secs().max(1));
-            }
-        }
-        self.login_per_ip.check_key(&ip).map_err(wait_secs)?;
-        Ok(())
+        self.login_failures_per_ip.check(&ip)?;
+        self.login_failures_per_account.check(&account_key(account))
     }
 
-    /// Records a failed login for this account; enough of them block the account's
-    /// logins for a while.
-    pub fn login_failed(&self, account: &str) {
-        let account = account.trim().to_lowercase();
-        if let Err(not_until) = self.login_failures_per_account.check_key(&account) {
-            let wait = Duration::from_secs(wait_secs(not_until));
-            if let Ok(mut blocked) = self.login_blocked.lock() {
-                blocked.insert(account, Instant::now() + wait);
-            }
-        }
+    /// Records a failed login from this IP for this account; enough of them
+    /// block that IP's, or that account's, logins for a while.
+    pub fn login_failed(&self, ip: IpAddr, account: &str) {
+        self.login_failures_per_ip.failed(ip);
+        self.login_failures_per_account.failed(account_key(account));
     }
 
     /// Forgets keys that are back at full capacity; run periodically so the maps
@@ -129,13 +163,14 @@ impl Limiters {
         if let Some(l) = &self.track_events_per_tenant {
             l.retain_recent();
         }
-        self.login_per_ip.retain_recent();
-        self.login_failures_per_account.retain_recent();
-        if let Ok(mut blocked) = self.login_blocked.lock() {
-            let now = Instant::now();
-            blocked.retain(|_, until| *until > now);
-        }
+        self.login_failures_per_ip.prune();
+        self.login_failures_per_account.prune();
     }
+}
+
+/// Accounts are e-mails, compared the way sign-in compares them.
+fn account_key(account: &str) -> String {
+    account.trim().to_lowercase()
 }
 
 fn wait_secs(not_until: governor::NotUntil<governor::clock::QuantaInstant>) -> u64 {
@@ -160,33 +195,50 @@ mod tests {
     }
 
     #[test]
-    fn failed_logins_block_the_account_only() {
+    fn failed_logins_block_the_account() {
         let l = Limiters::new(0, 0, 0);
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         for _ in 0..LOGIN_PER_ACCOUNT_BURST {
             assert!(l.check_login(ip, "Kim@Example.com").is_ok());
-            l.login_failed("Kim@Example.com");
+            l.login_failed(ip, "Kim@Example.com");
         }
         assert!(
             l.check_login(ip, "kim@example.com").is_ok(),
             "the burst is used up, not exceeded"
         );
-        l.login_failed("kim@example.com");
-        assert!(l.check_login(ip, "kim@example.com").is_err());
-        assert!(l.check_login(ip, "other@example.com").is_ok());
+        l.login_failed(ip, "kim@example.com");
+        let other_ip: IpAddr = "10.0.0.9".parse().unwrap();
+        assert!(l.check_login(other_ip, "kim@example.com").is_err(), "from any address");
+        assert!(
+            l.check_login(ip, "other@example.com").is_ok(),
+            "the IP has failures to spare"
+        );
     }
 
     #[test]
-    fn successful_logins_do_not_count_against_the_account() {
+    fn failed_logins_across_accounts_block_the_address() {
         let l = Limiters::new(0, 0, 0);
-        let ip: IpAddr = "10.0.0.2".parse().unwrap();
-        for _ in 0..LOGIN_PER_IP_BURST {
-            assert!(l.check_login(ip, "busy@example.com").is_ok());
+        let ip: IpAddr = "10.0.0.3".parse().unwrap();
+        for n in 0..=LOGIN_PER_IP_BURST {
+            let account = format!("user{n}@example.com");
+            assert!(l.check_login(ip, &account).is_ok(), "one guess per account");
+            l.login_failed(ip, &account);
         }
-        assert!(
-            l.check_login(ip, "busy@example.com").is_err(),
-            "but every attempt counts per IP"
-        );
+        assert!(l.check_login(ip, "fresh@example.com").is_err(), "stuffing is slowed");
+        let other_ip: IpAddr = "10.0.0.4".parse().unwrap();
+        assert!(l.check_login(other_ip, "fresh@example.com").is_ok());
+    }
+
+    #[test]
+    fn successful_logins_never_count() {
+        let l = Limiters::new(0, 0, 0);
+        let office: IpAddr = "10.0.0.2".parse().unwrap();
+        for n in 0..(LOGIN_PER_IP_BURST * 5) {
+            assert!(
+                l.check_login(office, &format!("agent{n}@example.com")).is_ok(),
+                "a whole office signs in from one address"
+            );
+        }
     }
 
     #[test]

@@ -102,7 +102,7 @@ pub async fn login(
         }
         Err(CoreError::Validation(_)) => back_to_login("workspace_required", &form),
         Err(CoreError::Unauthenticated) => {
-            state.limiters.login_failed(&form.email);
+            state.limiters.login_failed(peer.ip(), &form.email);
             back_to_login("invalid", &form)
         }
         Err(err) => {

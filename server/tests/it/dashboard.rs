@@ -406,7 +406,28 @@ async fn agents_set_their_presence_from_the_top_bar(db: TestDb) {
     app.stop().await;
 }
 
+async fn the_bundle_is_revalidated_on_every_use(db: TestDb) {
+    let site = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(site.path().join("pkg")).unwrap();
+    std::fs::write(site.path().join("pkg/split_page.wasm"), b"\0asm").unwrap();
+    let site_dir = site.path().to_path_buf();
+    let app = TestApp::start_with(db, move |c| c.site_dir = site_dir).await;
+    let chunk = app.request(Method::GET, "/pkg/split_page.wasm").send().await.unwrap();
+    assert_eq!(chunk.status(), StatusCode::OK);
+    assert_eq!(
+        chunk.headers()[header::CONTENT_TYPE],
+        "application/wasm",
+        "chunks load by streaming"
+    );
+    assert_eq!(
+        chunk.headers()[header::CACHE_CONTROL],
+        "no-cache",
+        "a chunk must never outlive its build's main module"
+    );
+}
+
 backend_tests!(
+    the_bundle_is_revalidated_on_every_use,
     agents_set_their_presence_from_the_top_bar,
     admins_manage_webhooks_through_server_functions,
     sign_in_and_out,

@@ -1,6 +1,7 @@
-//! Settings → Teams and System messages over HTTP: add (teams with picked
-//! members), search or filter, edit (including "no box ticked"), field problems,
-//! delete, roles and tenant isolation.
+//! Settings → Teams, System messages and Watchdogs over HTTP: add (teams with
+//! picked members, watchdogs with receiver rows), search or filter, edit
+//! (including "no box ticked" and "no row filled"), field problems, delete, roles
+//! and tenant isolation.
 
 use rapport_core::{backend_tests, model::Role, testing::TestDb};
 use reqwest::StatusCode;
@@ -188,3 +189,182 @@ async fn admins_write_system_messages_per_language(db: TestDb) {
 }
 
 backend_tests!(admins_write_system_messages_per_language);
+
+async fn admins_manage_watchdogs_and_their_receivers(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (alpha, key) = app.tenant_with_key("Alpha").await;
+    let (beta, _) = app.tenant_with_key("Beta").await;
+    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
+    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
+    let ada = app.user(&alpha, "ada@alpha.example", Role::Agent, false).await;
+    let outsider = app.user(&beta, "admin@beta.example", Role::Admin, false).await;
+    let admin = session(&app, "admin@alpha.example").await;
+    let supervisor = session(&app, "super@alpha.example").await;
+    let stranger = session(&app, "admin@beta.example").await;
+
+    // Problems name the row the admin typed in, even with an empty row before it:
+    // row 2 holds another tenant's user, row 3 a malformed address.
+    let bad = server_fn(
+        &app,
+        "add_watchdog",
+        &admin,
+        &[
+            ("name", "Errors"),
+            ("watchdog_type", ""),
+            ("receiver_type[]", "EMAIL"),
+            ("receiver_value[]", "ops@alpha.example"),
+            ("receiver_type[]", "EMAIL"),
+            ("receiver_value[]", ""),
+            ("receiver_type[]", "USER"),
+            ("receiver_value[]", outsider.as_str()),
+            ("receiver_type[]", "EMAIL"),
+            ("receiver_value[]", "not-an-address"),
+        ],
+    )
+    .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = bad.text().await.unwrap();
+    assert!(
+        text.contains("watchdogType") && text.contains("receivers[2].value") && text.contains("receivers[3].value"),
+        "{text}"
+    );
+    assert!(!text.contains("receivers[1]"), "the empty row is skipped: {text}");
+
+    let made = ok(
+        &app,
+        "add_watchdog",
+        &admin,
+        &[
+            ("name", "Script errors"),
+            ("watchdog_type", "JAVASCRIPT_ERROR"),
+            ("receiver_type[]", "USER"),
+            ("receiver_value[]", ada.as_str()),
+            ("receiver_type[]", "EMAIL"),
+            ("receiver_value[]", ""),
+            ("receiver_type[]", "WEBHOOK"),
+            ("receiver_value[]", "https://hooks.alpha.example/alerts"),
+        ],
+    )
+    .await;
+    assert_eq!(made["watchdog_type"], "JAVASCRIPT_ERROR");
+    assert_eq!(made["receivers"].as_array().unwrap().len(), 2);
+    let id = made["id"].as_str().unwrap().to_string();
+
+    // The same object the REST API serves.
+    let rest: Value = app
+        .get(&format!("/rest/v1/watchdog/{id}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        rest["receivers"],
+        json!([
+            {"type": "USER", "value": ada},
+            {"type": "WEBHOOK", "value": "https://hooks.alpha.example/alerts"}
+        ])
+    );
+
+    // No row filled: no receivers.
+    let edited = ok(
+        &app,
+        "edit_watchdog",
+        &admin,
+        &[
+            ("id", id.as_str()),
+            ("name", "Quiet"),
+            ("watchdog_type", "SETTING_CHANGED"),
+        ],
+    )
+    .await;
+    assert_eq!(edited["receivers"], json!([]));
+    let list = ok(&app, "list_watchdogs", &admin, &[]).await;
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["name"], "Quiet");
+
+    let form = [("id", id.as_str()), ("name", "x"), ("watchdog_type", "FORM_SUBMISSION")];
+    for name in [
+        "list_watchdogs",
+        "get_watchdog",
+        "add_watchdog",
+        "edit_watchdog",
+        "remove_watchdog",
+    ] {
+        let refused = server_fn(&app, name, &supervisor, &form).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{name}");
+    }
+    for name in ["get_watchdog", "edit_watchdog", "remove_watchdog"] {
+        let refused = server_fn(&app, name, &stranger, &form).await;
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
+    }
+    let theirs = ok(&app, "list_watchdogs", &stranger, &[]).await;
+    assert_eq!(theirs, json!([]));
+
+    ok(&app, "remove_watchdog", &admin, &[("id", id.as_str())]).await;
+    let gone = server_fn(&app, "get_watchdog", &admin, &[("id", id.as_str())]).await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
+backend_tests!(admins_manage_watchdogs_and_their_receivers);
+
+async fn platform_admins_edit_and_delete_tenants(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (home, _) = app.tenant_with_key("Home").await;
+    let (other, _) = app.tenant_with_key("Other").await;
+    app.user(&home, "root@home.example", Role::Admin, true).await;
+    app.user(&other, "admin@other.example", Role::Admin, false).await;
+    let root = session(&app, "root@home.example").await;
+    let admin = session(&app, "admin@other.example").await;
+
+    let bad = server_fn(
+        &app,
+        "edit_tenant",
+        &root,
+        &[
+            ("id", other.as_str()),
+            ("name", " "),
+            ("slug", "Bad Slug"),
+            ("timezone", "Mars/Olympus"),
+        ],
+    )
+    .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = bad.text().await.unwrap();
+    assert!(text.contains("slug") && text.contains("timezone"), "{text}");
+    let edited = ok(
+        &app,
+        "edit_tenant",
+        &root,
+        &[
+            ("id", other.as_str()),
+            ("name", "Renamed"),
+            ("slug", "renamed"),
+            ("timezone", "Asia/Tokyo"),
+        ],
+    )
+    .await;
+    assert_eq!(edited["timezone"], "Asia/Tokyo");
+    let fetched = ok(&app, "get_tenant", &root, &[("id", other.as_str())]).await;
+    assert_eq!(fetched["slug"], "renamed");
+
+    // A tenant admin is no platform admin, not even for their own tenant.
+    for name in ["get_tenant", "edit_tenant", "delete_tenant"] {
+        let form = [
+            ("id", other.as_str()),
+            ("name", "Mine"),
+            ("slug", "mine"),
+            ("timezone", "UTC"),
+        ];
+        let refused = server_fn(&app, name, &admin, &form).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{name}");
+    }
+    // The installation's last platform admin cannot delete their own tenant.
+    let locked = server_fn(&app, "delete_tenant", &root, &[("id", home.as_str())]).await;
+    assert_eq!(locked.status(), StatusCode::CONFLICT);
+
+    ok(&app, "delete_tenant", &root, &[("id", other.as_str())]).await;
+    let gone = server_fn(&app, "get_tenant", &root, &[("id", other.as_str())]).await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
+backend_tests!(platform_admins_edit_and_delete_tenants);

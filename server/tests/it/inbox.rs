@@ -240,6 +240,29 @@ async fn agents_work_the_inbox_live(db: TestDb) {
     .await;
     assert_eq!(theirs["rows"].as_array().unwrap().len(), 1);
     assert_eq!(theirs["rows"][0]["customer_id"], other_id.as_str());
+
+    // A long tab shows the newest conversations and says older ones exist.
+    for name in ["Finn", "Gus"] {
+        let c = ok_json(
+            app.post("/rest/v1/customer", &key, json!({"firstName": name})).await,
+            StatusCode::CREATED,
+        )
+        .await;
+        inbound(&app, &key, c["id"].as_str().unwrap(), "Hello").await;
+    }
+    let short = call(
+        &app,
+        "inbox_list",
+        &agent,
+        &[("status", "UNREAD"), ("mine", "false"), ("shown", "1")],
+    )
+    .await;
+    assert_eq!(short["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(short["rows"][0]["name"], "Gus", "newest first: {short}");
+    assert_eq!(short["more"], true);
+    let whole = call(&app, "inbox_list", &agent, &[("status", "UNREAD"), ("mine", "false")]).await;
+    assert_eq!(whole["rows"].as_array().unwrap().len(), 2);
+    assert_eq!(whole["more"], false);
     drop(stream);
 }
 

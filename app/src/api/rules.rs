@@ -1,0 +1,512 @@
+//! Routing rules and SLA rules from the dashboard (admins): the same services as
+//! `/rest/v1/rule/routing` and `/rest/v1/rule/sla`.
+//!
+//! The builder edits a [`RuleDraft`]: one flat shape per condition and action,
+//! whichever variant is chosen, so that switching a variant keeps what was typed.
+//! What the form submits is the rule in the REST API's JSON shape (field
+//! `rule`), built by [`RuleDraft::to_api`]. Without JavaScript the page shows
+//! that JSON in a text box instead of the builder, so the form still works; the
+//! service's problems (`elseRules[0].actions[1].target.value`) name the same
+//! paths either way.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// Where routing rules are managed.
+pub const ROUTING_RULES_PATH: &str = "/settings/routing-rules";
+/// Where SLA rules are managed.
+pub const SLA_RULES_PATH: &str = "/settings/sla-rules";
+
+/// Condition variants: API `type`, label.
+pub const CONDITION_TYPES: [(&str, &str); 5] = [
+    ("HAS_TAG", "Customer has tags"),
+    ("HAS_ID", "Customer is one of"),
+    ("URL", "Started on a page"),
+    ("OPENING_HOUR", "Opening hours"),
+    ("NO_ANSWER", "No answer for"),
+];
+
+/// Action variants: API `type`, label.
+pub const ACTION_TYPES: [(&str, &str); 4] = [
+    ("QUEUE", "Queue for"),
+    ("SYSTEM_MESSAGE", "Send a system message"),
+    ("ROUTING_TO", "Continue with rule"),
+    ("SEND_FLOW", "Send a flow"),
+];
+
+/// A condition of either kind of rule, whichever variant it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConditionDraft {
+    /// API `type`: `HAS_TAG`, `HAS_ID`, `URL`, `OPENING_HOUR`, `NO_ANSWER`.
+    pub kind: String,
+    /// Tags, ids or URL patterns, separated by commas or lines.
+    pub list: String,
+    /// `HAS_TAG`: every tag rather than any.
+    pub all: bool,
+    /// `NO_ANSWER`: seconds.
+    pub seconds: i64,
+    /// `OPENING_HOUR`: the opening hours' id.
+    pub opening_hours_id: String,
+    /// `OPENING_HOUR`: inside rather than outside.
+    pub inside: bool,
+}
+
+impl Default for ConditionDraft {
+    fn default() -> Self {
+        Self {
+            kind: "HAS_TAG".into(),
+            list: String::new(),
+            all: false,
+            seconds: 60,
+            opening_hours_id: String::new(),
+            inside: true,
+        }
+    }
+}
+
+/// An action of a routing rule, whichever variant it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionDraft {
+    /// API `type`: `QUEUE`, `SYSTEM_MESSAGE`, `ROUTING_TO`, `SEND_FLOW`.
+    pub kind: String,
+    /// `QUEUE`: `USER`, `TEAM` or `TAG`.
+    pub target_kind: String,
+    /// `QUEUE`: the user id, team id or tag.
+    pub target: String,
+    /// `QUEUE`: `ANY`, `ONLINE` or `AVAILABLE`.
+    pub agent_state: String,
+    /// `QUEUE`: longest wait, seconds.
+    pub max_wait_seconds: i64,
+    /// The system message, rule or flow id of the other variants.
+    pub reference: String,
+}
+
+impl Default for ActionDraft {
+    fn default() -> Self {
+        Self {
+            kind: "QUEUE".into(),
+            target_kind: "TEAM".into(),
+            target: String::new(),
+            agent_state: "ANY".into(),
+            max_wait_seconds: 5400,
+            reference: String::new(),
+        }
+    }
+}
+
+/// A routing rule (with its nested else-rules) or an SLA rule, as the builder
+/// edits it. Fields of the other kind of rule are ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleDraft {
+    /// Name.
+    pub name: String,
+    /// Applied or not.
+    pub active: bool,
+    /// Conditions, all of which must hold.
+    pub conditions: Vec<ConditionDraft>,
+    /// Routing: `CHAT`, `CALL`.
+    pub types: Vec<String>,
+    /// Routing: what a match does.
+    pub actions: Vec<ActionDraft>,
+    /// Routing: rules tried when this one does not match.
+    pub else_rules: Vec<RuleDraft>,
+    /// SLA: seconds to the first answer.
+    pub first_response_seconds: i64,
+    /// SLA: seconds to each later answer.
+    pub second_response_seconds: i64,
+    /// SLA: who hears of a miss, `(type, value)`.
+    pub receivers: Vec<(String, String)>,
+    /// SLA: whether misses alert the receivers.
+    pub watchdog_enabled: bool,
+}
+
+impl Default for RuleDraft {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            active: true,
+            conditions: Vec::new(),
+            types: vec!["CHAT".into()],
+            actions: Vec::new(),
+            else_rules: Vec::new(),
+            first_response_seconds: 60,
+            second_response_seconds: 300,
+            receivers: Vec::new(),
+            watchdog_enabled: true,
+        }
+    }
+}
+
+/// Which kind of rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RuleKind {
+    /// Spec 2.9.
+    Routing,
+    /// Spec 2.10.
+    Sla,
+}
+
+impl RuleKind {
+    /// The list page.
+    pub fn path(self) -> &'static str {
+        match self {
+            RuleKind::Routing => ROUTING_RULES_PATH,
+            RuleKind::Sla => SLA_RULES_PATH,
+        }
+    }
+}
+
+/// Splits a list typed with commas or line breaks.
+fn items(list: &str) -> Vec<String> {
+    list.split([',', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+fn strings(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+        .unwrap_or_default()
+}
+
+impl ConditionDraft {
+    fn to_api(&self) -> Value {
+        match self.kind.as_str() {
+            "HAS_ID" => json!({"type": "HAS_ID", "ids": items(&self.list)}),
+            "URL" => json!({"type": "URL", "urls": items(&self.list)}),
+            "OPENING_HOUR" => {
+                json!({"type": "OPENING_HOUR", "openingHoursId": self.opening_hours_id, "inside": self.inside})
+            }
+            "NO_ANSWER" => json!({"type": "NO_ANSWER", "seconds": self.seconds}),
+            _ => json!({"type": "HAS_TAG", "tags": items(&self.list), "match": if self.all { "ALL" } else { "ANY" }}),
+        }
+    }
+
+    fn from_api(v: &Value) -> Self {
+        let kind = text(v, "type");
+        let list = match kind.as_str() {
+            "HAS_ID" => strings(v, "ids"),
+            "URL" => strings(v, "urls"),
+            _ => strings(v, "tags"),
+        };
+        ConditionDraft {
+            list,
+            all: text(v, "match") == "ALL",
+            seconds: v.get("seconds").and_then(Value::as_i64).unwrap_or(60),
+            opening_hours_id: text(v, "openingHoursId"),
+            inside: v.get("inside").and_then(Value::as_bool).unwrap_or(true),
+            kind,
+        }
+    }
+}
+
+impl ActionDraft {
+    fn to_api(&self) -> Value {
+        match self.kind.as_str() {
+            "SYSTEM_MESSAGE" => json!({"type": "SYSTEM_MESSAGE", "systemMessageId": self.reference}),
+            "ROUTING_TO" => json!({"type": "ROUTING_TO", "ruleId": self.reference}),
+            "SEND_FLOW" => json!({"type": "SEND_FLOW", "flowId": self.reference.trim()}),
+            _ => json!({
+                "type": "QUEUE",
+                "target": {"type": self.target_kind, "value": self.target.trim()},
+                "agentState": self.agent_state,
+                "maxWaitSeconds": self.max_wait_seconds,
+            }),
+        }
+    }
+
+    fn from_api(v: &Value) -> Self {
+        let kind = text(v, "type");
+        let target = v.get("target").cloned().unwrap_or(Value::Null);
+        let reference = ["systemMessageId", "ruleId", "flowId"]
+            .iter()
+            .map(|k| text(v, k))
+            .find(|s| !s.is_empty())
+            .unwrap_or_default();
+        let default = ActionDraft::default();
+        ActionDraft {
+            target_kind: Some(text(&target, "type"))
+                .filter(|s| !s.is_empty())
+                .unwrap_or(default.target_kind),
+            target: text(&target, "value"),
+            agent_state: Some(text(v, "agentState"))
+                .filter(|s| !s.is_empty())
+                .unwrap_or(default.agent_state),
+            max_wait_seconds: v
+                .get("maxWaitSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(default.max_wait_seconds),
+            reference,
+            kind,
+        }
+    }
+}
+
+impl RuleDraft {
+    /// The rule in the REST API's shape (without id).
+    pub fn to_api(&self, kind: RuleKind) -> Value {
+        let mut out = Map::new();
+        out.insert("name".into(), json!(self.name.trim()));
+        out.insert("active".into(), json!(self.active));
+        out.insert(
+            "conditions".into(),
+            Value::Array(self.conditions.iter().map(ConditionDraft::to_api).collect()),
+        );
+        match kind {
+            RuleKind::Routing => {
+                out.insert("types".into(), json!(self.types));
+                out.insert(
+                    "actions".into(),
+                    Value::Array(self.actions.iter().map(ActionDraft::to_api).collect()),
+                );
+                out.insert(
+                    "elseRules".into(),
+                    Value::Array(self.else_rules.iter().map(|r| r.to_api(kind)).collect()),
+                );
+            }
+            RuleKind::Sla => {
+                out.insert(
+                    "trigger".into(),
+                    json!({
+                        "firstResponseSeconds": self.first_response_seconds,
+                        "secondResponseSeconds": self.second_response_seconds,
+                    }),
+                );
+                // Every row, blank ones too: problems name receivers by index,
+                // which must stay the row's.
+                let receivers: Vec<Value> = self
+                    .receivers
+                    .iter()
+                    .map(|(kind, value)| json!({"type": kind, "value": value.trim()}))
+                    .collect();
+                out.insert("receivers".into(), Value::Array(receivers));
+                out.insert("watchdogEnabled".into(), json!(self.watchdog_enabled));
+            }
+        }
+        Value::Object(out)
+    }
+
+    /// The draft of a rule in the REST API's shape.
+    pub fn from_api(v: &Value) -> Self {
+        let list = |key: &str| v.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+        let default = RuleDraft::default();
+        let trigger = v.get("trigger").cloned().unwrap_or(Value::Null);
+        RuleDraft {
+            name: text(v, "name"),
+            active: v.get("active").and_then(Value::as_bool).unwrap_or(true),
+            conditions: list("conditions").iter().map(ConditionDraft::from_api).collect(),
+            types: list("types")
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            actions: list("actions").iter().map(ActionDraft::from_api).collect(),
+            else_rules: list("elseRules").iter().map(RuleDraft::from_api).collect(),
+            first_response_seconds: trigger
+                .get("firstResponseSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(default.first_response_seconds),
+            second_response_seconds: trigger
+                .get("secondResponseSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(default.second_response_seconds),
+            receivers: list("receivers")
+                .iter()
+                .map(|r| (text(r, "type"), text(r, "value")))
+                .collect(),
+            watchdog_enabled: v.get("watchdogEnabled").and_then(Value::as_bool).unwrap_or(false),
+        }
+    }
+
+    /// The rule at `path` (indices into nested `else_rules`).
+    pub fn at_mut(&mut self, path: &[usize]) -> Option<&mut RuleDraft> {
+        match path.split_first() {
+            None => Some(self),
+            Some((first, rest)) => self.else_rules.get_mut(*first)?.at_mut(rest),
+        }
+    }
+}
+
+/// A rule in the list: id, name, whether applied, and matches in the last 30 days.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleSummary {
+    /// Id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Applied.
+    pub active: bool,
+    /// Routing: channels; SLA: response times, in words.
+    pub about: String,
+    /// Matches over the last month (routing: rule matches; SLA: first-response matches).
+    pub matches: i64,
+}
+
+/// A saved rule: its id and draft.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedRule {
+    /// Id.
+    pub id: String,
+    /// The rule.
+    pub draft: RuleDraft,
+    /// Matches over the last month.
+    pub matches: i64,
+}
+
+/// What rules can refer to, `(id, label)` each, by label.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleChoices {
+    /// Users (queue targets, SLA receivers).
+    pub users: Vec<(String, String)>,
+    /// Teams (queue targets).
+    pub teams: Vec<(String, String)>,
+    /// Opening hours (conditions).
+    pub opening_hours: Vec<(String, String)>,
+    /// System messages (actions), labelled with their language.
+    pub system_messages: Vec<(String, String)>,
+    /// Routing rules (`ROUTING_TO`).
+    pub routing_rules: Vec<(String, String)>,
+}
+
+#[cfg(feature = "ssr")]
+async fn admin() -> Result<(crate::ssr::DashboardContext, rapport_core::model::SessionUser), ServerFnError> {
+    crate::ssr::require_role(rapport_core::model::Role::Admin).await
+}
+
+/// Every rule of a kind with its match count over the last month, by name.
+#[server(endpoint = "list_rules")]
+pub async fn list_rules(kind: RuleKind) -> Result<Vec<RuleSummary>, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    crate::api::rule_store::list(&ctx.services, &user.tenant_id, kind)
+        .await
+        .map_err(crate::ssr::to_server_error)
+}
+
+/// One rule with its match count.
+#[server(endpoint = "get_rule")]
+pub async fn get_rule(kind: RuleKind, id: String) -> Result<SavedRule, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    crate::api::rule_store::get(&ctx.services, &user.tenant_id, kind, &id)
+        .await
+        .map_err(crate::ssr::to_server_error)
+}
+
+/// Creates (no `id`) or replaces a rule given in the REST API's JSON shape.
+#[server(endpoint = "save_rule")]
+pub async fn save_rule(kind: RuleKind, id: Option<String>, rule: String) -> Result<SavedRule, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    let id = id.filter(|id| !id.is_empty());
+    let created = id.is_none();
+    let saved = crate::api::rule_store::save(
+        &ctx.services,
+        &user.tenant_id,
+        kind,
+        id,
+        &rule,
+        &crate::ssr::actor(&user),
+    )
+    .await
+    .map_err(crate::ssr::to_server_error)?;
+    if created {
+        // A new rule gets its own address, so reloading or sharing the page
+        // shows it rather than an empty builder.
+        leptos_axum::redirect(&format!("{}/{}", kind.path(), saved.id));
+    }
+    Ok(saved)
+}
+
+/// Deletes a rule, then shows the list.
+#[server(endpoint = "remove_rule")]
+pub async fn remove_rule(kind: RuleKind, id: String) -> Result<(), ServerFnError> {
+    let (ctx, user) = admin().await?;
+    let actor = crate::ssr::actor(&user);
+    match kind {
+        RuleKind::Routing => ctx.services.delete_routing_rule(&user.tenant_id, &id, &actor).await,
+        RuleKind::Sla => ctx.services.delete_sla_rule(&user.tenant_id, &id, &actor).await,
+    }
+    .map_err(crate::ssr::to_server_error)?;
+    leptos_axum::redirect(kind.path());
+    Ok(())
+}
+
+/// What the builder's pickers offer.
+#[server(endpoint = "rule_references")]
+pub async fn rule_references() -> Result<RuleChoices, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    crate::api::rule_store::references(&ctx.services, &user.tenant_id)
+        .await
+        .map_err(crate::ssr::to_server_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_survives_the_round_trip_through_the_api_shape() {
+        let api = json!({
+            "name": "VIP",
+            "active": true,
+            "types": ["CHAT"],
+            "conditions": [
+                {"type": "HAS_TAG", "tags": ["vip", "gold"], "match": "ALL"},
+                {"type": "OPENING_HOUR", "openingHoursId": "oh1", "inside": false},
+                {"type": "NO_ANSWER", "seconds": 90}
+            ],
+            "actions": [{"type": "QUEUE", "target": {"type": "TEAM", "value": "t1"}, "agentState": "ONLINE", "maxWaitSeconds": 600}],
+            "elseRules": [{
+                "name": "Others", "active": true, "types": ["CHAT", "CALL"], "conditions": [],
+                "actions": [{"type": "SYSTEM_MESSAGE", "systemMessageId": "m1"}], "elseRules": []
+            }]
+        });
+        let draft = RuleDraft::from_api(&api);
+        assert_eq!(draft.conditions[0].list, "vip, gold");
+        assert_eq!(draft.else_rules[0].actions[0].reference, "m1");
+        assert_eq!(draft.to_api(RuleKind::Routing), api);
+    }
+
+    #[test]
+    fn lists_split_on_commas_and_lines_and_nested_rules_are_reached_by_path() {
+        assert_eq!(items("a, b\nc,,"), ["a", "b", "c"]);
+        let mut draft = RuleDraft::default();
+        draft.else_rules.push(RuleDraft::default());
+        draft.else_rules[0].else_rules.push(RuleDraft {
+            name: "deep".into(),
+            ..Default::default()
+        });
+        assert_eq!(draft.at_mut(&[0, 0]).map(|r| r.name.clone()), Some("deep".into()));
+        assert!(draft.at_mut(&[1]).is_none());
+    }
+
+    #[test]
+    fn sla_rules_carry_trigger_and_receivers_but_no_routing_fields() {
+        let draft = RuleDraft {
+            name: "Fast".into(),
+            receivers: vec![("EMAIL".into(), " lead@example.com ".into())],
+            ..Default::default()
+        };
+        let api = draft.to_api(RuleKind::Sla);
+        assert_eq!(
+            api["receivers"],
+            json!([{"type": "EMAIL", "value": "lead@example.com"}])
+        );
+        assert_eq!(
+            RuleDraft::from_api(&api).receivers,
+            draft
+                .receivers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.trim().to_string()))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(api["trigger"]["firstResponseSeconds"], 60);
+        assert!(api.get("elseRules").is_none());
+    }
+}

@@ -1,0 +1,608 @@
+//! The rule builder: conditions, actions and nested else-rules of a routing
+//! rule, or the conditions, response times and receivers of an SLA rule.
+//!
+//! The draft lives in a [`StoredValue`]; typing changes it without re-rendering,
+//! so focus stays where it is. Adding, removing or switching the variant of a
+//! part bumps `shape`, which re-renders the builder. Every change rewrites the
+//! rule in the REST API's shape into the form's `rule` field, which is what is
+//! submitted. Before the page is live (or without JavaScript) that field is a
+//! visible text box and the builder is hidden.
+
+use leptos::prelude::*;
+
+use crate::api::{
+    problem::Problem,
+    rules::{ActionDraft, ConditionDraft, RuleChoices, RuleDraft, RuleKind, ACTION_TYPES, CONDITION_TYPES},
+    watchdogs::RECEIVER_TYPES,
+};
+
+/// Deepest nesting of else-rules (the service's limit).
+const MAX_DEPTH: usize = 5;
+
+#[derive(Clone, Copy)]
+struct Builder {
+    tree: StoredValue<RuleDraft>,
+    shape: RwSignal<u32>,
+    json: RwSignal<String>,
+    kind: RuleKind,
+    refs: StoredValue<RuleChoices>,
+    problem: Signal<Option<Problem>>,
+    self_id: StoredValue<Option<String>>,
+}
+
+impl Builder {
+    /// Changes the rule at `path` and the submitted JSON.
+    fn edit(self, path: &[usize], change: impl FnOnce(&mut RuleDraft)) {
+        self.tree.update_value(|tree| {
+            if let Some(rule) = tree.at_mut(path) {
+                change(rule);
+            }
+        });
+        self.json.set(self.tree.with_value(|t| api_json(t, self.kind)));
+    }
+
+    /// Changes the rule at `path` in a way that changes what is shown.
+    fn reshape(self, path: &[usize], change: impl FnOnce(&mut RuleDraft)) {
+        self.edit(path, change);
+        self.shape.update(|n| *n += 1);
+    }
+
+    /// The message for a field path, its items included.
+    fn message(self, field: String) -> impl Fn() -> Option<String> + Send + Sync + 'static {
+        move || self.problem.get().and_then(|p| p.field(&field))
+    }
+
+    /// The message for exactly a field path.
+    fn exact(self, field: String) -> impl Fn() -> Option<String> + Send + Sync + 'static {
+        move || self.problem.get().and_then(|p| p.exact_field(&field))
+    }
+}
+
+fn api_json(rule: &RuleDraft, kind: RuleKind) -> String {
+    serde_json::to_string_pretty(&rule.to_api(kind)).unwrap_or_default()
+}
+
+/// `elseRules[0].elseRules[1].` for `[0, 1]`: the API path of a nested rule.
+fn field_prefix(path: &[usize]) -> String {
+    path.iter().map(|i| format!("elseRules[{i}].")).collect()
+}
+
+/// `r-0-1` for `[0, 1]`: unique element ids per rule.
+fn id_prefix(path: &[usize]) -> String {
+    std::iter::once("r".to_string())
+        .chain(path.iter().map(|i| i.to_string()))
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+fn error_line(message: impl Fn() -> Option<String> + Send + Sync + 'static) -> impl IntoView {
+    move || message().map(|m| view! { <p class="field-error" role="alert">{m}</p> })
+}
+
+fn options(list: &[(String, String)], selected: &str) -> impl IntoView {
+    let selected = selected.to_string();
+    view! {
+        <option value="" selected=selected.is_empty()>"Choose…"</option>
+        {list.iter().map(|(id, label)| view! {
+            <option value=id.clone() selected=*id == selected>{label.clone()}</option>
+        }).collect_view()}
+    }
+}
+
+/// The builder and the `rule` field it fills.
+#[component]
+pub fn RuleBuilder(
+    kind: RuleKind,
+    draft: RuleDraft,
+    refs: RuleChoices,
+    problem: Signal<Option<Problem>>,
+    /// The rule's own id, which `ROUTING_TO` may not pick.
+    self_id: Option<String>,
+) -> impl IntoView {
+    let json = RwSignal::new(api_json(&draft, kind));
+    let b = Builder {
+        tree: StoredValue::new(draft),
+        shape: RwSignal::new(0),
+        json,
+        kind,
+        refs: StoredValue::new(refs),
+        problem,
+        self_id: StoredValue::new(self_id),
+    };
+    let live = RwSignal::new(false);
+    Effect::new(move |_| live.set(true));
+    // The rule as loaded is the field's default, which the unsaved-change guard
+    // compares with. Leptos may reuse the element when a saved rule re-renders
+    // the builder, keeping the old text as the default; so set it here.
+    let field = NodeRef::<leptos::html::Textarea>::new();
+    let loaded = json.get_untracked();
+    Effect::new(move |_| {
+        if let Some(field) = field.get() {
+            // Setting a textarea's default cannot fail in practice; were it to,
+            // the guard would only ask once too often.
+            let _ = field.set_default_value(&loaded);
+        }
+    });
+    view! {
+        <div class="field" hidden=move || live.get()>
+            <label for="rule-json">"The rule as JSON, in the REST API's shape"</label>
+            <textarea id="rule-json" name="rule" rows="16" class="code" node_ref=field prop:value=move || json.get()
+                aria-describedby="rule-json-error">{json.get_untracked()}</textarea>
+            <p class="field-error" id="rule-json-error">{b.exact("rule".into())}</p>
+        </div>
+        <div class="rule-builder" hidden=move || !live.get()>
+            {move || {
+                b.shape.track();
+                let rule = b.tree.get_value();
+                rule_view(b, Vec::new(), rule)
+            }}
+        </div>
+    }
+}
+
+fn rule_view(b: Builder, path: Vec<usize>, rule: RuleDraft) -> AnyView {
+    let prefix = field_prefix(&path);
+    let ids = id_prefix(&path);
+    let id = {
+        let ids = ids.clone();
+        move |part: &str| format!("{ids}-{part}")
+    };
+    let legend = if path.is_empty() {
+        "Rule".to_string()
+    } else {
+        format!(
+            "Else-rule {}",
+            path.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(".")
+        )
+    };
+    let p = path.clone();
+    let on_name = move |ev| {
+        let v = event_target_value(&ev);
+        b.edit(&p, |r| r.name = v)
+    };
+    let p = path.clone();
+    let on_active = move |ev| {
+        let v = event_target_checked(&ev);
+        b.edit(&p, |r| r.active = v)
+    };
+    let routing = b.kind == RuleKind::Routing;
+    view! {
+        <fieldset class="rule" data-depth=path.len().to_string()>
+            <legend>{legend}</legend>
+            <div class="field-row">
+                <div class="field">
+                    <label for=id("name")>"Name"</label>
+                    <input id=id("name") type="text" maxlength="200" prop:value=rule.name.clone() on:input=on_name
+                        autocomplete="off" />
+                    {error_line(b.message(format!("{prefix}name")))}
+                </div>
+                <div class="field checkbox">
+                    <input id=id("active") type="checkbox" prop:checked=rule.active on:change=on_active />
+                    <label for=id("active")>"Applied"</label>
+                </div>
+            </div>
+            {routing.then(|| channels(b, &path, &rule))}
+            {(!routing && path.is_empty()).then(|| sla_fields(b, &rule))}
+            {conditions(b, &path, &rule)}
+            {routing.then(|| actions(b, &path, &rule))}
+            {routing.then(|| else_rules(b, &path, &rule))}
+        </fieldset>
+    }
+    .into_any()
+}
+
+fn channels(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
+    let prefix = field_prefix(path);
+    let ids = id_prefix(path);
+    let boxes = [("CHAT", "Chat"), ("CALL", "Calls")].map(|(value, label)| {
+        let p = path.to_vec();
+        let box_id = format!("{ids}-type-{value}");
+        let on_change = move |ev| {
+            let on = event_target_checked(&ev);
+            b.edit(&p, |r| {
+                r.types.retain(|t| t != value);
+                if on {
+                    r.types.push(value.to_string());
+                }
+            })
+        };
+        view! {
+            <span class="checkbox">
+                <input id=box_id.clone() type="checkbox" prop:checked=rule.types.iter().any(|t| t == value) on:change=on_change />
+                <label for=box_id>{label}</label>
+            </span>
+        }
+    });
+    view! {
+        <fieldset class="inline-choices">
+            <legend>"Applies to"</legend>
+            {boxes.into_iter().collect_view()}
+            {error_line(b.message(format!("{prefix}types")))}
+        </fieldset>
+    }
+}
+
+fn number_input(id: String, value: i64, on_value: impl Fn(i64) + Send + Sync + 'static) -> impl IntoView {
+    view! {
+        <input id=id type="number" min="1" step="1" prop:value=value.to_string()
+            on:input=move |ev| on_value(event_target_value(&ev).trim().parse().unwrap_or(0)) />
+    }
+}
+
+fn sla_fields(b: Builder, rule: &RuleDraft) -> impl IntoView {
+    let receivers = rule.receivers.clone();
+    view! {
+        <fieldset>
+            <legend>"Response times"</legend>
+            <div class="field-row">
+                <div class="field">
+                    <label for="r-first">"First answer within (seconds)"</label>
+                    {number_input("r-first".into(), rule.first_response_seconds, move |v| b.edit(&[], |r| r.first_response_seconds = v))}
+                    {error_line(b.message("trigger.firstResponseSeconds".into()))}
+                </div>
+                <div class="field">
+                    <label for="r-second">"Each later answer within (seconds)"</label>
+                    {number_input("r-second".into(), rule.second_response_seconds, move |v| b.edit(&[], |r| r.second_response_seconds = v))}
+                    {error_line(b.message("trigger.secondResponseSeconds".into()))}
+                </div>
+            </div>
+            {error_line(b.exact("trigger".into()))}
+        </fieldset>
+        <fieldset>
+            <legend>"Who hears of a miss"</legend>
+            <div class="field checkbox">
+                <input id="r-watchdog" type="checkbox" prop:checked=rule.watchdog_enabled
+                    on:change=move |ev| { let v = event_target_checked(&ev); b.edit(&[], |r| r.watchdog_enabled = v) } />
+                <label for="r-watchdog">"Alert the receivers when a response time is missed"</label>
+            </div>
+            <ol class="receiver-rows">
+                {receivers.into_iter().enumerate().map(|(i, (kind, value))| {
+                    let users = b.refs.with_value(|r| r.users.clone());
+                    view! {
+                        <li class="field-row">
+                            <div class="field">
+                                <label for=format!("r-receiver-{i}-type")>{format!("Receiver {} kind", i + 1)}</label>
+                                <select id=format!("r-receiver-{i}-type")
+                                    on:change=move |ev| { let v = event_target_value(&ev); b.reshape(&[], |r| if let Some(x) = r.receivers.get_mut(i) { x.0 = v; x.1.clear() }) }>
+                                    {RECEIVER_TYPES.iter().map(|(v, label)| view! { <option value=*v selected=kind == *v>{*label}</option> }).collect_view()}
+                                </select>
+                            </div>
+                            <div class="field grow">
+                                <label for=format!("r-receiver-{i}")>{format!("Receiver {}", i + 1)}</label>
+                                {if kind == "USER" {
+                                    view! {
+                                        <select id=format!("r-receiver-{i}")
+                                            on:change=move |ev| { let v = event_target_value(&ev); b.edit(&[], |r| if let Some(x) = r.receivers.get_mut(i) { x.1 = v }) }>
+                                            {options(&users, &value)}
+                                        </select>
+                                    }.into_any()
+                                } else {
+                                    view! {
+                                        <input id=format!("r-receiver-{i}") type="text" prop:value=value.clone() autocomplete="off"
+                                            on:input=move |ev| { let v = event_target_value(&ev); b.edit(&[], |r| if let Some(x) = r.receivers.get_mut(i) { x.1 = v }) } />
+                                    }.into_any()
+                                }}
+                                {error_line(b.message(format!("receivers[{i}]")))}
+                            </div>
+                            <button type="button" class="button secondary small"
+                                on:click=move |_| b.reshape(&[], |r| { if i < r.receivers.len() { r.receivers.remove(i); } })>
+                                {format!("Remove receiver {}", i + 1)}
+                            </button>
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+            <button type="button" class="button secondary"
+                on:click=move |_| b.reshape(&[], |r| r.receivers.push(("EMAIL".into(), String::new())))>"Add a receiver"</button>
+            {error_line(b.exact("receivers".into()))}
+        </fieldset>
+    }
+}
+
+fn conditions(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
+    let prefix = field_prefix(path);
+    let p = path.to_vec();
+    view! {
+        <fieldset>
+            <legend>"When all of these hold"</legend>
+            {rule.conditions.is_empty().then(|| view! { <p class="hint">"No condition: the rule matches every conversation."</p> })}
+            <ol class="rule-parts">
+                {rule.conditions.iter().cloned().enumerate().map(|(i, c)| condition_view(b, path, i, c)).collect_view()}
+            </ol>
+            <button type="button" class="button secondary"
+                on:click=move |_| b.reshape(&p, |r| r.conditions.push(ConditionDraft::default()))>"Add a condition"</button>
+            {error_line(b.exact(format!("{prefix}conditions")))}
+        </fieldset>
+    }
+}
+
+fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> impl IntoView {
+    let prefix = field_prefix(path);
+    let id = {
+        let ids = id_prefix(path);
+        move |part: &str| format!("{ids}-condition-{i}-{part}")
+    };
+    let set = {
+        let p = path.to_vec();
+        move |change: Box<dyn FnOnce(&mut ConditionDraft)>| {
+            b.edit(&p, move |r| {
+                if let Some(c) = r.conditions.get_mut(i) {
+                    change(c)
+                }
+            })
+        }
+    };
+    let p = path.to_vec();
+    let on_kind = move |ev| {
+        let v = event_target_value(&ev);
+        b.reshape(&p, |r| {
+            if let Some(c) = r.conditions.get_mut(i) {
+                c.kind = v
+            }
+        })
+    };
+    let p = path.to_vec();
+    let remove = move |_| {
+        b.reshape(&p, |r| {
+            if i < r.conditions.len() {
+                r.conditions.remove(i);
+            }
+        })
+    };
+    let fields = match c.kind.as_str() {
+        "NO_ANSWER" => {
+            let set = set.clone();
+            view! {
+                <div class="field">
+                    <label for=id("seconds")>"Seconds without an answer"</label>
+                    {number_input(id("seconds"), c.seconds, move |v| set(Box::new(move |c| c.seconds = v)))}
+                </div>
+            }
+            .into_any()
+        }
+        "OPENING_HOUR" => {
+            let hours = b.refs.with_value(|r| r.opening_hours.clone());
+            let (set_a, set_b) = (set.clone(), set.clone());
+            view! {
+                <div class="field">
+                    <label for=id("hours")>"Opening hours"</label>
+                    <select id=id("hours") on:change=move |ev| { let v = event_target_value(&ev); set_a(Box::new(move |c| c.opening_hours_id = v)) }>
+                        {options(&hours, &c.opening_hours_id)}
+                    </select>
+                </div>
+                <div class="field">
+                    <label for=id("inside")>"When"</label>
+                    <select id=id("inside") on:change=move |ev| { let v = event_target_value(&ev) == "inside"; set_b(Box::new(move |c| c.inside = v)) }>
+                        <option value="inside" selected=c.inside>"inside these hours"</option>
+                        <option value="outside" selected=!c.inside>"outside these hours"</option>
+                    </select>
+                </div>
+            }
+            .into_any()
+        }
+        kind => {
+            let (label, hint) = match kind {
+                "HAS_ID" => ("Customer ids or external ids", "Separate them with commas."),
+                "URL" => ("Page addresses", "* matches anything: https://shop.example.com/*"),
+                _ => ("Tags", "Separate them with commas."),
+            };
+            let (set_a, set_b) = (set.clone(), set.clone());
+            view! {
+                <div class="field grow">
+                    <label for=id("list")>{label}</label>
+                    <input id=id("list") type="text" prop:value=c.list.clone() autocomplete="off" aria-describedby=id("hint")
+                        on:input=move |ev| { let v = event_target_value(&ev); set_a(Box::new(move |c| c.list = v)) } />
+                    <p class="hint" id=id("hint")>{hint}</p>
+                </div>
+                {(kind == "HAS_TAG").then(|| view! {
+                    <div class="field">
+                        <label for=id("match")>"Match"</label>
+                        <select id=id("match") on:change=move |ev| { let v = event_target_value(&ev) == "ALL"; set_b(Box::new(move |c| c.all = v)) }>
+                            <option value="ANY" selected=!c.all>"any of the tags"</option>
+                            <option value="ALL" selected=c.all>"every tag"</option>
+                        </select>
+                    </div>
+                })}
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <li class="rule-part">
+            <div class="field-row">
+                <div class="field">
+                    <label for=id("type")>{format!("Condition {}", i + 1)}</label>
+                    <select id=id("type") on:change=on_kind>
+                        {CONDITION_TYPES.iter().map(|(v, label)| view! { <option value=*v selected=c.kind == *v>{*label}</option> }).collect_view()}
+                    </select>
+                </div>
+                {fields}
+                <button type="button" class="button secondary small" on:click=remove>{format!("Remove condition {}", i + 1)}</button>
+            </div>
+            {error_line(b.message(format!("{prefix}conditions[{i}]")))}
+        </li>
+    }
+}
+
+fn actions(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
+    let prefix = field_prefix(path);
+    let p = path.to_vec();
+    view! {
+        <fieldset>
+            <legend>"Then"</legend>
+            <ol class="rule-parts">
+                {rule.actions.iter().cloned().enumerate().map(|(i, a)| action_view(b, path, i, a)).collect_view()}
+            </ol>
+            <button type="button" class="button secondary"
+                on:click=move |_| b.reshape(&p, |r| r.actions.push(ActionDraft::default()))>"Add an action"</button>
+            {error_line(b.exact(format!("{prefix}actions")))}
+        </fieldset>
+    }
+}
+
+fn action_view(b: Builder, path: &[usize], i: usize, a: ActionDraft) -> impl IntoView {
+    let prefix = field_prefix(path);
+    let id = {
+        let ids = id_prefix(path);
+        move |part: &str| format!("{ids}-action-{i}-{part}")
+    };
+    let p = path.to_vec();
+    let set = move |reshape: bool, change: Box<dyn FnOnce(&mut ActionDraft)>| {
+        let apply = move |r: &mut RuleDraft| {
+            if let Some(a) = r.actions.get_mut(i) {
+                change(a)
+            }
+        };
+        if reshape {
+            b.reshape(&p, apply)
+        } else {
+            b.edit(&p, apply)
+        }
+    };
+    let p = path.to_vec();
+    let remove = move |_| {
+        b.reshape(&p, |r| {
+            if i < r.actions.len() {
+                r.actions.remove(i);
+            }
+        })
+    };
+    let on_kind = {
+        let set = set.clone();
+        move |ev| {
+            let v = event_target_value(&ev);
+            set(true, Box::new(move |a| a.kind = v))
+        }
+    };
+    let refs = b.refs.get_value();
+    let fields = match a.kind.as_str() {
+        "SYSTEM_MESSAGE" | "ROUTING_TO" => {
+            let (label, list) = if a.kind == "SYSTEM_MESSAGE" {
+                ("System message", refs.system_messages)
+            } else {
+                let own = b.self_id.get_value().unwrap_or_default();
+                ("Routing rule", refs.routing_rules.into_iter().filter(|(rid, _)| *rid != own).collect())
+            };
+            view! {
+                <div class="field grow">
+                    <label for=id("reference")>{label}</label>
+                    <select id=id("reference") on:change=move |ev| { let v = event_target_value(&ev); set(false, Box::new(move |a| a.reference = v)) }>
+                        {options(&list, &a.reference)}
+                    </select>
+                </div>
+            }
+            .into_any()
+        }
+        "SEND_FLOW" => view! {
+            <div class="field grow">
+                <label for=id("reference")>"Flow id"</label>
+                <input id=id("reference") type="text" prop:value=a.reference.clone() autocomplete="off"
+                    on:input=move |ev| { let v = event_target_value(&ev); set(false, Box::new(move |a| a.reference = v)) } />
+            </div>
+        }
+        .into_any(),
+        _ => {
+            let (s1, s2, s3, s4) = (set.clone(), set.clone(), set.clone(), set.clone());
+            let target = match a.target_kind.as_str() {
+                "USER" | "TEAM" => {
+                    let list = if a.target_kind == "USER" { refs.users } else { refs.teams };
+                    view! {
+                        <select id=id("target") on:change=move |ev| { let v = event_target_value(&ev); s2(false, Box::new(move |a| a.target = v)) }>
+                            {options(&list, &a.target)}
+                        </select>
+                    }
+                    .into_any()
+                }
+                _ => view! {
+                    <input id=id("target") type="text" prop:value=a.target.clone() autocomplete="off" placeholder="support"
+                        on:input=move |ev| { let v = event_target_value(&ev); s2(false, Box::new(move |a| a.target = v)) } />
+                }
+                .into_any(),
+            };
+            view! {
+                <div class="field">
+                    <label for=id("target-kind")>"Queue for a"</label>
+                    <select id=id("target-kind")
+                        on:change=move |ev| { let v = event_target_value(&ev); s1(true, Box::new(move |a| { a.target_kind = v; a.target.clear() })) }>
+                        {[("TEAM", "team"), ("USER", "user"), ("TAG", "tag (skill)")].map(|(v, label)| view! {
+                            <option value=v selected=a.target_kind == v>{label}</option>
+                        }).collect_view()}
+                    </select>
+                </div>
+                <div class="field grow">
+                    <label for=id("target")>"Who"</label>
+                    {target}
+                </div>
+                <div class="field">
+                    <label for=id("state")>"Agents who are"</label>
+                    <select id=id("state") on:change=move |ev| { let v = event_target_value(&ev); s3(false, Box::new(move |a| a.agent_state = v)) }>
+                        {[("ANY", "in any state"), ("ONLINE", "online"), ("AVAILABLE", "available")].map(|(v, label)| view! {
+                            <option value=v selected=a.agent_state == v>{label}</option>
+                        }).collect_view()}
+                    </select>
+                </div>
+                <div class="field">
+                    <label for=id("wait")>"Longest wait (seconds)"</label>
+                    {number_input(id("wait"), a.max_wait_seconds, move |v| s4(false, Box::new(move |a| a.max_wait_seconds = v)))}
+                </div>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <li class="rule-part">
+            <div class="field-row">
+                <div class="field">
+                    <label for=id("type")>{format!("Action {}", i + 1)}</label>
+                    <select id=id("type") on:change=on_kind>
+                        {ACTION_TYPES.iter().map(|(v, label)| view! { <option value=*v selected=a.kind == *v>{*label}</option> }).collect_view()}
+                    </select>
+                </div>
+                {fields}
+                <button type="button" class="button secondary small" on:click=remove>{format!("Remove action {}", i + 1)}</button>
+            </div>
+            {error_line(b.message(format!("{prefix}actions[{i}]")))}
+        </li>
+    }
+}
+
+fn else_rules(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
+    let p = path.to_vec();
+    let nested: Vec<AnyView> = rule
+        .else_rules
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut child = path.to_vec();
+            child.push(i);
+            let parent = path.to_vec();
+            let label = format!(
+                "Remove else-rule {}",
+                child.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(".")
+            );
+            view! {
+                <li>
+                    {rule_view(b, child, r)}
+                    <button type="button" class="button secondary small"
+                        on:click=move |_| b.reshape(&parent, |r| { if i < r.else_rules.len() { r.else_rules.remove(i); } })>{label}</button>
+                </li>
+            }
+            .into_any()
+        })
+        .collect();
+    let can_nest = path.len() < MAX_DEPTH;
+    view! {
+        <div class="else-rules">
+            <h3>"Otherwise"</h3>
+            {nested.is_empty().then(|| view! { <p class="hint">"No else-rule: when this rule does not match, routing stops here."</p> })}
+            <ol class="else-list">{nested}</ol>
+            {can_nest.then(|| view! {
+                <button type="button" class="button secondary"
+                    on:click=move |_| b.reshape(&p, |r| r.else_rules.push(RuleDraft { name: format!("Otherwise {}", r.else_rules.len() + 1), ..Default::default() }))>
+                    "Add an else-rule"
+                </button>
+            })}
+        </div>
+    }
+}

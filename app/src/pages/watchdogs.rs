@@ -1,0 +1,247 @@
+//! Settings → Watchdogs (admins): `/settings/watchdogs` lists and adds them;
+//! `/settings/watchdogs/{id}` edits or deletes one. A watchdog names what it
+//! watches and who hears about it: e-mail addresses, users of the tenant (picked
+//! from a list of suggestions), or webhook URLs.
+//!
+//! Receivers are rows of a kind and a value. The form always offers two empty
+//! rows, so it works without JavaScript (save, and two more appear); once the
+//! page is live, "Add a receiver" adds rows in place.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+
+use crate::{
+    api::{
+        problem::Problem,
+        teams::{team_candidates, Member},
+        watchdogs::{
+            get_watchdog, list_watchdogs, watchdog_type_label, AddWatchdog, EditWatchdog, ReceiverView, RemoveWatchdog,
+            WatchdogView, RECEIVER_TYPES, WATCHDOGS_PATH, WATCHDOG_TYPES,
+        },
+    },
+    components::{
+        detail::{DeleteCard, EditCard, LoadFailed},
+        feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
+        layout::{admins, Guard},
+    },
+};
+
+type People = Resource<Result<Vec<Member>, ServerFnError>>;
+
+/// Empty receiver rows a form offers.
+const SPARE_ROWS: usize = 2;
+
+/// `/settings/watchdogs`.
+#[component]
+pub fn WatchdogsPage() -> impl IntoView {
+    let add = ServerAction::<AddWatchdog>::new();
+    let watchdogs = Resource::new(move || add.version().get(), |_| list_watchdogs());
+    let people: People = Resource::new(|| (), |_| team_candidates());
+    let form = NodeRef::new();
+    reset_on_success(add.value(), form);
+    view! {
+        <Title text="Watchdogs" />
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
+            <h1>"Watchdogs"</h1>
+            <p class="lead">"Alerts for things worth knowing at once, such as script errors on your site, sent by e-mail, to users, or to a webhook."</p>
+            <section class="card">
+                <h2>"Watchdogs"</h2>
+                <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading watchdogs…"</p> }>
+                    {move || Suspend::new(async move {
+                        let people = people.await.unwrap_or_default();
+                        match watchdogs.await {
+                            Ok(list) if list.is_empty() => view! {
+                                <p class="empty">"No watchdog yet. Add one below."</p>
+                            }.into_any(),
+                            Ok(list) => view! { <WatchdogTable list people /> }.into_any(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }
+                    })}
+                </Transition>
+            </section>
+            <section class="card">
+                <h2>"Add a watchdog"</h2>
+                <ActionForm action=add node_ref=form attr:data-unsaved-guard="">
+                    <WatchdogFields watchdog=None problem=action_problem(add.value()) people />
+                    <button type="submit" class="button primary" disabled=move || add.pending().get()>"Add watchdog"</button>
+                </ActionForm>
+                <ActionError value=add.value() />
+                {move || add.value().get().and_then(Result::ok).map(|w| view! {
+                    <p class="note ok" role="status">
+                        "Watchdog " <a href=format!("{WATCHDOGS_PATH}/{}", w.id)>{w.name.clone()}</a> " added."
+                    </p>
+                })}
+            </section>
+        </Guard>
+    }
+}
+
+/// A receiver in words: the user's name for a user id.
+fn receiver_text(r: &ReceiverView, people: &[Member]) -> String {
+    match r.kind.as_str() {
+        "USER" => people
+            .iter()
+            .find(|(id, ..)| *id == r.value)
+            .map(|(_, name, email)| if name.is_empty() { email.clone() } else { name.clone() })
+            .unwrap_or_else(|| r.value.clone()),
+        _ => r.value.clone(),
+    }
+}
+
+#[component]
+fn WatchdogTable(list: Vec<WatchdogView>, people: Vec<Member>) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table>
+                <caption class="visually-hidden">"Watchdogs"</caption>
+                <thead>
+                    <tr><th scope="col">"Name"</th><th scope="col">"Watches"</th><th scope="col">"Receivers"</th></tr>
+                </thead>
+                <tbody>
+                    {list.into_iter().map(|w| {
+                        let receivers: Vec<String> = w.receivers.iter().map(|r| receiver_text(r, &people)).collect();
+                        view! {
+                            <tr>
+                                <td><a href=format!("{WATCHDOGS_PATH}/{}", w.id)>{w.name.clone()}</a></td>
+                                <td>{watchdog_type_label(&w.watchdog_type).to_string()}</td>
+                                <td>{if receivers.is_empty() { "Nobody yet".to_string() } else { receivers.join(", ") }}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+/// Name, kind and receiver rows, shared by the add and edit forms.
+#[component]
+fn WatchdogFields(watchdog: Option<WatchdogView>, problem: Signal<Option<Problem>>, people: People) -> impl IntoView {
+    let prefix = if watchdog.is_some() { "edit" } else { "new" };
+    let id = move |name: &str| format!("{prefix}-watchdog-{name}");
+    let (name, kind, receivers) = watchdog
+        .map(|w| (w.name, w.watchdog_type, w.receivers))
+        .unwrap_or_default();
+    let rows = RwSignal::new(receivers.len() + SPARE_ROWS);
+    let receivers = StoredValue::new(receivers);
+    // The "add a row" button needs the page to be live; it stays hidden before.
+    let live = RwSignal::new(false);
+    Effect::new(move |_| live.set(true));
+    let users_list = format!("{prefix}-watchdog-users");
+    view! {
+        <div class="field-row">
+            <div class="field">
+                <label for=id("name")>"Name"</label>
+                <input id=id("name") name="name" type="text" required=true maxlength="200" value=name autocomplete="off"
+                    aria-invalid=field_invalid(problem, "name") aria-describedby=id("name-error") />
+                <FieldMessage problem field="name" id=id("name-error") />
+            </div>
+            <div class="field">
+                <label for=id("type")>"Watches"</label>
+                <select id=id("type") name="watchdog_type" required=true
+                    aria-invalid=field_invalid(problem, "watchdogType") aria-describedby=id("type-error")>
+                    <option value="" selected=kind.is_empty()>"Choose…"</option>
+                    {WATCHDOG_TYPES.iter().map(|(value, label)| view! {
+                        <option value=*value selected=kind == *value>{*label}</option>
+                    }).collect_view()}
+                </select>
+                <FieldMessage problem field="watchdogType" id=id("type-error") />
+            </div>
+        </div>
+        <fieldset class="receivers">
+            <legend>"Receivers"</legend>
+            <p class="hint">"For a user, type their name or e-mail and pick them from the suggestions. Leave a row empty to skip it."</p>
+            <datalist id=users_list.clone()>
+                <Suspense>
+                    {move || Suspend::new(async move {
+                        people.await.unwrap_or_default().into_iter().map(|(uid, name, email)| view! {
+                            <option value=uid>{if name.is_empty() { email } else { format!("{name} · {email}") }}</option>
+                        }).collect_view()
+                    })}
+                </Suspense>
+            </datalist>
+            <ol class="receiver-rows">
+                {move || (0..rows.get()).map(|row| {
+                    let current = receivers.with_value(|r| r.get(row).cloned());
+                    let (kind, value) = current.map(|r| (r.kind, r.value)).unwrap_or_else(|| ("EMAIL".into(), String::new()));
+                    let field = format!("receivers[{row}]");
+                    let row_id = move |part: &str| format!("{prefix}-receiver-{row}-{part}");
+                    // Suggestions and the example follow the row's kind.
+                    let chosen = RwSignal::new(kind.clone());
+                    let users_list = users_list.clone();
+                    let list = move || (chosen.get() == "USER").then(|| users_list.clone());
+                    let placeholder = move || match chosen.get().as_str() {
+                        "USER" => "Name or e-mail of a user",
+                        "WEBHOOK" => "https://hooks.example.com/alerts",
+                        _ => "ops@example.com",
+                    };
+                    view! {
+                        <li class="field-row">
+                            <div class="field">
+                                <label for=row_id("type")>{format!("Receiver {} kind", row + 1)}</label>
+                                <select id=row_id("type") name="receiver_type[]"
+                                    on:change=move |ev| chosen.set(event_target_value(&ev))>
+                                    {RECEIVER_TYPES.iter().map(|(v, label)| view! {
+                                        <option value=*v selected=kind == *v>{*label}</option>
+                                    }).collect_view()}
+                                </select>
+                            </div>
+                            <div class="field grow">
+                                <label for=row_id("value")>{format!("Receiver {}", row + 1)}</label>
+                                <input id=row_id("value") name="receiver_value[]" type="text" value=value maxlength="2000"
+                                    list=list autocomplete="off" placeholder=placeholder
+                                    aria-invalid=field_invalid(problem, field.clone()) aria-describedby=row_id("error") />
+                                <FieldMessage problem field=field id=row_id("error") />
+                            </div>
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+            <button type="button" class="button secondary" hidden=move || !live.get()
+                on:click=move |_| rows.update(|n| *n += 1)>"Add a receiver"</button>
+            <FieldMessage problem field="receivers" id=id("receivers-error") />
+        </fieldset>
+    }
+}
+
+/// `/settings/watchdogs/{id}`.
+#[component]
+pub fn WatchdogPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let edit = ServerAction::<EditWatchdog>::new();
+    let remove = ServerAction::<RemoveWatchdog>::new();
+    let edit_saved = successes(edit.value());
+    let watchdog = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_watchdog(id));
+    let people: People = Resource::new(|| (), |_| team_candidates());
+    let problem = action_problem(edit.value());
+    view! {
+        <Title text="Watchdog" />
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href=WATCHDOGS_PATH>"Settings › Watchdogs"</a></p>
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the watchdog…"</p> }>
+                {move || Suspend::new(async move {
+                    match watchdog.await {
+                        Ok(w) => {
+                            let (edit_id, remove_id) = (w.id.clone(), w.id.clone());
+                            view! {
+                                <h1>{w.name.clone()}</h1>
+                                <EditCard title="Watchdog" action=edit id=edit_id>
+                                    <WatchdogFields watchdog=Some(w.clone()) problem people />
+                                </EditCard>
+                                <DeleteCard title="Delete the watchdog" summary="Delete this watchdog…"
+                                    consequence="Its receivers stop hearing about these events. This cannot be undone."
+                                    action=remove id=remove_id />
+                            }.into_any()
+                        }
+                        Err(e) => view! {
+                            <LoadFailed title="Watchdog" error=e.to_string() back=WATCHDOGS_PATH back_text="Back to the watchdogs" />
+                        }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </Guard>
+    }
+}

@@ -1,0 +1,398 @@
+//! Outgoing e-mail: the outbox every mail is written to, and appointment
+//! invitations.
+//!
+//! A mail is a row of `mail_outbox`, written in the same step as what caused it.
+//! The server's mail worker (with an SMTP server configured) claims `PENDING`
+//! mails, sends them, and records `SENT`, or a retry, or `FAILED` once
+//! [`MAX_MAIL_ATTEMPTS`] are spent. Without an SMTP server the mails stay
+//! `PENDING`, and admins read them in the dashboard's outbox: trying Rapport
+//! needs no mail server, and nothing written is lost.
+
+use chrono::TimeZone;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    appointments::{Appointment, ValidType},
+    audit::{self, Actor},
+    db::{Backend, Tx},
+    error::CoreResult,
+    model::{Page, PageRequest},
+    time::{from_ms, now_ms},
+    validate::Paging,
+    with_db, with_tx, Services,
+};
+
+/// Attempts before a mail counts as failed.
+pub const MAX_MAIL_ATTEMPTS: i64 = 6;
+
+/// Waits before the retries, in seconds (the last repeats).
+const RETRY_AFTER_SECONDS: [i64; 5] = [30, 120, 600, 1800, 3600];
+
+/// A mail in the outbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Mail {
+    /// Id.
+    pub id: String,
+    /// The recipient's address.
+    pub to: String,
+    /// Subject.
+    pub subject: String,
+    /// Plain-text body.
+    pub body: String,
+    /// What it is about, e.g. `appointment:<id>`.
+    pub about: Option<String>,
+    /// `PENDING`, `SENT` or `FAILED`.
+    pub status: String,
+    /// Attempts to send it so far.
+    pub attempts: i64,
+    /// Why the last attempt failed.
+    pub last_error: Option<String>,
+    /// When it was written.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// When the SMTP server accepted it.
+    pub sent_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// A mail claimed for sending, with its tenant.
+#[derive(Debug, Clone)]
+pub struct ClaimedMail {
+    /// The tenant it belongs to.
+    pub tenant_id: String,
+    /// The mail.
+    pub mail: Mail,
+}
+
+#[derive(sqlx::FromRow)]
+struct MailRow {
+    id: String,
+    tenant_id: String,
+    to_address: String,
+    subject: String,
+    body: String,
+    about: Option<String>,
+    status: String,
+    attempts: i64,
+    last_error: Option<String>,
+    created_at: i64,
+    sent_at: Option<i64>,
+}
+
+const COLUMNS: &str =
+    "id, tenant_id, to_address, subject, body, about, status, attempts, last_error, created_at, sent_at";
+
+impl MailRow {
+    fn into_claimed(self) -> ClaimedMail {
+        ClaimedMail {
+            tenant_id: self.tenant_id,
+            mail: Mail {
+                id: self.id,
+                to: self.to_address,
+                subject: self.subject,
+                body: self.body,
+                about: self.about,
+                status: self.status,
+                attempts: self.attempts,
+                last_error: self.last_error,
+                created_at: from_ms(self.created_at),
+                sent_at: self.sent_at.map(from_ms),
+            },
+        }
+    }
+}
+
+/// A mail to write: recipient, subject, body, what it is about.
+#[derive(Debug, Clone)]
+pub(crate) struct NewMail {
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+    pub about: Option<String>,
+}
+
+/// Writes mails to the outbox as part of `tx`.
+pub(crate) async fn queue(tx: &mut Tx, tenant_id: &str, mails: &[NewMail]) -> CoreResult<()> {
+    let now = now_ms();
+    for mail in mails {
+        with_tx!(tx, |conn| {
+            sqlx::query(
+            "insert into mail_outbox (id, tenant_id, to_address, subject, body, about, status, next_attempt_at, created_at) \
+             values ($1, $2, $3, $4, $5, $6, 'PENDING', $7, $7)"
+        )
+        .bind(uuid::Uuid::now_v7().to_string())
+        .bind(tenant_id)
+        .bind(&mail.to)
+        .bind(&mail.subject)
+        .bind(&mail.body)
+        .bind(&mail.about)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+        })?;
+    }
+    Ok(())
+}
+
+/// `Tue 1 Dec 2026, 15:00` in the appointment's zone, with the zone's name.
+fn local_time(appointment: &Appointment, at: chrono::DateTime<chrono::Utc>) -> String {
+    let zone: chrono_tz::Tz = appointment.timezone_id.parse().unwrap_or(chrono_tz::UTC);
+    format!(
+        "{} ({})",
+        zone.from_utc_datetime(&at.naive_utc()).format("%a %-d %b %Y, %H:%M"),
+        appointment.timezone_id
+    )
+}
+
+/// The invitation mails of an appointment, one per attendee. `updated` says the
+/// appointment changed since an earlier invitation.
+pub(crate) fn invitations(appointment: &Appointment, organiser: &str, updated: bool) -> Vec<NewMail> {
+    let subject = format!(
+        "{}{} — {}",
+        if updated { "Updated: " } else { "" },
+        appointment.title,
+        local_time(appointment, appointment.date)
+    );
+    let mut body = format!(
+        "{organiser} invites you to a video meeting.\n\n\
+         {}\n\
+         When: {}, {} minutes\n\
+         Join: {}\n",
+        appointment.title,
+        local_time(appointment, appointment.date),
+        appointment.duration_in_minutes,
+        appointment.join_link,
+    );
+    body.push_str(&match appointment.valid_type {
+        ValidType::Appointment => "The link opens when the meeting starts and closes when it ends.\n".to_string(),
+        ValidType::Hours => format!(
+            "The link works from {} to {}.\n",
+            local_time(appointment, appointment.valid_from),
+            local_time(appointment, appointment.valid_until)
+        ),
+    });
+    if appointment.has_password {
+        body.push_str("The meeting has a password; the organiser sends it to you separately.\n");
+    }
+    if appointment.record {
+        body.push_str("The meeting will be recorded.\n");
+    }
+    if let Some(description) = appointment.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        body.push('\n');
+        body.push_str(description.trim());
+        body.push('\n');
+    }
+    appointment
+        .attendees
+        .iter()
+        .map(|to| NewMail {
+            to: to.clone(),
+            subject: subject.clone(),
+            body: body.clone(),
+            about: Some(format!("appointment:{}", appointment.id)),
+        })
+        .collect()
+}
+
+impl Services {
+    /// Writes an invitation to every attendee of an appointment to the outbox,
+    /// and returns how many. `updated` marks them as updates of earlier ones.
+    pub async fn invite_attendees(
+        &self,
+        tenant_id: &str,
+        appointment_id: &str,
+        updated: bool,
+        actor: &Actor,
+    ) -> CoreResult<usize> {
+        let appointment = self.get_appointment(tenant_id, appointment_id).await?;
+        let tenant = self.get_tenant(tenant_id).await?;
+        let organiser = match appointment.owner.as_deref() {
+            Some(owner) => match self.get_user(tenant_id, owner).await {
+                Ok(user) => user.display_name.filter(|n| !n.is_empty()).unwrap_or(user.email),
+                Err(_) => tenant.name.clone(),
+            },
+            None => tenant.name.clone(),
+        };
+        let mails = invitations(&appointment, &organiser, updated);
+        if mails.is_empty() {
+            return Ok(0);
+        }
+        let mut tx = self.db().begin().await?;
+        queue(&mut tx, tenant_id, &mails).await?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "appointment.invite",
+            "appointment",
+            Some(appointment_id),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(mails.len())
+    }
+
+    /// The tenant's outbox, newest first.
+    pub async fn list_mail(&self, tenant_id: &str, page: &PageRequest) -> CoreResult<Page<Mail>> {
+        let paging = Paging::from_request(page)?;
+        let sql = format!(
+            "select {COLUMNS} from mail_outbox where tenant_id = $1 order by created_at desc, id desc limit $2 offset $3"
+        );
+        let (total, rows): (i64, Vec<MailRow>) = with_db!(self.db(), |pool| {
+            let total: i64 = sqlx::query_scalar("select count(*) from mail_outbox where tenant_id = $1")
+                .bind(tenant_id)
+                .fetch_one(pool)
+                .await?;
+            let rows = sqlx::query_as(&sql)
+                .bind(tenant_id)
+                .bind(paging.limit)
+                .bind(paging.offset)
+                .fetch_all(pool)
+                .await?;
+            Ok::<_, sqlx::Error>((total, rows))
+        })?;
+        Ok(paging.page(total, rows.into_iter().map(|r| r.into_claimed().mail).collect()))
+    }
+
+    /// Claims up to `limit` mails due for sending, for `lease_ms`; each claim
+    /// counts as an attempt. Mails of every tenant (the worker is the server's).
+    pub async fn claim_mail(&self, limit: i64, lease_ms: i64) -> CoreResult<Vec<ClaimedMail>> {
+        let now = now_ms();
+        let lock = match self.db().backend() {
+            Backend::Postgres => "for update skip locked",
+            Backend::Sqlite => "",
+        };
+        let sql = format!(
+            "update mail_outbox set next_attempt_at = $2, attempts = attempts + 1 \
+             where id in (select id from mail_outbox where status = 'PENDING' and next_attempt_at <= $1 \
+               order by next_attempt_at, id limit $3 {lock}) \
+             returning {COLUMNS}"
+        );
+        let rows: Vec<MailRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(now)
+            .bind(now + lease_ms)
+            .bind(limit)
+            .fetch_all(pool)
+            .await)?;
+        Ok(rows.into_iter().map(MailRow::into_claimed).collect())
+    }
+
+    /// Makes a mail of the tenant due now: a pending one skips the rest of its
+    /// wait, a failed one starts over with fresh attempts. A sent mail is left as
+    /// it is (409).
+    pub async fn retry_mail_now(&self, tenant_id: &str, id: &str) -> CoreResult<()> {
+        let status: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select status from mail_outbox where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(pool)
+        .await)?;
+        match status.as_deref() {
+            None => return Err(crate::error::CoreError::NotFound("mail")),
+            Some("SENT") => {
+                return Err(crate::error::CoreError::Conflict {
+                    field: None,
+                    code: "already_sent",
+                    message: "the mail was already sent".into(),
+                })
+            }
+            Some(_) => {}
+        }
+        with_db!(self.db(), |pool| sqlx::query(
+            "update mail_outbox set next_attempt_at = $3, status = 'PENDING', \
+             attempts = case when status = 'FAILED' then 0 else attempts end \
+             where tenant_id = $1 and id = $2 and status <> 'SENT'"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(now_ms())
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        Ok(())
+    }
+
+    /// Records the end of an attempt: sent, or the error, retried later until the
+    /// attempts are spent.
+    pub async fn finish_mail(&self, id: &str, attempts: i64, result: Result<(), String>) -> CoreResult<()> {
+        let now = now_ms();
+        let (status, next, error, sent_at) = match result {
+            Ok(()) => ("SENT", now, None, Some(now)),
+            Err(e) if attempts >= MAX_MAIL_ATTEMPTS => ("FAILED", now, Some(e), None),
+            Err(e) => {
+                let step = usize::try_from(attempts - 1)
+                    .unwrap_or(0)
+                    .min(RETRY_AFTER_SECONDS.len() - 1);
+                ("PENDING", now + RETRY_AFTER_SECONDS[step] * 1000, Some(e), None)
+            }
+        };
+        with_db!(self.db(), |pool| sqlx::query(
+            "update mail_outbox set status = $2, next_attempt_at = $3, last_error = $4, sent_at = $5 where id = $1"
+        )
+        .bind(id)
+        .bind(status)
+        .bind(next)
+        .bind(error)
+        .bind(sent_at)
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::appointments::AppointmentPermissions;
+
+    fn appointment() -> Appointment {
+        let at = chrono::Utc.with_ymd_and_hms(2026, 12, 1, 14, 0, 0).unwrap();
+        Appointment {
+            id: "a1".into(),
+            title: "Contract review".into(),
+            description: Some("Bring the draft.".into()),
+            duration_in_minutes: 45,
+            date: at,
+            timezone_id: "Europe/Berlin".into(),
+            record: true,
+            owner: None,
+            has_password: true,
+            attendees: vec!["ada@example.com".into(), "bob@example.com".into()],
+            send_invite_email: true,
+            customer_id: None,
+            valid: true,
+            valid_after: Some(2),
+            valid_before: Some(1),
+            valid_type: ValidType::Hours,
+            custom_properties: Default::default(),
+            permissions: AppointmentPermissions::default(),
+            join_link: "https://rapport.example/join/tok".into(),
+            valid_from: at - chrono::Duration::hours(1),
+            valid_until: at + chrono::Duration::minutes(45) + chrono::Duration::hours(2),
+            created_at: at,
+            updated_at: at,
+        }
+    }
+
+    #[test]
+    fn an_invitation_says_when_in_the_appointments_zone_and_how_to_join() {
+        let mails = invitations(&appointment(), "Ines", false);
+        assert_eq!(mails.len(), 2);
+        assert_eq!(mails[1].to, "bob@example.com");
+        let mail = &mails[0];
+        assert_eq!(mail.subject, "Contract review — Tue 1 Dec 2026, 15:00 (Europe/Berlin)");
+        assert!(mail.body.starts_with("Ines invites you"));
+        assert!(mail.body.contains("Join: https://rapport.example/join/tok"));
+        assert!(mail
+            .body
+            .contains("from Tue 1 Dec 2026, 14:00 (Europe/Berlin) to Tue 1 Dec 2026, 17:45"));
+        assert!(mail.body.contains("password") && mail.body.contains("recorded"));
+        assert!(mail.body.ends_with("Bring the draft.\n"));
+        assert_eq!(mail.about.as_deref(), Some("appointment:a1"));
+        assert!(invitations(&appointment(), "Ines", true)[0]
+            .subject
+            .starts_with("Updated: "));
+    }
+}

@@ -1,0 +1,175 @@
+//! Settings → Routing rules and SLA rules over HTTP: the builder's JSON saved
+//! through the server functions (with an else-rule), problems at nested paths,
+//! match counts from recorded facts, the pickers' references, roles and tenant
+//! isolation.
+
+use rapport_core::{
+    backend_tests, config::system_messages::SystemMessage, model::Role, reports::facts::RuleKind, teams::TeamIn,
+    testing::TestDb, time::now_ms,
+};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::{
+    dashboard::{server_fn, session},
+    utils::{actor, TestApp},
+};
+
+async fn ok(app: &TestApp, name: &str, cookie: &str, form: &[(&str, &str)]) -> Value {
+    let response = server_fn(app, name, cookie, form).await;
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{name}: {text}");
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+async fn admins_build_routing_rules_with_else_branches(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (alpha, key) = app.tenant_with_key("Alpha").await;
+    let (beta, _) = app.tenant_with_key("Beta").await;
+    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
+    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
+    app.user(&beta, "admin@beta.example", Role::Admin, false).await;
+    let admin = session(&app, "admin@alpha.example").await;
+    let supervisor = session(&app, "super@alpha.example").await;
+    let stranger = session(&app, "admin@beta.example").await;
+    let team = app
+        .services
+        .save_team(
+            &alpha,
+            TeamIn {
+                name: Some("VIP desk".into()),
+                ..Default::default()
+            },
+            &actor(),
+        )
+        .await
+        .unwrap();
+    let message = app
+        .services
+        .save_system_message(
+            &alpha,
+            SystemMessage {
+                language: Some("en".into()),
+                message: Some("Everyone is busy".into()),
+                ..Default::default()
+            },
+            &actor(),
+        )
+        .await
+        .unwrap();
+    let message_id = message.meta.id.unwrap();
+
+    // The pickers offer this tenant's references.
+    let refs = ok(&app, "rule_references", &admin, &[]).await;
+    assert_eq!(refs["teams"], json!([[team.id, "VIP desk"]]));
+    assert_eq!(refs["system_messages"][0][1], "[en] Everyone is busy");
+
+    // Problems name nested paths; the else-rule points at another tenant's message.
+    let mut rule = json!({
+        "name": "VIP",
+        "types": ["CHAT"],
+        "conditions": [{"type": "HAS_TAG", "tags": ["vip"]}],
+        "actions": [{"type": "QUEUE", "target": {"type": "TEAM", "value": team.id}}],
+        "elseRules": [{
+            "name": "Everyone else",
+            "types": ["CHAT"],
+            "actions": [{"type": "SYSTEM_MESSAGE", "systemMessageId": "not-here"}]
+        }]
+    });
+    let bad = server_fn(
+        &app,
+        "save_rule",
+        &admin,
+        &[("kind", "Routing"), ("rule", &rule.to_string())],
+    )
+    .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = bad.text().await.unwrap();
+    assert!(text.contains("elseRules[0].actions[0].systemMessageId"), "{text}");
+
+    let garbled = server_fn(
+        &app,
+        "save_rule",
+        &admin,
+        &[("kind", "Routing"), ("rule", "{\"name\": ")],
+    )
+    .await;
+    assert_eq!(garbled.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(garbled.text().await.unwrap().contains("not valid JSON"));
+
+    rule["elseRules"][0]["actions"][0]["systemMessageId"] = json!(message_id);
+    let saved = ok(
+        &app,
+        "save_rule",
+        &admin,
+        &[("kind", "Routing"), ("rule", &rule.to_string())],
+    )
+    .await;
+    let id = saved["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        saved["draft"]["else_rules"][0]["actions"][0]["reference"],
+        message_id.as_str()
+    );
+    // The REST API serves the same rule.
+    let rest: Value = app
+        .get(&format!("/rest/v1/rule/routing/{id}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(rest["elseRules"][0]["name"], "Everyone else");
+    assert_eq!(rest["actions"][0]["target"]["value"], team.id.as_str());
+
+    // Matches over the last month come from the recorded facts.
+    for _ in 0..3 {
+        app.services
+            .record_rule_match(&alpha, RuleKind::Routing, &id, None, now_ms() - 3_600_000)
+            .await
+            .unwrap();
+    }
+    let list = ok(&app, "list_rules", &admin, &[("kind", "Routing")]).await;
+    assert_eq!(list[0]["matches"], 3, "{list}");
+    assert_eq!(list[0]["about"], "CHAT · 1 else-rule(s)");
+    let one = ok(&app, "get_rule", &admin, &[("kind", "Routing"), ("id", id.as_str())]).await;
+    assert_eq!(one["matches"], 3);
+
+    // Replacing keeps the id; an SLA rule is its own kind.
+    rule["elseRules"] = json!([]);
+    let replaced = ok(
+        &app,
+        "save_rule",
+        &admin,
+        &[("kind", "Routing"), ("id", id.as_str()), ("rule", &rule.to_string())],
+    )
+    .await;
+    assert_eq!(replaced["id"], id.as_str());
+    assert_eq!(replaced["draft"]["else_rules"], json!([]));
+    let sla =
+        json!({"name": "Fast", "conditions": [], "trigger": {"firstResponseSeconds": 0, "secondResponseSeconds": 300}});
+    let slow = server_fn(
+        &app,
+        "save_rule",
+        &admin,
+        &[("kind", "Sla"), ("rule", &sla.to_string())],
+    )
+    .await;
+    assert_eq!(slow.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(slow.text().await.unwrap().contains("trigger.firstResponseSeconds"));
+
+    let form = [("kind", "Routing"), ("id", id.as_str()), ("rule", "{}")];
+    for name in ["list_rules", "get_rule", "save_rule", "remove_rule", "rule_references"] {
+        let refused = server_fn(&app, name, &supervisor, &form).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{name}");
+    }
+    for name in ["get_rule", "save_rule", "remove_rule"] {
+        let refused = server_fn(&app, name, &stranger, &form).await;
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
+    }
+
+    ok(&app, "remove_rule", &admin, &[("kind", "Routing"), ("id", id.as_str())]).await;
+    let gone = server_fn(&app, "get_rule", &admin, &[("kind", "Routing"), ("id", id.as_str())]).await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
+backend_tests!(admins_build_routing_rules_with_else_branches);
