@@ -62,7 +62,10 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
         <Stylesheet id="leptos" href="/pkg/rapport.css" />
-        <Title formatter=|page: String| if page.is_empty() { "Rapport".to_string() } else { format!("{page} · Rapport") } />
+        // The empty text keeps "Rapport" as the title whenever no page names
+        // one: while a lazy page's code loads, during hydration and between
+        // pages. Without it the document would be left without a title then.
+        <Title text="" formatter=|page: String| if page.is_empty() { "Rapport".to_string() } else { format!("{page} · Rapport") } />
         <Router>
             <Routes fallback=|| view! { <NotFound /> }>
                 <Route path=path!("/login") view=LoginPage />

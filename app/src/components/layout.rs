@@ -228,6 +228,13 @@ fn PresenceSwitch(initial: Option<PresenceStatus>) -> impl IntoView {
 }
 
 /// Renders `children` only for users `allowed` lets in; others see why not.
+///
+/// Create a page's resources before the guard, never in its children: the
+/// children sit in a `Suspense`, which the server renders twice (once to find
+/// the resources it waits for, once for real) and the browser hydrates once. A
+/// resource created in there is registered twice on the server, whenever the
+/// signed-in user was already known at the first pass, so the browser reads
+/// another resource's data and hydration fails.
 #[component]
 pub fn Guard(allowed: fn(&SessionUser) -> bool, children: ChildrenFn) -> impl IntoView {
     let user = expect_context::<UserResource>();

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use rapport_core::model::{ApiKey, ApiKeyKind, CreatedApiKey, Role};
+use rapport_core::model::{ApiKey, ApiKeyKind, CreatedApiKey, Role, SessionUser};
 
 use crate::{
     api::keys::{list_keys, take_created_key, CreateKey, RevokeKey},
@@ -19,7 +19,7 @@ use crate::{
 pub fn ApiKeysPage() -> impl IntoView {
     view! {
         <Title text="API keys" />
-        <Guard allowed=|u| u.role.includes(Role::Admin)>
+        <KeyManager kind=ApiKeyKind::Tenant allowed=|u| u.role.includes(Role::Admin)>
             <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
             <h1>"API keys"</h1>
             <p class="lead">
@@ -27,8 +27,7 @@ pub fn ApiKeysPage() -> impl IntoView {
                 <code>"Authorization: Bearer <key>"</code>" or "<code>"?access_token=<key>"</code>
                 ". A key reaches this workspace's data only."
             </p>
-            <KeyManager kind=ApiKeyKind::Tenant />
-        </Guard>
+        </KeyManager>
     }
 }
 
@@ -37,20 +36,26 @@ pub fn ApiKeysPage() -> impl IntoView {
 pub fn PlatformApiPage() -> impl IntoView {
     view! {
         <Title text="Platform API" />
-        <Guard allowed=|u| u.platform_admin>
+        <KeyManager kind=ApiKeyKind::Platform allowed=|u| u.platform_admin>
             <p class="breadcrumb">"Platform"</p>
             <h1>"Platform API"</h1>
             <p class="lead">
                 "A private platform key manages tenants over "<code>"/rest/v1/tenant"</code>
                 ". It reaches no tenant's data. Keys are yours: they stop working if you lose the platform admin role."
             </p>
-            <KeyManager kind=ApiKeyKind::Platform />
-        </Guard>
+        </KeyManager>
     }
 }
 
+/// The key list and the create form of `kind`, behind a [`Guard`] with
+/// `allowed`, under the page's introduction (`children`).
+///
+/// Its resources are created here, outside the guard's `Suspense`: the server
+/// renders a suspended view twice (once to find its resources, once for real),
+/// so a resource created inside it is registered twice there and once in the
+/// browser, and hydration then reads the wrong data.
 #[component]
-fn KeyManager(kind: ApiKeyKind) -> impl IntoView {
+fn KeyManager(kind: ApiKeyKind, allowed: fn(&SessionUser) -> bool, children: ChildrenFn) -> impl IntoView {
     let create = ServerAction::<CreateKey>::new();
     let revoke = ServerAction::<RevokeKey>::new();
     let keys = Resource::new(
@@ -60,6 +65,8 @@ fn KeyManager(kind: ApiKeyKind) -> impl IntoView {
     let flashed = Resource::new(|| (), move |_| take_created_key(kind));
     let created = create.value();
     view! {
+        <Guard allowed>
+        {children()}
         <section class="card">
             <h2>"Create a key"</h2>
             <ActionForm action=create>
@@ -97,6 +104,7 @@ fn KeyManager(kind: ApiKeyKind) -> impl IntoView {
                 })}
             </Suspense>
         </section>
+        </Guard>
     }
 }
 

@@ -19,12 +19,7 @@ use crate::{
 pub fn AuditPage() -> impl IntoView {
     view! {
         <Title text="Audit log" />
-        <Guard allowed=supervisors>
-            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
-            <h1>"Audit log"</h1>
-            <p class="lead">"Who changed what, when, from where. Every write through the API or the dashboard, and every sign-in."</p>
-            <AuditBody />
-        </Guard>
+        <AuditBody />
     }
 }
 
@@ -41,8 +36,13 @@ fn AuditBody() -> impl IntoView {
             page: q("page").parse().unwrap_or(0),
         }
     };
+    // Created outside the guard's `Suspense` (see `Guard`).
     let log = Resource::new(request, read_audit_log);
     view! {
+        <Guard allowed=supervisors>
+        <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
+        <h1>"Audit log"</h1>
+        <p class="lead">"Who changed what, when, from where. Every write through the API or the dashboard, and every sign-in."</p>
         <section class="card">
             <form method="get" action=AUDIT_PATH class="field-row" aria-label="Filter the audit log">
                 <div class="field">
@@ -76,6 +76,7 @@ fn AuditBody() -> impl IntoView {
                 })}
             </Transition>
         </section>
+        </Guard>
     }
 }
 

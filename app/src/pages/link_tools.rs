@@ -31,6 +31,12 @@ const LANGUAGES: [(&str, &str); 5] = [
 #[component]
 pub fn LinksPage() -> impl IntoView {
     let flashed = Resource::new(|| (), |_| take_generated_links());
+    // Created here, outside the guard's `Suspense` (see `Guard`).
+    let query = use_query_map();
+    let sessions = Resource::new(
+        move || query.with(|q| q.get("tag")).filter(|t| !t.is_empty()),
+        recent_sessions,
+    );
     view! {
         <Title text="Links" />
         <Guard allowed=agents>
@@ -38,7 +44,7 @@ pub fn LinksPage() -> impl IntoView {
             <p class="lead">"Generate links to browse together with a customer, or to watch a visitor's session live."</p>
             <div class="two-columns">
                 <CobrowseCard flashed />
-                <LiveViewCard flashed />
+                <LiveViewCard flashed sessions />
             </div>
         </Guard>
     }
@@ -92,12 +98,11 @@ fn CobrowseResult(links: GeneratedCobrowse) -> impl IntoView {
 }
 
 #[component]
-fn LiveViewCard(flashed: Flashed) -> impl IntoView {
+fn LiveViewCard(flashed: Flashed, sessions: Resource<Result<Vec<SessionChoice>, ServerFnError>>) -> impl IntoView {
     let generate = ServerAction::<GenerateLiveviewLink>::new();
     let problem = action_problem(generate.value());
     let query = use_query_map();
     let tag = move || query.with(|q| q.get("tag")).filter(|t| !t.is_empty());
-    let sessions = Resource::new(tag, recent_sessions);
     // The tag filter is the router's `Form`: filtering navigates in place, so
     // links generated on this page stay (without JavaScript it is a plain GET form).
     view! {

@@ -96,10 +96,7 @@ fn display_name(h: &HoursForm) -> String {
 pub fn OpeningHoursPage() -> impl IntoView {
     view! {
         <Title text="Opening hours" />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=OPENING_HOURS_PATH>"Settings › Opening hours"</a></p>
-            <HoursEditor />
-        </Guard>
+        <HoursEditor />
     }
 }
 
@@ -113,7 +110,10 @@ fn HoursEditor() -> impl IntoView {
     let hours = Resource::new(move || (id(), saved.get()), |(id, _)| get_opening_hours(id));
     let problem = action_problem(save.value());
     let zones = load_zone_names();
+    // The resources above are created outside the guard's `Suspense` (see `Guard`).
     view! {
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href=OPENING_HOURS_PATH>"Settings › Opening hours"</a></p>
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading opening hours…"</p> }>
                 {move || Suspend::new(async move {
                     match hours.await {
@@ -139,7 +139,7 @@ fn HoursEditor() -> impl IntoView {
                                                     value=h.timezone.clone() autocomplete="off" placeholder="Europe/Berlin"
                                                     aria-invalid=field_invalid(problem, "timezone") aria-describedby="hours-zone-error" />
                                                 <FieldMessage problem field="timezone" id="hours-zone-error" />
-    <ZoneNames zones id="zone-names" />
+                                                <ZoneNames zones id="zone-names" />
                                             </div>
                                         </div>
                                     </section>
@@ -168,7 +168,8 @@ fn HoursEditor() -> impl IntoView {
                     }
                 })}
             </Suspense>
-        }
+        </Guard>
+    }
 }
 
 /// The week: per day its intervals, then one empty slot. Rows are numbered

@@ -36,11 +36,7 @@ pub fn ReportsIndexPage() -> impl IntoView {
 /// `/reports/{family}`.
 #[component]
 pub fn ReportPage() -> impl IntoView {
-    view! {
-        <Guard allowed=supervisors>
-            <ReportBody />
-        </Guard>
-    }
+    view! { <ReportBody /> }
 }
 
 #[component]
@@ -63,8 +59,10 @@ fn ReportBody() -> impl IntoView {
             .map_or("Reports", Family::title)
             .to_string()
     };
+    // The report is created here, outside the guard's `Suspense` (see `Guard`).
     view! {
         <Title text=title />
+        <Guard allowed=supervisors>
         <p class="breadcrumb"><a href="/reports">"Reports"</a></p>
         <h1>{title}</h1>
         <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Computing the report…"</p> }>
@@ -80,6 +78,7 @@ fn ReportBody() -> impl IntoView {
                 }
             })}
         </Suspense>
+        </Guard>
     }
 }
 

@@ -28,12 +28,7 @@ use crate::{
 pub fn UsersPage() -> impl IntoView {
     view! {
         <Title text="Users" />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
-            <h1>"Users"</h1>
-            <p class="lead">"Agents answer conversations, supervisors also read reports, admins also change settings."</p>
-            <UserDirectory />
-        </Guard>
+        <UserDirectory />
     }
 }
 
@@ -55,7 +50,12 @@ fn UserDirectory() -> impl IntoView {
     let flashed = Resource::new(|| (), |_| take_user_password());
     let form = NodeRef::new();
     reset_on_success(add.value(), form);
+    // Its resources are created above, outside the guard's `Suspense` (see `Guard`).
     view! {
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
+            <h1>"Users"</h1>
+            <p class="lead">"Agents answer conversations, supervisors also read reports, admins also change settings."</p>
         <section class="card">
             <h2>"Add a user"</h2>
             <ActionForm action=add node_ref=form attr:data-unsaved-guard="">
@@ -99,6 +99,7 @@ fn UserDirectory() -> impl IntoView {
                 })}
             </Transition>
         </section>
+        </Guard>
     }
 }
 
@@ -250,10 +251,7 @@ fn UserTable(list: UserList, search: String) -> impl IntoView {
 pub fn UserPage() -> impl IntoView {
     view! {
         <Title text="User" />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=USERS_PATH>"Settings › Users"</a></p>
-            <UserDetail />
-        </Guard>
+        <UserDetail />
     }
 }
 
@@ -272,7 +270,10 @@ fn UserDetail() -> impl IntoView {
     );
     let flashed = Resource::new(|| (), |_| take_user_password());
     let problem = action_problem(edit.value());
+    // Its resources are created above, outside the guard's `Suspense` (see `Guard`).
     view! {
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href=USERS_PATH>"Settings › Users"</a></p>
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the user…"</p> }>
                 {move || Suspend::new(async move {
                     match user.await {
@@ -311,5 +312,6 @@ fn UserDetail() -> impl IntoView {
                     flashed.await.ok().flatten().map(|shown| view! { <section class="card"><PasswordNote shown /></section> })
                 })}
             </Suspense>
+        </Guard>
     }
 }

@@ -26,16 +26,7 @@ use crate::{
 pub fn WebhooksPage() -> impl IntoView {
     view! {
         <Title text="Webhooks" />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
-            <h1>"Webhooks"</h1>
-            <p class="lead">
-                "Rapport posts each event to your endpoints, signed as Standard Webhooks "
-                "(" <code>"webhook-id"</code> ", " <code>"webhook-timestamp"</code> ", "
-                <code>"webhook-signature"</code> "), and retries failures with backoff."
-            </p>
-            <WebhookList />
-        </Guard>
+        <WebhookList />
     }
 }
 
@@ -48,7 +39,16 @@ fn WebhookList() -> impl IntoView {
     let problem = action_problem(create.value());
     let form = NodeRef::new();
     reset_on_success(create.value(), form);
+    // Its resources are created above, outside the guard's `Suspense` (see `Guard`).
     view! {
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
+            <h1>"Webhooks"</h1>
+            <p class="lead">
+                "Rapport posts each event to your endpoints, signed as Standard Webhooks "
+                "(" <code>"webhook-id"</code> ", " <code>"webhook-timestamp"</code> ", "
+                <code>"webhook-signature"</code> "), and retries failures with backoff."
+            </p>
         <section class="card">
             <h2>"Add an endpoint"</h2>
             <ActionForm action=create node_ref=form>
@@ -95,6 +95,7 @@ fn WebhookList() -> impl IntoView {
                 })}
             </Suspense>
         </section>
+        </Guard>
     }
 }
 
@@ -209,10 +210,7 @@ fn EventPicker(
 pub fn WebhookPage() -> impl IntoView {
     view! {
         <Title text="Webhook endpoint" />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=WEBHOOKS_PATH>"Settings › Webhooks"</a></p>
-            <WebhookDetail />
-        </Guard>
+        <WebhookDetail />
     }
 }
 
@@ -229,7 +227,11 @@ fn WebhookDetail() -> impl IntoView {
     );
     let flashed = Resource::new(id, |id| take_webhook_secret(Some(id)));
     let types: EventTypes = Resource::new(|| (), |_| webhook_event_types());
+    let deliveries = Deliveries::new(id);
+    // Its resources are created above, outside the guard's `Suspense` (see `Guard`).
     view! {
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href=WEBHOOKS_PATH>"Settings › Webhooks"</a></p>
         <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the endpoint…"</p> }>
             {move || Suspend::new(async move {
                 match hook.await {
@@ -253,8 +255,9 @@ fn WebhookDetail() -> impl IntoView {
             })}
         </Suspense>
         // Outside the endpoint's Suspense: the log has a resource of its own.
-        <DeliveryLog id=id() />
+        <DeliveryLog id=id() log=deliveries />
         <DeleteEndpoint id=id() />
+        </Guard>
     }
 }
 
@@ -332,23 +335,43 @@ fn SecretCard(hook: WebhookView, rotate: ServerAction<RotateWebhookSecret>) -> i
     }
 }
 
+/// The delivery log's actions and data. Created by the page component, outside
+/// the guard's `Suspense` (see `Guard`).
+#[derive(Clone, Copy)]
+struct Deliveries {
+    test: ServerAction<SendTestWebhook>,
+    replay: ServerAction<ReplayWebhookDelivery>,
+    /// Bumped to read the log again.
+    refresh: RwSignal<u32>,
+    attempts: Resource<Result<Vec<AttemptView>, ServerFnError>>,
+}
+
+impl Deliveries {
+    fn new(id: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        let test = ServerAction::<SendTestWebhook>::new();
+        let replay = ServerAction::<ReplayWebhookDelivery>::new();
+        let refresh = RwSignal::new(0u32);
+        let attempts = Resource::new(
+            move || (id(), test.version().get(), replay.version().get(), refresh.get()),
+            |(id, ..)| webhook_attempts(id),
+        );
+        Deliveries {
+            test,
+            replay,
+            refresh,
+            attempts,
+        }
+    }
+}
+
 #[component]
-fn DeliveryLog(id: String) -> impl IntoView {
-    let test = ServerAction::<SendTestWebhook>::new();
-    let replay = ServerAction::<ReplayWebhookDelivery>::new();
-    let refresh = RwSignal::new(0u32);
-    let log_id = id.clone();
-    let attempts = Resource::new(
-        move || {
-            (
-                log_id.clone(),
-                test.version().get(),
-                replay.version().get(),
-                refresh.get(),
-            )
-        },
-        |(id, ..)| webhook_attempts(id),
-    );
+fn DeliveryLog(id: String, log: Deliveries) -> impl IntoView {
+    let Deliveries {
+        test,
+        replay,
+        refresh,
+        attempts,
+    } = log;
     // Deliveries go out in the background: while the page is open, the log
     // follows them.
     #[cfg(feature = "hydrate")]

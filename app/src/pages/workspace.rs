@@ -18,11 +18,7 @@ use crate::{
 pub fn WorkspacePage() -> impl IntoView {
     view! {
         <Title text="Workspace" />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
-            <h1>"Workspace"</h1>
-            <WorkspaceSettings />
-        </Guard>
+        <WorkspaceSettings />
     }
 }
 
@@ -37,7 +33,11 @@ fn WorkspaceSettings() -> impl IntoView {
     );
     let problem = action_problem(update.value());
     let zones = load_zone_names();
+    // Its resources are created above, outside the guard's `Suspense` (see `Guard`).
     view! {
+        <Guard allowed=admins>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
+            <h1>"Workspace"</h1>
         <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the workspace…"</p> }>
             {move || Suspend::new(async move {
                 match workspace.await {
@@ -92,5 +92,6 @@ fn WorkspaceSettings() -> impl IntoView {
                 }
             })}
         </Suspense>
+        </Guard>
     }
 }

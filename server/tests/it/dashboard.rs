@@ -424,9 +424,90 @@ async fn the_bundle_is_revalidated_on_every_use(db: TestDb) {
         "no-cache",
         "a chunk must never outlive its build's main module"
     );
+
+    // A release build leaves Brotli and gzip copies next to each file; a browser
+    // that accepts them gets those, as they are, and the rest gets the original.
+    std::fs::write(site.path().join("pkg/split_page.wasm.br"), b"brotli bytes").unwrap();
+    std::fs::write(site.path().join("pkg/split_page.wasm.gz"), b"gzip bytes").unwrap();
+    for (accepts, encoding, body) in [
+        ("br, gzip", Some("br"), &b"brotli bytes"[..]),
+        ("gzip", Some("gzip"), &b"gzip bytes"[..]),
+        ("identity", None, &b"\0asm"[..]),
+    ] {
+        let chunk = app
+            .request(Method::GET, "/pkg/split_page.wasm")
+            .header(header::ACCEPT_ENCODING, accepts)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(chunk.status(), StatusCode::OK);
+        assert_eq!(
+            chunk
+                .headers()
+                .get(header::CONTENT_ENCODING)
+                .map(|v| v.to_str().unwrap()),
+            encoding,
+            "{accepts}"
+        );
+        assert_eq!(chunk.headers()[header::CONTENT_TYPE], "application/wasm");
+        assert_eq!(chunk.headers()[header::CACHE_CONTROL], "no-cache");
+        assert_eq!(&chunk.bytes().await.unwrap()[..], body, "{accepts}");
+    }
+    app.stop().await;
+}
+
+/// The resources a rendered page hands to the browser: `__PENDING_RESOURCES`,
+/// which lists their ids in the order the browser registers them.
+fn registered_resources(html: &str) -> &str {
+    let start = html
+        .find("__PENDING_RESOURCES=")
+        .expect("the page carries its resources");
+    let rest = &html[start..];
+    &rest[..rest.find(';').unwrap_or(rest.len())]
+}
+
+/// Every page registers each of its resources once, the same way each time it
+/// is rendered, so the browser (which registers them once) hydrates each with
+/// its own data. A resource created inside a `Suspense` was registered twice
+/// whenever the server already knew the user at its first pass, which made the
+/// pages of a whole area fail to hydrate now and then.
+async fn pages_register_their_resources_once(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, _) = app.tenant_with_key("Alpha").await;
+    app.user(&tenant, "admin@example.com", Role::Admin, true).await;
+    let admin = session(&app, "admin@example.com").await;
+    for path in [
+        "/",
+        "/inbox",
+        "/appointments",
+        "/links",
+        "/reports/messages?grouping=LAST_MONTH",
+        "/settings/workspace",
+        "/settings/users",
+        "/settings/webhooks",
+        "/settings/api-keys",
+        "/settings/audit",
+        "/settings/opening-hours/new",
+        "/settings/teams",
+        "/settings/routing-rules",
+        "/platform/api",
+        "/platform/tenants",
+    ] {
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            let response = page(&app, path, &admin).await;
+            assert_eq!(response.status(), StatusCode::OK, "{path}");
+            let html = response.text().await.unwrap();
+            assert!(!html.contains("dashboard context missing"), "{path}");
+            seen.push(registered_resources(&html).to_string());
+        }
+        assert!(seen.iter().all(|s| *s == seen[0]), "{path}: {seen:?}");
+    }
+    app.stop().await;
 }
 
 backend_tests!(
+    pages_register_their_resources_once,
     the_bundle_is_revalidated_on_every_use,
     agents_set_their_presence_from_the_top_bar,
     admins_manage_webhooks_through_server_functions,
