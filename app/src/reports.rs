@@ -206,7 +206,9 @@ async fn aggregations(
         let answer = services
             .aggregate_report(tenant_id, *report, &request, Strategy::Rollups)
             .await?;
-        let totals = services.report_totals(tenant_id, *report, &request).await?;
+        let totals = services
+            .report_totals(tenant_id, *report, &request, Strategy::Rollups)
+            .await?;
         for (def, total) in defs.iter().zip(totals) {
             view.summary.push(summary(
                 label_of(def, family),
@@ -338,7 +340,9 @@ async fn per_agent(
     let answer = services
         .aggregate_report(tenant_id, def.report, &request, Strategy::Rollups)
         .await?;
-    let totals = services.report_totals(tenant_id, def.report, &request).await?;
+    let totals = services
+        .report_totals(tenant_id, def.report, &request, Strategy::Rollups)
+        .await?;
     for total in totals {
         view.summary.push(summary(
             label_of(def, family),

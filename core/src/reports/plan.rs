@@ -20,7 +20,7 @@ pub(crate) struct Query {
 }
 
 /// The filters of a metric entry that the engine applies.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Filter {
     pub tags: TagsFilter,
     pub visitor_ids: Vec<String>,

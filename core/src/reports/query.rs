@@ -127,8 +127,8 @@ impl Services {
         let labels = window.labels();
         let mut results: BTreeMap<String, BTreeMap<String, String>> =
             labels.values().map(|label| (label.clone(), BTreeMap::new())).collect();
-        for query in &queries {
-            let (grids, group_kind) = self.measure_grids(tenant_id, &window, query, strategy).await?;
+        let all = self.measures_grids(tenant_id, &window, &queries, strategy).await?;
+        for (query, (grids, group_kind)) in queries.iter().zip(all) {
             for (b, key, value) in cells(query.def, &grids, group_kind, &labels) {
                 if let Some(bucket) = results.get_mut(&labels[&b]) {
                     let key = if group_kind.is_empty() {
@@ -141,6 +141,77 @@ impl Services {
             }
         }
         Ok(AggregationResponse { results })
+    }
+
+    /// [`Self::measure_grids`] for each of `queries`, in order. Queries that
+    /// read with the same group kind and filter share one [`Self::source_grids`]
+    /// call, so a page of several metrics reads the day rollups and each source
+    /// once rather than once per metric: the cost of a report is dominated by
+    /// its round trips to the database, not by the rows they return.
+    pub(crate) async fn measures_grids(
+        &self,
+        tenant_id: &str,
+        window: &Window,
+        queries: &[Query],
+        strategy: Strategy,
+    ) -> CoreResult<Vec<(Vec<Grid>, &'static str)>> {
+        let mut out: Vec<Option<(Vec<Grid>, &'static str)>> = vec![None; queries.len()];
+        for (i, query) in queries.iter().enumerate() {
+            if out[i].is_some() {
+                continue;
+            }
+            if query.def.measure == Measure::DistinctVisitors {
+                out[i] = Some(self.measure_grids(tenant_id, window, query, strategy).await?);
+                continue;
+            }
+            let group: Vec<usize> = (i..queries.len())
+                .filter(|&j| {
+                    let other = &queries[j];
+                    out[j].is_none()
+                        && other.def.measure != Measure::DistinctVisitors
+                        && other.group_kind == query.group_kind
+                        && other.filter == query.filter
+                })
+                .collect();
+            // The group's sources, each once, and where each query's are in it.
+            let mut sources: Vec<Source> = Vec::new();
+            let picks: Vec<Vec<usize>> = group
+                .iter()
+                .map(|&j| {
+                    let mine = queries[j].def.measure.sources();
+                    mine.into_iter()
+                        .map(|source| match sources.iter().position(|s| *s == source) {
+                            Some(k) => k,
+                            None => {
+                                sources.push(source);
+                                sources.len() - 1
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut read = self
+                .source_grids(tenant_id, window, &sources, query.group_kind, &query.filter, strategy)
+                .await?;
+            // Each query gets its own copy of a shared grid; the last user takes it.
+            let mut uses = vec![0usize; sources.len()];
+            picks.iter().flatten().for_each(|&k| uses[k] += 1);
+            for (&j, pick) in group.iter().zip(&picks) {
+                let grids = pick
+                    .iter()
+                    .map(|&k| {
+                        uses[k] -= 1;
+                        if uses[k] == 0 {
+                            std::mem::take(&mut read[k])
+                        } else {
+                            read[k].clone()
+                        }
+                    })
+                    .collect();
+                out[j] = Some((grids, queries[j].group_kind));
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
     }
 
     /// The grids of every source of a query's measure, and the group kind used.
@@ -489,10 +560,7 @@ impl Services {
                 cond.equals(first, "kind", Some(kind));
                 cond.any_of(first, "dim", &filter.rule_ids);
             }
-            cond.any_of(first, "visitor_id", &filter.visitor_ids);
-            cond.any_of(first, "external_id", &filter.external_ids);
-            cond.prefix(first, "url", filter.base_url.as_deref());
-            cond.tags(first, "tags", &filter.tags);
+            cond.visit_filters(first, filter);
             let (key_select, group) = if key_column.is_empty() {
                 ("''".to_string(), "group by 1")
             } else {

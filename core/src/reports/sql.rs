@@ -2,7 +2,7 @@
 //! appended as ` and …` with `$n` numbered after a query's fixed parameters, and
 //! their values bound in order by [`bind_cond!`].
 
-use super::api::TagsFilter;
+use super::{api::TagsFilter, plan::Filter};
 use crate::db::placeholders;
 
 /// A value bound to a [`Cond`] placeholder.
@@ -66,6 +66,15 @@ impl Cond {
             self.sql += &format!(" and substr({column}, 1, length(${p})) = ${p}");
             self.binds.push(Bind::Text(value.to_string()));
         }
+    }
+
+    /// Adds a request's visitor, external id, base URL and tag filters, on the
+    /// columns that visits and report facts share.
+    pub fn visit_filters(&mut self, next: usize, filter: &Filter) {
+        self.any_of(next, "visitor_id", &filter.visitor_ids);
+        self.any_of(next, "external_id", &filter.external_ids);
+        self.prefix(next, "url", filter.base_url.as_deref());
+        self.tags(next, "tags", &filter.tags);
     }
 
     /// Adds the tags filter on a `|a|b|` column.

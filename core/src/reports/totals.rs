@@ -21,12 +21,14 @@ use crate::{error::CoreResult, Services};
 
 impl Services {
     /// Every metric of `request` totalled over its period and the previous one.
-    /// `groupBy` is ignored: a total covers every group.
+    /// `groupBy` is ignored: a total covers every group. [`Strategy::Raw`]
+    /// reads raw facts only, as the tests' reference.
     pub async fn report_totals(
         &self,
         tenant_id: &str,
         report: Report,
         request: &ReportRequest,
+        strategy: Strategy,
     ) -> CoreResult<Vec<MetricTotal>> {
         let mut request = request.clone();
         for metric in &mut request.metrics {
@@ -37,47 +39,79 @@ impl Services {
         let window = self
             .report_window(tenant_id, &request.date_filter, &sources, "dateFilter.")
             .await?;
-        let previous = window.previous();
-        let mut out = Vec::with_capacity(queries.len());
-        for query in &queries {
-            out.push(MetricTotal {
+        let current = self.period_totals(tenant_id, &window, &queries, strategy).await?;
+        let previous = self
+            .period_totals(tenant_id, &window.previous(), &queries, strategy)
+            .await?;
+        Ok(queries
+            .iter()
+            .zip(current.into_iter().zip(previous))
+            .map(|(query, (current, previous))| MetricTotal {
                 metric_name: query.def.name.to_string(),
-                current: self.total(tenant_id, &window, query).await?,
-                previous: self.total(tenant_id, &previous, query).await?,
-            });
+                current,
+                previous,
+            })
+            .collect())
+    }
+
+    /// Each query's total over `window`. The additive ones are read together
+    /// (see [`Self::measures_grids`]); unique visitors are counted apart.
+    async fn period_totals(
+        &self,
+        tenant_id: &str,
+        window: &Window,
+        queries: &[Query],
+        strategy: Strategy,
+    ) -> CoreResult<Vec<Option<String>>> {
+        let distinct = |q: &Query| q.def.measure == Measure::DistinctVisitors;
+        let additive: Vec<Query> = queries.iter().filter(|q| !distinct(q)).cloned().collect();
+        let mut grids = self
+            .measures_grids(tenant_id, window, &additive, strategy)
+            .await?
+            .into_iter();
+        let mut out = Vec::with_capacity(queries.len());
+        for query in queries {
+            if distinct(query) {
+                let visitors = match strategy {
+                    Strategy::Rollups => self.distinct_visitors(tenant_id, window, &query.filter).await?,
+                    Strategy::Raw => self.distinct_visitors_from_grid(tenant_id, window, query).await?,
+                };
+                out.push(Some(visitors.to_string()));
+                continue;
+            }
+            let (grids, _) = grids.next().unwrap_or_default();
+            let key = (0, String::new());
+            let merged: Vec<Grid> = grids
+                .into_iter()
+                .map(|grid| {
+                    let mut one = Grid::default();
+                    let cell = one.entry(key.clone()).or_default();
+                    for (total, samples) in grid.into_values() {
+                        cell.0 += total;
+                        cell.1 += samples;
+                    }
+                    one
+                })
+                .collect();
+            out.push(cell(query.def, &merged, &key));
         }
         Ok(out)
     }
 
-    async fn total(&self, tenant_id: &str, window: &Window, query: &Query) -> CoreResult<Option<String>> {
-        if query.def.measure == Measure::DistinctVisitors {
-            let by_visitor = self
-                .source_grid(
-                    tenant_id,
-                    window,
-                    Source::Visits,
-                    "VISITOR",
-                    &query.filter,
-                    Strategy::Rollups,
-                )
-                .await?;
-            let visitors: HashSet<&String> = by_visitor.keys().map(|(_, visitor)| visitor).collect();
-            return Ok(Some(visitors.len().to_string()));
-        }
-        let (grids, _) = self.measure_grids(tenant_id, window, query, Strategy::Rollups).await?;
-        let key = (0, String::new());
-        let merged: Vec<Grid> = grids
-            .into_iter()
-            .map(|grid| {
-                let mut one = Grid::default();
-                let cell = one.entry(key.clone()).or_default();
-                for (total, samples) in grid.into_values() {
-                    cell.0 += total;
-                    cell.1 += samples;
-                }
-                one
-            })
-            .collect();
-        Ok(cell(query.def, &merged, &key))
+    /// Distinct visitors over `window`, gathered per visitor from raw visits:
+    /// the reference for [`Self::distinct_visitors`].
+    async fn distinct_visitors_from_grid(&self, tenant_id: &str, window: &Window, query: &Query) -> CoreResult<i64> {
+        let by_visitor = self
+            .source_grid(
+                tenant_id,
+                window,
+                Source::Visits,
+                "VISITOR",
+                &query.filter,
+                Strategy::Raw,
+            )
+            .await?;
+        let visitors: HashSet<&String> = by_visitor.keys().map(|(_, visitor)| visitor).collect();
+        Ok(visitors.len() as i64)
     }
 }

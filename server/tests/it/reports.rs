@@ -7,7 +7,12 @@ use chrono_tz::Tz;
 use rapport_core::{
     backend_tests,
     model::Role,
-    reports::facts::{RuleKind, SlaTrigger},
+    reports::{
+        api::{DateFilter, Grouping, MetricEntry, ReportRequest, TagsFilter},
+        catalogue::Report,
+        facts::{RuleKind, SlaTrigger},
+        query::Strategy,
+    },
     testing::TestDb,
 };
 use reqwest::StatusCode;
@@ -250,7 +255,7 @@ async fn known_facts_give_known_numbers(db: TestDb) {
 
 async fn visitor_script_ingestion_feeds_visit_resource_and_error_reports(db: TestDb) {
     let app = TestApp::start(db).await;
-    let (_, t) = app.tenant_with_key("Alpha").await;
+    let (tenant, t) = app.tenant_with_key("Alpha").await;
     let key = ok_json(app.get("/rest/v1/widget/key", &t).await, StatusCode::OK).await["widgetKey"]
         .as_str()
         .unwrap()
@@ -311,6 +316,39 @@ async fn visitor_script_ingestion_feeds_visit_resource_and_error_reports(db: Tes
         ),
         (3, 2, 5)
     );
+    // The dashboards' period totals: unique visitors once over the period, a
+    // filter applied to the count, nothing in the week before.
+    let entry = |name: &str, tags: Option<&str>| MetricEntry {
+        metric_name: name.to_string(),
+        tags: tags.map(|tag| TagsFilter {
+            all: vec![tag.to_string()],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let request = ReportRequest {
+        metrics: vec![
+            entry("VISITS", None),
+            entry("UNIQUE_VISITORS", None),
+            entry("PAGE_VIEWS", None),
+            entry("UNIQUE_VISITORS", Some("vip")),
+        ],
+        date_filter: DateFilter {
+            grouping: Grouping::Last7Days,
+            ..Default::default()
+        },
+    };
+    for strategy in [Strategy::Rollups, Strategy::Raw] {
+        let totals = app
+            .services
+            .report_totals(&tenant, Report::Visit, &request, strategy)
+            .await
+            .unwrap();
+        let current: Vec<_> = totals.iter().map(|t| t.current.as_deref().unwrap()).collect();
+        assert_eq!(current, ["3", "2", "5", "1"], "{strategy:?}");
+        let previous: Vec<_> = totals.iter().map(|t| t.previous.as_deref().unwrap()).collect();
+        assert_eq!(previous, ["0", "0", "0", "0"], "{strategy:?}");
+    }
     let body =
         json!({"metrics": [{"metricName": "VISITS", "tags": ["vip"]}], "dateFilter": {"grouping": "LAST_7_DAYS"}});
     let report = ok_json(app.post("/rest/v1/report/visit", &t, body).await, StatusCode::OK).await;
