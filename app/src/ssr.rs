@@ -167,8 +167,14 @@ pub async fn require_platform_admin() -> Result<(DashboardContext, SessionUser),
     Ok((context()?, user))
 }
 
+/// A 401 or 403 with `message`. A server function called over HTTP answers
+/// with that status; on a page the server renders, the status is the page's
+/// business: there `Guard` redirects a signed-out visitor to the login page,
+/// and the page's resources, which fail with 401 meanwhile, must not turn
+/// that redirect into a 401.
 fn fail(status: StatusCode, message: &str) -> ServerFnError {
-    if let Some(response) = use_context::<ResponseOptions>() {
+    let server_fn_call = use_context::<Parts>().is_some_and(|p| p.uri.path().starts_with("/api/"));
+    if let (true, Some(response)) = (server_fn_call, use_context::<ResponseOptions>()) {
         response.set_status(status);
     }
     ServerFnError::new(message)

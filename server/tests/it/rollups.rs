@@ -80,12 +80,6 @@ async fn assert_rollups_agree(s: &Services, tenant: &str, filter: &DateFilter) {
         let raw = s.report_totals(tenant, *report, &request, Strategy::Raw).await.unwrap();
         assert_eq!(fast, raw, "totals {report:?} {filter:?}");
         assert_eq!(fast.len(), request.metrics.len());
-        if filter.grouping == Grouping::LastMonth {
-            assert!(
-                fast.iter().any(|t| t.current.as_deref().is_some_and(|v| v != "0")),
-                "{report:?} {fast:?}"
-            );
-        }
     }
     for group_by in [
         None,
