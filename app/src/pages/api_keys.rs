@@ -66,44 +66,44 @@ fn KeyManager(kind: ApiKeyKind, allowed: fn(&SessionUser) -> bool, children: Chi
     let created = create.value();
     view! {
         <Guard allowed>
-        {children()}
-        <section class="card">
-            <h2>"Create a key"</h2>
-            <ActionForm action=create>
-                <input type="hidden" name="kind" value=kind.as_str() />
-                <div class="field-row">
-                    <div class="field">
-                        <label for="key-name">"Name"</label>
-                        <input id="key-name" name="name" type="text" required=true maxlength="100" placeholder="e.g. CRM sync" autocomplete="off" />
+            {children()}
+            <section class="card">
+                <h2>"Create a key"</h2>
+                <ActionForm action=create>
+                    <input type="hidden" name="kind" value=kind.as_str() />
+                    <div class="field-row">
+                        <div class="field">
+                            <label for="key-name">"Name"</label>
+                            <input id="key-name" name="name" type="text" required=true maxlength="100" placeholder="e.g. CRM sync" autocomplete="off" />
+                        </div>
+                        <button type="submit" class="button primary" disabled=move || create.pending().get()>
+                            {move || if create.pending().get() { "Creating…" } else { "Create key" }}
+                        </button>
                     </div>
-                    <button type="submit" class="button primary" disabled=move || create.pending().get()>
-                        {move || if create.pending().get() { "Creating…" } else { "Create key" }}
-                    </button>
-                </div>
-            </ActionForm>
-            <ActionError value=created />
-            {move || created.get().and_then(Result::ok).map(|k| view! { <NewKey created=k /> })}
-            <Suspense>
-                {move || Suspend::new(async move {
-                    flashed.await.ok().flatten().map(|k| view! { <NewKey created=k /> })
-                })}
-            </Suspense>
-        </section>
-        <section class="card">
-            <h2>"Keys"</h2>
-            <ActionError value=revoke.value() />
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading keys…"</p> }>
-                {move || Suspend::new(async move {
-                    match keys.await {
-                        Ok(list) if list.is_empty() => view! {
-                            <p class="empty">"No keys yet. Create one above."</p>
-                        }.into_any(),
-                        Ok(list) => view! { <KeyTable keys=list revoke=revoke /> }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
-                    }
-                })}
-            </Suspense>
-        </section>
+                </ActionForm>
+                <ActionError value=created />
+                {move || created.get().and_then(Result::ok).map(|k| view! { <NewKey created=k /> })}
+                <Suspense>
+                    {move || Suspend::new(async move {
+                        flashed.await.ok().flatten().map(|k| view! { <NewKey created=k /> })
+                    })}
+                </Suspense>
+            </section>
+            <section class="card">
+                <h2>"Keys"</h2>
+                <ActionError value=revoke.value() />
+                <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading keys…"</p> }>
+                    {move || Suspend::new(async move {
+                        match keys.await {
+                            Ok(list) if list.is_empty() => view! {
+                                <p class="empty">"No keys yet. Create one above."</p>
+                            }.into_any(),
+                            Ok(list) => view! { <KeyTable keys=list revoke=revoke /> }.into_any(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }
+                    })}
+                </Suspense>
+            </section>
         </Guard>
     }
 }

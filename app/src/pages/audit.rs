@@ -40,42 +40,42 @@ fn AuditBody() -> impl IntoView {
     let log = Resource::new(request, read_audit_log);
     view! {
         <Guard allowed=supervisors>
-        <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
-        <h1>"Audit log"</h1>
-        <p class="lead">"Who changed what, when, from where. Every write through the API or the dashboard, and every sign-in."</p>
-        <section class="card">
-            <form method="get" action=AUDIT_PATH class="field-row" aria-label="Filter the audit log">
-                <div class="field">
-                    <label for="audit-from">"From"</label>
-                    <input id="audit-from" name="from" type="date" value=move || request().from />
-                </div>
-                <div class="field">
-                    <label for="audit-to">"To"</label>
-                    <input id="audit-to" name="to" type="date" value=move || request().to />
-                </div>
-                <div class="field">
-                    <label for="audit-actor">"Who (e-mail or id)"</label>
-                    <input id="audit-actor" name="actor" type="search" value=move || request().actor autocomplete="off" />
-                </div>
-                <div class="field">
-                    <label for="audit-action">"Action"</label>
-                    <input id="audit-action" name="action" type="search" value=move || request().action
-                        placeholder="user.* or webhook.create" autocomplete="off" />
-                </div>
-                <button type="submit" class="button secondary">"Filter"</button>
-            </form>
-            <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading the log…"</p> }>
-                {move || Suspend::new(async move {
-                    match log.await {
-                        Ok(page) if page.entries.is_empty() => view! {
-                            <p class="empty">"Nothing matches these filters."</p>
-                        }.into_any(),
-                        Ok(page) => view! { <AuditTable page query=request() /> }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
-                    }
-                })}
-            </Transition>
-        </section>
+            <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
+            <h1>"Audit log"</h1>
+            <p class="lead">"Who changed what, when, from where. Every write through the API or the dashboard, and every sign-in."</p>
+            <section class="card">
+                <form method="get" action=AUDIT_PATH class="field-row" aria-label="Filter the audit log">
+                    <div class="field">
+                        <label for="audit-from">"From"</label>
+                        <input id="audit-from" name="from" type="date" value=move || request().from />
+                    </div>
+                    <div class="field">
+                        <label for="audit-to">"To"</label>
+                        <input id="audit-to" name="to" type="date" value=move || request().to />
+                    </div>
+                    <div class="field">
+                        <label for="audit-actor">"Who (e-mail or id)"</label>
+                        <input id="audit-actor" name="actor" type="search" value=move || request().actor autocomplete="off" />
+                    </div>
+                    <div class="field">
+                        <label for="audit-action">"Action"</label>
+                        <input id="audit-action" name="action" type="search" value=move || request().action
+                            placeholder="user.* or webhook.create" autocomplete="off" />
+                    </div>
+                    <button type="submit" class="button secondary">"Filter"</button>
+                </form>
+                <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading the log…"</p> }>
+                    {move || Suspend::new(async move {
+                        match log.await {
+                            Ok(page) if page.entries.is_empty() => view! {
+                                <p class="empty">"Nothing matches these filters."</p>
+                            }.into_any(),
+                            Ok(page) => view! { <AuditTable page query=request() /> }.into_any(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }
+                    })}
+                </Transition>
+            </section>
         </Guard>
     }
 }

@@ -63,21 +63,21 @@ fn ReportBody() -> impl IntoView {
     view! {
         <Title text=title />
         <Guard allowed=supervisors>
-        <p class="breadcrumb"><a href="/reports">"Reports"</a></p>
-        <h1>{title}</h1>
-        <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Computing the report…"</p> }>
-            {move || Suspend::new(async move {
-                let asked = request();
-                match report.await {
-                    Ok(v) => view! { <Report view=v asked=asked /> }.into_any(),
-                    Err(e) => view! {
-                        <Picker asked=asked agent_metrics=Vec::new() />
-                        <ErrorNote error=e.to_string() />
+            <p class="breadcrumb"><a href="/reports">"Reports"</a></p>
+            <h1>{title}</h1>
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Computing the report…"</p> }>
+                {move || Suspend::new(async move {
+                    let asked = request();
+                    match report.await {
+                        Ok(v) => view! { <Report view=v asked=asked /> }.into_any(),
+                        Err(e) => view! {
+                            <Picker asked=asked agent_metrics=Vec::new() />
+                            <ErrorNote error=e.to_string() />
+                        }
+                        .into_any(),
                     }
-                    .into_any(),
-                }
-            })}
-        </Suspense>
+                })}
+            </Suspense>
         </Guard>
     }
 }

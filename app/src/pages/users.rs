@@ -56,49 +56,49 @@ fn UserDirectory() -> impl IntoView {
             <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
             <h1>"Users"</h1>
             <p class="lead">"Agents answer conversations, supervisors also read reports, admins also change settings."</p>
-        <section class="card">
-            <h2>"Add a user"</h2>
-            <ActionForm action=add node_ref=form attr:data-unsaved-guard="">
-                <UserFields user=None problem=action_problem(add.value()) />
-                <div class="field">
-                    <label for="user-password">"Password (optional)"</label>
-                    <input id="user-password" name="password" type="password" minlength="8" maxlength="256"
-                        autocomplete="new-password" aria-describedby="user-password-hint user-password-error"
-                        aria-invalid=field_invalid(action_problem(add.value()), "password") />
-                    <p class="hint" id="user-password-hint">"Leave empty and Rapport generates one, shown once."</p>
-                    <FieldMessage problem=action_problem(add.value()) field="password" id="user-password-error" />
-                </div>
-                <button type="submit" class="button primary" disabled=move || add.pending().get()>"Add user"</button>
-            </ActionForm>
-            <ActionError value=add.value() />
-            {move || add.value().get().and_then(Result::ok).map(|shown| view! { <PasswordNote shown /> })}
-            <Suspense>
-                {move || Suspend::new(async move {
-                    flashed.await.ok().flatten().map(|shown| view! { <PasswordNote shown /> })
-                })}
-            </Suspense>
-        </section>
-        <section class="card">
-            <h2>"Users"</h2>
-            <form method="get" action=USERS_PATH class="field-row" role="search">
-                <div class="field">
-                    <label for="user-search">"Search by e-mail or name"</label>
-                    <input id="user-search" name="q" type="search" value=search autocomplete="off" />
-                </div>
-                <button type="submit" class="button secondary">"Search"</button>
-            </form>
-            <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading users…"</p> }>
-                {move || Suspend::new(async move {
-                    match users.await {
-                        Ok(list) if list.users.is_empty() => view! {
-                            <p class="empty">"No user matches. Try another search."</p>
-                        }.into_any(),
-                        Ok(list) => view! { <UserTable list search=search() /> }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
-                    }
-                })}
-            </Transition>
-        </section>
+            <section class="card">
+                <h2>"Add a user"</h2>
+                <ActionForm action=add node_ref=form attr:data-unsaved-guard="">
+                    <UserFields user=None problem=action_problem(add.value()) />
+                    <div class="field">
+                        <label for="user-password">"Password (optional)"</label>
+                        <input id="user-password" name="password" type="password" minlength="8" maxlength="256"
+                            autocomplete="new-password" aria-describedby="user-password-hint user-password-error"
+                            aria-invalid=field_invalid(action_problem(add.value()), "password") />
+                        <p class="hint" id="user-password-hint">"Leave empty and Rapport generates one, shown once."</p>
+                        <FieldMessage problem=action_problem(add.value()) field="password" id="user-password-error" />
+                    </div>
+                    <button type="submit" class="button primary" disabled=move || add.pending().get()>"Add user"</button>
+                </ActionForm>
+                <ActionError value=add.value() />
+                {move || add.value().get().and_then(Result::ok).map(|shown| view! { <PasswordNote shown /> })}
+                <Suspense>
+                    {move || Suspend::new(async move {
+                        flashed.await.ok().flatten().map(|shown| view! { <PasswordNote shown /> })
+                    })}
+                </Suspense>
+            </section>
+            <section class="card">
+                <h2>"Users"</h2>
+                <form method="get" action=USERS_PATH class="field-row" role="search">
+                    <div class="field">
+                        <label for="user-search">"Search by e-mail or name"</label>
+                        <input id="user-search" name="q" type="search" value=search autocomplete="off" />
+                    </div>
+                    <button type="submit" class="button secondary">"Search"</button>
+                </form>
+                <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading users…"</p> }>
+                    {move || Suspend::new(async move {
+                        match users.await {
+                            Ok(list) if list.users.is_empty() => view! {
+                                <p class="empty">"No user matches. Try another search."</p>
+                            }.into_any(),
+                            Ok(list) => view! { <UserTable list search=search() /> }.into_any(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }
+                    })}
+                </Transition>
+            </section>
         </Guard>
     }
 }

@@ -49,52 +49,52 @@ fn WebhookList() -> impl IntoView {
                 "(" <code>"webhook-id"</code> ", " <code>"webhook-timestamp"</code> ", "
                 <code>"webhook-signature"</code> "), and retries failures with backoff."
             </p>
-        <section class="card">
-            <h2>"Add an endpoint"</h2>
-            <ActionForm action=create node_ref=form>
-                <div class="field-row">
-                    <div class="field">
-                        <label for="webhook-url">"Endpoint URL"</label>
-                        <input id="webhook-url" name="url" type="url" required=true maxlength="2048"
-                            placeholder="https://example.com/rapport" autocomplete="off"
-                            aria-invalid=field_invalid(problem, "url") aria-describedby="webhook-url-error" />
-                        <FieldMessage problem field="url" id="webhook-url-error" />
+            <section class="card">
+                <h2>"Add an endpoint"</h2>
+                <ActionForm action=create node_ref=form>
+                    <div class="field-row">
+                        <div class="field">
+                            <label for="webhook-url">"Endpoint URL"</label>
+                            <input id="webhook-url" name="url" type="url" required=true maxlength="2048"
+                                placeholder="https://example.com/rapport" autocomplete="off"
+                                aria-invalid=field_invalid(problem, "url") aria-describedby="webhook-url-error" />
+                            <FieldMessage problem field="url" id="webhook-url-error" />
+                        </div>
+                        <div class="field">
+                            <label for="webhook-description">"Description (optional)"</label>
+                            <input id="webhook-description" name="description" type="text" maxlength="500"
+                                autocomplete="off" aria-invalid=field_invalid(problem, "description")
+                                aria-describedby="webhook-description-error" />
+                            <FieldMessage problem field="description" id="webhook-description-error" />
+                        </div>
                     </div>
-                    <div class="field">
-                        <label for="webhook-description">"Description (optional)"</label>
-                        <input id="webhook-description" name="description" type="text" maxlength="500"
-                            autocomplete="off" aria-invalid=field_invalid(problem, "description")
-                            aria-describedby="webhook-description-error" />
-                        <FieldMessage problem field="description" id="webhook-description-error" />
-                    </div>
-                </div>
-                <EventPicker types selected=Vec::new() problem />
-                <button type="submit" class="button primary" disabled=move || create.pending().get()>
-                    {move || if create.pending().get() { "Adding…" } else { "Add endpoint" }}
-                </button>
-            </ActionForm>
-            <ActionError value=create.value() />
-            {move || create.value().get().and_then(Result::ok).map(|s| view! { <NewSecret created=s /> })}
-            <Suspense>
-                {move || Suspend::new(async move {
-                    flashed.await.ok().flatten().map(|s| view! { <NewSecret created=s /> })
-                })}
-            </Suspense>
-        </section>
-        <section class="card">
-            <h2>"Endpoints"</h2>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading endpoints…"</p> }>
-                {move || Suspend::new(async move {
-                    match hooks.await {
-                        Ok(list) if list.is_empty() => view! {
-                            <p class="empty">"No endpoints yet. Add one above to receive events."</p>
-                        }.into_any(),
-                        Ok(list) => view! { <EndpointTable hooks=list /> }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
-                    }
-                })}
-            </Suspense>
-        </section>
+                    <EventPicker types selected=Vec::new() problem />
+                    <button type="submit" class="button primary" disabled=move || create.pending().get()>
+                        {move || if create.pending().get() { "Adding…" } else { "Add endpoint" }}
+                    </button>
+                </ActionForm>
+                <ActionError value=create.value() />
+                {move || create.value().get().and_then(Result::ok).map(|s| view! { <NewSecret created=s /> })}
+                <Suspense>
+                    {move || Suspend::new(async move {
+                        flashed.await.ok().flatten().map(|s| view! { <NewSecret created=s /> })
+                    })}
+                </Suspense>
+            </section>
+            <section class="card">
+                <h2>"Endpoints"</h2>
+                <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading endpoints…"</p> }>
+                    {move || Suspend::new(async move {
+                        match hooks.await {
+                            Ok(list) if list.is_empty() => view! {
+                                <p class="empty">"No endpoints yet. Add one above to receive events."</p>
+                            }.into_any(),
+                            Ok(list) => view! { <EndpointTable hooks=list /> }.into_any(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }
+                    })}
+                </Suspense>
+            </section>
         </Guard>
     }
 }
@@ -232,31 +232,31 @@ fn WebhookDetail() -> impl IntoView {
     view! {
         <Guard allowed=admins>
             <p class="breadcrumb"><a href=WEBHOOKS_PATH>"Settings › Webhooks"</a></p>
-        <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the endpoint…"</p> }>
-            {move || Suspend::new(async move {
-                match hook.await {
-                    Ok(h) => view! {
-                        <h1>"Endpoint " <code>{h.url.clone()}</code></h1>
-                        <p><StatusBadge hook=h.clone() /></p>
-                        <EditForm hook=h.clone() update types />
-                        <SecretCard hook=h.clone() rotate />
-                    }.into_any(),
-                    Err(e) => view! {
-                        <LoadFailed title="Endpoint" error=e.to_string() back=WEBHOOKS_PATH back_text="Back to the endpoints" />
-                    }.into_any(),
-                }
-            })}
-        </Suspense>
-        <Suspense>
-            {move || Suspend::new(async move {
-                flashed.await.ok().flatten().map(|s| view! {
-                    <section class="card"><OneTimeSecret label="New signing secret" value=s.secret /></section>
-                })
-            })}
-        </Suspense>
-        // Outside the endpoint's Suspense: the log has a resource of its own.
-        <DeliveryLog id=id() log=deliveries />
-        <DeleteEndpoint id=id() />
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the endpoint…"</p> }>
+                {move || Suspend::new(async move {
+                    match hook.await {
+                        Ok(h) => view! {
+                            <h1>"Endpoint " <code>{h.url.clone()}</code></h1>
+                            <p><StatusBadge hook=h.clone() /></p>
+                            <EditForm hook=h.clone() update types />
+                            <SecretCard hook=h.clone() rotate />
+                        }.into_any(),
+                        Err(e) => view! {
+                            <LoadFailed title="Endpoint" error=e.to_string() back=WEBHOOKS_PATH back_text="Back to the endpoints" />
+                        }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <Suspense>
+                {move || Suspend::new(async move {
+                    flashed.await.ok().flatten().map(|s| view! {
+                        <section class="card"><OneTimeSecret label="New signing secret" value=s.secret /></section>
+                    })
+                })}
+            </Suspense>
+            // Outside the endpoint's Suspense: the log has a resource of its own.
+            <DeliveryLog id=id() log=deliveries />
+            <DeleteEndpoint id=id() />
         </Guard>
     }
 }

@@ -38,60 +38,60 @@ fn WorkspaceSettings() -> impl IntoView {
         <Guard allowed=admins>
             <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
             <h1>"Workspace"</h1>
-        <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the workspace…"</p> }>
-            {move || Suspend::new(async move {
-                match workspace.await {
-                    Ok(w) => view! {
-                        <section class="card">
-                            <h2>"General"</h2>
-                            <p>"Sign-in handle: " <code>{w.slug.clone()}</code></p>
-                            <ActionForm action=update attr:data-unsaved-guard="">
-                                <div class="field-row">
-                                    <div class="field">
-                                        <label for="workspace-name">"Name"</label>
-                                        <input id="workspace-name" name="name" type="text" required=true maxlength="200"
-                                            value=w.name.clone() aria-invalid=field_invalid(problem, "name")
-                                            aria-describedby="workspace-name-error" />
-                                        <FieldMessage problem field="name" id="workspace-name-error" />
+            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the workspace…"</p> }>
+                {move || Suspend::new(async move {
+                    match workspace.await {
+                        Ok(w) => view! {
+                            <section class="card">
+                                <h2>"General"</h2>
+                                <p>"Sign-in handle: " <code>{w.slug.clone()}</code></p>
+                                <ActionForm action=update attr:data-unsaved-guard="">
+                                    <div class="field-row">
+                                        <div class="field">
+                                            <label for="workspace-name">"Name"</label>
+                                            <input id="workspace-name" name="name" type="text" required=true maxlength="200"
+                                                value=w.name.clone() aria-invalid=field_invalid(problem, "name")
+                                                aria-describedby="workspace-name-error" />
+                                            <FieldMessage problem field="name" id="workspace-name-error" />
+                                        </div>
+                                        <div class="field">
+                                            <label for="workspace-zone">"Time zone"</label>
+                                            <input id="workspace-zone" name="timezone" type="text" list="workspace-zones" required=true
+                                                value=w.timezone.clone() autocomplete="off"
+                                                aria-invalid=field_invalid(problem, "timezone")
+                                                aria-describedby="workspace-zone-hint workspace-zone-error" />
+                                            <p class="hint" id="workspace-zone-hint">
+                                                "Reports cut days in this zone. After a change, daily totals are rebuilt from the next midnight; earlier days stay exact."
+                                            </p>
+                                            <FieldMessage problem field="timezone" id="workspace-zone-error" />
+                                            <ZoneNames zones id="workspace-zones" />
+                                        </div>
                                     </div>
-                                    <div class="field">
-                                        <label for="workspace-zone">"Time zone"</label>
-                                        <input id="workspace-zone" name="timezone" type="text" list="workspace-zones" required=true
-                                            value=w.timezone.clone() autocomplete="off"
-                                            aria-invalid=field_invalid(problem, "timezone")
-                                            aria-describedby="workspace-zone-hint workspace-zone-error" />
-                                        <p class="hint" id="workspace-zone-hint">
-                                            "Reports cut days in this zone. After a change, daily totals are rebuilt from the next midnight; earlier days stay exact."
-                                        </p>
-                                        <FieldMessage problem field="timezone" id="workspace-zone-error" />
-                                        <ZoneNames zones id="workspace-zones" />
-                                    </div>
-                                </div>
-                                <button type="submit" class="button primary" disabled=move || update.pending().get()>"Save"</button>
-                            </ActionForm>
-                            <ActionError value=update.value() />
-                            <SavedNote value=update.value() />
-                        </section>
-                        <section class="card">
-                            <h2>"Widget key"</h2>
-                            <p>
-                                "The chat widget and the visitor script send this key. It is not a secret (it is in your pages), "
-                                "but rotating it stops pages that still embed the old one."
-                            </p>
-                            <CopyField label="widget key" value=w.widget_key.clone() />
-                            <details>
-                                <summary>"Rotate the widget key…"</summary>
-                                <ActionForm action=rotate>
-                                    <button type="submit" class="button danger">"Rotate now"</button>
+                                    <button type="submit" class="button primary" disabled=move || update.pending().get()>"Save"</button>
                                 </ActionForm>
-                            </details>
-                            <ActionError value=rotate.value() />
-                        </section>
-                    }.into_any(),
-                    Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
-                }
-            })}
-        </Suspense>
+                                <ActionError value=update.value() />
+                                <SavedNote value=update.value() />
+                            </section>
+                            <section class="card">
+                                <h2>"Widget key"</h2>
+                                <p>
+                                    "The chat widget and the visitor script send this key. It is not a secret (it is in your pages), "
+                                    "but rotating it stops pages that still embed the old one."
+                                </p>
+                                <CopyField label="widget key" value=w.widget_key.clone() />
+                                <details>
+                                    <summary>"Rotate the widget key…"</summary>
+                                    <ActionForm action=rotate>
+                                        <button type="submit" class="button danger">"Rotate now"</button>
+                                    </ActionForm>
+                                </details>
+                                <ActionError value=rotate.value() />
+                            </section>
+                        }.into_any(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                    }
+                })}
+            </Suspense>
         </Guard>
     }
 }
