@@ -4,8 +4,9 @@
 // 1. First load: the compressed bytes of a page's HTML and every CSS, JS and
 //    wasm file it loads (those the HTML names, and the modules those scripts
 //    import), as the server sends them to a browser that accepts Brotli and
-//    gzip. Measured for the start page and for the inbox, where agents land;
-//    each page's lazy chunks are among what its HTML preloads. Budget: 400 KB.
+//    gzip. Measured for the start page and for a landing page of each role
+//    (inbox, a report, settings, the rule builder); each page's lazy chunks
+//    are among what its HTML preloads. Budget: 400 KB.
 // 2. Time to first byte of server-rendered pages, signed in, p50 and p95 over
 //    repeated requests, next to `/health` measured in the same run (a baseline
 //    for the machine's noise). Budget: p50 under 20 ms.
@@ -116,7 +117,9 @@ async function firstLoad(path) {
 }
 
 const loads = [];
-for (const path of ['/', '/inbox']) {
+// Each role's landing page: the start page, the agents' inbox, a supervisor's
+// report, an admin's settings page and the rule builder.
+for (const path of ['/', '/inbox', '/reports/agents', '/settings/users', '/settings/routing-rules']) {
   const rows = await firstLoad(path);
   const total = rows.reduce((sum, r) => sum + r[2], 0);
   loads.push(total);
