@@ -52,6 +52,16 @@ pub(crate) async fn server_fn(app: &TestApp, name: &str, cookie: &str, form: &[(
         .unwrap()
 }
 
+/// Calls server function `name` as `cookie` with `form`, asserts 200, and
+/// returns its JSON answer (`Null` when it answers nothing).
+pub(crate) async fn server_fn_ok(app: &TestApp, name: &str, cookie: &str, form: &[(&str, &str)]) -> serde_json::Value {
+    let response = server_fn(app, name, cookie, form).await;
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{name}: {text}");
+    serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
+}
+
 async fn sign_in_and_out(db: TestDb) {
     let app = TestApp::start(db).await;
     let (tenant, _) = app.tenant_with_key("Alpha").await;

@@ -11,17 +11,9 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::{
-    dashboard::{server_fn, session},
+    dashboard::{server_fn, server_fn_ok, session},
     utils::{actor, TestApp},
 };
-
-async fn ok(app: &TestApp, name: &str, cookie: &str, form: &[(&str, &str)]) -> Value {
-    let response = server_fn(app, name, cookie, form).await;
-    let status = response.status();
-    let text = response.text().await.unwrap();
-    assert_eq!(status, StatusCode::OK, "{name}: {text}");
-    serde_json::from_str(&text).unwrap_or(Value::Null)
-}
 
 async fn admins_build_routing_rules_with_else_branches(db: TestDb) {
     let app = TestApp::start(db).await;
@@ -61,7 +53,7 @@ async fn admins_build_routing_rules_with_else_branches(db: TestDb) {
     let message_id = message.meta.id.unwrap();
 
     // The pickers offer this tenant's references.
-    let refs = ok(&app, "rule_references", &admin, &[]).await;
+    let refs = server_fn_ok(&app, "rule_references", &admin, &[]).await;
     assert_eq!(refs["teams"], json!([[team.id, "VIP desk"]]));
     assert_eq!(refs["system_messages"][0][1], "[en] Everyone is busy");
 
@@ -99,7 +91,7 @@ async fn admins_build_routing_rules_with_else_branches(db: TestDb) {
     assert!(garbled.text().await.unwrap().contains("not valid JSON"));
 
     rule["elseRules"][0]["actions"][0]["systemMessageId"] = json!(message_id);
-    let saved = ok(
+    let saved = server_fn_ok(
         &app,
         "save_rule",
         &admin,
@@ -128,15 +120,15 @@ async fn admins_build_routing_rules_with_else_branches(db: TestDb) {
             .await
             .unwrap();
     }
-    let list = ok(&app, "list_rules", &admin, &[("kind", "Routing")]).await;
+    let list = server_fn_ok(&app, "list_rules", &admin, &[("kind", "Routing")]).await;
     assert_eq!(list[0]["matches"], 3, "{list}");
     assert_eq!(list[0]["about"], "CHAT · 1 else-rule(s)");
-    let one = ok(&app, "get_rule", &admin, &[("kind", "Routing"), ("id", id.as_str())]).await;
+    let one = server_fn_ok(&app, "get_rule", &admin, &[("kind", "Routing"), ("id", id.as_str())]).await;
     assert_eq!(one["matches"], 3);
 
     // Replacing keeps the id; an SLA rule is its own kind.
     rule["elseRules"] = json!([]);
-    let replaced = ok(
+    let replaced = server_fn_ok(
         &app,
         "save_rule",
         &admin,
@@ -167,7 +159,7 @@ async fn admins_build_routing_rules_with_else_branches(db: TestDb) {
         assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
     }
 
-    ok(&app, "remove_rule", &admin, &[("kind", "Routing"), ("id", id.as_str())]).await;
+    server_fn_ok(&app, "remove_rule", &admin, &[("kind", "Routing"), ("id", id.as_str())]).await;
     let gone = server_fn(&app, "get_rule", &admin, &[("kind", "Routing"), ("id", id.as_str())]).await;
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }

@@ -8,17 +8,9 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::{
-    dashboard::{server_fn, session},
+    dashboard::{server_fn, server_fn_ok, session},
     utils::TestApp,
 };
-
-async fn ok(app: &TestApp, name: &str, cookie: &str, form: &[(&str, &str)]) -> Value {
-    let response = server_fn(app, name, cookie, form).await;
-    let status = response.status();
-    let text = response.text().await.unwrap();
-    assert_eq!(status, StatusCode::OK, "{name}: {text}");
-    serde_json::from_str(&text).unwrap_or(Value::Null)
-}
 
 async fn admins_manage_teams(db: TestDb) {
     let app = TestApp::start(db).await;
@@ -34,7 +26,7 @@ async fn admins_manage_teams(db: TestDb) {
     let stranger = session(&app, "admin@beta.example").await;
 
     // The picker offers the tenant's users only.
-    let candidates = ok(&app, "team_candidates", &admin, &[]).await;
+    let candidates = server_fn_ok(&app, "team_candidates", &admin, &[]).await;
     let ids: Vec<&str> = candidates
         .as_array()
         .unwrap()
@@ -56,7 +48,7 @@ async fn admins_manage_teams(db: TestDb) {
     let text = bad.text().await.unwrap();
     assert!(text.contains("members[0]") && text.contains("name"), "{text}");
 
-    let team = ok(
+    let team = server_fn_ok(
         &app,
         "add_team",
         &admin,
@@ -71,16 +63,16 @@ async fn admins_manage_teams(db: TestDb) {
     let id = team["id"].as_str().unwrap().to_string();
     assert_eq!(team["members"], json!([ada, bob]));
     assert_eq!(team["tags"], json!(["billing", "de"]));
-    ok(&app, "add_team", &admin, &[("name", "Sales"), ("tags", "")]).await;
+    server_fn_ok(&app, "add_team", &admin, &[("name", "Sales"), ("tags", "")]).await;
 
-    let found = ok(&app, "list_teams", &admin, &[("search", "bill")]).await;
+    let found = server_fn_ok(&app, "list_teams", &admin, &[("search", "bill")]).await;
     assert_eq!(found["teams"].as_array().unwrap().len(), 1);
     assert_eq!(found["teams"][0]["name"], "Billing");
-    let all = ok(&app, "list_teams", &admin, &[]).await;
+    let all = server_fn_ok(&app, "list_teams", &admin, &[]).await;
     assert_eq!(all["page"]["totalElements"], 2);
 
     // No box ticked: the team keeps no members.
-    let edited = ok(
+    let edited = server_fn_ok(
         &app,
         "edit_team",
         &admin,
@@ -89,7 +81,7 @@ async fn admins_manage_teams(db: TestDb) {
     .await;
     assert_eq!(edited["members"], json!([]));
     assert_eq!(
-        ok(&app, "get_team", &admin, &[("id", id.as_str())]).await["name"],
+        server_fn_ok(&app, "get_team", &admin, &[("id", id.as_str())]).await["name"],
         "Billing EU"
     );
 
@@ -105,7 +97,7 @@ async fn admins_manage_teams(db: TestDb) {
         assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
     }
 
-    ok(&app, "remove_team", &admin, &[("id", id.as_str())]).await;
+    server_fn_ok(&app, "remove_team", &admin, &[("id", id.as_str())]).await;
     let gone = server_fn(&app, "get_team", &admin, &[("id", id.as_str())]).await;
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }
@@ -134,7 +126,7 @@ async fn admins_write_system_messages_per_language(db: TestDb) {
     let text = bad.text().await.unwrap();
     assert!(text.contains("language") && text.contains("message"), "{text}");
 
-    let de = ok(
+    let de = server_fn_ok(
         &app,
         "add_system_message",
         &admin,
@@ -142,7 +134,7 @@ async fn admins_write_system_messages_per_language(db: TestDb) {
     )
     .await;
     assert_eq!(de["language"], "de-CH", "the tag is normalised");
-    ok(
+    server_fn_ok(
         &app,
         "add_system_message",
         &admin,
@@ -151,15 +143,15 @@ async fn admins_write_system_messages_per_language(db: TestDb) {
     .await;
     let id = de["id"].as_str().unwrap().to_string();
 
-    let german = ok(&app, "list_system_messages", &admin, &[("language", "DE-CH")]).await;
+    let german = server_fn_ok(&app, "list_system_messages", &admin, &[("language", "DE-CH")]).await;
     assert_eq!(german.as_array().unwrap().len(), 1);
-    let all = ok(&app, "list_system_messages", &admin, &[]).await;
+    let all = server_fn_ok(&app, "list_system_messages", &admin, &[]).await;
     assert_eq!(all[0]["language"], "de-CH", "sorted by language");
     // The same object the REST API serves.
     let rest = app.get(&format!("/rest/v1/systemmessage/{id}"), &key).await;
     assert_eq!(rest.status(), StatusCode::OK);
 
-    let edited = ok(
+    let edited = server_fn_ok(
         &app,
         "edit_system_message",
         &admin,
@@ -183,7 +175,7 @@ async fn admins_write_system_messages_per_language(db: TestDb) {
         let refused = server_fn(&app, name, &stranger, &form).await;
         assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
     }
-    ok(&app, "remove_system_message", &admin, &[("id", id.as_str())]).await;
+    server_fn_ok(&app, "remove_system_message", &admin, &[("id", id.as_str())]).await;
     let gone = server_fn(&app, "get_system_message", &admin, &[("id", id.as_str())]).await;
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }
@@ -230,7 +222,7 @@ async fn admins_manage_watchdogs_and_their_receivers(db: TestDb) {
     );
     assert!(!text.contains("receivers[1]"), "the empty row is skipped: {text}");
 
-    let made = ok(
+    let made = server_fn_ok(
         &app,
         "add_watchdog",
         &admin,
@@ -266,7 +258,7 @@ async fn admins_manage_watchdogs_and_their_receivers(db: TestDb) {
     );
 
     // No row filled: no receivers.
-    let edited = ok(
+    let edited = server_fn_ok(
         &app,
         "edit_watchdog",
         &admin,
@@ -278,7 +270,7 @@ async fn admins_manage_watchdogs_and_their_receivers(db: TestDb) {
     )
     .await;
     assert_eq!(edited["receivers"], json!([]));
-    let list = ok(&app, "list_watchdogs", &admin, &[]).await;
+    let list = server_fn_ok(&app, "list_watchdogs", &admin, &[]).await;
     assert_eq!(list.as_array().unwrap().len(), 1);
     assert_eq!(list[0]["name"], "Quiet");
 
@@ -297,10 +289,10 @@ async fn admins_manage_watchdogs_and_their_receivers(db: TestDb) {
         let refused = server_fn(&app, name, &stranger, &form).await;
         assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
     }
-    let theirs = ok(&app, "list_watchdogs", &stranger, &[]).await;
+    let theirs = server_fn_ok(&app, "list_watchdogs", &stranger, &[]).await;
     assert_eq!(theirs, json!([]));
 
-    ok(&app, "remove_watchdog", &admin, &[("id", id.as_str())]).await;
+    server_fn_ok(&app, "remove_watchdog", &admin, &[("id", id.as_str())]).await;
     let gone = server_fn(&app, "get_watchdog", &admin, &[("id", id.as_str())]).await;
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }
@@ -331,7 +323,7 @@ async fn platform_admins_edit_and_delete_tenants(db: TestDb) {
     assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let text = bad.text().await.unwrap();
     assert!(text.contains("slug") && text.contains("timezone"), "{text}");
-    let edited = ok(
+    let edited = server_fn_ok(
         &app,
         "edit_tenant",
         &root,
@@ -344,7 +336,7 @@ async fn platform_admins_edit_and_delete_tenants(db: TestDb) {
     )
     .await;
     assert_eq!(edited["timezone"], "Asia/Tokyo");
-    let fetched = ok(&app, "get_tenant", &root, &[("id", other.as_str())]).await;
+    let fetched = server_fn_ok(&app, "get_tenant", &root, &[("id", other.as_str())]).await;
     assert_eq!(fetched["slug"], "renamed");
 
     // A tenant admin is no platform admin, not even for their own tenant.
@@ -362,7 +354,7 @@ async fn platform_admins_edit_and_delete_tenants(db: TestDb) {
     let locked = server_fn(&app, "delete_tenant", &root, &[("id", home.as_str())]).await;
     assert_eq!(locked.status(), StatusCode::CONFLICT);
 
-    ok(&app, "delete_tenant", &root, &[("id", other.as_str())]).await;
+    server_fn_ok(&app, "delete_tenant", &root, &[("id", other.as_str())]).await;
     let gone = server_fn(&app, "get_tenant", &root, &[("id", other.as_str())]).await;
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }
