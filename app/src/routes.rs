@@ -1,16 +1,16 @@
-//! The lazy routes. Pages are grouped in areas (admin, inbox, appointments,
-//! links, reports); each area is compiled into its own wasm chunk, which the
+//! The lazy routes. Pages are grouped in areas: each settings resource (its
+//! list and its detail page) is one, and so are the inbox, appointments, links
+//! and reports. Each area is compiled into its own wasm chunk, which the
 //! browser fetches the first time one of its pages is shown (the server
-//! preloads the chunk of the page it renders). The first load carries only the
+//! preloads the chunks of the page it renders). The first load carries only the
 //! shell, the router, the layout, the start and login pages.
 //!
-//! Why areas and not a chunk per page: the splitter puts code shared by any
-//! set of split points into a chunk of its own, so 35 page-sized split points
-//! gave some 600 files, and a page needed 50 to 230 requests. Five areas give
-//! a handful, and moving between pages of an area needs no request at all.
-//! Splitting the admin area further (settings, rules, platform) was tried: it
-//! made 87 shared chunks instead of 24 and lightened no page, because the
-//! settings pages alone carry most of the admin area's code.
+//! Why areas and not a chunk per page: moving between a list and its detail
+//! page needs no request, and the pages of an area share most of their code.
+//! Why not one area for all settings: it made a settings page's first load
+//! some 860 KB compressed, as every admin page's code came with it. Code that
+//! several areas share is merged into a few chunks by the splitter (see
+//! `xtask/src/site.rs`), so a page needs a handful of files, not hundreds.
 //!
 //! Nothing outside this module may name a page listed here, or its code is
 //! pulled back into the main module.
@@ -140,33 +140,93 @@ macro_rules! lazy_area {
 }
 
 lazy_area! {
-    /// Settings, the audit log, the platform admin's pages and the API reference.
-    admin_area, __preload_admin_area, AdminPages {
-        ApiKeysRoute => ApiKeysPage,
-        PlatformApiRoute => PlatformApiPage,
-        ApiReferenceRoute => ApiReferencePage,
-        AuditRoute => AuditPage,
+    /// The settings index and the workspace (tenant) settings.
+    settings_area, __preload_settings_area, SettingsPages {
+        SettingsRoute => SettingsPage,
+        WorkspaceRoute => WorkspacePage,
+    }
+}
+
+lazy_area! {
+    /// Users.
+    users_area, __preload_users_area, UserPages {
+        UsersRoute => UsersPage,
+        UserRoute => UserPage,
+    }
+}
+
+lazy_area! {
+    /// Teams.
+    teams_area, __preload_teams_area, TeamPages {
+        TeamsRoute => TeamsPage,
+        TeamRoute => TeamPage,
+    }
+}
+
+lazy_area! {
+    /// Opening hours.
+    hours_area, __preload_hours_area, HoursPages {
         OpeningHoursListRoute => OpeningHoursListPage,
         OpeningHoursRoute => OpeningHoursPage,
-        OutboxRoute => OutboxPage,
+    }
+}
+
+lazy_area! {
+    /// System messages.
+    messages_area, __preload_messages_area, MessagePages {
+        SystemMessagesRoute => SystemMessagesPage,
+        SystemMessageRoute => SystemMessagePage,
+    }
+}
+
+lazy_area! {
+    /// Watchdogs.
+    watchdogs_area, __preload_watchdogs_area, WatchdogPages {
+        WatchdogsRoute => WatchdogsPage,
+        WatchdogRoute => WatchdogPage,
+    }
+}
+
+lazy_area! {
+    /// Routing and SLA rules (they share the rule builder).
+    rules_area, __preload_rules_area, RulePages {
         RoutingRulesRoute => RoutingRulesPage,
         RoutingRuleRoute => RoutingRulePage,
         SlaRulesRoute => SlaRulesPage,
         SlaRuleRoute => SlaRulePage,
-        SettingsRoute => SettingsPage,
-        SystemMessagesRoute => SystemMessagesPage,
-        SystemMessageRoute => SystemMessagePage,
-        TeamsRoute => TeamsPage,
-        TeamRoute => TeamPage,
-        TenantsRoute => TenantsPage,
-        TenantRoute => TenantPage,
-        UsersRoute => UsersPage,
-        UserRoute => UserPage,
-        WatchdogsRoute => WatchdogsPage,
-        WatchdogRoute => WatchdogPage,
+    }
+}
+
+lazy_area! {
+    /// Webhooks and their delivery logs.
+    webhooks_area, __preload_webhooks_area, WebhookPages {
         WebhooksRoute => WebhooksPage,
         WebhookRoute => WebhookPage,
-        WorkspaceRoute => WorkspacePage,
+    }
+}
+
+lazy_area! {
+    /// API keys (tenant and platform) and the API reference.
+    keys_area, __preload_keys_area, KeyPages {
+        ApiKeysRoute => ApiKeysPage,
+        PlatformApiRoute => PlatformApiPage,
+        ApiReferenceRoute => ApiReferencePage,
+    }
+}
+
+lazy_area! {
+    /// The audit log and the mail outbox.
+    audit_area, __preload_audit_area, AuditPages {
+        AuditRoute => AuditPage,
+        OutboxRoute => OutboxPage,
+    }
+}
+
+lazy_area! {
+    /// The platform admin's tenants.
+    tenants_area, __preload_tenants_area, TenantPages {
+        TenantsRoute => TenantsPage,
+        TenantRoute => TenantPage,
     }
 }
 

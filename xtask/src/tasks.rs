@@ -107,6 +107,8 @@ pub fn test(args: &[String]) -> Result<()> {
             "rapport-app",
             "--package",
             "xtask",
+            "--package",
+            "wasm_split_cli_support",
             // The app's server side (and its tests), as the server builds it.
             "--features",
             "rapport-app/ssr",
