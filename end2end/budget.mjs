@@ -5,8 +5,9 @@
 //    wasm file it loads (those the HTML names, and the modules those scripts
 //    import), as the server sends them to a browser that accepts Brotli and
 //    gzip. Measured for the start page and for a landing page of each role
-//    (inbox, a report, settings, the rule builder); each page's lazy chunks
-//    are among what its HTML preloads. Budget: 400 KB.
+//    (inbox, a report, settings, the rule builder) and for the heaviest pages
+//    (webhooks, appointments); each page's lazy code (its area's pack) is
+//    among what its HTML preloads. Budget: 400 KB.
 // 2. Time to first byte of server-rendered pages, signed in, p50 and p95 over
 //    repeated requests, next to `/health` measured in the same run (a baseline
 //    for the machine's noise). Budget: p50 under 20 ms.
@@ -98,7 +99,8 @@ async function firstLoad(path) {
   const page = await get(path, html);
   if (page.status !== 200) throw new Error(`${path}: HTTP ${page.status}`);
   const rows = [[`${path} (HTML)`, page.headers['content-encoding'] ?? 'identity', page.bytes]];
-  const queue = [...decode(page).toString().matchAll(/(?:href|src)="(\/[^"]+\.(?:css|js|wasm))"/g)].map((m) => m[1]);
+  // Preloaded: stylesheets, scripts, the main module and the area's pack (`.bin`).
+  const queue = [...decode(page).toString().matchAll(/(?:href|src)="(\/[^"]+\.(?:css|js|wasm|bin))"/g)].map((m) => m[1]);
   const seen = new Set();
   while (queue.length) {
     const asset = queue.shift();
@@ -118,8 +120,9 @@ async function firstLoad(path) {
 
 const loads = [];
 // Each role's landing page: the start page, the agents' inbox, a supervisor's
-// report, an admin's settings page and the rule builder.
-for (const path of ['/', '/inbox', '/reports/agents', '/settings/users', '/settings/routing-rules']) {
+// report, an admin's settings page and the rule builder; then the two pages
+// with the most code, webhooks and appointments.
+for (const path of ['/', '/inbox', '/reports/agents', '/settings/users', '/settings/routing-rules', '/settings/webhooks', '/appointments']) {
   const rows = await firstLoad(path);
   const total = rows.reduce((sum, r) => sum + r[2], 0);
   loads.push(total);

@@ -42,15 +42,15 @@ use crate::pages::{
     workspace::WorkspacePage,
 };
 
-/// On the server: the `<link rel="preload">` tags for an area's chunks (from
-/// the manifest the build writes), so the browser fetches them alongside the
-/// main module rather than after it.
+/// On the server: the `<link rel="preload">` tag for an area's pack (the
+/// modules its code needs, in one file; see `write_packs` in `xtask/src/site.rs`),
+/// so the browser fetches it alongside the main module rather than after it.
 ///
-/// Leptos 0.8 can do this by itself when a lazy function runs during server
-/// rendering, but it only keeps the record if the function runs in a narrow
-/// window of its renderer's set-up: in release builds `/inbox` and `/reports`
-/// missed it. So the server renders area pages directly, and names their
-/// chunks here.
+/// Leptos 0.8 can preload chunks by itself when a lazy function runs during
+/// server rendering, but it only keeps the record if the function runs in a
+/// narrow window of its renderer's set-up: in release builds `/inbox` and
+/// `/reports` missed it. So the server renders area pages directly, and names
+/// their packs here from the manifest the build writes.
 #[cfg(feature = "ssr")]
 fn preload_area(area: &str) {
     use leptos_meta::Link;
@@ -61,20 +61,16 @@ fn preload_area(area: &str) {
     };
     // Keys are the lazy function's name and a numeric suffix.
     let prefix = format!("{area}_");
-    let files: Vec<String> = modules
-        .iter()
-        .filter(|(key, _)| {
-            key.strip_prefix(&prefix)
-                .is_some_and(|suffix| !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .flat_map(|(_, files)| files.iter().cloned())
-        .collect();
+    let keys = modules.keys().filter(|key| {
+        key.strip_prefix(&prefix)
+            .is_some_and(|suffix| !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()))
+    });
     // Rendering a `Link` registers it for the page's `<head>` and writes
     // nothing where it stands, so the page's body (which the browser hydrates
     // without these calls) stays the same.
-    for file in files {
+    for key in keys {
         let _ = view! {
-            <Link rel="preload" href=format!("{pkg}/{file}.wasm") as_="fetch" type_="application/wasm" crossorigin="" />
+            <Link rel="preload" href=format!("{pkg}/pack_{key}.bin") as_="fetch" type_="application/octet-stream" crossorigin="" />
         }
         .to_html();
     }

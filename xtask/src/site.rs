@@ -1,17 +1,19 @@
 //! Builds the site: the hydration bundle, the stylesheet (`pkg/rapport.css`) and
 //! the public assets.
 //!
-//! The bundle is split per route (Leptos `#[lazy_route]`): the first load fetches
-//! only `pkg/rapport.js`, `pkg/rapport_bg.wasm` (the shell, the router and what
-//! every page shares) and the small loader `pkg/__wasm_split.…js`; each lazy page's
-//! code sits in `pkg/split_<page>.wasm` (plus `chunk_<n>.wasm` for code several
-//! pages share) and is fetched when that page is first shown. The server reads
-//! `pkg/__wasm_split_manifest.json` to preload the chunks of the page it renders.
+//! The bundle is split per area (`app/src/routes.rs`): every page loads
+//! `pkg/rapport.js`, `pkg/rapport_bg.wasm` (the shell, the router and what
+//! every page shares) and the small loader `pkg/__wasm_split.…js`; each area's
+//! code sits in `pkg/split_<area>.wasm` (plus `chunk_<n>.wasm` for code several
+//! areas share). The first area a page shows arrives as one pack,
+//! `pkg/pack_<area>.bin` (see [`write_packs`]), which the server preloads from
+//! `pkg/__wasm_split_manifest.json`; areas reached later fetch the chunks they
+//! still miss.
 //!
 //! The order matters: link with relocations kept, split the raw module
 //! (`wasm_split_cli_support`), run wasm-bindgen on the split main module keeping
-//! the linker's exports (the loader needs the function table), and only then
-//! run `wasm-opt` on every file.
+//! the linker's exports (the loader needs the function table), only then run
+//! `wasm-opt` on every file, and pack the optimised modules last.
 
 use std::{
     fs,
@@ -29,13 +31,15 @@ use crate::tools::{self, cargo, ensure_npm_packages, ensure_wasm_target, root, r
 pub const SPLIT_LOADER: &str = "__wasm_split.______________________.js";
 
 /// At most this many chunks hold the code several areas share (upstream
-/// writes one per distinct set of areas: over four hundred). Each page loads
-/// the main module, its area's chunk and the shared chunks its area needs. With
-/// fewer, pages load more code they do not use; with more (or none merged),
-/// more files that each compress worse. Of 8, 12, 16 and unmerged, twelve with
-/// the weights below kept the inbox and the reports lightest (lighter than
-/// before the settings were split) and left no page over about 490 KB.
-const MAX_SHARED_CHUNKS: usize = 12;
+/// writes one per distinct set of areas: over four hundred). A page's first
+/// area arrives as one pack (see [`write_packs`]), so the number of files no
+/// longer costs requests or compression there; what a merge costs is code a
+/// page loads without needing it. Later areas fetch their missing chunks one
+/// by one, so the count still bounds those requests. Measured with packs: 24
+/// left the heaviest settings page 10 KB heavier than 48; unmerged (426
+/// chunks) was 5 KB lighter but its loader script, loaded on every page, grew
+/// eightfold.
+const MAX_SHARED_CHUNKS: usize = 48;
 
 /// The areas of the pages most often loaded first: agents start their day in
 /// the inbox, supervisors in the reports; admins open settings now and then.
@@ -104,6 +108,7 @@ pub fn build_site(release: bool) -> Result<BundleSize> {
         files.extend(chunks.iter().cloned());
         optimise_all(&files)?;
     }
+    write_packs(&pkg)?;
 
     let mut css = String::new();
     let mut sheets: Vec<_> = fs::read_dir(root().join("style"))?
@@ -171,6 +176,8 @@ fn split(wasm: &Path, pkg: &Path) -> Result<Vec<PathBuf>> {
     // Code shared by several areas goes into a few chunks rather than one per
     // distinct set of areas (hundreds), so a page needs a handful of requests.
     options.max_shared_chunks = Some(MAX_SHARED_CHUNKS);
+    // A page's first area comes as one pack (see `write_packs`).
+    options.area_packs = true;
     let weight = |split: &str| {
         if FIRST_PAGES.iter().any(|area| split.starts_with(area)) {
             FIRST_PAGE_WEIGHT
@@ -189,6 +196,41 @@ fn split(wasm: &Path, pkg: &Path) -> Result<Vec<PathBuf>> {
         serde_json::to_string_pretty(&manifest)?,
     )?;
     Ok(split.split_modules)
+}
+
+/// Writes `pack_<area>.bin` for every area in the manifest: the modules the
+/// area needs (its shared chunks, then its own), each after its length as a
+/// little-endian `u32`, in the manifest's order, which is the order the loader
+/// expects (`Options::area_packs` of the vendored splitter).
+///
+/// The first area a page loads comes as its pack, one response: compressed
+/// together, a settings area's modules are about a sixth smaller than one by
+/// one, because they share most of their patterns. Later areas fetch only the
+/// modules still missing, one by one, so moving between pages fetches nothing
+/// twice.
+fn write_packs(pkg: &Path) -> Result<()> {
+    for entry in fs::read_dir(pkg)? {
+        let path = entry?.path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("pack_"))
+        {
+            fs::remove_file(&path)?;
+        }
+    }
+    let manifest: std::collections::BTreeMap<String, Vec<String>> =
+        serde_json::from_slice(&fs::read(pkg.join("__wasm_split_manifest.json"))?)?;
+    for (area, modules) in manifest {
+        let mut pack = Vec::new();
+        for module in modules {
+            let bytes = fs::read(pkg.join(format!("{module}.wasm")))?;
+            let length = u32::try_from(bytes.len()).context("a wasm module over 4 GiB")?;
+            pack.extend_from_slice(&length.to_le_bytes());
+            pack.extend_from_slice(&bytes);
+        }
+        fs::write(pkg.join(format!("pack_{area}.bin")), pack)?;
+    }
+    Ok(())
 }
 
 /// Shrinks every wasm file with binaryen's `wasm-opt -Oz` (npm package
@@ -247,7 +289,7 @@ fn optimise(wasm_opt: &Path, wasm: &Path) -> Result<()> {
 }
 
 /// Writes `<file>.br` (Brotli, quality 11) and `<file>.gz` (gzip, level 9)
-/// next to every wasm, JS and CSS file of a release bundle; a dev build removes
+/// next to every wasm, pack, JS and CSS file of a release bundle; a dev build removes
 /// them instead.
 ///
 /// The server (`leptos_axum`'s static files, tower-http `ServeDir`) sends such a
@@ -261,7 +303,7 @@ fn precompress(pkg: &Path, release: bool) -> Result<()> {
         let path = entry?.path();
         match path.extension().and_then(|e| e.to_str()) {
             Some("br" | "gz") => fs::remove_file(&path)?,
-            Some("wasm" | "js" | "css") => originals.push(path),
+            Some("wasm" | "js" | "css" | "bin") => originals.push(path),
             _ => {}
         }
     }

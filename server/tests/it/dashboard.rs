@@ -463,6 +463,20 @@ async fn the_bundle_is_revalidated_on_every_use(db: TestDb) {
         assert_eq!(chunk.headers()[header::CACHE_CONTROL], "no-cache");
         assert_eq!(&chunk.bytes().await.unwrap()[..], body, "{accepts}");
     }
+
+    // An area's pack (its modules in one file) is served the same way.
+    std::fs::write(site.path().join("pkg/pack_page_area_1.bin"), b"pack").unwrap();
+    std::fs::write(site.path().join("pkg/pack_page_area_1.bin.br"), b"brotli pack").unwrap();
+    let pack = app
+        .request(Method::GET, "/pkg/pack_page_area_1.bin")
+        .header(header::ACCEPT_ENCODING, "br, gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pack.status(), StatusCode::OK);
+    assert_eq!(pack.headers()[header::CONTENT_ENCODING], "br");
+    assert_eq!(pack.headers()[header::CACHE_CONTROL], "no-cache");
+    assert_eq!(&pack.bytes().await.unwrap()[..], b"brotli pack");
     app.stop().await;
 }
 

@@ -79,6 +79,11 @@ function getSharedImports() {{
             self.javascript
                 .push_str(include_str!("./snippets/instantiate.debug.js"));
         }
+        // Rapport: packs, see `Options::area_packs`.
+        if self.input_options.area_packs {
+            self.javascript
+                .push_str(include_str!("./snippets/packs.js"));
+        }
         Ok(())
     }
     fn write_export_const(&mut self, name: &str, def: &impl std::fmt::Display) -> Result<()> {
@@ -103,6 +108,17 @@ function getSharedImports() {{
             // Note: we use the form `new URL(<string literal>, import.meta.url)` which is understood by some
             // bundlers as syntax that can get rewritten if the path from where the file gets fetched is changed
             // (for example due to attaching a has of its contents).
+            // Rapport: a module whose bytes came in a pack is instantiated from them.
+            crate::OutputTarget::Web(_) if self.input_options.area_packs => format!(
+                r#"() => {{
+    const packed = takePacked({file_path});
+    if (packed !== undefined) return async (imports) => {wrap}(WebAssembly.instantiate(await packed, imports));
+    const src = fetch(new URL({file_path}, import.meta.url));
+    src.catch(() => {{}});
+    return async (imports) => {wrap}(WebAssembly.instantiateStreaming(src, imports));
+}}
+"#
+            ),
             crate::OutputTarget::Web(_) => format!(
                 r#"() => {{
     const src = fetch(new URL({file_path}, import.meta.url));
@@ -166,14 +182,23 @@ function getSharedImports() {{
             } else {
                 self.fetcher(format_args!("\"./{file_name}.wasm\""))
             };
-            self.write_export_const(
-                &loader_name,
-                &format_args!("wrapAsyncCb(makeLoad({fetch_opts}, [{deps}]))"),
-            )?;
             let prefetches = self.prefetch_map.entry(split.clone()).or_default();
             if !is_empty {
                 prefetches.push(file_name);
             }
+            let load = format!("makeLoad({fetch_opts}, [{deps}])");
+            // Rapport: the first split loaded fetches its pack, see `Options::area_packs`.
+            let load = if self.input_options.area_packs && !prefetches.is_empty() {
+                let files = prefetches
+                    .iter()
+                    .map(|file| format!("\"./{file}.wasm\""))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!("packFirst(\"./pack_{split}.bin\", [{files}], {load})")
+            } else {
+                load
+            };
+            self.write_export_const(&loader_name, &format_args!("wrapAsyncCb({load})"))?;
         }
         Ok(())
     }

@@ -103,6 +103,12 @@ pub struct Options<'a> {
     ///
     /// Default: every module weighs 1.
     pub split_weight: Option<&'a (dyn Fn(&str) -> u64 + Sync)>,
+    /// Whether the first split module a page loads comes as one pack with all
+    /// the chunks it needs (Rapport's addition): `pack_<split>.bin` next to
+    /// the modules, each module's bytes after their length as a little-endian
+    /// `u32`, in the order of the split's `prefetch_map` entry. The caller
+    /// writes the packs; later loads fetch the chunks still missing one by one.
+    pub area_packs: bool,
 }
 
 impl<'wasm> Options<'wasm> {
@@ -121,6 +127,7 @@ impl<'wasm> Options<'wasm> {
             strict_tests: false,
             max_shared_chunks: None,
             split_weight: None,
+            area_packs: false,
         }
     }
 }
