@@ -8,10 +8,13 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
 use crate::{
-    api::webhooks::{
-        get_webhook, list_webhooks, take_webhook_secret, webhook_attempts, webhook_event_types, AttemptView,
-        CreateWebhook, DeleteWebhook, ReplayWebhookDelivery, RotateWebhookSecret, SendTestWebhook, UpdateWebhook,
-        WebhookSecretView, WebhookView, WEBHOOKS_PATH,
+    api::{
+        problem::Problem,
+        webhooks::{
+            get_webhook, list_webhooks, take_webhook_secret, webhook_attempts, webhook_event_types, AttemptView,
+            CreateWebhook, DeleteWebhook, ReplayWebhookDelivery, RotateWebhookSecret, SendTestWebhook, UpdateWebhook,
+            WebhookSecretView, WebhookView, WEBHOOKS_PATH,
+        },
     },
     components::{
         detail::{DeleteCard, LoadFailed},
@@ -52,23 +55,7 @@ fn WebhookList() -> impl IntoView {
             <section class="card">
                 <h2>"Add an endpoint"</h2>
                 <ActionForm action=create node_ref=form>
-                    <div class="field-row">
-                        <div class="field">
-                            <label for="webhook-url">"Endpoint URL"</label>
-                            <input id="webhook-url" name="url" type="url" required=true maxlength="2048"
-                                placeholder="https://example.com/rapport" autocomplete="off"
-                                aria-invalid=field_invalid(problem, "url") aria-describedby="webhook-url-error" />
-                            <FieldMessage problem field="url" id="webhook-url-error" />
-                        </div>
-                        <div class="field">
-                            <label for="webhook-description">"Description (optional)"</label>
-                            <input id="webhook-description" name="description" type="text" maxlength="500"
-                                autocomplete="off" aria-invalid=field_invalid(problem, "description")
-                                aria-describedby="webhook-description-error" />
-                            <FieldMessage problem field="description" id="webhook-description-error" />
-                        </div>
-                    </div>
-                    <EventPicker types selected=Vec::new() problem />
+                    <WebhookFields id_prefix="webhook" hook=None types problem />
                     <button type="submit" class="button primary" disabled=move || create.pending().get()>
                         {move || if create.pending().get() { "Adding…" } else { "Add endpoint" }}
                     </button>
@@ -96,6 +83,42 @@ fn WebhookList() -> impl IntoView {
                 </Suspense>
             </section>
         </Guard>
+    }
+}
+
+/// The fields the add and edit forms share: the endpoint's URL, its
+/// description and the events it receives, empty for a new endpoint.
+#[component]
+fn WebhookFields(
+    /// Makes the fields' ids unique on the page (`<prefix>-url`).
+    id_prefix: &'static str,
+    /// The endpoint being edited; none when adding one.
+    hook: Option<WebhookView>,
+    types: EventTypes,
+    problem: Signal<Option<Problem>>,
+) -> impl IntoView {
+    let (url, description, selected) = hook.map_or_else(Default::default, |h| {
+        (h.url, h.description.unwrap_or_default(), h.event_types)
+    });
+    let id = move |name: &str| format!("{id_prefix}-{name}");
+    view! {
+        <div class="field-row">
+            <div class="field">
+                <label for=id("url")>"Endpoint URL"</label>
+                <input id=id("url") name="url" type="url" required=true maxlength="2048" value=url
+                    placeholder="https://example.com/rapport" autocomplete="off"
+                    aria-invalid=field_invalid(problem, "url") aria-describedby=id("url-error") />
+                <FieldMessage problem field="url" id=id("url-error") />
+            </div>
+            <div class="field">
+                <label for=id("description")>"Description (optional)"</label>
+                <input id=id("description") name="description" type="text" maxlength="500" value=description
+                    autocomplete="off" aria-invalid=field_invalid(problem, "description")
+                    aria-describedby=id("description-error") />
+                <FieldMessage problem field="description" id=id("description-error") />
+            </div>
+        </div>
+        <EventPicker types selected problem />
     }
 }
 
@@ -170,11 +193,7 @@ type EventTypes = Resource<Result<Vec<(String, String)>, ServerFnError>>;
 /// creates `types` outside any `Suspense`, so that hydration sees resources in
 /// the order the server created them.
 #[component]
-fn EventPicker(
-    types: EventTypes,
-    selected: Vec<String>,
-    problem: Signal<Option<crate::api::problem::Problem>>,
-) -> impl IntoView {
+fn EventPicker(types: EventTypes, selected: Vec<String>, problem: Signal<Option<Problem>>) -> impl IntoView {
     let selected = StoredValue::new(selected);
     view! {
         <fieldset class="checkbox-grid" aria-describedby="webhook-events-hint webhook-events-error">
@@ -270,22 +289,7 @@ fn EditForm(hook: WebhookView, update: ServerAction<UpdateWebhook>, types: Event
             <h2>"Settings"</h2>
             <ActionForm action=update attr:data-unsaved-guard="">
                 <input type="hidden" name="id" value=hook.id.clone() />
-                <div class="field-row">
-                    <div class="field">
-                        <label for="edit-url">"Endpoint URL"</label>
-                        <input id="edit-url" name="url" type="url" required=true maxlength="2048" value=hook.url.clone()
-                            aria-invalid=field_invalid(problem, "url") aria-describedby="edit-url-error" />
-                        <FieldMessage problem field="url" id="edit-url-error" />
-                    </div>
-                    <div class="field">
-                        <label for="edit-description">"Description (optional)"</label>
-                        <input id="edit-description" name="description" type="text" maxlength="500"
-                            value=hook.description.clone().unwrap_or_default()
-                            aria-invalid=field_invalid(problem, "description") aria-describedby="edit-description-error" />
-                        <FieldMessage problem field="description" id="edit-description-error" />
-                    </div>
-                </div>
-                <EventPicker types selected=hook.event_types.clone() problem />
+                <WebhookFields id_prefix="edit" hook=Some(hook.clone()) types problem />
                 <label class="checkbox">
                     <input type="checkbox" name="enabled" value="on" checked=hook.enabled />
                     "Deliver events to this endpoint"
