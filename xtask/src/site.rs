@@ -155,12 +155,15 @@ pub fn build_site(release: bool) -> Result<BundleSize> {
 /// `rapport_frontend_split.wasm`, for wasm-bindgen) and the lazy pages' chunks
 /// (written to `pkg`), with the loader and the manifest. Returns the chunks.
 fn split(wasm: &Path, pkg: &Path) -> Result<Vec<PathBuf>> {
-    // Chunk names change between builds; never leave one build's chunks next to
-    // another's main module.
+    // Chunk and pack names change between builds; never leave one build's
+    // chunks or packs next to another's main module.
     for entry in fs::read_dir(pkg)? {
         let path = entry?.path();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        if name.starts_with("split_") || name.starts_with("chunk_") || name.starts_with("__wasm_split") {
+        if ["split_", "chunk_", "pack_", "__wasm_split"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        {
             fs::remove_file(&path)?;
         }
     }
@@ -173,8 +176,8 @@ fn split(wasm: &Path, pkg: &Path) -> Result<Vec<PathBuf>> {
     // The loader imports the main module's JS glue, relative to itself.
     options.main_module = "./rapport.js";
     options.link_name = &link_name;
-    // Code shared by several areas goes into a few chunks rather than one per
-    // distinct set of areas (hundreds), so a page needs a handful of requests.
+    // Code shared by several areas goes into at most `MAX_SHARED_CHUNKS`
+    // chunks rather than one per distinct set of areas (hundreds).
     options.max_shared_chunks = Some(MAX_SHARED_CHUNKS);
     // A page's first area comes as one pack (see `write_packs`).
     options.area_packs = true;
@@ -209,15 +212,7 @@ fn split(wasm: &Path, pkg: &Path) -> Result<Vec<PathBuf>> {
 /// modules still missing, one by one, so moving between pages fetches nothing
 /// twice.
 fn write_packs(pkg: &Path) -> Result<()> {
-    for entry in fs::read_dir(pkg)? {
-        let path = entry?.path();
-        if path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("pack_"))
-        {
-            fs::remove_file(&path)?;
-        }
-    }
+    // `split` has removed the previous build's packs.
     let manifest: std::collections::BTreeMap<String, Vec<String>> =
         serde_json::from_slice(&fs::read(pkg.join("__wasm_split_manifest.json"))?)?;
     for (area, modules) in manifest {
