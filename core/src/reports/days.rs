@@ -21,7 +21,7 @@ use chrono_tz::Tz;
 
 use super::{
     sql::{bind_cond, Cond},
-    window::{local_midnight, BucketUnit, Window},
+    window::{local_midnight, BucketUnit, KeptDays, Window},
 };
 use crate::{
     db::{Db, Tx},
@@ -200,18 +200,27 @@ impl Services {
         if window.unit != BucketUnit::Day {
             return Ok(None);
         }
-        let kept: Option<(String, i64, i64)> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select zone, complete_from, errors_from from day_rollup_zones where tenant_id = $1"
-        )
-        .bind(tenant_id)
-        .fetch_optional(pool)
-        .await)?;
-        let Some((zone, complete_from, errors_from)) = kept else {
-            return Ok(None);
+        let (complete_from, errors_from) = match window.kept_days {
+            KeptDays::Kept {
+                complete_from,
+                errors_from,
+            } => (complete_from, errors_from),
+            KeptDays::Absent => return Ok(None),
+            KeptDays::Unread => {
+                let kept: Option<(String, i64, i64)> = with_db!(self.db(), |pool| sqlx::query_as(
+                    "select zone, complete_from, errors_from from day_rollup_zones where tenant_id = $1"
+                )
+                .bind(tenant_id)
+                .fetch_optional(pool)
+                .await)?;
+                match kept {
+                    Some((zone, complete_from, errors_from)) if zone == window.tz.name() => {
+                        (complete_from, errors_from)
+                    }
+                    _ => return Ok(None),
+                }
+            }
         };
-        if zone != window.tz.name() {
-            return Ok(None);
-        }
         let complete_from = if errors {
             complete_from.max(errors_from)
         } else {

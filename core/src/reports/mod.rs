@@ -10,6 +10,7 @@
 //! - [`visitors`]: distinct visitors per local day, counted as visits arrive;
 //! - [`plan`]: validating a report request against the catalogue;
 //! - [`query`]: aggregation reports, from rollups or raw facts;
+//! - [`reads`]: a report's rollup and raw reads, batched into one statement;
 //! - [`cells`]: summed grids turned into the values a report shows;
 //! - [`sql`]: filter conditions with placeholders for both backends;
 //! - [`times`]: agent time lists and the per-agent conversation split;
@@ -42,6 +43,8 @@ pub mod plan;
 pub mod presence;
 #[cfg(feature = "server")]
 pub mod query;
+#[cfg(feature = "server")]
+pub mod reads;
 #[cfg(feature = "server")]
 pub mod resources;
 #[cfg(feature = "server")]

@@ -15,6 +15,11 @@
 //!   Unique visitors per day come from per-day counts (see [`super::visitors`]).
 //! - **raw**: the same `GROUP BY` over the fact tables. Exact for any zone and any
 //!   filter; the benchmark's baseline and the tests' reference.
+//!
+//! A report's round trips, not its rows, are most of its cost on a small
+//! history, so the tenant's zone and its day rollups' state come in one
+//! statement (see [`Self::report_window`]), and every hourly and raw read of a
+//! group of sources in one more (see [`super::reads`]).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -23,13 +28,14 @@ use super::{
     catalogue::{Measure, Report, Source},
     cells::cells,
     plan::{plan, Filter, Query},
-    window::{parse_zone, Window, WindowSpec},
+    window::{parse_zone, KeptDays, Window, WindowSpec},
 };
-use super::{
-    days::DayRows,
-    sql::{bind_cond, Cond},
+use super::{days::DayRows, reads::Reads, sql::Cond};
+use crate::{
+    error::{CoreError, CoreResult},
+    time::now_ms,
+    with_db, Services,
 };
-use crate::{error::CoreResult, time::now_ms, with_db, Services};
 
 /// Which path answers: the fast one, or raw facts only (tests, benchmark baseline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,35 +62,53 @@ fn rollup_read_kind<'a>(group_kind: &'a str, filter: &Filter) -> (&'a str, bool)
     }
 }
 
-/// Adds rollup rows `(bucket, key, total, samples)` to `grid`; with `rekey`,
-/// all under the empty key.
-fn add_rows(grid: &mut Grid, rows: Vec<(i64, String, i64, i64)>, rekey: bool) {
-    for (b, key, total, samples) in rows {
-        let key = if rekey { String::new() } else { key };
-        let cell = grid.entry((b, key)).or_default();
-        cell.0 += total;
-        cell.1 += samples;
+/// Plans a part of a period for `target`: whole UTC hours from hourly rollups
+/// where they apply, the partial hours at its edges (and everything else) from
+/// raw facts.
+#[allow(clippy::too_many_arguments)]
+fn plan_hours(
+    reads: &mut Reads,
+    target: usize,
+    tenant_id: &str,
+    window: &Window,
+    source: Source,
+    group_kind: &str,
+    filter: &Filter,
+    strategy: Strategy,
+) {
+    let fast = strategy == Strategy::Rollups && window.hour_aligned() && filter.rollup_compatible();
+    let (aligned_start, aligned_end) = window.whole_hours();
+    if !fast || aligned_start >= aligned_end {
+        let whole = (window.start, window.end);
+        reads.raw(target, tenant_id, window, source, group_kind, filter, whole, false);
+        return;
+    }
+    let (read_kind, _) = rollup_read_kind(group_kind, filter);
+    let hours = (aligned_start, aligned_end);
+    reads.rollups(
+        target,
+        tenant_id,
+        window,
+        &source.rollup_kind(),
+        read_kind,
+        filter,
+        hours,
+    );
+    for edge in [(window.start, aligned_start), (aligned_end, window.end)] {
+        if edge.0 < edge.1 {
+            reads.raw(target, tenant_id, window, source, group_kind, filter, edge, false);
+        }
+    }
+    if let Source::Presence(_) = source {
+        // Rollups hold closed intervals only.
+        reads.raw(target, tenant_id, window, source, group_kind, filter, hours, true);
     }
 }
 
 impl Services {
-    /// The time zone a report is cut in: the request's, else the tenant's.
-    pub(crate) async fn report_zone(
-        &self,
-        tenant_id: &str,
-        requested: Option<&str>,
-        field: &str,
-    ) -> CoreResult<chrono_tz::Tz> {
-        match requested {
-            Some(name) => parse_zone(field, name),
-            None => {
-                let tenant = self.get_tenant(tenant_id).await?;
-                Ok(tenant.timezone.parse().unwrap_or(chrono_tz::UTC))
-            }
-        }
-    }
-
-    /// The window of a date filter, for metrics read from `sources`.
+    /// The window of a date filter, for metrics read from `sources`, cut in the
+    /// request's zone, else the tenant's. The tenant's zone and its day rollups
+    /// (see [`KeptDays`]) come in one statement.
     pub(crate) async fn report_window(
         &self,
         tenant_id: &str,
@@ -92,15 +116,26 @@ impl Services {
         sources: &[Source],
         field: &str,
     ) -> CoreResult<Window> {
-        let tz = self
-            .report_zone(tenant_id, filter.time_zone.as_deref(), &format!("{field}timeZone"))
-            .await?;
+        let requested = match filter.time_zone.as_deref() {
+            Some(name) => Some(parse_zone(&format!("{field}timeZone"), name)?),
+            None => None,
+        };
+        let row: Option<(String, Option<String>, Option<i64>, Option<i64>)> =
+            with_db!(self.db(), |pool| sqlx::query_as(
+                "select t.timezone, z.zone, z.complete_from, z.errors_from from tenants t \
+                 left join day_rollup_zones z on z.tenant_id = t.id where t.id = $1"
+            )
+            .bind(tenant_id)
+            .fetch_optional(pool)
+            .await)?;
+        let (tenant_zone, kept_zone, complete_from, errors_from) = row.ok_or(CoreError::NotFound("tenant"))?;
+        let tz = requested.unwrap_or_else(|| tenant_zone.parse().unwrap_or(chrono_tz::UTC));
         let first_fact = if filter.grouping == super::api::Grouping::All {
             self.first_fact(tenant_id, sources).await?
         } else {
             None
         };
-        Window::new(WindowSpec {
+        let mut window = Window::new(WindowSpec {
             grouping: filter.grouping,
             from: filter.from,
             to: filter.to,
@@ -108,7 +143,15 @@ impl Services {
             now: now_ms(),
             first_fact,
             field,
-        })
+        })?;
+        window.kept_days = match (kept_zone, complete_from, errors_from) {
+            (Some(zone), Some(complete_from), Some(errors_from)) if zone == tz.name() => KeptDays::Kept {
+                complete_from,
+                errors_from,
+            },
+            _ => KeptDays::Absent,
+        };
+        Ok(window)
     }
 
     /// Answers an aggregation report (spec 2.15 → 2.17).
@@ -272,7 +315,7 @@ impl Services {
     /// The grids of `sources` (one each, in order), all with the same group
     /// kind and filter: whole local days from day rollups where they apply (one
     /// read for every source), the rest from hourly rollups and raw facts (see
-    /// [`Self::hourly_grid`]).
+    /// [`plan_hours`]), in one more statement (see [`super::reads`]).
     pub(crate) async fn source_grids(
         &self,
         tenant_id: &str,
@@ -294,43 +337,34 @@ impl Services {
                 .collect(),
             None => vec![window.clone()],
         };
-        // The whole days (one read for every source) and the rest.
-        let whole_days = async {
-            let mut grids = vec![Grid::default(); sources.len()];
-            if let Some((start, end)) = days {
-                self.day_grids(tenant_id, window, sources, group_kind, filter, (start, end), &mut grids)
-                    .await?;
-            }
-            Ok::<_, crate::CoreError>(grids)
-        };
-        let remainder = async {
-            let mut grids = vec![Grid::default(); sources.len()];
-            for part in &rest {
-                for (source, grid) in sources.iter().zip(&mut grids) {
-                    self.hourly_grid(tenant_id, part, *source, group_kind, filter, strategy, grid)
-                        .await?;
+        let mut grids = vec![Grid::default(); sources.len()];
+        let mut reads = Reads::default();
+        if let Some(span) = days {
+            self.day_grids(tenant_id, window, sources, group_kind, filter, span, &mut grids)
+                .await?;
+            for (target, source) in sources.iter().enumerate() {
+                if let Source::Presence(_) = source {
+                    // Rollups hold closed intervals only.
+                    reads.raw(target, tenant_id, window, *source, group_kind, filter, span, true);
                 }
             }
-            Ok::<_, crate::CoreError>(grids)
-        };
-        // One after the other. Reading both at once on two connections gained
-        // nothing measurable, and a PostgreSQL report page then timed out once
-        // under the test suite's parallel load.
-        let mut grids = whole_days.await?;
-        let remainder = remainder.await?;
-        // Sums add up, whichever part of the period they came from.
-        for (grid, part) in grids.iter_mut().zip(remainder) {
-            for (key, (total, samples)) in part {
-                let cell = grid.entry(key).or_default();
-                cell.0 += total;
-                cell.1 += samples;
+        }
+        for part in &rest {
+            for (target, source) in sources.iter().enumerate() {
+                plan_hours(
+                    &mut reads, target, tenant_id, part, *source, group_kind, filter, strategy,
+                );
             }
         }
+        // Sums add up, whichever part of the period they came from.
+        reads
+            .run(self, &mut grids, rollup_read_kind(group_kind, filter).1)
+            .await?;
         Ok(grids)
     }
 
     /// Adds the day rows of `sources` for the local days `[start, end)` to their
-    /// grids (one read for all of them), and presence intervals still open.
+    /// grids, in one read for all of them.
     #[allow(clippy::too_many_arguments)]
     async fn day_grids(
         &self,
@@ -379,243 +413,6 @@ impl Services {
                 let cell = grids[target].entry((b, key.clone())).or_default();
                 cell.0 += total;
                 cell.1 += samples;
-            }
-        }
-        for (source, grid) in sources.iter().zip(grids.iter_mut()) {
-            if let Source::Presence(_) = source {
-                // Rollups hold closed intervals only.
-                self.raw_grid(tenant_id, window, *source, group_kind, filter, start, end, true, grid)
-                    .await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Adds a part of a period to `grid`: whole UTC hours from hourly rollups
-    /// where they apply, the partial hours at its edges (and everything else)
-    /// from raw facts.
-    #[allow(clippy::too_many_arguments)]
-    async fn hourly_grid(
-        &self,
-        tenant_id: &str,
-        window: &Window,
-        source: Source,
-        group_kind: &str,
-        filter: &Filter,
-        strategy: Strategy,
-        grid: &mut Grid,
-    ) -> CoreResult<()> {
-        let fast = strategy == Strategy::Rollups && window.hour_aligned() && filter.rollup_compatible();
-        let (aligned_start, aligned_end) = window.whole_hours();
-        if !fast || aligned_start >= aligned_end {
-            return self
-                .raw_grid(
-                    tenant_id,
-                    window,
-                    source,
-                    group_kind,
-                    filter,
-                    window.start,
-                    window.end,
-                    false,
-                    grid,
-                )
-                .await;
-        }
-        self.rollup_grid(
-            tenant_id,
-            window,
-            source,
-            group_kind,
-            filter,
-            aligned_start,
-            aligned_end,
-            grid,
-        )
-        .await?;
-        for (s, e) in [(window.start, aligned_start), (aligned_end, window.end)] {
-            if s < e {
-                self.raw_grid(tenant_id, window, source, group_kind, filter, s, e, false, grid)
-                    .await?;
-            }
-        }
-        if let Source::Presence(_) = source {
-            // Rollups hold closed intervals only.
-            self.raw_grid(
-                tenant_id,
-                window,
-                source,
-                group_kind,
-                filter,
-                aligned_start,
-                aligned_end,
-                true,
-                grid,
-            )
-            .await?;
-        }
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn rollup_grid(
-        &self,
-        tenant_id: &str,
-        window: &Window,
-        source: Source,
-        group_kind: &str,
-        filter: &Filter,
-        start: i64,
-        end: i64,
-        grid: &mut Grid,
-    ) -> CoreResult<()> {
-        let (read_kind, rekey) = rollup_read_kind(group_kind, filter);
-        let kind = source.rollup_kind();
-        let len = window.unit.len_ms();
-        for seg in window.segments() {
-            let (s, e) = (seg.start.max(start), seg.end.min(end));
-            if s >= e {
-                continue;
-            }
-            let mut cond = Cond::new();
-            cond.any_of(8, "group_key", &filter.rule_ids);
-            let sql = format!(
-                "select (hour + $6) / $7 as b, group_key, cast(sum(total) as bigint), cast(sum(samples) as bigint) \
-                 from report_rollups where tenant_id = $1 and kind = $2 and group_kind = $3 and hour >= $4 and hour < $5{} \
-                 group by 1, 2",
-                cond.sql
-            );
-            let rows: Vec<(i64, String, i64, i64)> = with_db!(self.db(), |pool| {
-                let q = sqlx::query_as(&sql)
-                    .bind(tenant_id)
-                    .bind(&kind)
-                    .bind(read_kind)
-                    .bind(s)
-                    .bind(e)
-                    .bind(seg.offset)
-                    .bind(len);
-                bind_cond!(q, cond).fetch_all(pool).await
-            })?;
-            add_rows(grid, rows, rekey);
-        }
-        Ok(())
-    }
-
-    /// Adds the raw facts of `[start, end)` to `grid`. For presence, `open_only`
-    /// takes only intervals still open.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn raw_grid(
-        &self,
-        tenant_id: &str,
-        window: &Window,
-        source: Source,
-        group_kind: &str,
-        filter: &Filter,
-        start: i64,
-        end: i64,
-        open_only: bool,
-        grid: &mut Grid,
-    ) -> CoreResult<()> {
-        if let Source::Presence(state) = source {
-            return self
-                .raw_presence(tenant_id, window, state, group_kind, start, end, open_only, grid)
-                .await;
-        }
-        let (table, at, value, key_column) = match source {
-            Source::Fact(_) => (
-                "report_facts",
-                "at",
-                "value",
-                match group_kind {
-                    "AGENT" => "agent_id",
-                    "DIM" => "dim",
-                    _ => "",
-                },
-            ),
-            Source::Visits | Source::PageViews => (
-                "visits",
-                "started_at",
-                if source == Source::Visits {
-                    "duration_ms"
-                } else {
-                    "page_views"
-                },
-                match group_kind {
-                    "DIM" => "path",
-                    "VISITOR" => "visitor_id",
-                    _ => "",
-                },
-            ),
-            Source::Presence(_) => unreachable!("handled above"),
-        };
-        let len = window.unit.len_ms();
-        for seg in window.segments() {
-            let (s, e) = (seg.start.max(start), seg.end.min(end));
-            if s >= e {
-                continue;
-            }
-            let mut cond = Cond::new();
-            let first = 6;
-            if let Source::Fact(kind) = source {
-                cond.equals(first, "kind", Some(kind));
-                cond.any_of(first, "dim", &filter.rule_ids);
-            }
-            cond.visit_filters(first, filter);
-            let (key_select, group) = if key_column.is_empty() {
-                ("''".to_string(), "group by 1")
-            } else {
-                cond.sql += &format!(" and {key_column} is not null");
-                (key_column.to_string(), "group by 1, 2")
-            };
-            let sql = format!(
-                "select ({at} + $4) / $5 as b, {key_select}, cast(sum({value}) as bigint), count(*) from {table} \
-                 where tenant_id = $1 and {at} >= $2 and {at} < $3 {} {group}",
-                cond.sql
-            );
-            let rows: Vec<(i64, String, i64, i64)> = with_db!(self.db(), |pool| {
-                let q = sqlx::query_as(&sql)
-                    .bind(tenant_id)
-                    .bind(s)
-                    .bind(e)
-                    .bind(seg.offset)
-                    .bind(len);
-                bind_cond!(q, cond).fetch_all(pool).await
-            })?;
-            for (b, key, total, samples) in rows {
-                let cell = grid.entry((b, key)).or_default();
-                cell.0 += total;
-                cell.1 += samples;
-            }
-        }
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn raw_presence(
-        &self,
-        tenant_id: &str,
-        window: &Window,
-        state: &str,
-        group_kind: &str,
-        start: i64,
-        end: i64,
-        open_only: bool,
-        grid: &mut Grid,
-    ) -> CoreResult<()> {
-        let now = now_ms();
-        for interval in self.presence_intervals(tenant_id, state, start, end, open_only).await? {
-            let (s, e) = (interval.1.max(start), interval.2.unwrap_or(now).min(end));
-            let key = if group_kind == "AGENT" {
-                interval.0.clone()
-            } else {
-                String::new()
-            };
-            for (b, ms) in window.split(s, e) {
-                if ms > 0 {
-                    let cell = grid.entry((b, key.clone())).or_default();
-                    cell.0 += ms;
-                    cell.1 += 1;
-                }
             }
         }
         Ok(())

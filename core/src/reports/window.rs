@@ -69,6 +69,23 @@ pub struct Window {
     /// Bucket size.
     pub unit: BucketUnit,
     segments: Vec<Segment>,
+    /// The tenant's day rollups, when they were read together with its zone.
+    pub(crate) kept_days: KeptDays,
+}
+
+/// What is known of a tenant's day rollups (see [`super::days`]) for a window.
+/// A report reads it with the tenant's zone, in the same statement, so that
+/// finding the whole days it can answer from day rows costs no round trip.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum KeptDays {
+    /// Not read: ask the database.
+    #[default]
+    Unread,
+    /// No day rows in this window's zone.
+    Absent,
+    /// Day rows kept in this window's zone, complete from `complete_from` (and
+    /// script-error rows from `errors_from`).
+    Kept { complete_from: i64, errors_from: i64 },
 }
 
 /// What a window is computed from.
@@ -192,6 +209,7 @@ impl Window {
             end,
             unit,
             segments,
+            kept_days: KeptDays::Unread,
         })
     }
 
@@ -205,6 +223,7 @@ impl Window {
             end,
             unit: self.unit,
             segments: segments(self.tz, start, end),
+            kept_days: self.kept_days,
         }
     }
 
@@ -244,6 +263,7 @@ impl Window {
             end,
             unit: self.unit,
             segments,
+            kept_days: self.kept_days,
         })
     }
 
