@@ -7,7 +7,9 @@
 //! - **Rapport**: the report as the REST operation answers it (rollups where they
 //!   apply);
 //! - **baseline**: the same report computed with the naive `GROUP BY` over the raw
-//!   facts ([`Strategy::Raw`]), in the same run.
+//!   facts ([`Strategy::Raw`]), in the same run. Its reads are batched and packed
+//!   into one statement as Rapport's are (`rapport_core::reports::reads`), so the
+//!   ratio measures what rollups save, not round trips.
 //!
 //! Figures are reported as ratios to the baseline, since the machines are shared and
 //! noisy. `BENCH_ONLY=chat,resources` measures only the reports whose names

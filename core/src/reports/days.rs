@@ -20,7 +20,7 @@ use chrono::{NaiveDate, TimeZone};
 use chrono_tz::Tz;
 
 use super::{
-    sql::{bind_cond, Cond},
+    sql::{bind_cond, packed, unpack, Cond},
     window::{local_midnight, BucketUnit, KeptDays, Window},
 };
 use crate::{
@@ -45,11 +45,6 @@ pub(crate) struct DayRows<'a> {
 /// One day row: the index of its kind in [`DayRows::kinds`], the day's start,
 /// the group key, total and samples.
 pub(crate) type DayRow = (usize, i64, String, i64, i64);
-
-/// Separates the groups of a day in the packed SQLite answer (ASCII record separator).
-const GROUP_SEP: char = '\u{1e}';
-/// Separates key, total and samples within a group (ASCII unit separator).
-const FIELD_SEP: char = '\u{1f}';
 
 /// The instant the local day of `ms` starts in `tz`.
 pub(crate) fn day_start(tz: Tz, ms: i64) -> i64 {
@@ -148,19 +143,14 @@ impl Services {
         match self.db() {
             Db::Sqlite(pool) => {
                 let sql = format!(
-                    "select kind, day, group_concat(group_key || char(31) || total || char(31) || samples, char(30)) \
-                     {filter} group by kind, day"
+                    "select kind, day, {} {filter} group by kind, day",
+                    packed("group_key", "total", "samples")
                 );
                 let packed: Vec<(String, i64, String)> = bound!(&sql).fetch_all(pool).await?;
                 let mut rows = Vec::new();
                 for (kind, day, groups) in packed {
                     let kind = index(&kind);
-                    for group in groups.split(GROUP_SEP) {
-                        let mut fields = group.split(FIELD_SEP);
-                        let (Some(key), Some(total), Some(samples)) = (fields.next(), fields.next(), fields.next())
-                        else {
-                            continue;
-                        };
+                    for [key, total, samples] in unpack(&groups) {
                         rows.push((
                             kind,
                             day,

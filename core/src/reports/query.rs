@@ -37,6 +37,9 @@ use crate::{
     with_db, Services,
 };
 
+/// A tenant's zone, and the zone and completeness of its day rollups, if any.
+type ZoneRow = (String, Option<String>, Option<i64>, Option<i64>);
+
 /// Which path answers: the fast one, or raw facts only (tests, benchmark baseline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
@@ -120,14 +123,13 @@ impl Services {
             Some(name) => Some(parse_zone(&format!("{field}timeZone"), name)?),
             None => None,
         };
-        let row: Option<(String, Option<String>, Option<i64>, Option<i64>)> =
-            with_db!(self.db(), |pool| sqlx::query_as(
-                "select t.timezone, z.zone, z.complete_from, z.errors_from from tenants t \
+        let row: Option<ZoneRow> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select t.timezone, z.zone, z.complete_from, z.errors_from from tenants t \
                  left join day_rollup_zones z on z.tenant_id = t.id where t.id = $1"
-            )
-            .bind(tenant_id)
-            .fetch_optional(pool)
-            .await)?;
+        )
+        .bind(tenant_id)
+        .fetch_optional(pool)
+        .await)?;
         let (tenant_zone, kept_zone, complete_from, errors_from) = row.ok_or(CoreError::NotFound("tenant"))?;
         let tz = requested.unwrap_or_else(|| tenant_zone.parse().unwrap_or(chrono_tz::UTC));
         let first_fact = if filter.grouping == super::api::Grouping::All {

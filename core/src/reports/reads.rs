@@ -9,16 +9,16 @@
 //! planned first, each as SQL with its own `$1…` placeholders, and [`Reads::run`]
 //! renumbers them and sends them as one `UNION ALL` per row shape: grid rows
 //! `(bucket, key, total, samples)`, and presence intervals, which are cut into
-//! buckets here.
+//! buckets here. On SQLite the rows come back packed (see [`super::sql::packed`]).
 
 use super::{
     catalogue::Source,
     plan::Filter,
     query::Grid,
-    sql::{bind_cond, Bind, Cond},
+    sql::{bind_cond, packed, unpack, Bind, Cond},
     window::Window,
 };
-use crate::{error::CoreResult, time::now_ms, with_db, Services};
+use crate::{db::Db, error::CoreResult, time::now_ms, Services};
 
 /// SQLite refuses a compound statement of more than 500 parts; a report rarely
 /// has more than twenty, but a long custom range crossing many offset changes
@@ -270,40 +270,93 @@ impl Reads {
     /// large plans), and adds their rows to `grids`; with `rekey`, all under the
     /// empty key (see [`super::query`]'s `rollup_read_kind`).
     pub async fn run(self, services: &Services, grids: &mut [Grid], rekey: bool) -> CoreResult<()> {
+        let mut add = |tag: i64, b: i64, key: &str, total: i64, samples: i64| {
+            let key = if rekey { String::new() } else { key.to_string() };
+            let cell = grids[tag as usize].entry((b, key)).or_default();
+            cell.0 += total;
+            cell.1 += samples;
+        };
         for chunk in self.grid.chunks(MAX_BRANCHES) {
             let (sql, binds) = union(chunk, "b, k, t, n");
-            let cond = Cond { sql, binds };
-            let rows: Vec<(i64, i64, String, i64, i64)> = with_db!(services.db(), |pool| {
-                bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await
-            })?;
-            for (tag, b, key, total, samples) in rows {
-                let key = if rekey { String::new() } else { key };
-                let cell = grids[tag as usize].entry((b, key)).or_default();
-                cell.0 += total;
-                cell.1 += samples;
-            }
-        }
-        let now = now_ms();
-        for chunk in self.intervals.chunks(MAX_BRANCHES) {
-            let (sql, binds) = union(chunk, "u, s, e");
-            let cond = Cond { sql, binds };
-            let rows: Vec<(i64, String, i64, Option<i64>)> = with_db!(services.db(), |pool| {
-                bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await
-            })?;
-            for (tag, user, started, ended) in rows {
-                let read = &self.interval_reads[tag as usize];
-                let (s, e) = (started.max(read.start), ended.unwrap_or(now).min(read.end));
-                let key = if read.by_agent { user } else { String::new() };
-                for (b, ms) in read.window.split(s, e) {
-                    if ms > 0 {
-                        let cell = grids[read.target].entry((b, key.clone())).or_default();
-                        cell.0 += ms;
-                        cell.1 += 1;
+            match services.db() {
+                // One row per grid and bucket, its groups packed (see `packed`).
+                Db::Sqlite(pool) => {
+                    let sql = format!(
+                        "select tag, b, {} from ({sql}) as u group by tag, b",
+                        packed("k", "t", "n")
+                    );
+                    let cond = Cond { sql, binds };
+                    let rows: Vec<(i64, i64, String)> =
+                        bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await?;
+                    for (tag, b, groups) in rows {
+                        for [key, total, samples] in unpack(&groups) {
+                            add(
+                                tag,
+                                b,
+                                key,
+                                total.parse().unwrap_or_default(),
+                                samples.parse().unwrap_or_default(),
+                            );
+                        }
+                    }
+                }
+                Db::Postgres(pool) => {
+                    let cond = Cond { sql, binds };
+                    let rows: Vec<(i64, i64, String, i64, i64)> =
+                        bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await?;
+                    for (tag, b, key, total, samples) in rows {
+                        add(tag, b, &key, total, samples);
                     }
                 }
             }
         }
+        let intervals = self.intervals(services).await?;
+        let now = now_ms();
+        for (tag, user, started, ended) in intervals {
+            let read = &self.interval_reads[tag as usize];
+            let (s, e) = (started.max(read.start), ended.unwrap_or(now).min(read.end));
+            let key = if read.by_agent { user } else { String::new() };
+            for (b, ms) in read.window.split(s, e) {
+                if ms > 0 {
+                    let cell = grids[read.target].entry((b, key.clone())).or_default();
+                    cell.0 += ms;
+                    cell.1 += 1;
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The planned presence intervals: (tag, user, start, end or `None` while open).
+    async fn intervals(&self, services: &Services) -> CoreResult<Vec<(i64, String, i64, Option<i64>)>> {
+        let mut out = Vec::new();
+        for chunk in self.intervals.chunks(MAX_BRANCHES) {
+            let (sql, binds) = union(chunk, "u, s, e");
+            match services.db() {
+                // One row per read, its intervals packed; an open one ends in ''.
+                Db::Sqlite(pool) => {
+                    let sql = format!(
+                        "select tag, {} from ({sql}) as u group by tag",
+                        packed("u", "s", "ifnull(e, '')")
+                    );
+                    let cond = Cond { sql, binds };
+                    let rows: Vec<(i64, String)> = bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await?;
+                    for (tag, intervals) in rows {
+                        for [user, start, end] in unpack(&intervals) {
+                            let start = start.parse().unwrap_or_default();
+                            out.push((tag, user.to_string(), start, end.parse().ok()));
+                        }
+                    }
+                }
+                Db::Postgres(pool) => {
+                    let cond = Cond { sql, binds };
+                    let rows: Vec<(i64, String, i64, Option<i64>)> =
+                        bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await?;
+                    out.extend(rows);
+                }
+            }
+        }
+        Ok(out)
     }
 }
 

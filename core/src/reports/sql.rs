@@ -5,6 +5,30 @@
 use super::{api::TagsFilter, plan::Filter};
 use crate::db::placeholders;
 
+/// Separates the rows packed into one SQLite answer row (ASCII record separator).
+const ROW_SEP: char = '\u{1e}';
+/// Separates the fields of a packed row (ASCII unit separator).
+const FIELD_SEP: char = '\u{1f}';
+
+/// Packs rows of three text-castable columns into one string on SQLite:
+/// `group_concat(a || char(31) || b || char(31) || c, char(30))`, read back by
+/// [`unpack`].
+///
+/// sqlx hands SQLite rows over from its worker thread one at a time, at about
+/// 5 µs a row; a report reading thousands of small rows spent most of its time
+/// there, not in the read.
+pub(crate) fn packed(a: &str, b: &str, c: &str) -> String {
+    format!("group_concat({a} || char(31) || {b} || char(31) || {c}, char(30))")
+}
+
+/// The rows of a string [`packed`] by SQLite; a malformed row is skipped.
+pub(crate) fn unpack(packed: &str) -> impl Iterator<Item = [&str; 3]> {
+    packed.split(ROW_SEP).filter_map(|row| {
+        let mut fields = row.split(FIELD_SEP);
+        Some([fields.next()?, fields.next()?, fields.next()?])
+    })
+}
+
 /// A value bound to a [`Cond`] placeholder.
 #[derive(Debug, Clone)]
 pub(crate) enum Bind {
