@@ -106,11 +106,7 @@ impl Reads {
         (start, end): (i64, i64),
     ) {
         let len = window.unit.len_ms();
-        for seg in window.segments() {
-            let (s, e) = (seg.start.max(start), seg.end.min(end));
-            if s >= e {
-                continue;
-            }
+        self.per_segment(target, window, (start, end), |s, e, offset| {
             let mut cond = Cond::new();
             cond.any_of(8, "group_key", &filter.rule_ids);
             let sql = format!(
@@ -125,15 +121,34 @@ impl Reads {
                 Bind::Text(read_kind.to_string()),
                 Bind::Int(s),
                 Bind::Int(e),
-                Bind::Int(seg.offset),
+                Bind::Int(offset),
                 Bind::Int(len),
             ];
             binds.extend(cond.binds);
-            self.grid.push(Branch {
-                tag: target,
-                sql,
-                binds,
-            });
+            (sql, binds)
+        });
+    }
+
+    /// Plans one grid read for `target` per offset segment of `window` inside
+    /// `[start, end)`: `read` gets the segment's part and offset, and returns its
+    /// SQL and bound values.
+    fn per_segment(
+        &mut self,
+        target: usize,
+        window: &Window,
+        (start, end): (i64, i64),
+        mut read: impl FnMut(i64, i64, i64) -> (String, Vec<Bind>),
+    ) {
+        for seg in window.segments() {
+            let (s, e) = (seg.start.max(start), seg.end.min(end));
+            if s < e {
+                let (sql, binds) = read(s, e, seg.offset);
+                self.grid.push(Branch {
+                    tag: target,
+                    sql,
+                    binds,
+                });
+            }
         }
     }
 
@@ -181,11 +196,7 @@ impl Reads {
             ),
         };
         let len = window.unit.len_ms();
-        for seg in window.segments() {
-            let (s, e) = (seg.start.max(start), seg.end.min(end));
-            if s >= e {
-                continue;
-            }
+        self.per_segment(target, window, (start, end), |s, e, offset| {
             let mut cond = Cond::new();
             let first = 6;
             if let Source::Fact(kind) = source {
@@ -208,16 +219,12 @@ impl Reads {
                 Bind::Text(tenant_id.to_string()),
                 Bind::Int(s),
                 Bind::Int(e),
-                Bind::Int(seg.offset),
+                Bind::Int(offset),
                 Bind::Int(len),
             ];
             binds.extend(cond.binds);
-            self.grid.push(Branch {
-                tag: target,
-                sql,
-                binds,
-            });
-        }
+            (sql, binds)
+        });
     }
 
     /// Plans the presence intervals of `state` overlapping `[start, end)` (only
