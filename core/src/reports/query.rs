@@ -420,41 +420,6 @@ impl Services {
         Ok(())
     }
 
-    /// Presence intervals of `state` overlapping `[start, end)`: (user, start, end).
-    pub(crate) async fn presence_intervals(
-        &self,
-        tenant_id: &str,
-        state: &str,
-        start: i64,
-        end: i64,
-        open_only: bool,
-    ) -> CoreResult<Vec<(String, i64, Option<i64>)>> {
-        let open: Vec<(String, i64, Option<i64>)> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select user_id, started_at, ended_at from presence_intervals \
-             where tenant_id = $1 and state = $2 and ended_at is null and started_at < $3"
-        )
-        .bind(tenant_id)
-        .bind(state)
-        .bind(end)
-        .fetch_all(pool)
-        .await)?;
-        if open_only {
-            return Ok(open);
-        }
-        let mut closed: Vec<(String, i64, Option<i64>)> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select user_id, started_at, ended_at from presence_intervals \
-             where tenant_id = $1 and state = $2 and ended_at > $3 and started_at < $4"
-        )
-        .bind(tenant_id)
-        .bind(state)
-        .bind(start)
-        .bind(end)
-        .fetch_all(pool)
-        .await)?;
-        closed.extend(open);
-        Ok(closed)
-    }
-
     /// The earliest fact of any of `sources`, for `ALL`.
     async fn first_fact(&self, tenant_id: &str, sources: &[Source]) -> CoreResult<Option<i64>> {
         let mut first: Option<i64> = None;

@@ -334,8 +334,9 @@ impl Reads {
         Ok(())
     }
 
-    /// The planned presence intervals: (tag, user, start, end or `None` while open).
-    async fn intervals(&self, services: &Services) -> CoreResult<Vec<(i64, String, i64, Option<i64>)>> {
+    /// The planned presence intervals, uncut: (tag, user, start, end or `None`
+    /// while open). The agent time lists read them so.
+    pub async fn intervals(&self, services: &Services) -> CoreResult<Vec<(i64, String, i64, Option<i64>)>> {
         let mut out = Vec::new();
         for chunk in self.intervals.chunks(MAX_BRANCHES) {
             let (sql, binds) = union(chunk, "u, s, e");

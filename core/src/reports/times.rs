@@ -9,6 +9,7 @@ use super::{
     cells::cell,
     plan::{plan, Filter},
     query::{Grid, Strategy},
+    reads::Reads,
 };
 use crate::{error::CoreResult, time::from_ms, time::now_ms, Services};
 
@@ -68,10 +69,19 @@ impl Services {
         let window = self.report_window(tenant_id, filter, &[source], "").await?;
         let now = now_ms();
         let mut by_user: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
-        for (user, start, end) in self
-            .presence_intervals(tenant_id, kind.state(), window.start, window.end, false)
-            .await?
-        {
+        let mut reads = Reads::default();
+        let period = (window.start, window.end);
+        reads.raw(
+            0,
+            tenant_id,
+            &window,
+            source,
+            "AGENT",
+            &Filter::default(),
+            period,
+            false,
+        );
+        for (_, user, start, end) in reads.intervals(self).await? {
             let (s, e) = (start.max(window.start), end.unwrap_or(now).min(window.end));
             if s < e {
                 by_user.entry(user).or_default().push((s, e));
