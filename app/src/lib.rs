@@ -16,6 +16,7 @@ pub mod api;
 #[cfg(any(feature = "ssr", feature = "hydrate"))]
 mod charts;
 mod components;
+mod erase;
 mod pages;
 #[cfg(feature = "ssr")]
 pub mod reports;

@@ -18,6 +18,8 @@
 #[cfg(not(feature = "ssr"))]
 use leptos::lazy;
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_router::LazyRoute;
 
 use crate::pages::{
@@ -93,7 +95,7 @@ macro_rules! lazy_area {
             /// The page. In the browser only the area's chunk reaches this.
             fn show(self) -> AnyView {
                 match self {
-                    $($pages::$page => view! { <$page /> }.into_any(),)*
+                    $($pages::$page => view! { <$page /> }.erase(),)*
                 }
             }
         }

@@ -10,7 +10,14 @@ use anyhow::{bail, Context, Result};
 
 /// The workspace root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    // `cargo run` sets the variable for the running task too. Prefer that: with a
+    // shared `CARGO_TARGET_DIR`, cargo may reuse an xtask binary that another
+    // checkout of the same sources compiled, whose compile-time path is that
+    // checkout's.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest_dir
         .parent()
         .expect("xtask lives in the workspace")
         .to_path_buf()

@@ -2,12 +2,11 @@
 //! the edit card, the delete card, and what shows when the object cannot be read.
 //! Each works as a plain form post without JavaScript.
 
-use leptos::{
-    prelude::*,
-    server_fn::{client::Client, codec::PostUrl, request::ClientReq, Http, ServerFn},
-    web_sys::FormData,
-};
+use crate::components::post_form::{FormAction, PostForm};
+use leptos::{prelude::*, server_fn::ServerFn};
 use serde::de::DeserializeOwned;
+
+use crate::erase::SyncChildren;
 
 use crate::components::{
     feedback::{ActionError, ErrorNote, SavedNote},
@@ -18,30 +17,28 @@ use crate::components::{
 /// hidden field, "Save changes", and the outcome under the form. The form is
 /// guarded against leaving with unsaved changes.
 #[component]
-pub fn EditCard<F, E: 'static>(
+pub fn EditCard<F>(
     /// The card's heading, e.g. "Team"; none when the page's own heading says it.
     #[prop(optional)]
     title: Option<&'static str>,
     /// The save action.
-    action: ServerAction<F>,
+    action: FormAction<F>,
     /// The object's id, posted as `id`.
     id: String,
-    children: Children,
+    children: SyncChildren,
 ) -> impl IntoView
 where
-    F: DeserializeOwned + ServerFn<Protocol = Http<PostUrl, E>, Error = ServerFnError> + Clone + Send + Sync + 'static,
-    <<F::Client as Client<ServerFnError>>::Request as ClientReq<ServerFnError>>::FormData: From<FormData>,
-    F::Output: Clone + Send + Sync + 'static,
-    F::Client: Client<ServerFnError>,
+    F: ServerFn<Error = ServerFnError> + 'static,
+    F::Output: DeserializeOwned + Clone + Send + Sync + 'static,
 {
     view! {
         <section class="card">
             {title.map(|title| view! { <h2>{title}</h2> })}
-            <ActionForm action attr:data-unsaved-guard="">
+            <PostForm action attr:data-unsaved-guard="">
                 <input type="hidden" name="id" value=id />
-                {children()}
+                {children.view()}
                 <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save changes"</button>
-            </ActionForm>
+            </PostForm>
             <ActionError value=action.value() />
             <SavedNote value=action.value() />
         </section>
@@ -51,7 +48,7 @@ where
 /// The card that deletes an object, behind a disclosure that says what
 /// deleting does (see [`DangerZone`]), with the outcome under it.
 #[component]
-pub fn DeleteCard<F, E: 'static>(
+pub fn DeleteCard<F>(
     /// The heading, e.g. "Delete the team".
     title: &'static str,
     /// The summary that opens it, e.g. "Delete this team…".
@@ -59,22 +56,20 @@ pub fn DeleteCard<F, E: 'static>(
     /// What deleting does.
     consequence: &'static str,
     /// The delete action.
-    action: ServerAction<F>,
+    action: FormAction<F>,
     /// The object's id, posted as `id`.
     id: String,
 ) -> impl IntoView
 where
-    F: DeserializeOwned + ServerFn<Protocol = Http<PostUrl, E>, Error = ServerFnError> + Clone + Send + Sync + 'static,
-    <<F::Client as Client<ServerFnError>>::Request as ClientReq<ServerFnError>>::FormData: From<FormData>,
-    F::Output: Clone + Send + Sync + 'static,
-    F::Client: Client<ServerFnError>,
+    F: ServerFn<Error = ServerFnError> + 'static,
+    F::Output: DeserializeOwned + Clone + Send + Sync + 'static,
 {
     view! {
         <DangerZone title summary consequence>
-            <ActionForm action>
+            <PostForm action>
                 <input type="hidden" name="id" value=id />
                 <button type="submit" class="button danger">"Delete permanently"</button>
-            </ActionForm>
+            </PostForm>
         </DangerZone>
         <ActionError value=action.value() />
     }

@@ -1,7 +1,10 @@
 //! The signed-in frame: top bar with navigation that follows the user's role, and
 //! the page below. Signed-out visitors are sent to the login page.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::{EraseView, SyncChildrenFn};
 use leptos_router::components::{Outlet, Redirect, A};
 use rapport_core::{
     model::{Role, SessionUser},
@@ -125,10 +128,10 @@ pub fn Layout() -> impl IntoView {
                 match user.await {
                     Ok(Some(u)) => {
                         let status = presence.await.ok().flatten();
-                        view! { <TopBar user=u presence=status /> }.into_any()
+                        view! { <TopBar user=u presence=status /> }.erase()
                     }
-                    Ok(None) => view! { <Redirect path="/login" /> }.into_any(),
-                    Err(_) => view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }.into_any(),
+                    Ok(None) => view! { <Redirect path="/login" /> }.erase(),
+                    Err(_) => view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }.erase(),
                 }
             })}
         </Suspense>
@@ -176,7 +179,7 @@ const HEARTBEAT_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 /// open it sends a heartbeat, so presence ends when the dashboard is closed.
 #[component]
 fn PresenceSwitch(initial: Option<PresenceStatus>) -> impl IntoView {
-    let set = ServerAction::<SetMyPresence>::new();
+    let set = FormAction::<SetMyPresence>::new();
     // The newest status known here: from a change or a heartbeat.
     let latest = RwSignal::new(None::<PresenceStatus>);
     Effect::new(move |_| {
@@ -208,7 +211,7 @@ fn PresenceSwitch(initial: Option<PresenceStatus>) -> impl IntoView {
                 .into_iter()
                 .map(|status| {
                     view! {
-                        <ActionForm action=set>
+                        <PostForm action=set>
                             <input type="hidden" name="status" value=status.as_str() />
                             <button
                                 type="submit"
@@ -219,7 +222,7 @@ fn PresenceSwitch(initial: Option<PresenceStatus>) -> impl IntoView {
                                 <span class="dot" aria-hidden="true"></span>
                                 {status.label()}
                             </button>
-                        </ActionForm>
+                        </PostForm>
                     }
                 })
                 .collect_view()}
@@ -236,17 +239,17 @@ fn PresenceSwitch(initial: Option<PresenceStatus>) -> impl IntoView {
 /// signed-in user was already known at the first pass, so the browser reads
 /// another resource's data and hydration fails.
 #[component]
-pub fn Guard(allowed: fn(&SessionUser) -> bool, children: ChildrenFn) -> impl IntoView {
+pub fn Guard(allowed: fn(&SessionUser) -> bool, children: SyncChildrenFn) -> impl IntoView {
     let user = expect_context::<UserResource>();
     let children = StoredValue::new(children);
     view! {
         <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match user.await {
-                    Ok(Some(u)) if allowed(&u) => children.with_value(|c| c()).into_any(),
-                    Ok(Some(_)) => view! { <Forbidden /> }.into_any(),
-                    Ok(None) => view! { <Redirect path="/login" /> }.into_any(),
-                    Err(e) => view! { <crate::components::feedback::ErrorNote error=e.to_string() /> }.into_any(),
+                    Ok(Some(u)) if allowed(&u) => children.with_value(SyncChildrenFn::view),
+                    Ok(Some(_)) => view! { <Forbidden /> }.erase(),
+                    Ok(None) => view! { <Redirect path="/login" /> }.erase(),
+                    Err(e) => view! { <crate::components::feedback::ErrorNote error=e.to_string() /> }.erase(),
                 }
             })}
         </Suspense>

@@ -2,6 +2,8 @@
 //! disclosure that guards a delete.
 
 use leptos::prelude::*;
+
+use crate::erase::SyncChildren;
 use rapport_core::model::PageInfo;
 
 /// "Page n of m · k things" with links to the neighbouring pages. `href` gives
@@ -41,7 +43,7 @@ pub fn DangerZone(
     summary: &'static str,
     /// What deleting does.
     consequence: &'static str,
-    children: Children,
+    children: SyncChildren,
 ) -> impl IntoView {
     view! {
         <section class="card danger-zone">
@@ -49,7 +51,7 @@ pub fn DangerZone(
             <details>
                 <summary>{summary}</summary>
                 <p>{consequence}</p>
-                {children()}
+                {children.view()}
             </details>
         </section>
     }

@@ -5,6 +5,7 @@ pub mod detail;
 pub mod feedback;
 pub mod layout;
 pub mod lists;
+pub mod post_form;
 pub mod rule_builder;
 pub mod secret;
 pub mod zones;

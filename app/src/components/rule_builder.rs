@@ -10,6 +10,8 @@
 
 use leptos::prelude::*;
 
+use crate::erase::EraseView;
+
 use crate::api::{
     problem::Problem,
     rules::{ActionDraft, ConditionDraft, RuleChoices, RuleDraft, RuleKind, ACTION_TYPES, CONDITION_TYPES},
@@ -188,7 +190,7 @@ fn rule_view(b: Builder, path: Vec<usize>, rule: RuleDraft) -> AnyView {
             {routing.then(|| else_rules(b, &path, &rule))}
         </fieldset>
     }
-    .into_any()
+    .erase()
 }
 
 fn channels(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
@@ -275,12 +277,12 @@ fn sla_fields(b: Builder, rule: &RuleDraft) -> impl IntoView {
                                             on:change=move |ev| { let v = event_target_value(&ev); b.edit(&[], |r| if let Some(x) = r.receivers.get_mut(i) { x.1 = v }) }>
                                             {options(&users, &value)}
                                         </select>
-                                    }.into_any()
+                                    }.erase()
                                 } else {
                                     view! {
                                         <input id=format!("r-receiver-{i}") type="text" prop:value=value.clone() autocomplete="off"
                                             on:input=move |ev| { let v = event_target_value(&ev); b.edit(&[], |r| if let Some(x) = r.receivers.get_mut(i) { x.1 = v }) } />
-                                    }.into_any()
+                                    }.erase()
                                 }}
                                 {error_line(b.message(format!("receivers[{i}]")))}
                             </div>
@@ -358,7 +360,7 @@ fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> im
                     {number_input(id("seconds"), c.seconds, move |v| set(Box::new(move |c| c.seconds = v)))}
                 </div>
             }
-            .into_any()
+            .erase()
         }
         "OPENING_HOUR" => {
             let hours = b.refs.with_value(|r| r.opening_hours.clone());
@@ -378,7 +380,7 @@ fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> im
                     </select>
                 </div>
             }
-            .into_any()
+            .erase()
         }
         kind => {
             let (label, hint) = match kind {
@@ -404,7 +406,7 @@ fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> im
                     </div>
                 })}
             }
-            .into_any()
+            .erase()
         }
     };
     view! {
@@ -491,7 +493,7 @@ fn action_view(b: Builder, path: &[usize], i: usize, a: ActionDraft) -> impl Int
                     </select>
                 </div>
             }
-            .into_any()
+            .erase()
         }
         "SEND_FLOW" => view! {
             <div class="field grow">
@@ -500,7 +502,7 @@ fn action_view(b: Builder, path: &[usize], i: usize, a: ActionDraft) -> impl Int
                     on:input=move |ev| { let v = event_target_value(&ev); set(false, Box::new(move |a| a.reference = v)) } />
             </div>
         }
-        .into_any(),
+        .erase(),
         _ => {
             let (s1, s2, s3, s4) = (set.clone(), set.clone(), set.clone(), set.clone());
             let target = match a.target_kind.as_str() {
@@ -511,13 +513,13 @@ fn action_view(b: Builder, path: &[usize], i: usize, a: ActionDraft) -> impl Int
                             {options(&list, &a.target)}
                         </select>
                     }
-                    .into_any()
+                    .erase()
                 }
                 _ => view! {
                     <input id=id("target") type="text" prop:value=a.target.clone() autocomplete="off" placeholder="support"
                         on:input=move |ev| { let v = event_target_value(&ev); s2(false, Box::new(move |a| a.target = v)) } />
                 }
-                .into_any(),
+                .erase(),
             };
             view! {
                 <div class="field">
@@ -546,7 +548,7 @@ fn action_view(b: Builder, path: &[usize], i: usize, a: ActionDraft) -> impl Int
                     {number_input(id("wait"), a.max_wait_seconds, move |v| s4(false, Box::new(move |a| a.max_wait_seconds = v)))}
                 </div>
             }
-            .into_any()
+            .erase()
         }
     };
     view! {
@@ -588,7 +590,7 @@ fn else_rules(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
                         on:click=move |_| b.reshape(&parent, |r| { if i < r.else_rules.len() { r.else_rules.remove(i); } })>{label}</button>
                 </li>
             }
-            .into_any()
+            .erase()
         })
         .collect();
     let can_nest = path.len() < MAX_DEPTH;

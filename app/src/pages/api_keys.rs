@@ -1,7 +1,10 @@
 //! API keys: Settings → Developer tools → API keys (tenant keys, admins) and
 //! Settings → API (platform keys, platform admins). One component serves both.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::{EraseView, SyncChildrenFn};
 use leptos_meta::Title;
 use rapport_core::model::{ApiKey, ApiKeyKind, CreatedApiKey, Role, SessionUser};
 
@@ -55,9 +58,9 @@ pub fn PlatformApiPage() -> impl IntoView {
 /// so a resource created inside it is registered twice there and once in the
 /// browser, and hydration then reads the wrong data.
 #[component]
-fn KeyManager(kind: ApiKeyKind, allowed: fn(&SessionUser) -> bool, children: ChildrenFn) -> impl IntoView {
-    let create = ServerAction::<CreateKey>::new();
-    let revoke = ServerAction::<RevokeKey>::new();
+fn KeyManager(kind: ApiKeyKind, allowed: fn(&SessionUser) -> bool, children: SyncChildrenFn) -> impl IntoView {
+    let create = FormAction::<CreateKey>::new();
+    let revoke = FormAction::<RevokeKey>::new();
     let keys = Resource::new(
         move || (create.version().get(), revoke.version().get()),
         move |_| list_keys(kind),
@@ -66,10 +69,10 @@ fn KeyManager(kind: ApiKeyKind, allowed: fn(&SessionUser) -> bool, children: Chi
     let created = create.value();
     view! {
         <Guard allowed>
-            {children()}
+            {children.view()}
             <section class="card">
                 <h2>"Create a key"</h2>
-                <ActionForm action=create>
+                <PostForm action=create>
                     <input type="hidden" name="kind" value=kind.as_str() />
                     <div class="field-row">
                         <div class="field">
@@ -80,7 +83,7 @@ fn KeyManager(kind: ApiKeyKind, allowed: fn(&SessionUser) -> bool, children: Chi
                             {move || if create.pending().get() { "Creating…" } else { "Create key" }}
                         </button>
                     </div>
-                </ActionForm>
+                </PostForm>
                 <ActionError value=created />
                 {move || created.get().and_then(Result::ok).map(|k| view! { <NewKey created=k /> })}
                 <Suspense>
@@ -97,9 +100,9 @@ fn KeyManager(kind: ApiKeyKind, allowed: fn(&SessionUser) -> bool, children: Chi
                         match keys.await {
                             Ok(list) if list.is_empty() => view! {
                                 <p class="empty">"No keys yet. Create one above."</p>
-                            }.into_any(),
-                            Ok(list) => view! { <KeyTable keys=list revoke=revoke /> }.into_any(),
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }.erase(),
+                            Ok(list) => view! { <KeyTable keys=list revoke=revoke /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Suspense>
@@ -119,7 +122,7 @@ fn when(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
 }
 
 #[component]
-fn KeyTable(keys: Vec<ApiKey>, revoke: ServerAction<RevokeKey>) -> impl IntoView {
+fn KeyTable(keys: Vec<ApiKey>, revoke: FormAction<RevokeKey>) -> impl IntoView {
     view! {
         <div class="table-wrap">
             <table>
@@ -148,18 +151,18 @@ fn KeyTable(keys: Vec<ApiKey>, revoke: ServerAction<RevokeKey>) -> impl IntoView
                                     <td>{when(k.last_used_at)}</td>
                                     <td>
                                         {if revoked {
-                                            view! { <span class="badge muted">"Revoked"</span> }.into_any()
+                                            view! { <span class="badge muted">"Revoked"</span> }.erase()
                                         } else {
-                                            view! { <span class="badge ok">"Active"</span> }.into_any()
+                                            view! { <span class="badge ok">"Active"</span> }.erase()
                                         }}
                                     </td>
                                     <td>
                                         {(!revoked).then(|| view! {
-                                            <ActionForm action=revoke>
+                                            <PostForm action=revoke>
                                                 <input type="hidden" name="kind" value=kind />
                                                 <input type="hidden" name="id" value=k.id.clone() />
                                                 <button type="submit" class="button danger small" aria-label=label.clone()>"Revoke"</button>
-                                            </ActionForm>
+                                            </PostForm>
                                         })}
                                     </td>
                                 </tr>

@@ -2,6 +2,8 @@
 //! offline: no external scripts or fonts.
 
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 
 use crate::{
@@ -25,8 +27,8 @@ pub fn ApiReferencePage() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match ops.await {
-                        Ok(list) => list.into_iter().map(|op| view! { <OperationCard op=op /> }).collect_view().into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        Ok(list) => list.into_iter().map(|op| view! { <OperationCard op=op /> }).collect_view().erase(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Suspense>

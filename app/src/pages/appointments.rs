@@ -4,7 +4,10 @@
 //! `/appointments/{id}` shows its join link (with a copy button and when it
 //! works), switches recording, sends invitations, edits and deletes it.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -60,8 +63,8 @@ pub fn AppointmentsPage() -> impl IntoView {
             <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading the calendar…"</p> }>
                 {move || Suspend::new(async move {
                     match calendar.await {
-                        Ok(calendar) => view! { <CalendarView calendar /> }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        Ok(calendar) => view! { <CalendarView calendar /> }.erase(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Transition>
@@ -104,7 +107,7 @@ fn CalendarView(calendar: Calendar) -> impl IntoView {
         </div>
         <p class="hint">{format!("Times in {}.", calendar.zone)}</p>
         <div class="table-wrap">
-            {if month { month_grid(&calendar).into_any() } else { week_grid(&calendar).into_any() }}
+            {if month { month_grid(&calendar).erase() } else { week_grid(&calendar).erase() }}
         </div>
     }
 }
@@ -311,7 +314,7 @@ fn AppointmentFields(
 #[component]
 pub fn NewAppointmentPage() -> impl IntoView {
     let query = use_query_map();
-    let add = ServerAction::<AddAppointment>::new();
+    let add = FormAction::<AddAppointment>::new();
     let owners = Resource::new(|| (), |_| appointment_owners());
     let zones = load_zone_names();
     let problem = action_problem(add.value());
@@ -326,14 +329,14 @@ pub fn NewAppointmentPage() -> impl IntoView {
                     match owners.await {
                         Ok(owners) => view! {
                             <section class="card">
-                                <ActionForm action=add attr:data-unsaved-guard="">
+                                <PostForm action=add attr:data-unsaved-guard="">
                                     <AppointmentFields appointment=None start owners zones problem />
                                     <button type="submit" class="button primary" disabled=move || add.pending().get()>"Schedule"</button>
-                                </ActionForm>
+                                </PostForm>
                                 <ActionError value=add.value() />
                             </section>
-                        }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }.erase(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Suspense>
@@ -346,10 +349,10 @@ pub fn NewAppointmentPage() -> impl IntoView {
 pub fn AppointmentPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let edit = ServerAction::<EditAppointment>::new();
-    let recording = ServerAction::<SetAppointmentRecording>::new();
-    let invite = ServerAction::<SendAppointmentInvitations>::new();
-    let remove = ServerAction::<RemoveAppointment>::new();
+    let edit = FormAction::<EditAppointment>::new();
+    let recording = FormAction::<SetAppointmentRecording>::new();
+    let invite = FormAction::<SendAppointmentInvitations>::new();
+    let remove = FormAction::<RemoveAppointment>::new();
     let edits = successes(edit.value());
     let appointment = Resource::new(
         move || (id(), edits.get(), recording.version().get()),
@@ -388,7 +391,7 @@ pub fn AppointmentPage() -> impl IntoView {
                                 </section>
                                 <section class="card">
                                     <h2>"Recording"</h2>
-                                    <ActionForm action=recording>
+                                    <PostForm action=recording>
                                         <input type="hidden" name="id" value=record_id />
                                         <input type="hidden" name="record" value=(!a.record).to_string() />
                                         <p>
@@ -397,27 +400,27 @@ pub fn AppointmentPage() -> impl IntoView {
                                                 {if a.record { "Turn recording off" } else { "Turn recording on" }}
                                             </button>
                                         </p>
-                                    </ActionForm>
+                                    </PostForm>
                                     <ActionError value=recording.value() />
                                 </section>
                                 <section class="card">
                                     <h2>"Invitations"</h2>
                                     {if attendees.is_empty() {
-                                        view! { <p class="empty">"No attendees yet: add their e-mails below."</p> }.into_any()
+                                        view! { <p class="empty">"No attendees yet: add their e-mails below."</p> }.erase()
                                     } else {
                                         view! {
                                             <p>{format!("Attendees: {}.", attendees.join(", "))}</p>
-                                            <ActionForm action=invite>
+                                            <PostForm action=invite>
                                                 <input type="hidden" name="id" value=invite_id />
                                                 <button type="submit" class="button secondary">"Send invitations"</button>
-                                            </ActionForm>
-                                        }.into_any()
+                                            </PostForm>
+                                        }.erase()
                                     }}
                                     {move || match invite.value().get() {
                                         Some(Ok(n)) => Some(view! {
                                             <p class="note ok" role="status">{format!("Invitations to {n} attendee{} are in the mail outbox.", if n == 1 { "" } else { "s" })}</p>
-                                        }.into_any()),
-                                        Some(Err(e)) => Some(view! { <ErrorNote error=e.to_string() /> }.into_any()),
+                                        }.erase()),
+                                        Some(Err(e)) => Some(view! { <ErrorNote error=e.to_string() /> }.erase()),
                                         None => None,
                                     }}
                                 </section>
@@ -427,11 +430,11 @@ pub fn AppointmentPage() -> impl IntoView {
                                 <DeleteCard title="Delete the appointment" summary="Delete this appointment…"
                                     consequence="Its join link stops working. Attendees are not told. This cannot be undone."
                                     action=remove id=remove_id />
-                            }.into_any()
+                            }.erase()
                         }
                         (Err(e), _) | (_, Err(e)) => view! {
                             <LoadFailed title="Appointment" error=e.to_string() back=APPOINTMENTS_PATH back_text="Back to the calendar" />
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>

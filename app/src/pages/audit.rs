@@ -2,6 +2,8 @@
 //! workspace, newest first, filtered by a plain GET form so each view has a link.
 
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
@@ -69,9 +71,9 @@ fn AuditBody() -> impl IntoView {
                         match log.await {
                             Ok(page) if page.entries.is_empty() => view! {
                                 <p class="empty">"Nothing matches these filters."</p>
-                            }.into_any(),
-                            Ok(page) => view! { <AuditTable page query=request() /> }.into_any(),
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }.erase(),
+                            Ok(page) => view! { <AuditTable page query=request() /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Transition>

@@ -7,7 +7,10 @@
 //! when it is the open one. While the stream is down the page says so, and on
 //! reconnecting it reloads both, since events in between are lost.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
@@ -78,9 +81,9 @@ pub fn InboxPage() -> impl IntoView {
     let list_tick = RwSignal::new(0u32);
     let thread_tick = RwSignal::new(0u32);
     let connected = RwSignal::new(None::<bool>);
-    let reply = ServerAction::<InboxReply>::new();
-    let status = ServerAction::<InboxStatus>::new();
-    let assign = ServerAction::<InboxAssign>::new();
+    let reply = FormAction::<InboxReply>::new();
+    let status = FormAction::<InboxStatus>::new();
+    let assign = FormAction::<InboxAssign>::new();
     let changed = move || (reply.version().get(), status.version().get(), assign.version().get());
     let list = Resource::new(
         move || (state.get(), list_tick.get(), changed()),
@@ -116,9 +119,9 @@ pub fn InboxPage() -> impl IntoView {
                             match list.await {
                                 Ok(view_) => {
                                     let s = state.get_untracked();
-                                    view! { <Tabs state=s.clone() counts=view_.counts /> <ConversationList state=s rows=view_.rows more=view_.more /> }.into_any()
+                                    view! { <Tabs state=s.clone() counts=view_.counts /> <ConversationList state=s rows=view_.rows more=view_.more /> }.erase()
                                 }
-                                Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                                Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                             }
                         })}
                     </Transition>
@@ -130,15 +133,15 @@ pub fn InboxPage() -> impl IntoView {
                             match thread.await {
                                 Ok(Some(t)) => view! {
                                     <Thread state=state.get_untracked() thread=t people reply status assign />
-                                }.into_any(),
+                                }.erase(),
                                 Ok(None) => view! {
                                     <h2 id="thread-title" class="visually-hidden">"Conversation"</h2>
                                     <p class="empty">"Choose a conversation to read and answer it."</p>
-                                }.into_any(),
+                                }.erase(),
                                 Err(e) => view! {
                                     <h2 id="thread-title">"Conversation"</h2>
                                     <ErrorNote error=e.to_string() />
-                                }.into_any(),
+                                }.erase(),
                             }
                         })}
                     </Transition>
@@ -154,12 +157,12 @@ pub fn InboxPage() -> impl IntoView {
 fn LiveState(connected: RwSignal<Option<bool>>) -> impl IntoView {
     move || {
         match connected.get() {
-        Some(true) => view! { <p class="live-state ok" role="status">"Live"</p> }.into_any(),
+        Some(true) => view! { <p class="live-state ok" role="status">"Live"</p> }.erase(),
         Some(false) => view! {
             <p class="live-state warn" role="status">"Disconnected: reconnecting… New messages appear once the connection is back."</p>
         }
-        .into_any(),
-        None => ().into_any(),
+        .erase(),
+        None => ().erase(),
     }
     }
 }
@@ -194,7 +197,7 @@ fn Tabs(state: InboxState, counts: [i64; 3]) -> impl IntoView {
 #[component]
 fn ConversationList(state: InboxState, rows: Vec<InboxRow>, more: bool) -> impl IntoView {
     if rows.is_empty() {
-        return view! { <p class="empty">"No conversations here."</p> }.into_any();
+        return view! { <p class="empty">"No conversations here."</p> }.erase();
     }
     // Older conversations extend the list rather than replace it, so that live
     // updates keep the whole list current.
@@ -230,7 +233,7 @@ fn ConversationList(state: InboxState, rows: Vec<InboxRow>, more: bool) -> impl 
         </ul>
         {older}
     }
-    .into_any()
+    .erase()
 }
 
 #[component]
@@ -238,9 +241,9 @@ fn Thread(
     state: InboxState,
     thread: ThreadView,
     people: Assignees,
-    reply: ServerAction<InboxReply>,
-    status: ServerAction<InboxStatus>,
-    assign: ServerAction<InboxAssign>,
+    reply: FormAction<InboxReply>,
+    status: FormAction<InboxStatus>,
+    assign: FormAction<InboxAssign>,
 ) -> impl IntoView {
     let back = InboxState {
         open: None,
@@ -264,20 +267,20 @@ fn Thread(
         </header>
         <div class="thread-actions">
             {TABS.iter().filter(|(value, _)| *value != thread.status).map(|(value, label)| view! {
-                <ActionForm action=status>
+                <PostForm action=status>
                     <input type="hidden" name="customer_id" value=id.get_value() />
                     <input type="hidden" name="status" value=*value />
                     <button type="submit" class="button secondary">{format!("Mark {}", label.to_lowercase())}</button>
-                </ActionForm>
+                </PostForm>
             }).collect_view()}
             {(!assigned_to_me).then(|| view! {
-                <ActionForm action=assign>
+                <PostForm action=assign>
                     <input type="hidden" name="customer_id" value=id.get_value() />
                     <input type="hidden" name="to" value=me.clone() />
                     <button type="submit" class="button secondary">"Assign to me"</button>
-                </ActionForm>
+                </PostForm>
             })}
-            <ActionForm action=assign attr:class="assign">
+            <PostForm action=assign attr:class="assign">
                 <input type="hidden" name="customer_id" value=id.get_value() />
                 <label for="assign-to">"Assigned to"</label>
                 <select id="assign-to" name="to">
@@ -298,7 +301,7 @@ fn Thread(
                     </optgroup>
                 </select>
                 <button type="submit" class="button secondary">"Assign"</button>
-            </ActionForm>
+            </PostForm>
         </div>
         <ActionError value=status.value() />
         <ActionError value=assign.value() />
@@ -307,19 +310,19 @@ fn Thread(
                 <li class="note">{format!("{} earlier messages are not shown.", thread.earlier)}</li>
             })}
             {if thread.messages.is_empty() {
-                view! { <li class="empty">"No messages yet."</li> }.into_any()
+                view! { <li class="empty">"No messages yet."</li> }.erase()
             } else {
-                thread.messages.into_iter().map(|m| view! { <MessageItem message=m /> }).collect_view().into_any()
+                thread.messages.into_iter().map(|m| view! { <MessageItem message=m /> }).collect_view().erase()
             }}
         </ol>
-        <ActionForm action=reply node_ref=form attr:class="reply">
+        <PostForm action=reply node_ref=form attr:class="reply">
             <input type="hidden" name="customer_id" value=id.get_value() />
             <label for="reply-text">"Reply"</label>
             <textarea id="reply-text" name="message" rows="3" required=true maxlength="10000"
                 aria-invalid=field_invalid(problem, "message") aria-describedby="reply-text-error"></textarea>
             <FieldMessage problem field="message" id="reply-text-error" />
             <button type="submit" class="button primary" disabled=move || reply.pending().get()>"Send"</button>
-        </ActionForm>
+        </PostForm>
     }
 }
 
@@ -342,17 +345,17 @@ fn MessageItem(message: MessageView) -> impl IntoView {
             <audio controls=true preload="none" src=url.clone()></audio>
             <a class="muted" href=url target="_blank" rel="noopener noreferrer">"Open the audio"</a>
         }
-        .into_any(),
+        .erase(),
         ("VIDEO", Some(url)) => view! {
             <video controls=true preload="none" src=url.clone()></video>
             <a class="muted" href=url target="_blank" rel="noopener noreferrer">"Open the video"</a>
         }
-        .into_any(),
+        .erase(),
         ("FILE", Some(url)) => {
             let name = file_name(&url);
-            view! { <a class="file" href=url target="_blank" rel="noopener noreferrer">"📎 " {name}</a> }.into_any()
+            view! { <a class="file" href=url target="_blank" rel="noopener noreferrer">"📎 " {name}</a> }.erase()
         }
-        _ => ().into_any(),
+        _ => ().erase(),
     };
     let card = button.map(|(label, link)| {
         view! { <a class="button secondary card-button" href=link target="_blank" rel="noopener noreferrer">{label}</a> }

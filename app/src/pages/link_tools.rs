@@ -2,7 +2,10 @@
 //! live-view link for a recorded visitor session. Both forms work without
 //! JavaScript; the generated links then reach the page once, in the flash cookie.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::{components::Form, hooks::use_query_map};
 
@@ -54,13 +57,13 @@ type Flashed = Resource<Result<crate::api::links::Generated, ServerFnError>>;
 
 #[component]
 fn CobrowseCard(flashed: Flashed) -> impl IntoView {
-    let generate = ServerAction::<GenerateCobrowseLinks>::new();
+    let generate = FormAction::<GenerateCobrowseLinks>::new();
     let problem = action_problem(generate.value());
     view! {
         <section class="card" aria-labelledby="cobrowse-title">
             <h2 id="cobrowse-title">"Co-browsing"</h2>
             <p>"You open the host link; the customer opens the join link. Both work for 24 hours."</p>
-            <ActionForm action=generate>
+            <PostForm action=generate>
                 <div class="field">
                     <label for="cobrowse-url">"Start at URL"</label>
                     <input id="cobrowse-url" name="url" type="url" required=true maxlength="2048"
@@ -71,7 +74,7 @@ fn CobrowseCard(flashed: Flashed) -> impl IntoView {
                 <button type="submit" class="button primary" disabled=move || generate.pending().get()>
                     "Generate co-browsing links"
                 </button>
-            </ActionForm>
+            </PostForm>
             <ActionError value=generate.value() />
             {move || generate.value().get().and_then(Result::ok).map(|links| view! { <CobrowseResult links /> })}
             <Suspense>
@@ -99,7 +102,7 @@ fn CobrowseResult(links: GeneratedCobrowse) -> impl IntoView {
 
 #[component]
 fn LiveViewCard(flashed: Flashed, sessions: Resource<Result<Vec<SessionChoice>, ServerFnError>>) -> impl IntoView {
-    let generate = ServerAction::<GenerateLiveviewLink>::new();
+    let generate = FormAction::<GenerateLiveviewLink>::new();
     let problem = action_problem(generate.value());
     let query = use_query_map();
     let tag = move || query.with(|q| q.get("tag")).filter(|t| !t.is_empty());
@@ -116,7 +119,7 @@ fn LiveViewCard(flashed: Flashed, sessions: Resource<Result<Vec<SessionChoice>, 
                 </div>
                 <button type="submit" class="button secondary">"Filter"</button>
             </Form>
-            <ActionForm action=generate>
+            <PostForm action=generate>
                 <fieldset aria-describedby="session-error">
                     <legend>"Session"</legend>
                     <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading sessions…"</p> }>
@@ -124,9 +127,9 @@ fn LiveViewCard(flashed: Flashed, sessions: Resource<Result<Vec<SessionChoice>, 
                             match sessions.await {
                                 Ok(list) if list.is_empty() => view! {
                                     <p class="empty">"No recorded sessions yet. They appear here once the visitor script records them."</p>
-                                }.into_any(),
-                                Ok(list) => view! { <SessionPicker sessions=list /> }.into_any(),
-                                Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                                }.erase(),
+                                Ok(list) => view! { <SessionPicker sessions=list /> }.erase(),
+                                Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                             }
                         })}
                     </Suspense>
@@ -146,7 +149,7 @@ fn LiveViewCard(flashed: Flashed, sessions: Resource<Result<Vec<SessionChoice>, 
                         "Generate live-view link"
                     </button>
                 </div>
-            </ActionForm>
+            </PostForm>
             <ActionError value=generate.value() />
             {move || generate.value().get().and_then(Result::ok).map(|link| view! { <LiveViewResult link /> })}
             <Suspense>

@@ -1,6 +1,8 @@
 //! Pages that generated links open: co-browsing sessions, live view, conferences.
 
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -52,14 +54,14 @@ pub fn CobrowsePage() -> impl IntoView {
                                     }}
                                 </p>
                             </section>
-                        }.into_any(),
+                        }.erase(),
                         Err(e) => view! {
                             <section class="card empty-state">
                                 <h1>"This co-browsing link does not work"</h1>
                                 <ErrorNote error=e.to_string() />
                                 <p>"It may have expired. Ask for a new link."</p>
                             </section>
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>
@@ -128,8 +130,8 @@ pub fn LiveViewPage() -> impl IntoView {
                                     {s.entry_url.clone().map(|u| view! { <p><a href=u.clone() rel="noopener noreferrer">{u.clone()}</a></p> })}
                                 </section>
                             </div>
-                        }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }.erase(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Suspense>
@@ -168,14 +170,14 @@ pub fn JoinPage() -> impl IntoView {
                                         {j.has_password.then(|| view! { <dt>"Password"</dt><dd>"You will be asked for the password."</dd> })}
                                     </dl>
                                 </section>
-                            }.into_any()
+                            }.erase()
                         }
                         Err(e) => view! {
                             <section class="card empty-state">
                                 <h1>"This conference link does not work"</h1>
                                 <ErrorNote error=e.to_string() />
                             </section>
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>

@@ -3,7 +3,10 @@
 //! its intervals plus one empty slot to add another, then holidays and the zone.
 //! Empty slots are ignored on save, so the editor needs no script to grow.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
@@ -40,9 +43,9 @@ pub fn OpeningHoursListPage() -> impl IntoView {
                         match hours.await {
                             Ok(list) if list.is_empty() => view! {
                                 <p class="empty">"No opening hours yet. Create the first to use them in rules."</p>
-                            }.into_any(),
-                            Ok(list) => view! { <HoursTable list /> }.into_any(),
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }.erase(),
+                            Ok(list) => view! { <HoursTable list /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Suspense>
@@ -104,8 +107,8 @@ pub fn OpeningHoursPage() -> impl IntoView {
 fn HoursEditor() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let save = ServerAction::<SaveOpeningHoursForm>::new();
-    let delete = ServerAction::<DeleteOpeningHoursEntry>::new();
+    let save = FormAction::<SaveOpeningHoursForm>::new();
+    let delete = FormAction::<DeleteOpeningHoursEntry>::new();
     let saved = successes(save.value());
     let hours = Resource::new(move || (id(), saved.get()), |(id, _)| get_opening_hours(id));
     let problem = action_problem(save.value());
@@ -122,7 +125,7 @@ fn HoursEditor() -> impl IntoView {
                             let delete_id = h.id.clone();
                             view! {
                                 <h1>{if is_new { "New opening hours".to_string() } else { display_name(&h) }}</h1>
-                                <ActionForm action=save attr:data-unsaved-guard="" attr:class="hours-editor">
+                                <PostForm action=save attr:data-unsaved-guard="" attr:class="hours-editor">
                                     <input type="hidden" name="form[id]" value=h.id.clone() />
                                     <section class="card">
                                         <div class="field-row">
@@ -150,7 +153,7 @@ fn HoursEditor() -> impl IntoView {
                                             {move || if save.pending().get() { "Saving…" } else { "Save opening hours" }}
                                         </button>
                                     </div>
-                                </ActionForm>
+                                </PostForm>
                                 <ActionError value=save.value() />
                                 <SavedNote value=save.value() />
                                 {(!is_new).then(|| view! {
@@ -159,12 +162,12 @@ fn HoursEditor() -> impl IntoView {
                                         action=delete id=delete_id.clone() />
                                 })}
                             }
-                            .into_any()
+                            .erase()
                         }
                         Err(e) => view! {
                             <LoadFailed title="Opening hours" error=e.to_string() back=OPENING_HOURS_PATH back_text="Back to the list" />
                         }
-                        .into_any(),
+                        .erase(),
                     }
                 })}
             </Suspense>

@@ -2,7 +2,10 @@
 //! its text and whether it left. Without an SMTP server, mail stays here to be
 //! read; with one, a mail that failed can be sent again.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
@@ -18,7 +21,7 @@ use crate::{
 /// `/settings/outbox`.
 #[component]
 pub fn OutboxPage() -> impl IntoView {
-    let retry = ServerAction::<RetryMail>::new();
+    let retry = FormAction::<RetryMail>::new();
     let query = use_query_map();
     let page = move || {
         query
@@ -39,8 +42,8 @@ pub fn OutboxPage() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading mail…"</p> }>
                 {move || Suspend::new(async move {
                     match outbox.await {
-                        Ok(outbox) => view! { <MailList outbox retry /> }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        Ok(outbox) => view! { <MailList outbox retry /> }.erase(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Suspense>
@@ -62,7 +65,7 @@ fn status_text(mail: &MailView, smtp: bool) -> String {
 }
 
 #[component]
-fn MailList(outbox: Outbox, retry: ServerAction<RetryMail>) -> impl IntoView {
+fn MailList(outbox: Outbox, retry: FormAction<RetryMail>) -> impl IntoView {
     let smtp = outbox.delivery == "SMTP";
     let lead = if smtp {
         "Mail goes out through the configured SMTP server. Each mail is tried up to six times over about two hours."
@@ -73,7 +76,7 @@ fn MailList(outbox: Outbox, retry: ServerAction<RetryMail>) -> impl IntoView {
     view! {
         <p class="lead">{lead}</p>
         {if outbox.mails.is_empty() {
-            view! { <p class="empty">"No mail yet. Appointment invitations appear here."</p> }.into_any()
+            view! { <p class="empty">"No mail yet. Appointment invitations appear here."</p> }.erase()
         } else {
             view! {
                 <ul class="mail-list">
@@ -91,10 +94,10 @@ fn MailList(outbox: Outbox, retry: ServerAction<RetryMail>) -> impl IntoView {
                                     <pre class="mail-body">{mail.body.clone()}</pre>
                                     {mail.last_error.clone().map(|e| view! { <p class="note error">{format!("Last attempt: {e}")}</p> })}
                                     {can_retry.then(|| view! {
-                                        <ActionForm action=retry>
+                                        <PostForm action=retry>
                                             <input type="hidden" name="id" value=id />
                                             <button type="submit" class="button secondary small">"Send now"</button>
-                                        </ActionForm>
+                                        </PostForm>
                                     })}
                                 </details>
                             </li>
@@ -102,7 +105,7 @@ fn MailList(outbox: Outbox, retry: ServerAction<RetryMail>) -> impl IntoView {
                     }).collect_view()}
                 </ul>
                 <Pager info noun="mails" words=("Newer", "Older") href=|page| format!("{OUTBOX_PATH}?page={page}") label="Pages of mail" />
-            }.into_any()
+            }.erase()
         }}
     }
 }

@@ -4,6 +4,8 @@
 //! plain GET form, so every view has its own link and works without JavaScript.
 
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -69,12 +71,12 @@ fn ReportBody() -> impl IntoView {
                 {move || Suspend::new(async move {
                     let asked = request();
                     match report.await {
-                        Ok(v) => view! { <Report view=v asked=asked /> }.into_any(),
+                        Ok(v) => view! { <Report view=v asked=asked /> }.erase(),
                         Err(e) => view! {
                             <Picker asked=asked agent_metrics=Vec::new() />
                             <ErrorNote error=e.to_string() />
                         }
-                        .into_any(),
+                        .erase(),
                     }
                 })}
             </Suspense>

@@ -3,7 +3,10 @@
 //! month; `…/new` and `…/{id}` open the rule builder (see
 //! [`crate::components::rule_builder`]), which saves, and deletes a saved rule.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
@@ -64,9 +67,9 @@ fn RulesList(kind: RuleKind) -> impl IntoView {
                         match rules.await {
                             Ok(list) if list.is_empty() => view! {
                                 <p class="empty">{format!("No {noun} yet. Start one with “New {noun}”.")}</p>
-                            }.into_any(),
-                            Ok(list) => view! { <RuleTable kind list /> }.into_any(),
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }.erase(),
+                            Ok(list) => view! { <RuleTable kind list /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Suspense>
@@ -125,8 +128,8 @@ pub fn SlaRulePage() -> impl IntoView {
 fn RuleEditor(kind: RuleKind) -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let save = ServerAction::<SaveRule>::new();
-    let remove = ServerAction::<RemoveRule>::new();
+    let save = FormAction::<SaveRule>::new();
+    let remove = FormAction::<RemoveRule>::new();
     // Re-read after a successful save only: a refused save keeps what was typed.
     let saved = successes(save.value());
     let rule = Resource::new(
@@ -162,35 +165,35 @@ fn RuleEditor(kind: RuleKind) -> impl IntoView {
                                     <p class="lead">{format!("Matched {m} time{} over the last month.", if m == 1 { "" } else { "s" })}</p>
                                 })}
                                 <section class="card">
-                                    <ActionForm action=save attr:data-unsaved-guard="">
+                                    <PostForm action=save attr:data-unsaved-guard="">
                                         <input type="hidden" name="kind" value=format!("{kind:?}") />
                                         <input type="hidden" name="id" value=form_id />
                                         <RuleBuilder kind draft refs problem self_id=id />
                                         <button type="submit" class="button primary" disabled=move || save.pending().get()>
                                             {format!("Save {noun}")}
                                         </button>
-                                    </ActionForm>
+                                    </PostForm>
                                     <ActionError value=save.value() />
                                     <SavedNote value=save.value() />
                                 </section>
                                 {remove_id.map(|rid| view! {
                                     <DangerZone title="Delete the rule" summary="Delete this rule…"
                                         consequence="Refused while another routing rule continues with it. This cannot be undone.">
-                                        <ActionForm action=remove>
+                                        <PostForm action=remove>
                                             <input type="hidden" name="kind" value=format!("{kind:?}") />
                                             <input type="hidden" name="id" value=rid />
                                             <button type="submit" class="button danger">"Delete permanently"</button>
-                                        </ActionForm>
+                                        </PostForm>
                                     </DangerZone>
                                     <ActionError value=remove.value() />
                                 })}
-                            }.into_any()
+                            }.erase()
                         }
                         (Err(e), _) | (_, Err(e)) => view! {
                             <h1>{noun}</h1>
                             <ErrorNote error=e.to_string() />
                             <p><a href=kind.path()>{format!("Back to the {}", title.to_lowercase())}</a></p>
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>

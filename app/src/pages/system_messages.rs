@@ -5,7 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -39,7 +42,7 @@ const LANGUAGES: [(&str, &str); 8] = [
 /// `/settings/system-messages`.
 #[component]
 pub fn SystemMessagesPage() -> impl IntoView {
-    let add = ServerAction::<AddSystemMessage>::new();
+    let add = FormAction::<AddSystemMessage>::new();
     let query = use_query_map();
     let language = move || query.with(|q| q.get("language")).unwrap_or_default();
     let messages = Resource::new(
@@ -56,10 +59,10 @@ pub fn SystemMessagesPage() -> impl IntoView {
             <p class="lead">"Texts routing rules send to customers, such as “all agents are busy”. Write one per language."</p>
             <section class="card">
                 <h2>"Add a message"</h2>
-                <ActionForm action=add node_ref=form attr:data-unsaved-guard="">
+                <PostForm action=add node_ref=form attr:data-unsaved-guard="">
                     <MessageFields message=None problem=action_problem(add.value()) />
                     <button type="submit" class="button primary" disabled=move || add.pending().get()>"Add message"</button>
-                </ActionForm>
+                </PostForm>
                 <ActionError value=add.value() />
                 {move || add.value().get().and_then(Result::ok).map(|m| view! {
                     <p class="note ok" role="status">{format!("Added a message in {}.", m.language)}</p>
@@ -80,9 +83,9 @@ pub fn SystemMessagesPage() -> impl IntoView {
                         match messages.await {
                             Ok(list) if list.is_empty() => view! {
                                 <p class="empty">"No message here yet. Add one above."</p>
-                            }.into_any(),
-                            Ok(list) => view! { <ByLanguage list /> }.into_any(),
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }.erase(),
+                            Ok(list) => view! { <ByLanguage list /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Transition>
@@ -155,8 +158,8 @@ fn MessageFields(message: Option<SystemMessageView>, problem: Signal<Option<Prob
 pub fn SystemMessagePage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let edit = ServerAction::<EditSystemMessage>::new();
-    let remove = ServerAction::<RemoveSystemMessage>::new();
+    let edit = FormAction::<EditSystemMessage>::new();
+    let remove = FormAction::<RemoveSystemMessage>::new();
     let edit_saved = successes(edit.value());
     let message = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_system_message(id));
     let problem = action_problem(edit.value());
@@ -177,12 +180,12 @@ pub fn SystemMessagePage() -> impl IntoView {
                                 <DeleteCard title="Delete the message" summary="Delete this message…"
                                     consequence="Refused while a routing rule sends it. This cannot be undone."
                                     action=remove id=remove_id />
-                            }.into_any()
+                            }.erase()
                         }
                         Err(e) => view! {
                             <ErrorNote error=e.to_string() />
                             <p><a href=SYSTEM_MESSAGES_PATH>"Back to the system messages"</a></p>
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>

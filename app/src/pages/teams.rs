@@ -3,7 +3,10 @@
 //! are picked from the tenant's users with checkboxes, so the picker works
 //! without JavaScript; a filter box narrows a long list once the page is live.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -28,7 +31,7 @@ type Candidates = Resource<Result<Vec<Member>, ServerFnError>>;
 /// `/settings/teams`.
 #[component]
 pub fn TeamsPage() -> impl IntoView {
-    let add = ServerAction::<AddTeam>::new();
+    let add = FormAction::<AddTeam>::new();
     let query = use_query_map();
     let search = move || query.with(|q| q.get("q")).unwrap_or_default();
     let page = move || {
@@ -52,10 +55,10 @@ pub fn TeamsPage() -> impl IntoView {
             <p class="lead">"Teams group agents: routing rules send conversations to them, and agents assign conversations to them."</p>
             <section class="card">
                 <h2>"Add a team"</h2>
-                <ActionForm action=add node_ref=form attr:data-unsaved-guard="">
+                <PostForm action=add node_ref=form attr:data-unsaved-guard="">
                     <TeamFields team=None problem=action_problem(add.value()) candidates />
                     <button type="submit" class="button primary" disabled=move || add.pending().get()>"Add team"</button>
-                </ActionForm>
+                </PostForm>
                 <ActionError value=add.value() />
                 {move || add.value().get().and_then(Result::ok).map(|t| view! {
                     <p class="note ok" role="status">
@@ -78,9 +81,9 @@ pub fn TeamsPage() -> impl IntoView {
                         match teams.await {
                             Ok(list) if list.teams.is_empty() => view! {
                                 <p class="empty">"No team yet, or none matches. Add one above."</p>
-                            }.into_any(),
-                            Ok(list) => view! { <TeamTable list search=search() people /> }.into_any(),
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }.erase(),
+                            Ok(list) => view! { <TeamTable list search=search() people /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Transition>
@@ -120,7 +123,7 @@ fn TeamFields(team: Option<TeamView>, problem: Signal<Option<Problem>>, candidat
             <Suspense fallback=|| view! { <p class="loading">"Loading people…"</p> }>
                 {move || Suspend::new(async move {
                     match candidates.await {
-                        Ok(people) if people.is_empty() => view! { <p class="empty">"No users yet."</p> }.into_any(),
+                        Ok(people) if people.is_empty() => view! { <p class="empty">"No users yet."</p> }.erase(),
                         Ok(people) => view! {
                             <ul class="choices">
                                 {people.into_iter().map(|(uid, name, email)| {
@@ -137,8 +140,8 @@ fn TeamFields(team: Option<TeamView>, problem: Signal<Option<Problem>>, candidat
                                     }
                                 }).collect_view()}
                             </ul>
-                        }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }.erase(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Suspense>
@@ -195,8 +198,8 @@ fn TeamTable(list: TeamList, search: String, people: Vec<Member>) -> impl IntoVi
 pub fn TeamPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let edit = ServerAction::<EditTeam>::new();
-    let remove = ServerAction::<RemoveTeam>::new();
+    let edit = FormAction::<EditTeam>::new();
+    let remove = FormAction::<RemoveTeam>::new();
     let edit_saved = successes(edit.value());
     let team = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_team(id));
     let candidates: Candidates = Resource::new(|| (), |_| team_candidates());
@@ -218,11 +221,11 @@ pub fn TeamPage() -> impl IntoView {
                                 <DeleteCard title="Delete the team" summary="Delete this team…"
                                     consequence="Conversations assigned to it become unassigned. This cannot be undone."
                                     action=remove id=remove_id />
-                            }.into_any()
+                            }.erase()
                         }
                         Err(e) => view! {
                             <LoadFailed title="Team" error=e.to_string() back=TEAMS_PATH back_text="Back to the teams" />
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>

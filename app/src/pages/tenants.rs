@@ -3,7 +3,10 @@
 //! `/platform/tenants/{id}` renames one, changes its slug or time zone, or
 //! deletes it with all its data.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use rapport_core::model::Tenant;
@@ -32,7 +35,7 @@ fn platform_admins(user: &rapport_core::model::SessionUser) -> bool {
 /// `/platform/tenants`: list, search, create.
 #[component]
 pub fn TenantsPage() -> impl IntoView {
-    let create = ServerAction::<CreateTenant>::new();
+    let create = FormAction::<CreateTenant>::new();
     let query = use_query_map();
     let search = move || query.with(|q| q.get("q")).unwrap_or_default();
     let tenants = Resource::new(move || create.version().get(), |_| list_tenants());
@@ -48,7 +51,7 @@ pub fn TenantsPage() -> impl IntoView {
             <p class="lead">"Each tenant is a separate workspace with its own users, settings and data."</p>
             <section class="card">
                 <h2>"Create a tenant"</h2>
-                <ActionForm action=create>
+                <PostForm action=create>
                     <div class="grid-form">
                         <TenantFields tenant=None problem zones />
                         <div class="field">
@@ -59,7 +62,7 @@ pub fn TenantsPage() -> impl IntoView {
                         </div>
                     </div>
                     <button type="submit" class="button primary" disabled=move || create.pending().get()>"Create tenant"</button>
-                </ActionForm>
+                </PostForm>
                 <ActionError value=created />
                 {move || created.get().and_then(Result::ok).map(|t| view! { <Created created=t /> })}
                 <Suspense>
@@ -87,12 +90,12 @@ pub fn TenantsPage() -> impl IntoView {
                                     .filter(|t| needle.is_empty() || t.name.to_lowercase().contains(&needle) || t.slug.contains(&needle))
                                     .collect();
                                 if list.is_empty() {
-                                    view! { <p class="empty">"No tenant matches."</p> }.into_any()
+                                    view! { <p class="empty">"No tenant matches."</p> }.erase()
                                 } else {
-                                    view! { <TenantTable tenants=list /> }.into_any()
+                                    view! { <TenantTable tenants=list /> }.erase()
                                 }
                             }
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Suspense>
@@ -141,8 +144,8 @@ fn TenantFields(tenant: Option<Tenant>, problem: Signal<Option<Problem>>, zones:
 pub fn TenantPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let edit = ServerAction::<EditTenant>::new();
-    let remove = ServerAction::<DeleteTenant>::new();
+    let edit = FormAction::<EditTenant>::new();
+    let remove = FormAction::<DeleteTenant>::new();
     let edit_saved = successes(edit.value());
     let tenant = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_tenant(id));
     let zones = load_zone_names();
@@ -167,11 +170,11 @@ pub fn TenantPage() -> impl IntoView {
                                 <DeleteCard title="Delete the tenant" summary="Delete this tenant…"
                                     consequence="Deletes its users, conversations, settings, reports and keys. Refused while it holds the last platform admin. This cannot be undone."
                                     action=remove id=remove_id />
-                            }.into_any()
+                            }.erase()
                         }
                         Err(e) => view! {
                             <LoadFailed title="Tenant" error=e.to_string() back=TENANTS_PATH back_text="Back to the tenants" />
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>

@@ -1,7 +1,10 @@
 //! Settings → Users (admins): `/settings/users` searches, pages and adds users;
 //! `/settings/users/{id}` edits one, resets their password or deletes them.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use rapport_core::model::Role;
@@ -34,7 +37,7 @@ pub fn UsersPage() -> impl IntoView {
 
 #[component]
 fn UserDirectory() -> impl IntoView {
-    let add = ServerAction::<AddUser>::new();
+    let add = FormAction::<AddUser>::new();
     let query = use_query_map();
     let search = move || query.with(|q| q.get("q")).unwrap_or_default();
     let page = move || {
@@ -58,7 +61,7 @@ fn UserDirectory() -> impl IntoView {
             <p class="lead">"Agents answer conversations, supervisors also read reports, admins also change settings."</p>
             <section class="card">
                 <h2>"Add a user"</h2>
-                <ActionForm action=add node_ref=form attr:data-unsaved-guard="">
+                <PostForm action=add node_ref=form attr:data-unsaved-guard="">
                     <UserFields user=None problem=action_problem(add.value()) />
                     <div class="field">
                         <label for="user-password">"Password (optional)"</label>
@@ -69,7 +72,7 @@ fn UserDirectory() -> impl IntoView {
                         <FieldMessage problem=action_problem(add.value()) field="password" id="user-password-error" />
                     </div>
                     <button type="submit" class="button primary" disabled=move || add.pending().get()>"Add user"</button>
-                </ActionForm>
+                </PostForm>
                 <ActionError value=add.value() />
                 {move || add.value().get().and_then(Result::ok).map(|shown| view! { <PasswordNote shown /> })}
                 <Suspense>
@@ -92,9 +95,9 @@ fn UserDirectory() -> impl IntoView {
                         match users.await {
                             Ok(list) if list.users.is_empty() => view! {
                                 <p class="empty">"No user matches. Try another search."</p>
-                            }.into_any(),
-                            Ok(list) => view! { <UserTable list search=search() /> }.into_any(),
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }.erase(),
+                            Ok(list) => view! { <UserTable list search=search() /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Transition>
@@ -107,9 +110,9 @@ fn UserDirectory() -> impl IntoView {
 fn PasswordNote(shown: PasswordShown) -> impl IntoView {
     let who = shown.user.email.clone();
     match shown.password {
-        Some(password) => view! { <OneTimeSecret label=format!("Password of {who}") value=password /> }.into_any(),
+        Some(password) => view! { <OneTimeSecret label=format!("Password of {who}") value=password /> }.erase(),
         None => view! { <p class="note ok" role="status">{format!("{who} can now sign in with the password you chose.")}</p> }
-            .into_any(),
+            .erase(),
     }
 }
 
@@ -231,9 +234,9 @@ fn UserTable(list: UserList, search: String) -> impl IntoView {
                                 <td>{u.tags.iter().map(|t| view! { <span class="tag">{t.clone()}</span>" " }).collect_view()}</td>
                                 <td>
                                     {if u.has_password {
-                                        view! { <span class="badge ok">"Password set"</span> }.into_any()
+                                        view! { <span class="badge ok">"Password set"</span> }.erase()
                                     } else {
-                                        view! { <span class="badge muted">"No password"</span> }.into_any()
+                                        view! { <span class="badge muted">"No password"</span> }.erase()
                                     }}
                                 </td>
                             </tr>
@@ -259,9 +262,9 @@ pub fn UserPage() -> impl IntoView {
 fn UserDetail() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let edit = ServerAction::<EditUser>::new();
-    let reset = ServerAction::<ResetUserPassword>::new();
-    let remove = ServerAction::<RemoveUser>::new();
+    let edit = FormAction::<EditUser>::new();
+    let reset = FormAction::<ResetUserPassword>::new();
+    let remove = FormAction::<RemoveUser>::new();
     let edit_saved = successes(edit.value());
     let reset_saved = successes(reset.value());
     let user = Resource::new(
@@ -289,21 +292,21 @@ fn UserDetail() -> impl IntoView {
                             <section class="card">
                                 <h2>"Password"</h2>
                                 <p>"A new password is generated and shown once. The user's open sessions end."</p>
-                                <ActionForm action=reset>
+                                <PostForm action=reset>
                                     <input type="hidden" name="id" value=reset_id.clone() />
                                     <button type="submit" class="button secondary">"Reset password"</button>
-                                </ActionForm>
+                                </PostForm>
                                 <ActionError value=reset.value() />
                                 {move || reset.value().get().and_then(Result::ok).map(|shown| view! { <PasswordNote shown /> })}
                             </section>
                             <DeleteCard title="Delete the user" summary="Delete this user…"
                                 consequence="Their sessions end, they leave their teams, and their customers become unassigned. This cannot be undone."
                                 action=remove id=remove_id.clone() />
-                            }.into_any()
+                            }.erase()
                         }
                         Err(e) => view! {
                             <LoadFailed title="User" error=e.to_string() back=USERS_PATH back_text="Back to the users" />
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>

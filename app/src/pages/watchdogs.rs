@@ -7,7 +7,10 @@
 //! rows, so it works without JavaScript (save, and two more appear); once the
 //! page is live, "Add a receiver" adds rows in place.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
@@ -35,7 +38,7 @@ const SPARE_ROWS: usize = 2;
 /// `/settings/watchdogs`.
 #[component]
 pub fn WatchdogsPage() -> impl IntoView {
-    let add = ServerAction::<AddWatchdog>::new();
+    let add = FormAction::<AddWatchdog>::new();
     let watchdogs = Resource::new(move || add.version().get(), |_| list_watchdogs());
     let people: People = Resource::new(|| (), |_| team_candidates());
     let form = NodeRef::new();
@@ -54,19 +57,19 @@ pub fn WatchdogsPage() -> impl IntoView {
                         match watchdogs.await {
                             Ok(list) if list.is_empty() => view! {
                                 <p class="empty">"No watchdog yet. Add one below."</p>
-                            }.into_any(),
-                            Ok(list) => view! { <WatchdogTable list people /> }.into_any(),
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }.erase(),
+                            Ok(list) => view! { <WatchdogTable list people /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Transition>
             </section>
             <section class="card">
                 <h2>"Add a watchdog"</h2>
-                <ActionForm action=add node_ref=form attr:data-unsaved-guard="">
+                <PostForm action=add node_ref=form attr:data-unsaved-guard="">
                     <WatchdogFields watchdog=None problem=action_problem(add.value()) people />
                     <button type="submit" class="button primary" disabled=move || add.pending().get()>"Add watchdog"</button>
-                </ActionForm>
+                </PostForm>
                 <ActionError value=add.value() />
                 {move || add.value().get().and_then(Result::ok).map(|w| view! {
                     <p class="note ok" role="status">
@@ -211,8 +214,8 @@ fn WatchdogFields(watchdog: Option<WatchdogView>, problem: Signal<Option<Problem
 pub fn WatchdogPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let edit = ServerAction::<EditWatchdog>::new();
-    let remove = ServerAction::<RemoveWatchdog>::new();
+    let edit = FormAction::<EditWatchdog>::new();
+    let remove = FormAction::<RemoveWatchdog>::new();
     let edit_saved = successes(edit.value());
     let watchdog = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_watchdog(id));
     let people: People = Resource::new(|| (), |_| team_candidates());
@@ -234,11 +237,11 @@ pub fn WatchdogPage() -> impl IntoView {
                                 <DeleteCard title="Delete the watchdog" summary="Delete this watchdog…"
                                     consequence="Its receivers stop hearing about these events. This cannot be undone."
                                     action=remove id=remove_id />
-                            }.into_any()
+                            }.erase()
                         }
                         Err(e) => view! {
                             <LoadFailed title="Watchdog" error=e.to_string() back=WATCHDOGS_PATH back_text="Back to the watchdogs" />
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>

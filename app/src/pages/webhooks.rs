@@ -3,7 +3,10 @@
 //! test event and shows its delivery log, where any delivery can be replayed.
 //! Every form is a plain server-function form, so it also works without JavaScript.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
@@ -35,7 +38,7 @@ pub fn WebhooksPage() -> impl IntoView {
 
 #[component]
 fn WebhookList() -> impl IntoView {
-    let create = ServerAction::<CreateWebhook>::new();
+    let create = FormAction::<CreateWebhook>::new();
     let hooks = Resource::new(move || create.version().get(), |_| list_webhooks());
     let types: EventTypes = Resource::new(|| (), |_| webhook_event_types());
     let flashed = Resource::new(|| (), |_| take_webhook_secret(None));
@@ -54,12 +57,12 @@ fn WebhookList() -> impl IntoView {
             </p>
             <section class="card">
                 <h2>"Add an endpoint"</h2>
-                <ActionForm action=create node_ref=form>
+                <PostForm action=create node_ref=form>
                     <WebhookFields id_prefix="webhook" hook=None types problem />
                     <button type="submit" class="button primary" disabled=move || create.pending().get()>
                         {move || if create.pending().get() { "Adding…" } else { "Add endpoint" }}
                     </button>
-                </ActionForm>
+                </PostForm>
                 <ActionError value=create.value() />
                 {move || create.value().get().and_then(Result::ok).map(|s| view! { <NewSecret created=s /> })}
                 <Suspense>
@@ -75,9 +78,9 @@ fn WebhookList() -> impl IntoView {
                         match hooks.await {
                             Ok(list) if list.is_empty() => view! {
                                 <p class="empty">"No endpoints yet. Add one above to receive events."</p>
-                            }.into_any(),
-                            Ok(list) => view! { <EndpointTable hooks=list /> }.into_any(),
-                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            }.erase(),
+                            Ok(list) => view! { <EndpointTable hooks=list /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
                 </Suspense>
@@ -142,12 +145,12 @@ fn events_summary(types: &[String]) -> String {
 fn StatusBadge(hook: WebhookView) -> impl IntoView {
     if !hook.enabled {
         let why = hook.disabled_reason.unwrap_or_else(|| "disabled by an admin".into());
-        view! { <span class="badge muted" title=why.clone()>"Disabled"</span> " " <small>{why}</small> }.into_any()
+        view! { <span class="badge muted" title=why.clone()>"Disabled"</span> " " <small>{why}</small> }.erase()
     } else if let Some(since) = hook.failing_since {
         view! { <span class="badge warn">"Failing"</span> " " <small>{format!("since {}", utc_time(&since, true))}</small> }
-            .into_any()
+            .erase()
     } else {
-        view! { <span class="badge ok">"Active"</span> }.into_any()
+        view! { <span class="badge ok">"Active"</span> }.erase()
     }
 }
 
@@ -214,8 +217,8 @@ fn EventPicker(types: EventTypes, selected: Vec<String>, problem: Signal<Option<
                                 }
                             })
                             .collect_view()
-                            .into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                            .erase(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Suspense>
@@ -237,8 +240,8 @@ pub fn WebhookPage() -> impl IntoView {
 fn WebhookDetail() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let update = ServerAction::<UpdateWebhook>::new();
-    let rotate = ServerAction::<RotateWebhookSecret>::new();
+    let update = FormAction::<UpdateWebhook>::new();
+    let rotate = FormAction::<RotateWebhookSecret>::new();
     let update_saved = successes(update.value());
     let hook = Resource::new(
         move || (id(), update_saved.get(), rotate.version().get()),
@@ -259,10 +262,10 @@ fn WebhookDetail() -> impl IntoView {
                             <p><StatusBadge hook=h.clone() /></p>
                             <EditForm hook=h.clone() update types />
                             <SecretCard hook=h.clone() rotate />
-                        }.into_any(),
+                        }.erase(),
                         Err(e) => view! {
                             <LoadFailed title="Endpoint" error=e.to_string() back=WEBHOOKS_PATH back_text="Back to the endpoints" />
-                        }.into_any(),
+                        }.erase(),
                     }
                 })}
             </Suspense>
@@ -281,13 +284,13 @@ fn WebhookDetail() -> impl IntoView {
 }
 
 #[component]
-fn EditForm(hook: WebhookView, update: ServerAction<UpdateWebhook>, types: EventTypes) -> impl IntoView {
+fn EditForm(hook: WebhookView, update: FormAction<UpdateWebhook>, types: EventTypes) -> impl IntoView {
     let problem = action_problem(update.value());
     let saved = move || matches!(update.value().get(), Some(Ok(_)));
     view! {
         <section class="card">
             <h2>"Settings"</h2>
-            <ActionForm action=update attr:data-unsaved-guard="">
+            <PostForm action=update attr:data-unsaved-guard="">
                 <input type="hidden" name="id" value=hook.id.clone() />
                 <WebhookFields id_prefix="edit" hook=Some(hook.clone()) types problem />
                 <label class="checkbox">
@@ -297,7 +300,7 @@ fn EditForm(hook: WebhookView, update: ServerAction<UpdateWebhook>, types: Event
                 <button type="submit" class="button primary" disabled=move || update.pending().get()>
                     {move || if update.pending().get() { "Saving…" } else { "Save changes" }}
                 </button>
-            </ActionForm>
+            </PostForm>
             <ActionError value=update.value() />
             {move || saved().then(|| view! { <p class="note ok" role="status">"Saved."</p> })}
         </section>
@@ -305,7 +308,7 @@ fn EditForm(hook: WebhookView, update: ServerAction<UpdateWebhook>, types: Event
 }
 
 #[component]
-fn SecretCard(hook: WebhookView, rotate: ServerAction<RotateWebhookSecret>) -> impl IntoView {
+fn SecretCard(hook: WebhookView, rotate: FormAction<RotateWebhookSecret>) -> impl IntoView {
     view! {
         <section class="card">
             <h2>"Signing secret"</h2>
@@ -316,7 +319,7 @@ fn SecretCard(hook: WebhookView, rotate: ServerAction<RotateWebhookSecret>) -> i
             {hook.previous_secret_expires_at.map(|until| view! {
                 <p class="note">{format!("The previous secret also signs until {}.", utc_time(&until, true))}</p>
             })}
-            <ActionForm action=rotate>
+            <PostForm action=rotate>
                 <input type="hidden" name="id" value=hook.id.clone() />
                 <div class="field-row">
                     <div class="field">
@@ -330,7 +333,7 @@ fn SecretCard(hook: WebhookView, rotate: ServerAction<RotateWebhookSecret>) -> i
                     </div>
                     <button type="submit" class="button secondary" disabled=move || rotate.pending().get()>"Rotate secret"</button>
                 </div>
-            </ActionForm>
+            </PostForm>
             <ActionError value=rotate.value() />
             {move || rotate.value().get().and_then(Result::ok).map(|s| view! {
                 <OneTimeSecret label="New signing secret" value=s.secret />
@@ -343,8 +346,8 @@ fn SecretCard(hook: WebhookView, rotate: ServerAction<RotateWebhookSecret>) -> i
 /// the guard's `Suspense` (see `Guard`).
 #[derive(Clone, Copy)]
 struct Deliveries {
-    test: ServerAction<SendTestWebhook>,
-    replay: ServerAction<ReplayWebhookDelivery>,
+    test: FormAction<SendTestWebhook>,
+    replay: FormAction<ReplayWebhookDelivery>,
     /// Bumped to read the log again.
     refresh: RwSignal<u32>,
     attempts: Resource<Result<Vec<AttemptView>, ServerFnError>>,
@@ -352,8 +355,8 @@ struct Deliveries {
 
 impl Deliveries {
     fn new(id: impl Fn() -> String + Send + Sync + 'static) -> Self {
-        let test = ServerAction::<SendTestWebhook>::new();
-        let replay = ServerAction::<ReplayWebhookDelivery>::new();
+        let test = FormAction::<SendTestWebhook>::new();
+        let replay = FormAction::<ReplayWebhookDelivery>::new();
         let refresh = RwSignal::new(0u32);
         let attempts = Resource::new(
             move || (id(), test.version().get(), replay.version().get(), refresh.get()),
@@ -393,10 +396,10 @@ fn DeliveryLog(id: String, log: Deliveries) -> impl IntoView {
         <section class="card">
             <h2>"Deliveries"</h2>
             <div class="toolbar">
-                <ActionForm action=test>
+                <PostForm action=test>
                     <input type="hidden" name="id" value=id />
                     <button type="submit" class="button secondary" disabled=move || test.pending().get()>"Send test event"</button>
-                </ActionForm>
+                </PostForm>
                 <a class="button secondary" href=format!("{WEBHOOKS_PATH}/{}", endpoint.get_value())
                     on:click=move |ev| { ev.prevent_default(); refresh.update(|n| *n += 1); }>"Refresh"</a>
             </div>
@@ -413,9 +416,9 @@ fn DeliveryLog(id: String, log: Deliveries) -> impl IntoView {
                     match attempts.await {
                         Ok(list) if list.is_empty() => view! {
                             <p class="empty">"Nothing delivered yet. Send a test event to try the endpoint."</p>
-                        }.into_any(),
-                        Ok(list) => view! { <AttemptTable endpoint=endpoint.get_value() attempts=list replay /> }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }.erase(),
+                        Ok(list) => view! { <AttemptTable endpoint=endpoint.get_value() attempts=list replay /> }.erase(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Transition>
@@ -427,7 +430,7 @@ fn DeliveryLog(id: String, log: Deliveries) -> impl IntoView {
 fn AttemptTable(
     endpoint: String,
     attempts: Vec<AttemptView>,
-    replay: ServerAction<ReplayWebhookDelivery>,
+    replay: FormAction<ReplayWebhookDelivery>,
 ) -> impl IntoView {
     view! {
         <div class="table-wrap">
@@ -468,11 +471,11 @@ fn AttemptTable(
                                     </td>
                                     <td class="num">{format!("{} ms", a.duration_ms)}</td>
                                     <td>
-                                        <ActionForm action=replay>
+                                        <PostForm action=replay>
                                             <input type="hidden" name="id" value=endpoint.clone() />
                                             <input type="hidden" name="delivery_id" value=a.delivery_id.clone() />
                                             <button type="submit" class="button small secondary" aria-label=label>"Replay"</button>
-                                        </ActionForm>
+                                        </PostForm>
                                     </td>
                                 </tr>
                             }
@@ -486,7 +489,7 @@ fn AttemptTable(
 
 #[component]
 fn DeleteEndpoint(id: String) -> impl IntoView {
-    let delete = ServerAction::<DeleteWebhook>::new();
+    let delete = FormAction::<DeleteWebhook>::new();
     view! {
         <DeleteCard title="Delete the endpoint" summary="Delete this endpoint…"
             consequence="Pending deliveries are dropped and the delivery log is deleted with it. This cannot be undone."

@@ -1,6 +1,9 @@
 //! Settings → Workspace (admins): name, time zone and the widget key.
 
+use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
+
+use crate::erase::EraseView;
 use leptos_meta::Title;
 
 use crate::{
@@ -24,8 +27,8 @@ pub fn WorkspacePage() -> impl IntoView {
 
 #[component]
 fn WorkspaceSettings() -> impl IntoView {
-    let update = ServerAction::<UpdateWorkspace>::new();
-    let rotate = ServerAction::<RotateWidgetKey>::new();
+    let update = FormAction::<UpdateWorkspace>::new();
+    let rotate = FormAction::<RotateWidgetKey>::new();
     let update_saved = successes(update.value());
     let workspace = Resource::new(
         move || (update_saved.get(), rotate.version().get()),
@@ -45,7 +48,7 @@ fn WorkspaceSettings() -> impl IntoView {
                             <section class="card">
                                 <h2>"General"</h2>
                                 <p>"Sign-in handle: " <code>{w.slug.clone()}</code></p>
-                                <ActionForm action=update attr:data-unsaved-guard="">
+                                <PostForm action=update attr:data-unsaved-guard="">
                                     <div class="field-row">
                                         <div class="field">
                                             <label for="workspace-name">"Name"</label>
@@ -68,7 +71,7 @@ fn WorkspaceSettings() -> impl IntoView {
                                         </div>
                                     </div>
                                     <button type="submit" class="button primary" disabled=move || update.pending().get()>"Save"</button>
-                                </ActionForm>
+                                </PostForm>
                                 <ActionError value=update.value() />
                                 <SavedNote value=update.value() />
                             </section>
@@ -81,14 +84,14 @@ fn WorkspaceSettings() -> impl IntoView {
                                 <CopyField label="widget key" value=w.widget_key.clone() />
                                 <details>
                                     <summary>"Rotate the widget key…"</summary>
-                                    <ActionForm action=rotate>
+                                    <PostForm action=rotate>
                                         <button type="submit" class="button danger">"Rotate now"</button>
-                                    </ActionForm>
+                                    </PostForm>
                                 </details>
                                 <ActionError value=rotate.value() />
                             </section>
-                        }.into_any(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.into_any(),
+                        }.erase(),
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Suspense>
