@@ -18,10 +18,9 @@
 #[cfg(not(feature = "ssr"))]
 use leptos::lazy;
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_router::LazyRoute;
 
+use crate::erase::EraseView;
 use crate::pages::{
     api_keys::{ApiKeysPage, PlatformApiPage},
     api_reference::ApiReferencePage,

@@ -2,16 +2,15 @@
 //! the edit card, the delete card, and what shows when the object cannot be read.
 //! Each works as a plain form post without JavaScript.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::{prelude::*, server_fn::ServerFn};
 use serde::de::DeserializeOwned;
 
-use crate::erase::SyncChildren;
-
+use crate::components::post_form::{FormAction, PostForm};
 use crate::components::{
     feedback::{ActionError, ErrorNote, SavedNote},
     lists::DangerZone,
 };
+use crate::erase::SyncChildren;
 
 /// The card that edits an object: its fields (the children), the id in a
 /// hidden field, "Save changes", and the outcome under the form. The form is

@@ -1,10 +1,7 @@
 //! The signed-in frame: top bar with navigation that follows the user's role, and
 //! the page below. Signed-out visitors are sent to the login page.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::{EraseView, SyncChildrenFn};
 use leptos_router::components::{Outlet, Redirect, A};
 use rapport_core::{
     model::{Role, SessionUser},
@@ -15,6 +12,8 @@ use crate::api::{
     presence::{my_presence, presence_heartbeat, SetMyPresence},
     session::current_user,
 };
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::{EraseView, SyncChildrenFn};
 
 /// The signed-in user, loaded once per page and shared with every page.
 pub type UserResource = Resource<Result<Option<SessionUser>, ServerFnError>>;

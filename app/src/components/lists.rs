@@ -2,9 +2,9 @@
 //! disclosure that guards a delete.
 
 use leptos::prelude::*;
+use rapport_core::model::PageInfo;
 
 use crate::erase::SyncChildren;
-use rapport_core::model::PageInfo;
 
 /// "Page n of m · k things" with links to the neighbouring pages. `href` gives
 /// the link of a page number (from 0), keeping the list's filters.

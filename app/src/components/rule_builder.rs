@@ -10,13 +10,12 @@
 
 use leptos::prelude::*;
 
-use crate::erase::EraseView;
-
 use crate::api::{
     problem::Problem,
     rules::{ActionDraft, ConditionDraft, RuleChoices, RuleDraft, RuleKind, ACTION_TYPES, CONDITION_TYPES},
     watchdogs::RECEIVER_TYPES,
 };
+use crate::erase::EraseView;
 
 /// Deepest nesting of else-rules (the service's limit).
 const MAX_DEPTH: usize = 5;

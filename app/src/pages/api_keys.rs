@@ -1,13 +1,12 @@
 //! API keys: Settings → Developer tools → API keys (tenant keys, admins) and
 //! Settings → API (platform keys, platform admins). One component serves both.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::{EraseView, SyncChildrenFn};
 use leptos_meta::Title;
 use rapport_core::model::{ApiKey, ApiKeyKind, CreatedApiKey, Role, SessionUser};
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::{EraseView, SyncChildrenFn};
 use crate::{
     api::keys::{list_keys, take_created_key, CreateKey, RevokeKey},
     components::{

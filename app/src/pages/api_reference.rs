@@ -2,10 +2,9 @@
 //! offline: no external scripts or fonts.
 
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 
+use crate::erase::EraseView;
 use crate::{
     api::reference::{api_operations, Operation},
     components::{feedback::ErrorNote, layout::Guard},

@@ -4,13 +4,12 @@
 //! `/appointments/{id}` shows its join link (with a copy button and when it
 //! works), switches recording, sends invitations, edits and deletes it.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::{
         appointments::{

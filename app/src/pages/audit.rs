@@ -2,11 +2,10 @@
 //! workspace, newest first, filtered by a plain GET form so each view has a link.
 
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
+use crate::erase::EraseView;
 use crate::{
     api::audit::{read_audit_log, AuditPage, AuditQuery, AUDIT_PATH},
     components::{

@@ -7,13 +7,12 @@
 //! when it is the open one. While the stream is down the page says so, and on
 //! reconnecting it reloads both, since events in between are lost.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::inbox::{
         inbox_assignees, inbox_list, inbox_thread, Assignees, InboxAssign, InboxReply, InboxRow, InboxStatus,

@@ -2,13 +2,12 @@
 //! live-view link for a recorded visitor session. Both forms work without
 //! JavaScript; the generated links then reach the page once, in the flash cookie.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::{components::Form, hooks::use_query_map};
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::links::{
         recent_sessions, take_generated_links, GenerateCobrowseLinks, GenerateLiveviewLink, GeneratedCobrowse,

@@ -1,11 +1,10 @@
 //! Pages that generated links open: co-browsing sessions, live view, conferences.
 
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
+use crate::erase::EraseView;
 use crate::{
     api::links::{cobrowse_session, join_info, liveview_session},
     components::{feedback::ErrorNote, layout::Guard},

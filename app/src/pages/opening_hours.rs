@@ -3,13 +3,12 @@
 //! its intervals plus one empty slot to add another, then holidays and the zone.
 //! Empty slots are ignored on save, so the editor needs no script to grow.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::{
         opening_hours::{

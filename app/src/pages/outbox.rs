@@ -2,13 +2,12 @@
 //! its text and whether it left. Without an SMTP server, mail stays here to be
 //! read; with one, a mail that failed can be sent again.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::mail::{list_outbox, MailView, Outbox, RetryMail, OUTBOX_PATH},
     components::{

@@ -4,11 +4,10 @@
 //! plain GET form, so every view has its own link and works without JavaScript.
 
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
+use crate::erase::EraseView;
 use crate::{
     api::reports::{load_report, ChartSpec, Family, ReportQuery, ReportView, Summary, CHART_WIDTH, PERIODS},
     components::{

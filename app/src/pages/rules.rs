@@ -3,13 +3,12 @@
 //! month; `…/new` and `…/{id}` open the rule builder (see
 //! [`crate::components::rule_builder`]), which saves, and deletes a saved rule.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::rules::{
         get_rule, list_rules, rule_references, RemoveRule, RuleDraft, RuleKind, RuleSummary, SaveRule, SavedRule,

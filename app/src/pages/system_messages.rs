@@ -5,13 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::{
         problem::Problem,

@@ -3,13 +3,12 @@
 //! are picked from the tenant's users with checkboxes, so the picker works
 //! without JavaScript; a filter box narrows a long list once the page is live.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::{
         problem::Problem,

@@ -3,14 +3,13 @@
 //! `/platform/tenants/{id}` renames one, changes its slug or time zone, or
 //! deletes it with all its data.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use rapport_core::model::Tenant;
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::{
         problem::Problem,

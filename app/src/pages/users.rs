@@ -1,14 +1,13 @@
 //! Settings → Users (admins): `/settings/users` searches, pages and adds users;
 //! `/settings/users/{id}` edits one, resets their password or deletes them.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use rapport_core::model::Role;
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::{
         problem::Problem,

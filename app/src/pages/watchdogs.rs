@@ -7,13 +7,12 @@
 //! rows, so it works without JavaScript (save, and two more appear); once the
 //! page is live, "Add a receiver" adds rows in place.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::{
         problem::Problem,

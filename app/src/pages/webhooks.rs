@@ -3,13 +3,12 @@
 //! test event and shows its delivery log, where any delivery can be replayed.
 //! Every form is a plain server-function form, so it also works without JavaScript.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::{
         problem::Problem,

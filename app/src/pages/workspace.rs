@@ -1,11 +1,10 @@
 //! Settings → Workspace (admins): name, time zone and the widget key.
 
-use crate::components::post_form::{FormAction, PostForm};
 use leptos::prelude::*;
-
-use crate::erase::EraseView;
 use leptos_meta::Title;
 
+use crate::components::post_form::{FormAction, PostForm};
+use crate::erase::EraseView;
 use crate::{
     api::workspace::{get_workspace, RotateWidgetKey, UpdateWorkspace},
     components::{
