@@ -103,9 +103,6 @@ impl<V: RenderHtml> RenderHtml for SyncHydrated<V> {
             .to_html_async_with_buf::<OUT_OF_ORDER>(buf, position, escape, mark_branches, extra_attrs)
     }
 
-    // Never inlined: the erased view's synchronous and async hydration
-    // (`into_any` keeps a pointer to each) share this one copy.
-    #[inline(never)]
     fn hydrate<const FROM_SERVER: bool>(self, cursor: &Cursor, position: &PositionState) -> Self::State {
         self.0.hydrate::<FROM_SERVER>(cursor, position)
     }
