@@ -100,6 +100,10 @@ impl Db {
                 .busy_timeout(Duration::from_secs(10));
             let pool = SqlitePoolOptions::new()
                 .max_connections(8)
+                // The file is local and the connection's worker thread cannot go
+                // stale the way a network connection can, so the default ping
+                // before every acquire would only add a round trip to each query.
+                .test_before_acquire(false)
                 .connect_with(options)
                 .await?;
             Ok(Db::Sqlite(pool))
