@@ -8,11 +8,13 @@
 //!   apply);
 //! - **baseline**: the same report computed with the naive `GROUP BY` over the raw
 //!   facts ([`Strategy::Raw`]), in the same run. Its reads are batched and packed
-//!   into one statement as Rapport's are (`rapport_core::reports::reads`), so the
-//!   ratio measures what rollups save, not round trips.
+//!   into one statement as Rapport's are (`rapport_core::reports::reads`), and it
+//!   plans with the same cached zone state, so the ratio measures what rollups
+//!   save, not round trips.
 //!
 //! Figures are reported as ratios to the baseline, since the machines are shared and
-//! noisy. `BENCH_ONLY=chat,resources` measures only the reports whose names
+//! noisy. The header also gives the floor every report stands on: one trivial
+//! statement through the same pool. `BENCH_ONLY=chat,resources` measures only the reports whose names
 //! contain one of those words. The loaded database is kept (under the target directory, or at
 //! `BENCH_REPORTS_DB`) and reused by later runs with the same sizes; delete it to
 //! reload. Sizes: `BENCH_FACTS` (default 10 000 000), `BENCH_DAYS` (90),
@@ -340,6 +342,22 @@ async fn measure(
     (times, values)
 }
 
+/// The p50 of `select 1` through the services' pool, over 1,000 runs.
+async fn round_trip(services: &Services) -> Duration {
+    let Db::Sqlite(pool) = services.db() else {
+        return Duration::ZERO;
+    };
+    let mut times = Vec::with_capacity(1000);
+    for _ in 0..1000 {
+        let started = Instant::now();
+        let one: i64 = sqlx::query_scalar("select 1").fetch_one(pool).await.unwrap();
+        std::hint::black_box(one);
+        times.push(started.elapsed());
+    }
+    times.sort();
+    percentile(&times, 50.0)
+}
+
 #[tokio::main]
 async fn main() {
     let sizes = Sizes {
@@ -355,6 +373,11 @@ async fn main() {
         "Reports over {} facts ({} days, {} agents, zone {ZONE}, loaded {age_days:.1} days ago in {:.0} s); \
          {samples} samples per case, {baseline_samples} for the baseline.\n",
         loaded.facts, sizes.days, sizes.agents, loaded.load_seconds
+    );
+    let floor = round_trip(&services).await;
+    println!(
+        "One trivial statement through the pool (the floor under any report): p50 {:.3} ms.\n",
+        ms(floor)
     );
     println!("| report | period | values | p50 ms | p99 ms | baseline p50 ms | baseline p99 ms | speed-up (p50) |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|");

@@ -9,6 +9,7 @@ use tokio::sync::Notify;
 use crate::{
     db::Db,
     live::{LiveEvent, LiveHub, LiveUpdate},
+    reports::zones::ZoneStates,
 };
 
 /// Handle to the domain services; cheap to clone.
@@ -18,6 +19,7 @@ pub struct Services {
     public_url: Arc<str>,
     live: LiveHub,
     outbox: Arc<Notify>,
+    zone_states: ZoneStates,
 }
 
 impl Services {
@@ -29,6 +31,7 @@ impl Services {
             public_url: Arc::from("http://localhost:3000"),
             live: LiveHub::default(),
             outbox: Arc::new(Notify::new()),
+            zone_states: ZoneStates::default(),
         }
     }
 
@@ -57,6 +60,12 @@ impl Services {
     /// worker waits on it between polls.
     pub fn outbox_signal(&self) -> &Arc<Notify> {
         &self.outbox
+    }
+
+    /// The last zone state read per tenant, which reports plan with (see
+    /// [`crate::reports::zones`]).
+    pub(crate) fn zone_states(&self) -> &ZoneStates {
+        &self.zone_states
     }
 
     /// After a commit: wake the delivery worker, and tell live screens.

@@ -196,6 +196,8 @@ impl Services {
         }
         audit::record(&mut tx, Some(id), actor, "tenant.update", "tenant", Some(id)).await?;
         tx.commit().await?;
+        // Reports would find the change themselves; this spares the next one a retry.
+        self.zone_states().forget(id);
         self.get_tenant(id).await
     }
 

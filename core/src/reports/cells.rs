@@ -1,14 +1,12 @@
 //! Turning summed grids into report values: counts, sums in their unit,
 //! averages and hit rates, each as the string 2.17 asks for.
 
-use std::{
-    borrow::Borrow,
-    collections::{HashMap, HashSet},
-};
+use std::{borrow::Borrow, collections::HashSet};
 
 use super::{
     catalogue::{Measure, MetricDef, Unit},
     query::Grid,
+    window::Labels,
 };
 
 /// Decimal with up to two places, trailing zeros dropped.
@@ -60,21 +58,21 @@ pub(crate) fn cells<G: Borrow<Grid>>(
     def: &MetricDef,
     grids: &[G],
     group_kind: &str,
-    labels: &HashMap<i64, String>,
+    labels: &Labels,
 ) -> Vec<(i64, String, String)> {
     let keys: Vec<(i64, String)> = if group_kind.is_empty() {
-        labels.keys().map(|b| (*b, String::new())).collect()
+        labels.buckets().iter().map(|b| (*b, String::new())).collect()
     } else if let [grid] = grids {
         // One source (most metrics): its keys are already distinct.
         grid.borrow()
             .keys()
-            .filter(|(b, _)| labels.contains_key(b))
+            .filter(|(b, _)| labels.contains(*b))
             .cloned()
             .collect()
     } else {
         let mut keys: HashSet<(i64, String)> = HashSet::new();
         for grid in grids {
-            keys.extend(grid.borrow().keys().filter(|(b, _)| labels.contains_key(b)).cloned());
+            keys.extend(grid.borrow().keys().filter(|(b, _)| labels.contains(*b)).cloned());
         }
         keys.into_iter().collect()
     };

@@ -19,32 +19,8 @@
 use chrono::{NaiveDate, TimeZone};
 use chrono_tz::Tz;
 
-use super::{
-    sql::{bind_cond, packed, unpack, Cond},
-    window::{local_midnight, BucketUnit, KeptDays, Window},
-};
-use crate::{
-    db::{Db, Tx},
-    error::CoreResult,
-    with_db, with_tx, Services,
-};
-
-/// Which day rows to read: some rollup kinds with one group kind, of a tenant's
-/// zone, for the days in `[start, end)`, narrowed by `cond` (placeholders from
-/// `$6`; the kinds take the placeholders after it).
-pub(crate) struct DayRows<'a> {
-    pub tenant_id: &'a str,
-    pub zone: Tz,
-    pub kinds: &'a [String],
-    pub group_kind: &'a str,
-    pub start: i64,
-    pub end: i64,
-    pub cond: &'a Cond,
-}
-
-/// One day row: the index of its kind in [`DayRows::kinds`], the day's start,
-/// the group key, total and samples.
-pub(crate) type DayRow = (usize, i64, String, i64, i64);
+use super::window::{local_midnight, BucketUnit, KeptDays, Window};
+use crate::{db::Tx, error::CoreResult, with_db, with_tx, Services};
 
 /// The instant the local day of `ms` starts in `tz`.
 pub(crate) fn day_start(tz: Tz, ms: i64) -> i64 {
@@ -109,70 +85,6 @@ pub(crate) async fn reset_day_rollups(tx: &mut Tx, tenant_id: &str, zone: Tz, co
 }
 
 impl Services {
-    /// Day rollup rows of several kinds in one read.
-    ///
-    /// On SQLite each day and kind comes back as one row with its groups packed
-    /// into a string: sqlx hands SQLite rows over from a worker thread one at a
-    /// time, and at about 5 µs a row that hand-over, not the read, was most of a
-    /// year split by 50 agents (3,450 rows: 20 ms; packed into 69 rows: a few
-    /// ms). PostgreSQL streams plain rows.
-    pub(crate) async fn day_rows(&self, q: DayRows<'_>) -> CoreResult<Vec<DayRow>> {
-        let first_kind = 6 + q.cond.binds.len();
-        let filter = format!(
-            "from report_day_rollups where tenant_id = $1 and zone = $2 and group_kind = $3 \
-             and day >= $4 and day < $5{} and kind in ({})",
-            q.cond.sql,
-            crate::db::placeholders(first_kind, q.kinds.len())
-        );
-        let index = |kind: &str| q.kinds.iter().position(|k| k == kind).unwrap_or_default();
-        macro_rules! bound {
-            ($sql:expr) => {{
-                let query = sqlx::query_as($sql)
-                    .bind(q.tenant_id)
-                    .bind(q.zone.name())
-                    .bind(q.group_kind)
-                    .bind(q.start)
-                    .bind(q.end);
-                let mut query = bind_cond!(query, q.cond);
-                for kind in q.kinds {
-                    query = query.bind(kind);
-                }
-                query
-            }};
-        }
-        match self.db() {
-            Db::Sqlite(pool) => {
-                let sql = format!(
-                    "select kind, day, {} {filter} group by kind, day",
-                    packed("group_key", "total", "samples")
-                );
-                let packed: Vec<(String, i64, String)> = bound!(&sql).fetch_all(pool).await?;
-                let mut rows = Vec::new();
-                for (kind, day, groups) in packed {
-                    let kind = index(&kind);
-                    for [key, total, samples] in unpack(&groups) {
-                        rows.push((
-                            kind,
-                            day,
-                            key.to_string(),
-                            total.parse().unwrap_or_default(),
-                            samples.parse().unwrap_or_default(),
-                        ));
-                    }
-                }
-                Ok(rows)
-            }
-            Db::Postgres(pool) => {
-                let sql = format!("select kind, day, group_key, total, samples {filter}");
-                let plain: Vec<(String, i64, String, i64, i64)> = bound!(&sql).fetch_all(pool).await?;
-                Ok(plain
-                    .into_iter()
-                    .map(|(kind, day, key, total, samples)| (index(&kind), day, key, total, samples))
-                    .collect())
-            }
-        }
-    }
-
     /// The whole local days of `window` that day rollups answer, `[start, end)`,
     /// or `None`: the buckets must be days in the zone the rows are kept in, and
     /// the days must lie after the rows became complete.

@@ -10,7 +10,8 @@
 //! - [`visitors`]: distinct visitors per local day, counted as visits arrive;
 //! - [`plan`]: validating a report request against the catalogue;
 //! - [`query`]: aggregation reports, from rollups or raw facts;
-//! - [`reads`]: a report's rollup and raw reads, batched into one statement;
+//! - [`reads`]: a report's day, hourly and raw reads, batched into one statement;
+//! - [`zones`]: the tenant's zone state a report plans with, cached and checked;
 //! - [`cells`]: summed grids turned into the values a report shows;
 //! - [`sql`]: filter conditions with placeholders for both backends;
 //! - [`times`]: agent time lists and the per-agent conversation split;
@@ -57,3 +58,5 @@ pub mod totals;
 pub mod visitors;
 #[cfg(feature = "server")]
 pub mod window;
+#[cfg(feature = "server")]
+pub mod zones;

@@ -17,28 +17,25 @@
 //!   filter; the benchmark's baseline and the tests' reference.
 //!
 //! A report's round trips, not its rows, are most of its cost on a small
-//! history, so the tenant's zone and its day rollups' state come in one
-//! statement (see [`Self::report_window`]), and every hourly and raw read of a
-//! group of sources in one more (see [`super::reads`]).
+//! history, so the day, hourly and raw reads of a group of sources go out as
+//! one statement (see [`super::reads`]), and a report is planned with the
+//! tenant's cached zone state, which that statement checks (see
+//! [`super::zones`]): most reports are one round trip.
 
 use std::collections::{BTreeMap, HashMap};
+
+use chrono_tz::Tz;
 
 use super::{
     api::{AggregationResponse, DateFilter, ReportRequest},
     catalogue::{Measure, Report, Source},
     cells::cells,
     plan::{plan, Filter, Query},
-    window::{parse_zone, KeptDays, Window, WindowSpec},
+    reads::Reads,
+    window::{parse_zone, Window, WindowSpec},
+    zones::Planned,
 };
-use super::{days::DayRows, reads::Reads, sql::Cond};
-use crate::{
-    error::{CoreError, CoreResult},
-    time::now_ms,
-    with_db, Services,
-};
-
-/// A tenant's zone, and the zone and completeness of its day rollups, if any.
-type ZoneRow = (String, Option<String>, Option<i64>, Option<i64>);
+use crate::{error::CoreResult, time::now_ms, with_db, Services};
 
 /// Which path answers: the fast one, or raw facts only (tests, benchmark baseline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +60,16 @@ fn rollup_read_kind<'a>(group_kind: &'a str, filter: &Filter) -> (&'a str, bool)
     } else {
         (group_kind, false)
     }
+}
+
+/// The zone a date filter asks for, if any; a 422 at `{field}timeZone` when
+/// it is not an IANA zone.
+pub(crate) fn requested_zone(filter: &DateFilter, field: &str) -> CoreResult<Option<Tz>> {
+    filter
+        .time_zone
+        .as_deref()
+        .map(|name| parse_zone(&format!("{field}timeZone"), name))
+        .transpose()
 }
 
 /// Plans a part of a period for `target`: whole UTC hours from hourly rollups
@@ -110,8 +117,8 @@ fn plan_hours(
 
 impl Services {
     /// The window of a date filter, for metrics read from `sources`, cut in the
-    /// request's zone, else the tenant's. The tenant's zone and its day rollups
-    /// (see [`KeptDays`]) come in one statement.
+    /// request's zone, else the tenant's, which is read first. See
+    /// [`Self::plan_window`] for a window planned with a cached zone.
     pub(crate) async fn report_window(
         &self,
         tenant_id: &str,
@@ -119,19 +126,26 @@ impl Services {
         sources: &[Source],
         field: &str,
     ) -> CoreResult<Window> {
-        let requested = match filter.time_zone.as_deref() {
-            Some(name) => Some(parse_zone(&format!("{field}timeZone"), name)?),
-            None => None,
-        };
-        let row: Option<ZoneRow> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select t.timezone, z.zone, z.complete_from, z.errors_from from tenants t \
-                 left join day_rollup_zones z on z.tenant_id = t.id where t.id = $1"
-        )
-        .bind(tenant_id)
-        .fetch_optional(pool)
-        .await)?;
-        let (tenant_zone, kept_zone, complete_from, errors_from) = row.ok_or(CoreError::NotFound("tenant"))?;
-        let tz = requested.unwrap_or_else(|| tenant_zone.parse().unwrap_or(chrono_tz::UTC));
+        let requested = requested_zone(filter, field)?;
+        let state = self.read_zone_state(tenant_id).await?;
+        let planned = Planned { state, check: None };
+        self.plan_window(tenant_id, &planned, requested, filter, sources, field)
+            .await
+    }
+
+    /// The window of a date filter planned with `planned`'s zone state: the
+    /// request's zone (`requested`), else the tenant's; the day rollups are
+    /// used when they are kept in that zone.
+    pub(crate) async fn plan_window(
+        &self,
+        tenant_id: &str,
+        planned: &Planned,
+        requested: Option<Tz>,
+        filter: &DateFilter,
+        sources: &[Source],
+        field: &str,
+    ) -> CoreResult<Window> {
+        let tz = requested.unwrap_or(planned.state.tenant_zone);
         let first_fact = if filter.grouping == super::api::Grouping::All {
             self.first_fact(tenant_id, sources).await?
         } else {
@@ -146,17 +160,17 @@ impl Services {
             first_fact,
             field,
         })?;
-        window.kept_days = match (kept_zone, complete_from, errors_from) {
-            (Some(zone), Some(complete_from), Some(errors_from)) if zone == tz.name() => KeptDays::Kept {
-                complete_from,
-                errors_from,
-            },
-            _ => KeptDays::Absent,
-        };
+        window.kept_days = planned.state.kept_days(tz);
+        window.check.clone_from(&planned.check);
         Ok(window)
     }
 
     /// Answers an aggregation report (spec 2.15 → 2.17).
+    ///
+    /// It is planned with the tenant's cached zone state (see
+    /// [`super::zones`]), so a report is one statement, unless it counts
+    /// unique visitors, whose per-day counts are read apart and so read the
+    /// zone state first.
     pub async fn aggregate_report(
         &self,
         tenant_id: &str,
@@ -166,26 +180,43 @@ impl Services {
     ) -> CoreResult<AggregationResponse> {
         let queries = plan(report, request)?;
         let sources: Vec<Source> = queries.iter().flat_map(|q| q.def.measure.sources()).collect();
-        let window = self
-            .report_window(tenant_id, &request.date_filter, &sources, "dateFilter.")
-            .await?;
-        let labels = window.labels();
-        let mut results: BTreeMap<String, BTreeMap<String, String>> =
-            labels.values().map(|label| (label.clone(), BTreeMap::new())).collect();
-        let all = self.measures_grids(tenant_id, &window, &queries, strategy).await?;
-        for (query, (grids, group_kind)) in queries.iter().zip(all) {
-            for (b, key, value) in cells(query.def, &grids, group_kind, &labels) {
-                if let Some(bucket) = results.get_mut(&labels[&b]) {
-                    let key = if group_kind.is_empty() {
-                        query.def.name.to_string()
-                    } else {
-                        key
-                    };
-                    bucket.insert(key, value);
+        let requested = requested_zone(&request.date_filter, "dateFilter.")?;
+        let (queries, sources) = (&queries, &sources);
+        let answer = |planned: Planned| async move {
+            let window = self
+                .plan_window(
+                    tenant_id,
+                    &planned,
+                    requested,
+                    &request.date_filter,
+                    sources,
+                    "dateFilter.",
+                )
+                .await?;
+            let labels = window.labels();
+            let mut buckets: Vec<BTreeMap<String, String>> = vec![BTreeMap::new(); labels.len()];
+            let all = self.measures_grids(tenant_id, &window, queries, strategy).await?;
+            for (query, (grids, group_kind)) in queries.iter().zip(all) {
+                for (b, key, value) in cells(query.def, &grids, group_kind, &labels) {
+                    if let Some(i) = labels.index(b) {
+                        let key = if group_kind.is_empty() {
+                            query.def.name.to_string()
+                        } else {
+                            key
+                        };
+                        buckets[i].insert(key, value);
+                    }
                 }
             }
+            let results = labels.keyed(buckets);
+            Ok(AggregationResponse { results })
+        };
+        if queries.iter().any(|q| q.def.measure == Measure::DistinctVisitors) {
+            let state = self.read_zone_state(tenant_id).await?;
+            answer(Planned { state, check: None }).await
+        } else {
+            self.with_zone_state(tenant_id, answer).await
         }
-        Ok(AggregationResponse { results })
     }
 
     /// [`Self::measure_grids`] for each of `queries`, in order. Queries that
@@ -342,9 +373,10 @@ impl Services {
         let mut grids = vec![Grid::default(); sources.len()];
         let mut reads = Reads::default();
         if let Some(span) = days {
-            self.day_grids(tenant_id, window, sources, group_kind, filter, span, &mut grids)
-                .await?;
+            let read_kind = rollup_read_kind(group_kind, filter).0;
             for (target, source) in sources.iter().enumerate() {
+                let kind = source.rollup_kind();
+                reads.days(target, tenant_id, window, &kind, read_kind, filter, span);
                 if let Source::Presence(_) = source {
                     // Rollups hold closed intervals only.
                     reads.raw(target, tenant_id, window, *source, group_kind, filter, span, true);
@@ -363,61 +395,6 @@ impl Services {
             .run(self, &mut grids, rollup_read_kind(group_kind, filter).1)
             .await?;
         Ok(grids)
-    }
-
-    /// Adds the day rows of `sources` for the local days `[start, end)` to their
-    /// grids, in one read for all of them.
-    #[allow(clippy::too_many_arguments)]
-    async fn day_grids(
-        &self,
-        tenant_id: &str,
-        window: &Window,
-        sources: &[Source],
-        group_kind: &str,
-        filter: &Filter,
-        (start, end): (i64, i64),
-        grids: &mut [Grid],
-    ) -> CoreResult<()> {
-        let (read_kind, rekey) = rollup_read_kind(group_kind, filter);
-        let mut cond = Cond::new();
-        cond.any_of(6, "group_key", &filter.rule_ids);
-        // Each kind is read once, even when two sources share it.
-        let mut kinds: Vec<String> = Vec::new();
-        let mut targets: Vec<Vec<usize>> = Vec::new();
-        for (i, source) in sources.iter().enumerate() {
-            let kind = source.rollup_kind();
-            match kinds.iter().position(|k| *k == kind) {
-                Some(k) => targets[k].push(i),
-                None => {
-                    kinds.push(kind);
-                    targets.push(vec![i]);
-                }
-            }
-        }
-        let rows = self
-            .day_rows(DayRows {
-                tenant_id,
-                zone: window.tz,
-                kinds: &kinds,
-                group_kind: read_kind,
-                start,
-                end,
-                cond: &cond,
-            })
-            .await?;
-        // Buckets are local days here, so each day row is one bucket's value
-        // for one group: nothing to sum in SQL.
-        let mut buckets = HashMap::new();
-        for (kind, day, key, total, samples) in rows {
-            let b = *buckets.entry(day).or_insert_with(|| window.bucket_of(day));
-            let key = if rekey { String::new() } else { key };
-            for &target in &targets[kind] {
-                let cell = grids[target].entry((b, key.clone())).or_default();
-                cell.0 += total;
-                cell.1 += samples;
-            }
-        }
-        Ok(())
     }
 
     /// The earliest fact of any of `sources`, for `ALL`.

@@ -1,15 +1,22 @@
-//! The reads of a report that hourly rollups and raw facts answer, batched into
-//! one statement.
+//! The reads of a report, batched into one statement.
 //!
-//! On a small history a report's cost is its round trips, not its rows: each
-//! statement through sqlx's SQLite worker costs about 0.15 ms whatever it reads.
-//! A week of conferences used to take three statements after the day rows (the
-//! hours of today, the partial hour, …) and a week of three presence states
-//! fifteen (each state's hours, edges and open intervals). So the reads are
-//! planned first, each as SQL with its own `$1…` placeholders, and [`Reads::run`]
-//! renumbers them and sends them as one `UNION ALL` per row shape: grid rows
-//! `(bucket, key, total, samples)`, and presence intervals, which are cut into
-//! buckets here. On SQLite the rows come back packed (see [`super::sql::packed`]).
+//! On a small period a report's cost is its round trips, not its rows: each
+//! statement through sqlx's SQLite worker costs tens of microseconds whatever
+//! it reads, as much as reading a week of day rows. So the reads are planned
+//! first, each as SQL with its own `$1…` placeholders, and [`Reads::run`]
+//! renumbers them and sends them as one `UNION ALL` of rows shaped
+//! `(tag, b, k, t, n)`. The tag says what a row is:
+//! - `0…`: a grid row `(bucket, key, total, samples)` for the grid of that
+//!   index: day rollups, hourly rollups and raw facts alike;
+//! - [`CHECK_TAG`]: the tenant's zone state read back, when the report was
+//!   planned with a cached one (see [`super::zones`]);
+//! - below it: a presence interval `(user, start, end)` of one
+//!   [`IntervalRead`], which is cut into buckets here.
+//!
+//! On SQLite the rows come back packed, one row per tag and bucket (see
+//! [`super::sql::packed`]).
+
+use std::sync::Arc;
 
 use super::{
     catalogue::Source,
@@ -17,6 +24,7 @@ use super::{
     query::Grid,
     sql::{bind_cond, packed, unpack, Bind, Cond},
     window::Window,
+    zones::{ZoneCheck, CHECK_SQL},
 };
 use crate::{db::Db, error::CoreResult, time::now_ms, Services};
 
@@ -25,10 +33,20 @@ use crate::{db::Db, error::CoreResult, time::now_ms, Services};
 /// could, so larger batches go out in several statements.
 const MAX_BRANCHES: usize = 200;
 
+/// The tag of the row that reads the tenant's zone state back.
+const CHECK_TAG: i64 = -1;
+/// An open interval's end in the `n` column (no interval ends before 1970).
+const OPEN: i64 = -1;
+
+/// The tag of interval read `read`.
+fn interval_tag(read: usize) -> i64 {
+    CHECK_TAG - 1 - read as i64
+}
+
 /// A statement's text with its bound values (placeholders numbered from `$1`),
-/// and the tag its rows carry: the grid they feed, or their [`IntervalRead`].
+/// and the tag its rows carry.
 struct Branch {
-    tag: usize,
+    tag: i64,
     sql: String,
     binds: Vec<Bind>,
 }
@@ -46,9 +64,10 @@ struct IntervalRead {
 /// The planned reads of one report part, each feeding one grid (its target).
 #[derive(Default)]
 pub(crate) struct Reads {
-    grid: Vec<Branch>,
-    intervals: Vec<Branch>,
+    branches: Vec<Branch>,
     interval_reads: Vec<IntervalRead>,
+    /// The zone state to confirm, when a window was planned with a cached one.
+    check: Option<Arc<ZoneCheck>>,
 }
 
 /// `sql` with every placeholder `$n` renumbered to `$(n + offset)`. The SQL is
@@ -77,12 +96,12 @@ fn renumber(sql: &str, offset: usize) -> String {
 }
 
 /// One `UNION ALL` of `branches`, each row led by its branch's tag.
-fn union(branches: &[Branch], columns: &str) -> (String, Vec<Bind>) {
+fn union(branches: &[&Branch]) -> (String, Vec<Bind>) {
     let mut parts = Vec::with_capacity(branches.len());
     let mut binds = Vec::new();
     for (i, branch) in branches.iter().enumerate() {
         parts.push(format!(
-            "select cast({} as bigint) as tag, {columns} from ({}) as r{i}",
+            "select cast({} as bigint) as tag, b, k, t, n from ({}) as r{i}",
             branch.tag,
             renumber(&branch.sql, binds.len())
         ));
@@ -92,6 +111,53 @@ fn union(branches: &[Branch], columns: &str) -> (String, Vec<Bind>) {
 }
 
 impl Reads {
+    /// Remembers the zone check of a window the reads are planned in.
+    fn note(&mut self, window: &Window) {
+        if self.check.is_none() {
+            self.check.clone_from(&window.check);
+        }
+    }
+
+    /// Plans the day rollup rows of rollup kind `kind` for the whole local days
+    /// `[start, end)` of `window`, read as `read_kind`, for `target`. A day row
+    /// is one bucket's value for one group, so nothing is summed in SQL; its day
+    /// starts at a local midnight, which lies in one offset segment.
+    #[allow(clippy::too_many_arguments)]
+    pub fn days(
+        &mut self,
+        target: usize,
+        tenant_id: &str,
+        window: &Window,
+        kind: &str,
+        read_kind: &str,
+        filter: &Filter,
+        (start, end): (i64, i64),
+    ) {
+        self.note(window);
+        let len = window.unit.len_ms();
+        self.per_segment(target, window, (start, end), |s, e, offset| {
+            let mut cond = Cond::new();
+            cond.any_of(9, "group_key", &filter.rule_ids);
+            let sql = format!(
+                "select (day + $7) / $8 as b, group_key as k, total as t, samples as n from report_day_rollups \
+                 where tenant_id = $1 and zone = $2 and kind = $3 and group_kind = $4 and day >= $5 and day < $6{}",
+                cond.sql
+            );
+            let mut binds = vec![
+                Bind::Text(tenant_id.to_string()),
+                Bind::Text(window.tz.name().to_string()),
+                Bind::Text(kind.to_string()),
+                Bind::Text(read_kind.to_string()),
+                Bind::Int(s),
+                Bind::Int(e),
+                Bind::Int(offset),
+                Bind::Int(len),
+            ];
+            binds.extend(cond.binds);
+            (sql, binds)
+        });
+    }
+
     /// Plans the hourly rollup rows of `[start, end)` (whole UTC hours of an
     /// hour-aligned window) for `target`, read as `read_kind`.
     #[allow(clippy::too_many_arguments)]
@@ -105,6 +171,7 @@ impl Reads {
         filter: &Filter,
         (start, end): (i64, i64),
     ) {
+        self.note(window);
         let len = window.unit.len_ms();
         self.per_segment(target, window, (start, end), |s, e, offset| {
             let mut cond = Cond::new();
@@ -143,8 +210,8 @@ impl Reads {
             let (s, e) = (seg.start.max(start), seg.end.min(end));
             if s < e {
                 let (sql, binds) = read(s, e, seg.offset);
-                self.grid.push(Branch {
-                    tag: target,
+                self.branches.push(Branch {
+                    tag: target as i64,
                     sql,
                     binds,
                 });
@@ -166,6 +233,7 @@ impl Reads {
         (start, end): (i64, i64),
         open_only: bool,
     ) {
+        self.note(window);
         let (table, at, value, key_column) = match source {
             Source::Presence(state) => {
                 return self.presence(target, tenant_id, window, state, group_kind, (start, end), open_only)
@@ -228,7 +296,8 @@ impl Reads {
     }
 
     /// Plans the presence intervals of `state` overlapping `[start, end)` (only
-    /// the open ones with `open_only`), cut into `window`'s buckets.
+    /// the open ones with `open_only`), cut into `window`'s buckets. Their rows
+    /// are `(0, user, start, end or OPEN)`.
     #[allow(clippy::too_many_arguments)]
     fn presence(
         &mut self,
@@ -242,25 +311,30 @@ impl Reads {
     ) {
         let tenant = Bind::Text(tenant_id.to_string());
         let state = Bind::Text(state.to_string());
-        let mut branches = vec![Branch {
-            tag: 0,
-            sql: "select user_id as u, started_at as s, ended_at as e from presence_intervals \
-                  where tenant_id = $1 and state = $2 and ended_at is null and started_at < $3"
-                .into(),
-            binds: vec![tenant.clone(), state.clone(), Bind::Int(end)],
-        }];
+        let columns =
+            format!("select cast(0 as bigint) as b, user_id as k, started_at as t, coalesce(ended_at, {OPEN}) as n");
+        let mut reads = vec![(
+            format!(
+                "{columns} from presence_intervals \
+                 where tenant_id = $1 and state = $2 and ended_at is null and started_at < $3"
+            ),
+            vec![tenant.clone(), state.clone(), Bind::Int(end)],
+        )];
         if !open_only {
-            branches.push(Branch {
-                tag: 0,
-                sql: "select user_id as u, started_at as s, ended_at as e from presence_intervals \
-                      where tenant_id = $1 and state = $2 and ended_at > $3 and started_at < $4"
-                    .into(),
-                binds: vec![tenant, state, Bind::Int(start), Bind::Int(end)],
-            });
+            reads.push((
+                format!(
+                    "{columns} from presence_intervals \
+                     where tenant_id = $1 and state = $2 and ended_at > $3 and started_at < $4"
+                ),
+                vec![tenant, state, Bind::Int(start), Bind::Int(end)],
+            ));
         }
-        for mut branch in branches {
-            branch.tag = self.interval_reads.len();
-            self.intervals.push(branch);
+        for (sql, binds) in reads {
+            self.branches.push(Branch {
+                tag: interval_tag(self.interval_reads.len()),
+                sql,
+                binds,
+            });
             self.interval_reads.push(IntervalRead {
                 target,
                 window: window.clone(),
@@ -273,37 +347,95 @@ impl Reads {
 }
 
 impl Reads {
-    /// Sends the planned reads, one statement per row shape (or a few, for very
-    /// large plans), and adds their rows to `grids`; with `rekey`, all under the
-    /// empty key (see [`super::query`]'s `rollup_read_kind`).
+    /// Sends the planned reads, one statement (or a few, for very large plans),
+    /// and adds their rows to `grids`, presence intervals cut into buckets;
+    /// with `rekey`, all under the empty key (see [`super::query`]'s
+    /// `rollup_read_kind`).
     pub async fn run(self, services: &Services, grids: &mut [Grid], rekey: bool) -> CoreResult<()> {
-        let mut add = |tag: i64, b: i64, key: &str, total: i64, samples: i64| {
-            let key = if rekey { String::new() } else { key.to_string() };
-            let cell = grids[tag as usize].entry((b, key)).or_default();
-            cell.0 += total;
-            cell.1 += samples;
+        let now = now_ms();
+        let reads = &self.interval_reads;
+        self.fetch(services, |tag, b, key, total, samples| {
+            if let Ok(target) = usize::try_from(tag) {
+                let key = if rekey { String::new() } else { key.to_string() };
+                let cell = grids[target].entry((b, key)).or_default();
+                cell.0 += total;
+                cell.1 += samples;
+                return;
+            }
+            let read = &reads[(CHECK_TAG - 1 - tag) as usize];
+            let ended = if samples == OPEN { now } else { samples };
+            let (s, e) = (total.max(read.start), ended.min(read.end));
+            let key = if read.by_agent { key } else { "" };
+            for (b, ms) in read.window.split(s, e) {
+                if ms > 0 {
+                    let cell = grids[read.target].entry((b, key.to_string())).or_default();
+                    cell.0 += ms;
+                    cell.1 += 1;
+                }
+            }
+        })
+        .await
+    }
+
+    /// The planned reads' presence intervals, uncut: (user, start, end or
+    /// `None` while open). The agent time lists read them so.
+    pub async fn intervals(&self, services: &Services) -> CoreResult<Vec<(String, i64, Option<i64>)>> {
+        let mut out = Vec::new();
+        self.fetch(services, |tag, _, user, start, end| {
+            if tag < CHECK_TAG {
+                out.push((user.to_string(), start, (end != OPEN).then_some(end)));
+            }
+        })
+        .await?;
+        Ok(out)
+    }
+
+    /// Runs the planned statement(s) and hands every row but the zone check's
+    /// to `row` as `(tag, b, k, t, n)`; the zone check, if any, goes to its
+    /// [`ZoneCheck`].
+    async fn fetch(&self, services: &Services, mut row: impl FnMut(i64, i64, &str, i64, i64)) -> CoreResult<()> {
+        let check = self.check.as_ref().map(|check| Branch {
+            tag: CHECK_TAG,
+            sql: CHECK_SQL.to_string(),
+            binds: vec![Bind::Text(check.tenant_id.clone())],
+        });
+        let mut checked = None;
+        let mut on_row = |tag: i64, b: i64, k: &str, t: i64, n: i64| {
+            if tag == CHECK_TAG {
+                checked = Some(k.to_string());
+            } else {
+                row(tag, b, k, t, n);
+            }
         };
-        for chunk in self.grid.chunks(MAX_BRANCHES) {
-            let (sql, binds) = union(chunk, "b, k, t, n");
+        let mut chunks: Vec<Vec<&Branch>> = self
+            .branches
+            .chunks(MAX_BRANCHES)
+            .map(|chunk| chunk.iter().collect())
+            .collect();
+        // The check rides along with the first statement, or alone if nothing
+        // else is read: the buckets themselves were cut in the assumed zone.
+        match (&check, chunks.first_mut()) {
+            (Some(check), Some(first)) => first.push(check),
+            (Some(check), None) => chunks.push(vec![check]),
+            (None, _) => {}
+        }
+        for chunk in chunks {
+            let (sql, binds) = union(&chunk);
             match services.db() {
-                // One row per grid and bucket, its groups packed (see `packed`).
+                // One row per tag and bucket, its rows packed (see `packed`).
                 Db::Sqlite(pool) => {
-                    let sql = format!(
-                        "select tag, b, {} from ({sql}) as u group by tag, b",
-                        packed("k", "t", "n")
-                    );
-                    let cond = Cond { sql, binds };
+                    let cond = Cond {
+                        sql: format!(
+                            "select tag, b, {} from ({sql}) as u group by tag, b",
+                            packed("k", "t", "n")
+                        ),
+                        binds,
+                    };
                     let rows: Vec<(i64, i64, String)> =
                         bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await?;
-                    for (tag, b, groups) in rows {
-                        for [key, total, samples] in unpack(&groups) {
-                            add(
-                                tag,
-                                b,
-                                key,
-                                total.parse().unwrap_or_default(),
-                                samples.parse().unwrap_or_default(),
-                            );
+                    for (tag, b, rows) in rows {
+                        for [k, t, n] in unpack(&rows) {
+                            on_row(tag, b, k, t.parse().unwrap_or_default(), n.parse().unwrap_or_default());
                         }
                     }
                 }
@@ -311,60 +443,16 @@ impl Reads {
                     let cond = Cond { sql, binds };
                     let rows: Vec<(i64, i64, String, i64, i64)> =
                         bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await?;
-                    for (tag, b, key, total, samples) in rows {
-                        add(tag, b, &key, total, samples);
+                    for (tag, b, k, t, n) in rows {
+                        on_row(tag, b, &k, t, n);
                     }
                 }
             }
         }
-        let intervals = self.intervals(services).await?;
-        let now = now_ms();
-        for (tag, user, started, ended) in intervals {
-            let read = &self.interval_reads[tag as usize];
-            let (s, e) = (started.max(read.start), ended.unwrap_or(now).min(read.end));
-            let key = if read.by_agent { user } else { String::new() };
-            for (b, ms) in read.window.split(s, e) {
-                if ms > 0 {
-                    let cell = grids[read.target].entry((b, key.clone())).or_default();
-                    cell.0 += ms;
-                    cell.1 += 1;
-                }
-            }
+        if let Some(check) = &self.check {
+            check.confirm(checked.as_deref());
         }
         Ok(())
-    }
-
-    /// The planned presence intervals, uncut: (tag, user, start, end or `None`
-    /// while open). The agent time lists read them so.
-    pub async fn intervals(&self, services: &Services) -> CoreResult<Vec<(i64, String, i64, Option<i64>)>> {
-        let mut out = Vec::new();
-        for chunk in self.intervals.chunks(MAX_BRANCHES) {
-            let (sql, binds) = union(chunk, "u, s, e");
-            match services.db() {
-                // One row per read, its intervals packed; an open one ends in ''.
-                Db::Sqlite(pool) => {
-                    let sql = format!(
-                        "select tag, {} from ({sql}) as u group by tag",
-                        packed("u", "s", "ifnull(e, '')")
-                    );
-                    let cond = Cond { sql, binds };
-                    let rows: Vec<(i64, String)> = bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await?;
-                    for (tag, intervals) in rows {
-                        for [user, start, end] in unpack(&intervals) {
-                            let start = start.parse().unwrap_or_default();
-                            out.push((tag, user.to_string(), start, end.parse().ok()));
-                        }
-                    }
-                }
-                Db::Postgres(pool) => {
-                    let cond = Cond { sql, binds };
-                    let rows: Vec<(i64, String, i64, Option<i64>)> =
-                        bind_cond!(sqlx::query_as(&cond.sql), cond).fetch_all(pool).await?;
-                    out.extend(rows);
-                }
-            }
-        }
-        Ok(out)
     }
 }
 
@@ -385,15 +473,23 @@ mod tests {
             sql: sql.to_string(),
             binds: (0..n).map(Bind::Int).collect(),
         };
-        let (sql, binds) = union(
-            &[branch(4, "select $1 as x", 1), branch(7, "select $1 + $2 as x", 2)],
-            "x",
-        );
+        let (sql, binds) = union(&[
+            &branch(4, "select $1 as b, '' as k, 0 as t, 0 as n", 1),
+            &branch(-3, "select $1 + $2 as b, '' as k, 0 as t, 0 as n", 2),
+        ]);
         assert_eq!(
             sql,
-            "select cast(4 as bigint) as tag, x from (select $1 as x) as r0 union all \
-             select cast(7 as bigint) as tag, x from (select $2 + $3 as x) as r1"
+            "select cast(4 as bigint) as tag, b, k, t, n from (select $1 as b, '' as k, 0 as t, 0 as n) as r0 \
+             union all select cast(-3 as bigint) as tag, b, k, t, n from \
+             (select $2 + $3 as b, '' as k, 0 as t, 0 as n) as r1"
         );
         assert_eq!(binds.len(), 3);
+    }
+
+    #[test]
+    fn interval_tags_lie_below_the_check_and_do_not_meet() {
+        assert!(interval_tag(0) < CHECK_TAG);
+        assert_eq!(interval_tag(0) - 1, interval_tag(1));
+        assert_eq!((CHECK_TAG - 1 - interval_tag(7)) as usize, 7);
     }
 }

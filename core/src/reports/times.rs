@@ -8,7 +8,7 @@ use super::{
     catalogue::{MetricDef, Report, Source},
     cells::cell,
     plan::{plan, Filter},
-    query::{Grid, Strategy},
+    query::{requested_zone, Grid, Strategy},
     reads::Reads,
 };
 use crate::{error::CoreResult, time::from_ms, time::now_ms, Services};
@@ -66,27 +66,35 @@ impl Services {
         filter: &DateFilter,
     ) -> CoreResult<Vec<AgentTimes>> {
         let source = Source::Presence(kind.state());
-        let window = self.report_window(tenant_id, filter, &[source], "").await?;
-        let now = now_ms();
-        let mut by_user: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
-        let mut reads = Reads::default();
-        let period = (window.start, window.end);
-        reads.raw(
-            0,
-            tenant_id,
-            &window,
-            source,
-            "AGENT",
-            &Filter::default(),
-            period,
-            false,
-        );
-        for (_, user, start, end) in reads.intervals(self).await? {
-            let (s, e) = (start.max(window.start), end.unwrap_or(now).min(window.end));
-            if s < e {
-                by_user.entry(user).or_default().push((s, e));
-            }
-        }
+        let requested = requested_zone(filter, "")?;
+        let by_user = self
+            .with_zone_state(tenant_id, |planned| async move {
+                let window = self
+                    .plan_window(tenant_id, &planned, requested, filter, &[source], "")
+                    .await?;
+                let now = now_ms();
+                let mut reads = Reads::default();
+                let period = (window.start, window.end);
+                reads.raw(
+                    0,
+                    tenant_id,
+                    &window,
+                    source,
+                    "AGENT",
+                    &Filter::default(),
+                    period,
+                    false,
+                );
+                let mut by_user: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
+                for (user, start, end) in reads.intervals(self).await? {
+                    let (s, e) = (start.max(window.start), end.unwrap_or(now).min(window.end));
+                    if s < e {
+                        by_user.entry(user).or_default().push((s, e));
+                    }
+                }
+                Ok(by_user)
+            })
+            .await?;
         Ok(by_user
             .into_iter()
             .map(|(user_id, mut ranges)| {
@@ -142,11 +150,20 @@ impl Services {
                 sources.push(source);
             }
         }
-        let window = self.report_window(tenant_id, filter, &sources, "dateFilter.").await?;
-        let labels = window.labels();
-        let grids = self
-            .source_grids(tenant_id, &window, &sources, "AGENT", &Filter::default(), strategy)
+        let requested = requested_zone(filter, "dateFilter.")?;
+        let sources = &sources;
+        let (window, grids) = self
+            .with_zone_state(tenant_id, |planned| async move {
+                let window = self
+                    .plan_window(tenant_id, &planned, requested, filter, sources, "dateFilter.")
+                    .await?;
+                let grids = self
+                    .source_grids(tenant_id, &window, sources, "AGENT", &Filter::default(), strategy)
+                    .await?;
+                Ok((window, grids))
+            })
             .await?;
+        let labels = window.labels();
         // One pass over the (bucket, agent) keys that have any fact, computing
         // each metric the key has facts for: every key is cloned and looked up
         // in the labelled answer once, not once per metric.
@@ -167,23 +184,24 @@ impl Services {
         let keys: HashSet<&(i64, String), rustc_hash::FxBuildHasher> = grids
             .iter()
             .flat_map(|grid| grid.keys())
-            .filter(|(b, _)| labels.contains_key(b))
+            .filter(|(b, _)| labels.contains(*b))
             .collect();
-        let mut out = AgentConversationReport {
-            results: labels.values().map(|label| (label.clone(), BTreeMap::new())).collect(),
-        };
+        let mut buckets: Vec<BTreeMap<String, BTreeMap<String, String>>> = vec![BTreeMap::new(); labels.len()];
         for key in keys {
             let values: BTreeMap<String, String> = metrics
                 .iter()
                 .filter(|(_, parts)| parts.iter().any(|grid| grid.contains_key(key)))
                 .filter_map(|(def, parts)| cell(def, parts, key).map(|value| (def.name.to_string(), value)))
                 .collect();
-            if let Some(bucket) = out.results.get_mut(&labels[&key.0]) {
+            if let Some(i) = labels.index(key.0) {
                 if !values.is_empty() {
-                    bucket.insert(key.1.clone(), values);
+                    buckets[i].insert(key.1.clone(), values);
                 }
             }
         }
+        let out = AgentConversationReport {
+            results: labels.keyed(buckets),
+        };
         Ok(out)
     }
 }

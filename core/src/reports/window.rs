@@ -7,12 +7,12 @@
 //! in SQL (`(at + offset) / len`) or in Rust; the labels of two segments that fall
 //! in the same local day (a DST day) merge into one bucket of the right length.
 
-use std::collections::HashMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 
-use super::api::Grouping;
+use super::{api::Grouping, zones::ZoneCheck};
 use crate::error::{CoreError, CoreResult};
 
 const MINUTE: i64 = 60_000;
@@ -71,6 +71,9 @@ pub struct Window {
     segments: Vec<Segment>,
     /// The tenant's day rollups, when they were read together with its zone.
     pub(crate) kept_days: KeptDays,
+    /// When the zone state the window was cut with came from the cache: the
+    /// check that the report's statements carry (see [`super::zones`]).
+    pub(crate) check: Option<Arc<ZoneCheck>>,
 }
 
 /// What is known of a tenant's day rollups (see [`super::days`]) for a window.
@@ -210,6 +213,7 @@ impl Window {
             unit,
             segments,
             kept_days: KeptDays::Unread,
+            check: None,
         })
     }
 
@@ -224,6 +228,7 @@ impl Window {
             unit: self.unit,
             segments: segments(self.tz, start, end),
             kept_days: self.kept_days,
+            check: self.check.clone(),
         }
     }
 
@@ -264,6 +269,7 @@ impl Window {
             unit: self.unit,
             segments,
             kept_days: self.kept_days,
+            check: self.check.clone(),
         })
     }
 
@@ -328,18 +334,29 @@ impl Window {
     }
 
     /// The label of bucket `b`: `YYYY/MM/DD`, `YYYY/MM/DD HH` or `YYYY/MM/DD HH:mm`.
+    /// (Written out by hand: a year of day labels through `strftime` was a
+    /// tenth of a year-long report.)
     pub fn label(&self, b: i64) -> String {
-        let wall = DateTime::UNIX_EPOCH.naive_utc() + chrono::Duration::milliseconds(b * self.unit.len_ms());
+        let wall = b * self.unit.len_ms();
+        // 1970-01-01 is day 719,163 of the common era.
+        let days = i32::try_from(wall.div_euclid(DAY) + 719_163).unwrap_or_default();
+        let date = NaiveDate::from_num_days_from_ce_opt(days).unwrap_or_default();
+        let (y, m, d) = (date.year(), date.month(), date.day());
+        let of_day = wall.rem_euclid(DAY);
+        let (hour, minute) = (of_day / HOUR, of_day % HOUR / MINUTE);
         match self.unit {
-            BucketUnit::Day => wall.format("%Y/%m/%d").to_string(),
-            BucketUnit::Hour => wall.format("%Y/%m/%d %H").to_string(),
-            BucketUnit::Minute => wall.format("%Y/%m/%d %H:%M").to_string(),
+            BucketUnit::Day => format!("{y:04}/{m:02}/{d:02}"),
+            BucketUnit::Hour => format!("{y:04}/{m:02}/{d:02} {hour:02}"),
+            BucketUnit::Minute => format!("{y:04}/{m:02}/{d:02} {hour:02}:{minute:02}"),
         }
     }
 
-    /// Every bucket's label, formatted once: a report looks labels up per cell.
-    pub fn labels(&self) -> HashMap<i64, String> {
-        self.buckets().into_iter().map(|b| (b, self.label(b))).collect()
+    /// Every bucket with its label, in order, each formatted once: a report
+    /// looks buckets up per cell.
+    pub fn labels(&self) -> Labels {
+        let buckets = self.buckets();
+        let labels = buckets.iter().map(|b| self.label(*b)).collect();
+        Labels { buckets, labels }
     }
 
     /// Splits the interval `[start, end)` at bucket edges: (bucket, ms inside it),
@@ -363,6 +380,46 @@ impl Window {
             }
         }
         out
+    }
+}
+
+/// The buckets of a window and their labels, in order.
+#[derive(Debug, Clone)]
+pub struct Labels {
+    buckets: Vec<i64>,
+    labels: Vec<String>,
+}
+
+impl Labels {
+    /// The position of bucket `b`, if it is one of the window's.
+    pub fn index(&self, b: i64) -> Option<usize> {
+        self.buckets.binary_search(&b).ok()
+    }
+
+    /// Whether `b` is one of the window's buckets.
+    pub fn contains(&self, b: i64) -> bool {
+        self.index(b).is_some()
+    }
+
+    /// The buckets, in order.
+    pub fn buckets(&self) -> &[i64] {
+        &self.buckets
+    }
+
+    /// The number of buckets.
+    pub fn len(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Whether there are no buckets.
+    pub fn is_empty(&self) -> bool {
+        self.buckets.is_empty()
+    }
+
+    /// One value per bucket (in bucket order), keyed by label. Labels sort as
+    /// their buckets do, so the map is built from an ordered list.
+    pub fn keyed<V>(self, values: Vec<V>) -> BTreeMap<String, V> {
+        self.labels.into_iter().zip(values).collect()
     }
 }
 

@@ -1,0 +1,184 @@
+//! What a report must know of its tenant before it can plan a read: the
+//! tenant's time zone, and the zone and completeness of its day rollups.
+//!
+//! Reading that first would cost every report a round trip of its own, which
+//! on a small period is a third of the report. So each [`Services`] keeps the
+//! last state it read per tenant ([`ZoneStates`]), plans with it, and lets the
+//! report's own statement check it: [`super::reads::Reads`] adds one branch
+//! that reads the state again beside the report's rows. When the two differ
+//! (another instance changed the zone, say), the report is planned again from
+//! a fresh read. The cache is never trusted unchecked, so it can never make an
+//! answer wrong, only a report slower once after a change.
+
+use std::{
+    collections::HashMap,
+    future::Future,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use chrono_tz::Tz;
+
+use super::window::KeptDays;
+use crate::{error::CoreError, error::CoreResult, with_db, Services};
+
+/// A tenant's zone and the state of its day rollups, as one statement reads them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ZoneState {
+    /// The tenant's IANA zone.
+    pub tenant_zone: Tz,
+    /// The zone the day rows are kept in, and from when they are complete (and
+    /// the script-error rows), if any are kept.
+    pub kept: Option<(String, i64, i64)>,
+}
+
+impl ZoneState {
+    /// The tenant row's columns as [`ZONE_STATE_SQL`] selects them; a zone name
+    /// that no longer parses falls back to UTC, as the tenant's reports always have.
+    fn from_row((zone, kept_zone, complete_from, errors_from): ZoneRow) -> ZoneState {
+        ZoneState {
+            tenant_zone: zone.parse().unwrap_or(chrono_tz::UTC),
+            kept: match (kept_zone, complete_from, errors_from) {
+                (Some(zone), Some(complete), Some(errors)) => Some((zone, complete, errors)),
+                _ => None,
+            },
+        }
+    }
+
+    /// What is known of the day rows for a window cut in `tz`.
+    pub fn kept_days(&self, tz: Tz) -> KeptDays {
+        match &self.kept {
+            Some((zone, complete_from, errors_from)) if zone == tz.name() => KeptDays::Kept {
+                complete_from: *complete_from,
+                errors_from: *errors_from,
+            },
+            _ => KeptDays::Absent,
+        }
+    }
+
+    /// The state as [`CHECK_SQL`] writes it, to compare in one string.
+    pub fn fingerprint(&self) -> String {
+        let (zone, complete, errors) = match &self.kept {
+            Some((zone, complete, errors)) => (zone.as_str(), *complete, *errors),
+            None => ("", -1, -1),
+        };
+        format!("{} {zone} {complete} {errors}", self.tenant_zone.name())
+    }
+}
+
+/// The tenant's zone, and the zone and completeness of its day rollups, if any.
+type ZoneRow = (String, Option<String>, Option<i64>, Option<i64>);
+
+const ZONE_STATE_SQL: &str = "select t.timezone, z.zone, z.complete_from, z.errors_from from tenants t \
+     left join day_rollup_zones z on z.tenant_id = t.id where t.id = $1";
+
+/// One branch of a report's statement that reads the state back as
+/// [`ZoneState::fingerprint`] writes it, in the `k` column (tenant id at `$1`).
+pub(crate) const CHECK_SQL: &str = "select cast(0 as bigint) as b, t.timezone || ' ' || coalesce(z.zone, '') \
+     || ' ' || coalesce(z.complete_from, -1) || ' ' || coalesce(z.errors_from, -1) as k, \
+     cast(0 as bigint) as t, cast(0 as bigint) as n from tenants t \
+     left join day_rollup_zones z on z.tenant_id = t.id where t.id = $1";
+
+/// The state a window was planned with when it came from the cache, for the
+/// report's statement to confirm.
+#[derive(Debug)]
+pub(crate) struct ZoneCheck {
+    /// The tenant.
+    pub tenant_id: String,
+    /// [`ZoneState::fingerprint`] of the assumed state.
+    pub expected: String,
+    /// Set when a statement found another state (or no tenant).
+    stale: Mutex<bool>,
+}
+
+impl ZoneCheck {
+    /// Records what a statement read back: `None` when the tenant is gone.
+    pub fn confirm(&self, found: Option<&str>) {
+        if found != Some(self.expected.as_str()) {
+            *self.stale.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        }
+    }
+
+    fn is_stale(&self) -> bool {
+        *self.stale.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The last [`ZoneState`] read per tenant, shared by the clones of a [`Services`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ZoneStates(Arc<Mutex<HashMap<String, ZoneState>>>);
+
+impl ZoneStates {
+    fn get(&self, tenant_id: &str) -> Option<ZoneState> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(tenant_id)
+            .cloned()
+    }
+
+    fn put(&self, tenant_id: &str, state: ZoneState) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(tenant_id.to_string(), state);
+    }
+
+    /// Drops what is known of a tenant (its zone changed here, or it is gone).
+    pub fn forget(&self, tenant_id: &str) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).remove(tenant_id);
+    }
+}
+
+/// The zone state a report is planned with, and the check its statements
+/// carry when that state came from the cache.
+#[derive(Debug, Clone)]
+pub(crate) struct Planned {
+    pub state: ZoneState,
+    pub check: Option<Arc<ZoneCheck>>,
+}
+
+impl Services {
+    /// Reads a tenant's zone state, and keeps it for later reports.
+    pub(crate) async fn read_zone_state(&self, tenant_id: &str) -> CoreResult<ZoneState> {
+        let row: Option<ZoneRow> = with_db!(self.db(), |pool| sqlx::query_as(ZONE_STATE_SQL)
+            .bind(tenant_id)
+            .fetch_optional(pool)
+            .await)?;
+        let state = ZoneState::from_row(row.ok_or(CoreError::NotFound("tenant"))?);
+        self.zone_states().put(tenant_id, state.clone());
+        Ok(state)
+    }
+
+    /// Runs `report` planned with the tenant's last known zone state, its
+    /// statements checking that state as they read (see the module doc). When a
+    /// check fails, the report runs again from a fresh read, whose statements
+    /// need no check. Every read of `report` must go through
+    /// [`super::reads::Reads`], where the check is made.
+    pub(crate) async fn with_zone_state<T, Fut>(
+        &self,
+        tenant_id: &str,
+        mut report: impl FnMut(Planned) -> Fut,
+    ) -> CoreResult<T>
+    where
+        Fut: Future<Output = CoreResult<T>>,
+    {
+        if let Some(state) = self.zone_states().get(tenant_id) {
+            let check = Arc::new(ZoneCheck {
+                tenant_id: tenant_id.to_string(),
+                expected: state.fingerprint(),
+                stale: Mutex::new(false),
+            });
+            let answer = report(Planned {
+                state,
+                check: Some(check.clone()),
+            })
+            .await;
+            if !check.is_stale() {
+                return answer;
+            }
+            self.zone_states().forget(tenant_id);
+        }
+        let state = self.read_zone_state(tenant_id).await?;
+        report(Planned { state, check: None }).await
+    }
+}
