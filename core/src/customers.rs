@@ -314,8 +314,8 @@ impl Services {
         )
         .await?;
         crate::reports::facts::conversation_started(&mut tx, tenant_id, id, actor.user_id()).await?;
-        tx.commit().await?;
-        self.after_commit(tenant_id, id, LiveEvent::Conversation(conversation));
+        self.commit_live(tx, tenant_id, id, LiveEvent::Conversation(conversation))
+            .await?;
         Ok(customer)
     }
 
@@ -408,8 +408,8 @@ impl Services {
             &customer,
         )
         .await?;
-        tx.commit().await?;
-        self.after_commit(tenant_id, id, LiveEvent::Assigned(customer.clone()));
+        self.commit_live(tx, tenant_id, id, LiveEvent::Assigned(customer.clone()))
+            .await?;
         Ok(customer)
     }
 

@@ -1,16 +1,34 @@
-//! In-process fan-out of what changed, for the screens that show it live: the
-//! visitor widget (messages to its customer) and the agents' inbox.
+//! Fan-out of what changed, for the screens that show it live: the visitor
+//! widget (messages to its customer) and the agents' inbox.
 //!
-//! Subscribers get every event of the instance and keep what concerns them; a
-//! subscriber that falls behind loses the oldest events (`broadcast` semantics) and
-//! catches up from storage, which stays the source of truth.
+//! Within an instance it is a broadcast channel: subscribers get every event of
+//! the instance and keep what concerns them; a subscriber that falls behind
+//! loses the oldest events (`broadcast` semantics) and catches up from storage,
+//! which stays the source of truth.
+//!
+//! Several instances share one PostgreSQL database. Each change is then also
+//! announced with `NOTIFY` in the transaction that makes it, so it goes out on
+//! commit and in commit order; every instance listens ([`Services::relay_live_changes`])
+//! and publishes what the others announced to its own subscribers. An
+//! announcement names the change, never carries it (a payload is limited to
+//! 8,000 bytes, a message is not): the listener reads the object back. SQLite
+//! has one instance per file, so nothing is announced there.
 
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use crate::{
     conversations::{Conversation, Message},
     customers::Customer,
+    db::{Db, Tx},
+    error::CoreResult,
+    Services,
 };
+
+/// The `NOTIFY` channel instances announce changes on.
+const CHANNEL: &str = "rapport_live";
 
 /// What changed.
 #[derive(Debug, Clone)]
@@ -21,6 +39,10 @@ pub enum LiveEvent {
     Conversation(Conversation),
     /// A customer was assigned, reassigned or unassigned.
     Assigned(Customer),
+    /// Changes may have been missed (another instance's, while the connection
+    /// that hears them was being remade): screens should read everything
+    /// again. Published with an empty tenant and customer: it concerns all.
+    Resync,
 }
 
 /// A change, with the tenant and customer it belongs to.
@@ -38,14 +60,37 @@ pub struct LiveUpdate {
 #[derive(Debug, Clone)]
 pub struct LiveHub {
     sender: broadcast::Sender<LiveUpdate>,
+    /// This instance's name in announcements, so it skips its own.
+    origin: Arc<str>,
 }
 
 impl Default for LiveHub {
     fn default() -> Self {
         LiveHub {
             sender: broadcast::channel(1024).0,
+            origin: Arc::from(uuid::Uuid::new_v4().to_string()),
         }
     }
+}
+
+/// What an instance announces of a change: which object changed, not the object.
+#[derive(Debug, Serialize, Deserialize)]
+struct Announcement {
+    origin: String,
+    tenant: String,
+    customer: String,
+    kind: AnnouncedKind,
+    /// The message's id, for a message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum AnnouncedKind {
+    Message,
+    Conversation,
+    Assigned,
 }
 
 impl LiveHub {
@@ -57,5 +102,97 @@ impl LiveHub {
     /// A new subscription to every later change.
     pub fn subscribe(&self) -> broadcast::Receiver<LiveUpdate> {
         self.sender.subscribe()
+    }
+}
+
+impl Services {
+    /// Commits a change and tells the live screens: this instance's at once,
+    /// and on PostgreSQL every other instance's, through a `NOTIFY` sent in the
+    /// transaction (see the module doc).
+    pub(crate) async fn commit_live(
+        &self,
+        mut tx: Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        event: LiveEvent,
+    ) -> CoreResult<()> {
+        let announced = match &event {
+            LiveEvent::Message(m) => Some((AnnouncedKind::Message, Some(m.id.clone()))),
+            LiveEvent::Conversation(_) => Some((AnnouncedKind::Conversation, None)),
+            LiveEvent::Assigned(_) => Some((AnnouncedKind::Assigned, None)),
+            LiveEvent::Resync => None,
+        };
+        if let (Tx::Postgres(t), Some((kind, message))) = (&mut tx, announced) {
+            let announcement = Announcement {
+                origin: self.live().origin.to_string(),
+                tenant: tenant_id.to_string(),
+                customer: customer_id.to_string(),
+                kind,
+                message,
+            };
+            let payload =
+                serde_json::to_string(&announcement).map_err(|e| crate::CoreError::Internal(e.to_string()))?;
+            sqlx::query("select pg_notify($1, $2)")
+                .bind(CHANNEL)
+                .bind(payload)
+                .execute(&mut **t)
+                .await?;
+        }
+        tx.commit().await?;
+        self.after_commit(tenant_id, customer_id, event);
+        Ok(())
+    }
+
+    /// On PostgreSQL, hears what other instances announce and publishes it to
+    /// this instance's subscribers, reading each object back. Runs until the
+    /// listening connection fails for good (the caller starts it again); when
+    /// that connection is remade, subscribers are told to resync. Returns at
+    /// once on SQLite.
+    pub async fn relay_live_changes(&self) -> CoreResult<()> {
+        let Db::Postgres(pool) = self.db() else {
+            return Ok(());
+        };
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+        listener.listen(CHANNEL).await?;
+        loop {
+            let Some(notification) = listener.try_recv().await? else {
+                // The connection dropped; the next receive remakes it. What was
+                // announced in between is lost.
+                self.live().publish(LiveUpdate {
+                    tenant_id: String::new(),
+                    customer_id: String::new(),
+                    event: LiveEvent::Resync,
+                });
+                continue;
+            };
+            let Ok(heard) = serde_json::from_str::<Announcement>(notification.payload()) else {
+                tracing::warn!("ignoring a malformed live announcement");
+                continue;
+            };
+            if *heard.origin == *self.live().origin {
+                continue;
+            }
+            // The object may be gone again already (a deleted customer): then
+            // there is nothing to show.
+            let event = match (heard.kind, &heard.message) {
+                (AnnouncedKind::Message, Some(id)) => self.get_message(&heard.tenant, id).await.map(LiveEvent::Message),
+                (AnnouncedKind::Conversation, _) => self
+                    .get_conversation(&heard.tenant, &heard.customer)
+                    .await
+                    .map(LiveEvent::Conversation),
+                (AnnouncedKind::Assigned, _) => self
+                    .get_customer(&heard.tenant, &heard.customer)
+                    .await
+                    .map(LiveEvent::Assigned),
+                (AnnouncedKind::Message, None) => continue,
+            };
+            if let Ok(event) = event {
+                self.live().publish(LiveUpdate {
+                    tenant_id: heard.tenant,
+                    customer_id: heard.customer,
+                    event,
+                });
+            }
+        }
     }
 }

@@ -5,7 +5,10 @@ use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context;
 use leptos::config::LeptosOptions;
-use rapport_core::{db::redact_url, Services};
+use rapport_core::{
+    db::{redact_url, Backend},
+    Services,
+};
 use tokio::net::TcpListener;
 
 use crate::{
@@ -87,12 +90,28 @@ pub async fn serve(
             }
         }
     });
+    // With several instances on PostgreSQL, live screens also hear the changes
+    // made through the others.
+    let relay = (state.services.db().backend() == Backend::Postgres).then(|| {
+        let services = state.services.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Err(err) = services.relay_live_changes().await {
+                    tracing::warn!(error = %err, "hearing other instances' changes failed; retrying in 5 s");
+                }
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+        })
+    });
     let router = app::build(state);
     let result = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown)
         .await;
     pruner.abort();
     presence_sweeper.abort();
+    if let Some(relay) = relay {
+        relay.abort();
+    }
     let _ = stop_worker.send(true);
     if let Some(worker) = worker {
         let _ = worker.await;

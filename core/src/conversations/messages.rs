@@ -367,8 +367,8 @@ impl Services {
             Some(&customer_id),
         )
         .await?;
-        tx.commit().await?;
-        self.after_commit(tenant_id, &customer_id, LiveEvent::Message(message.clone()));
+        self.commit_live(tx, tenant_id, &customer_id, LiveEvent::Message(message.clone()))
+            .await?;
         Ok(message)
     }
 
@@ -452,8 +452,8 @@ impl Services {
             &message,
         )
         .await?;
-        tx.commit().await?;
-        self.after_commit(tenant_id, customer_id, LiveEvent::Message(message.clone()));
+        self.commit_live(tx, tenant_id, customer_id, LiveEvent::Message(message.clone()))
+            .await?;
         Ok(message)
     }
 
@@ -509,6 +509,20 @@ impl Services {
         );
         let row: MessageRow = with_tx!(tx, |conn| sqlx::query_as(&sql).bind(&id).fetch_one(conn).await)?;
         Ok(row.into())
+    }
+
+    /// One message of the tenant.
+    pub(crate) async fn get_message(&self, tenant_id: &str, id: &str) -> CoreResult<Message> {
+        let sql = format!(
+            "select {MESSAGE_COLUMNS} from messages m join customers c on c.id = m.customer_id \
+             where m.tenant_id = $1 and m.id = $2"
+        );
+        let row: Option<MessageRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)?;
+        Ok(row.ok_or(CoreError::NotFound("message"))?.into())
     }
 
     /// A page of a customer's messages, newest first.

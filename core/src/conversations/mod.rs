@@ -357,8 +357,13 @@ impl Services {
             .await?;
         }
         let conversation = self.conversation_in(&mut tx, tenant_id, customer_id).await?;
-        tx.commit().await?;
-        self.after_commit(tenant_id, customer_id, LiveEvent::Conversation(conversation.clone()));
+        self.commit_live(
+            tx,
+            tenant_id,
+            customer_id,
+            LiveEvent::Conversation(conversation.clone()),
+        )
+        .await?;
         Ok(conversation)
     }
 }

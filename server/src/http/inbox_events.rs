@@ -5,7 +5,8 @@
 //! then reads it through its server functions, which check the role again.
 //! Event names: `message` (a message stored, either way), `conversation` (a
 //! status change), `assigned`, and `resync` when this subscriber fell behind and
-//! lost events, so the page reloads everything it shows.
+//! lost events (or changes made through another instance may have been missed,
+//! see `rapport_core::live`), so the page reloads everything it shows.
 
 use std::convert::Infallible;
 
@@ -46,13 +47,14 @@ pub async fn inbox_events(State(state): State<AppState>, headers: HeaderMap) -> 
     let tenant_id = user.tenant_id;
     let updates = BroadcastStream::new(state.services.live().subscribe()).filter_map(move |update| {
         let (name, customer_id) = match update {
-            Ok(u) if u.tenant_id == tenant_id => match u.event {
+            Err(BroadcastStreamRecvError::Lagged(_)) => ("resync", String::new()),
+            Ok(u) => match u.event {
+                LiveEvent::Resync => ("resync", String::new()),
+                _ if u.tenant_id != tenant_id => return None,
                 LiveEvent::Message(_) => ("message", u.customer_id),
                 LiveEvent::Conversation(_) => ("conversation", u.customer_id),
                 LiveEvent::Assigned(_) => ("assigned", u.customer_id),
             },
-            Ok(_) => return None,
-            Err(BroadcastStreamRecvError::Lagged(_)) => ("resync", String::new()),
         };
         let data = serde_json::json!({ "customerId": customer_id });
         Some(Ok::<_, Infallible>(Event::default().event(name).data(data.to_string())))

@@ -267,3 +267,116 @@ async fn agents_work_the_inbox_live(db: TestDb) {
 }
 
 backend_tests!(agents_work_the_inbox_live);
+
+/// Reads the event stream for up to `wait`; what it read.
+async fn read_for(stream: &mut reqwest::Response, wait: Duration) -> String {
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + wait;
+    while let Ok(Ok(Some(chunk))) = tokio::time::timeout_at(deadline, stream.chunk()).await {
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    seen
+}
+
+/// Two instances on one PostgreSQL database: what changes through one reaches
+/// the live screens of the other (the inbox, and the visitor's widget with the
+/// message itself). SQLite runs one instance per file, so this is PostgreSQL's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_reach_live_screens_on_another_instance() {
+    let Some(db) = TestDb::postgres().await.expect("postgres test database") else {
+        eprintln!("skipped: {} is not set", rapport_core::testing::POSTGRES_URL_VAR);
+        return;
+    };
+    let a = TestApp::start(db).await;
+    let b = a.another_instance().await;
+    let (tenant, key) = a.tenant_with_key("Alpha").await;
+    a.user(&tenant, "agent@alpha.example", Role::Agent, false).await;
+    let agent = session(&a, "agent@alpha.example").await;
+    let mut inbox = a
+        .request(Method::GET, "/inbox/events")
+        .header(header::COOKIE, &agent)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(inbox.status(), StatusCode::OK);
+
+    // The visitor's widget streams from instance A.
+    let widget_key = ok_json(b.get("/rest/v1/widget/key", &key).await, StatusCode::OK).await["widgetKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let visitor = ok_json(
+        b.request(Method::POST, "/rest/v1/widget/visitor")
+            .header("rapport-widget-key", &widget_key)
+            .json(&json!({"firstName": "Vera"}))
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::CREATED,
+    )
+    .await;
+    let customer = visitor["customerId"].as_str().unwrap().to_string();
+    let mut widget = a
+        .request(Method::GET, "/rest/v1/widget/stream")
+        .header("rapport-widget-key", &widget_key)
+        .bearer_auth(visitor["visitorToken"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(widget.status(), StatusCode::OK);
+
+    // A starts listening as it starts serving; until it does, what B announces
+    // is not heard. Write through B until A's inbox hears it.
+    let mut heard = String::new();
+    for attempt in 0..40 {
+        inbound(&b, &key, &customer, &format!("hello {attempt}")).await;
+        heard = read_for(&mut inbox, Duration::from_millis(500)).await;
+        if heard.contains("event: message") {
+            break;
+        }
+    }
+    assert!(heard.contains(&format!("\"customerId\":\"{customer}\"")), "{heard}");
+
+    // From now on each change through B reaches A's screens.
+    let path = format!("/rest/v1/conversation/{customer}/status");
+    let done = b
+        .request(Method::PUT, &path)
+        .bearer_auth(&key)
+        .json(&json!({"status": "DONE"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status(), StatusCode::OK);
+    read_until(&mut inbox, "event: conversation").await;
+    ok_json(
+        b.post(&format!("/rest/v1/customer/{customer}/assign"), &key, json!({}))
+            .await,
+        StatusCode::OK,
+    )
+    .await;
+    read_until(&mut inbox, "event: assigned").await;
+    ok_json(
+        b.post(
+            "/rest/v1/message",
+            &key,
+            json!({"customerId": customer, "isExternalId": false, "type": "MESSAGE", "message": "Yes, ships today."}),
+        )
+        .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    let seen = read_until(&mut widget, "Yes, ships today.").await;
+    assert!(seen.contains("event: message"), "{seen}");
+    assert!(
+        seen.contains("\"direction\":\"OUTBOUND\""),
+        "the whole message, read back: {seen}"
+    );
+    // The agents' inbox shows replies too.
+    read_until(&mut inbox, "event: message").await;
+    // An instance does not hear itself twice: A's own change arrives once.
+    inbound(&a, &key, &customer, "only once").await;
+    let own = read_for(&mut inbox, Duration::from_secs(2)).await;
+    assert_eq!(own.matches("event: message").count(), 1, "{own}");
+    drop((inbox, widget));
+    b.stop().await;
+}

@@ -1,6 +1,6 @@
 //! Test helpers: start the app on port 0, talk to it with reqwest.
 
-use rapport_core::{audit::Actor, model::Role, tenants::NewTenant, testing::TestDb, users::NewUser, Services};
+use rapport_core::{audit::Actor, db::Db, model::Role, tenants::NewTenant, testing::TestDb, users::NewUser, Services};
 use rapport_server::{config::ServeConfig, serve};
 use reqwest::{Method, Response, StatusCode};
 use serde_json::Value;
@@ -16,7 +16,10 @@ pub struct TestApp {
     pub base: String,
     pub services: Services,
     pub client: reqwest::Client,
-    _db: TestDb,
+    /// The database's URL, for another instance on it.
+    url: String,
+    /// The test database, dropped with the app that created it.
+    _db: Option<TestDb>,
     shutdown: Option<oneshot::Sender<()>>,
     handle: Option<JoinHandle<anyhow::Result<()>>>,
 }
@@ -29,11 +32,28 @@ impl TestApp {
 
     /// Starts the app after `configure` adjusts the settings.
     pub async fn start_with(db: TestDb, configure: impl FnOnce(&mut ServeConfig)) -> TestApp {
-        let mut config = ServeConfig::for_tests(&db.url);
+        let services = db.services();
+        let url = db.url.clone();
+        Self::launch(url, services, Some(db), configure).await
+    }
+
+    /// A second instance of the app on the same database, with its own pool
+    /// and in-process state, as a scaled-out installation runs them.
+    pub async fn another_instance(&self) -> TestApp {
+        let db = Db::connect(&self.url).await.unwrap();
+        Self::launch(self.url.clone(), Services::new(db), None, |_| {}).await
+    }
+
+    async fn launch(
+        url: String,
+        services: Services,
+        db: Option<TestDb>,
+        configure: impl FnOnce(&mut ServeConfig),
+    ) -> TestApp {
+        let mut config = ServeConfig::for_tests(&url);
         configure(&mut config);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let services = db.services();
         let (tx, rx) = oneshot::channel::<()>();
         let state = serve::state(config, services.clone());
         let handle = tokio::spawn(serve::serve(listener, state, async {
@@ -47,6 +67,7 @@ impl TestApp {
             base,
             services,
             client,
+            url,
             _db: db,
             shutdown: Some(tx),
             handle: Some(handle),
