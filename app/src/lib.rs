@@ -47,6 +47,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light" />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+                // Before anything else: clicks made while the app loads are kept
+                // and replayed once it has hydrated.
+                <script inner_html=include_str!("early_events.js")></script>
                 <HydrationScripts options=options.clone() />
                 <MetaTags />
             </head>
