@@ -21,6 +21,8 @@ pub mod audit;
 #[cfg(feature = "server")]
 pub mod auth;
 #[cfg(feature = "server")]
+pub mod backoff;
+#[cfg(feature = "server")]
 pub mod bootstrap;
 #[cfg(feature = "server")]
 pub mod config;

@@ -3,10 +3,12 @@
 //!
 //! A mail is a row of `mail_outbox`, written in the same step as what caused it.
 //! The server's mail worker (with an SMTP server configured) claims `PENDING`
-//! mails, sends them, and records `SENT`, or a retry, or `FAILED` once
-//! [`MAX_MAIL_ATTEMPTS`] are spent. Without an SMTP server the mails stay
+//! mails, sends them, and records `SENT`, or a retry, or `FAILED` once the
+//! attempts of [`mail_backoff`] are spent. Without an SMTP server the mails stay
 //! `PENDING`, and admins read them in the dashboard's outbox: trying Rapport
 //! needs no mail server, and nothing written is lost.
+
+use std::time::Duration;
 
 use chrono::TimeZone;
 use serde::{Deserialize, Serialize};
@@ -14,19 +16,21 @@ use serde::{Deserialize, Serialize};
 use crate::{
     appointments::{Appointment, ValidType},
     audit::{self, Actor},
+    backoff::Backoff,
     db::{Backend, Tx},
     error::CoreResult,
     model::{Page, PageRequest},
-    time::{from_ms, now_ms},
+    time::{duration_ms, from_ms, now_ms},
     validate::Paging,
     with_db, with_tx, Services,
 };
 
-/// Attempts before a mail counts as failed.
-pub const MAX_MAIL_ATTEMPTS: i64 = 6;
-
-/// Waits before the retries, in seconds (the last repeats).
-const RETRY_AFTER_SECONDS: [i64; 5] = [30, 120, 600, 1800, 3600];
+/// When to try a mail again: after 30 s, 2 min, 10 min, 30 min and 1 h; a
+/// mail whose sixth attempt fails counts as failed.
+pub fn mail_backoff() -> Backoff {
+    let s = Duration::from_secs;
+    Backoff::new(vec![s(30), s(120), s(600), s(1800), s(3600)])
+}
 
 /// A mail in the outbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -319,13 +323,10 @@ impl Services {
         let now = now_ms();
         let (status, next, error, sent_at) = match result {
             Ok(()) => ("SENT", now, None, Some(now)),
-            Err(e) if attempts >= MAX_MAIL_ATTEMPTS => ("FAILED", now, Some(e), None),
-            Err(e) => {
-                let step = usize::try_from(attempts - 1)
-                    .unwrap_or(0)
-                    .min(RETRY_AFTER_SECONDS.len() - 1);
-                ("PENDING", now + RETRY_AFTER_SECONDS[step] * 1000, Some(e), None)
-            }
+            Err(e) => match mail_backoff().after(attempts) {
+                Some(wait) => ("PENDING", now + duration_ms(wait), Some(e), None),
+                None => ("FAILED", now, Some(e), None),
+            },
         };
         with_db!(self.db(), |pool| sqlx::query(
             "update mail_outbox set status = $2, next_attempt_at = $3, last_error = $4, sent_at = $5 where id = $1"

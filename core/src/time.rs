@@ -12,3 +12,8 @@ pub fn now_ms() -> i64 {
 pub fn from_ms(ms: i64) -> DateTime<Utc> {
     Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
 }
+
+/// A duration in stored milliseconds (saturating: no wait Rapport keeps comes near).
+pub fn duration_ms(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}

@@ -178,7 +178,7 @@ impl WebhookArgs {
         let disable_after = humantime::parse_duration(self.disable_after.trim())
             .map_err(|e| anyhow::anyhow!("RAPPORT_WEBHOOK_DISABLE_AFTER: {e}"))?;
         Ok(rapport_core::webhooks::deliveries::RetryPolicy {
-            schedule,
+            schedule: rapport_core::backoff::Backoff::new(schedule),
             disable_after,
             ..Default::default()
         })

@@ -16,11 +16,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
+    backoff::Backoff,
     db::{placeholders, Backend},
     error::{CoreError, CoreResult},
     events::EventType,
     model::{Page, PageRequest},
-    time::{from_ms, now_ms},
+    time::{duration_ms, from_ms, now_ms},
     validate::Paging,
     with_db, with_tx, Services,
 };
@@ -29,7 +30,7 @@ use crate::{
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
     /// Waits before the 2nd, 3rd, … attempt; after the last, the delivery fails.
-    pub schedule: Vec<Duration>,
+    pub schedule: Backoff,
     /// An endpoint whose every attempt has failed for this long is disabled.
     pub disable_after: Duration,
     /// Longest `Retry-After` honoured.
@@ -42,7 +43,7 @@ impl Default for RetryPolicy {
     fn default() -> Self {
         let s = Duration::from_secs;
         RetryPolicy {
-            schedule: vec![s(5), s(300), s(1800), s(7200), s(18_000), s(36_000), s(36_000)],
+            schedule: Backoff::new(vec![s(5), s(300), s(1800), s(7200), s(18_000), s(36_000), s(36_000)]),
             disable_after: s(5 * 86_400),
             max_retry_after: s(86_400),
         }
@@ -214,10 +215,6 @@ struct AttemptRow {
     response_excerpt: Option<String>,
 }
 
-fn ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
 impl Services {
     /// Claims up to `limit` due deliveries for `lease`; each claim counts as an attempt.
     pub async fn claim_deliveries(&self, limit: i64, lease: Duration) -> CoreResult<Vec<ClaimedDelivery>> {
@@ -238,7 +235,7 @@ impl Services {
         );
         let seqs: Vec<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(&claim)
             .bind(now)
-            .bind(now + ms(lease))
+            .bind(now + duration_ms(lease))
             .bind(limit)
             .fetch_all(pool)
             .await)?;
@@ -347,12 +344,10 @@ impl Services {
                     .map(|r| r.rows_affected()))?;
                 }
                 Outcome::Failed { retry_after } => {
-                    let wait = policy
-                        .schedule
-                        .get(usize::try_from(r.attempt - 1).unwrap_or(usize::MAX));
+                    let wait = policy.schedule.after(r.attempt);
                     let next = wait.map(|w| {
                         let asked = retry_after.map(|a| a.min(policy.max_retry_after)).unwrap_or_default();
-                        now + ms((*w).max(asked))
+                        now + duration_ms(w.max(asked))
                     });
                     with_tx!(&mut tx, |conn| sqlx::query(
                         "update webhook_deliveries set state = $2, next_attempt_at = coalesce($3, next_attempt_at), \
@@ -376,7 +371,7 @@ impl Services {
                     .fetch_optional(conn)
                     .await)?
                     .flatten();
-                    if failing_since.is_some_and(|since| now - since >= ms(policy.disable_after)) {
+                    if failing_since.is_some_and(|since| now - since >= duration_ms(policy.disable_after)) {
                         let reason = format!(
                             "every delivery failed for {} s; enable it again once the receiver works",
                             policy.disable_after.as_secs()
