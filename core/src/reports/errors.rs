@@ -26,7 +26,13 @@ use super::{
     sql::{bind_cond, Cond},
     window::Window,
 };
-use crate::{db::Tx, error::CoreResult, time::from_ms, validate::Checks, with_db, with_tx, Services};
+use crate::{
+    db::{Db, Tx},
+    error::CoreResult,
+    time::from_ms,
+    validate::Checks,
+    with_db, with_tx, Services,
+};
 
 /// The day-rollup kind of the per-day error counts.
 const SCRIPT_ERROR: &str = "SCRIPT_ERROR";
@@ -117,9 +123,14 @@ impl Services {
         }
         checks.finish()?;
 
+        let at = if self.scan_by_signature(tenant_id, &window).await? {
+            "+at"
+        } else {
+            "at"
+        };
         let sql = format!(
             "select message, file_name, line, count(*), count(distinct visitor_id), min(at), max(at) \
-             from script_errors where tenant_id = $1 and at >= $2 and at < $3{} \
+             from script_errors where tenant_id = $1 and {at} >= $2 and {at} < $3{} \
              group by 1, 2, 3 order by 4 desc, 1 limit {MAX_ROWS}",
             cond.sql
         );
@@ -150,6 +161,34 @@ impl Services {
             ])
         });
         Ok(ScriptErrorReport { errors, results })
+    }
+
+    /// Whether the error list should read the tenant's errors in signature
+    /// order rather than the period's in time order (SQLite only).
+    ///
+    /// SQLite is built without STAT4 (see `.cargo/config.toml`), so its
+    /// planner cannot tell how much of a tenant's history a time range holds,
+    /// and always reads the range and sorts it by signature. For a period that
+    /// is most of the history, reading every error already in signature order
+    /// (`script_errors_signature_idx`) and skipping those outside the period
+    /// does no sort: measured on 90 days of errors, a year's list took 17 ms
+    /// instead of 59, a week's 7 ms instead of 3. So the signature order is
+    /// chosen when the period spans more than a quarter of the time since the
+    /// tenant's first error; a unary `+` on `at` keeps SQLite off the time range.
+    async fn scan_by_signature(&self, tenant_id: &str, window: &Window) -> CoreResult<bool> {
+        let Db::Sqlite(pool) = self.db() else {
+            return Ok(false);
+        };
+        let first: Option<i64> = sqlx::query_scalar("select min(at) from script_errors where tenant_id = $1")
+            .bind(tenant_id)
+            .fetch_one(pool)
+            .await?;
+        let Some(first) = first else {
+            return Ok(false);
+        };
+        let history = (window.end - first).max(1);
+        let covered = window.end - window.start.max(first);
+        Ok(covered * 4 > history)
     }
 
     /// Errors and distinct visitors per bucket: whole local days from the day
