@@ -22,7 +22,10 @@
 //! tenant's cached zone state, which that statement checks (see
 //! [`super::zones`]): most reports are one round trip.
 
-use std::collections::{BTreeMap, HashMap};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+};
 
 use chrono_tz::Tz;
 
@@ -33,7 +36,7 @@ use super::{
     plan::{plan, Filter, Query},
     reads::Reads,
     window::{parse_zone, Window, WindowSpec},
-    zones::Planned,
+    zones::{ZoneCheck, ZoneState},
 };
 use crate::{error::CoreResult, time::now_ms, with_db, Services};
 
@@ -60,6 +63,21 @@ fn rollup_read_kind<'a>(group_kind: &'a str, filter: &Filter) -> (&'a str, bool)
     } else {
         (group_kind, false)
     }
+}
+
+/// What a report's window is made from: its date filter, the sources of its
+/// metrics (for `ALL`) and the field prefix its errors name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Period<'a> {
+    pub filter: &'a DateFilter,
+    pub sources: &'a [Source],
+    pub field: &'a str,
+}
+
+/// Whether any of `queries` counts unique visitors, whose per-day counts are
+/// read apart from [`Reads`] (so the zone state is read first).
+pub(crate) fn counts_visitors(queries: &[Query]) -> bool {
+    queries.iter().any(|q| q.def.measure == Measure::DistinctVisitors)
 }
 
 /// The zone a date filter asks for, if any; a 422 at `{field}timeZone` when
@@ -118,7 +136,7 @@ fn plan_hours(
 impl Services {
     /// The window of a date filter, for metrics read from `sources`, cut in the
     /// request's zone, else the tenant's, which is read first. See
-    /// [`Self::plan_window`] for a window planned with a cached zone.
+    /// [`Self::in_window`] for a report planned with a cached zone.
     pub(crate) async fn report_window(
         &self,
         tenant_id: &str,
@@ -128,26 +146,26 @@ impl Services {
     ) -> CoreResult<Window> {
         let requested = requested_zone(filter, field)?;
         let state = self.read_zone_state(tenant_id).await?;
-        let planned = Planned { state, check: None };
-        self.plan_window(tenant_id, &planned, requested, filter, sources, field)
-            .await
+        let period = Period { filter, sources, field };
+        self.plan_window(tenant_id, &state, None, requested, period).await
     }
 
-    /// The window of a date filter planned with `planned`'s zone state: the
+    /// The window of a period planned with the zone state `state`: the
     /// request's zone (`requested`), else the tenant's; the day rollups are
-    /// used when they are kept in that zone.
+    /// used when they are kept in that zone. `check`, when the state came from
+    /// the cache, rides along with the window to every statement.
     pub(crate) async fn plan_window(
         &self,
         tenant_id: &str,
-        planned: &Planned,
+        state: &ZoneState,
+        check: Option<Arc<ZoneCheck>>,
         requested: Option<Tz>,
-        filter: &DateFilter,
-        sources: &[Source],
-        field: &str,
+        period: Period<'_>,
     ) -> CoreResult<Window> {
-        let tz = requested.unwrap_or(planned.state.tenant_zone);
+        let tz = requested.unwrap_or(state.tenant_zone);
+        let filter = period.filter;
         let first_fact = if filter.grouping == super::api::Grouping::All {
-            self.first_fact(tenant_id, sources).await?
+            self.first_fact(tenant_id, period.sources).await?
         } else {
             None
         };
@@ -158,10 +176,10 @@ impl Services {
             tz,
             now: now_ms(),
             first_fact,
-            field,
+            field: period.field,
         })?;
-        window.kept_days = planned.state.kept_days(tz);
-        window.check.clone_from(&planned.check);
+        window.kept_days = state.kept_days(tz);
+        window.check = check;
         Ok(window)
     }
 
@@ -178,21 +196,15 @@ impl Services {
         request: &ReportRequest,
         strategy: Strategy,
     ) -> CoreResult<AggregationResponse> {
-        let queries = plan(report, request)?;
+        let queries = &plan(report, request)?;
         let sources: Vec<Source> = queries.iter().flat_map(|q| q.def.measure.sources()).collect();
-        let requested = requested_zone(&request.date_filter, "dateFilter.")?;
-        let (queries, sources) = (&queries, &sources);
-        let answer = |planned: Planned| async move {
-            let window = self
-                .plan_window(
-                    tenant_id,
-                    &planned,
-                    requested,
-                    &request.date_filter,
-                    sources,
-                    "dateFilter.",
-                )
-                .await?;
+        let period = Period {
+            filter: &request.date_filter,
+            sources: &sources,
+            field: "dateFilter.",
+        };
+        let checked = !counts_visitors(queries);
+        self.in_window(tenant_id, period, checked, |window| async move {
             let labels = window.labels();
             let mut buckets: Vec<BTreeMap<String, String>> = vec![BTreeMap::new(); labels.len()];
             let all = self.measures_grids(tenant_id, &window, queries, strategy).await?;
@@ -208,15 +220,11 @@ impl Services {
                     }
                 }
             }
-            let results = labels.keyed(buckets);
-            Ok(AggregationResponse { results })
-        };
-        if queries.iter().any(|q| q.def.measure == Measure::DistinctVisitors) {
-            let state = self.read_zone_state(tenant_id).await?;
-            answer(Planned { state, check: None }).await
-        } else {
-            self.with_zone_state(tenant_id, answer).await
-        }
+            Ok(AggregationResponse {
+                results: labels.keyed(buckets),
+            })
+        })
+        .await
     }
 
     /// [`Self::measure_grids`] for each of `queries`, in order. Queries that

@@ -8,7 +8,7 @@ use super::{
     catalogue::{MetricDef, Report, Source},
     cells::cell,
     plan::{plan, Filter},
-    query::{requested_zone, Grid, Strategy},
+    query::{Grid, Period, Strategy},
     reads::Reads,
 };
 use crate::{error::CoreResult, time::from_ms, time::now_ms, Services};
@@ -66,12 +66,13 @@ impl Services {
         filter: &DateFilter,
     ) -> CoreResult<Vec<AgentTimes>> {
         let source = Source::Presence(kind.state());
-        let requested = requested_zone(filter, "")?;
+        let period = Period {
+            filter,
+            sources: &[source],
+            field: "",
+        };
         let by_user = self
-            .with_zone_state(tenant_id, |planned| async move {
-                let window = self
-                    .plan_window(tenant_id, &planned, requested, filter, &[source], "")
-                    .await?;
+            .in_window(tenant_id, period, true, |window| async move {
                 let now = now_ms();
                 let mut reads = Reads::default();
                 let period = (window.start, window.end);
@@ -150,13 +151,14 @@ impl Services {
                 sources.push(source);
             }
         }
-        let requested = requested_zone(filter, "dateFilter.")?;
         let sources = &sources;
+        let period = Period {
+            filter,
+            sources,
+            field: "dateFilter.",
+        };
         let (window, grids) = self
-            .with_zone_state(tenant_id, |planned| async move {
-                let window = self
-                    .plan_window(tenant_id, &planned, requested, filter, sources, "dateFilter.")
-                    .await?;
+            .in_window(tenant_id, period, true, |window| async move {
                 let grids = self
                     .source_grids(tenant_id, &window, sources, "AGENT", &Filter::default(), strategy)
                     .await?;

@@ -14,9 +14,8 @@ use super::{
     catalogue::{Measure, Report, Source},
     cells::cell,
     plan::{plan, Query},
-    query::{requested_zone, Grid, Strategy},
+    query::{counts_visitors, Grid, Period, Strategy},
     window::Window,
-    zones::Planned,
 };
 use crate::{error::CoreResult, Services};
 
@@ -35,35 +34,25 @@ impl Services {
         for metric in &mut request.metrics {
             metric.group_by = None;
         }
-        let queries = plan(report, &request)?;
+        let queries = &plan(report, &request)?;
         let sources: Vec<Source> = queries.iter().flat_map(|q| q.def.measure.sources()).collect();
-        let requested = requested_zone(&request.date_filter, "dateFilter.")?;
-        let (request, queries, sources) = (&request, &queries, &sources);
-        let totals = |planned: Planned| async move {
-            let window = self
-                .plan_window(
-                    tenant_id,
-                    &planned,
-                    requested,
-                    &request.date_filter,
-                    sources,
-                    "dateFilter.",
-                )
-                .await?;
-            let current = self.period_totals(tenant_id, &window, queries, strategy).await?;
-            let previous = self
-                .period_totals(tenant_id, &window.previous(), queries, strategy)
-                .await?;
-            Ok((current, previous))
+        let period = Period {
+            filter: &request.date_filter,
+            sources: &sources,
+            field: "dateFilter.",
         };
         // Unique visitors are counted by statements of their own, which do not
-        // check a cached zone state (see `Self::with_zone_state`).
-        let (current, previous) = if queries.iter().any(|q| q.def.measure == Measure::DistinctVisitors) {
-            let state = self.read_zone_state(tenant_id).await?;
-            totals(Planned { state, check: None }).await?
-        } else {
-            self.with_zone_state(tenant_id, totals).await?
-        };
+        // check a cached zone state.
+        let checked = !counts_visitors(queries);
+        let (current, previous) = self
+            .in_window(tenant_id, period, checked, |window| async move {
+                let current = self.period_totals(tenant_id, &window, queries, strategy).await?;
+                let previous = self
+                    .period_totals(tenant_id, &window.previous(), queries, strategy)
+                    .await?;
+                Ok((current, previous))
+            })
+            .await?;
         Ok(queries
             .iter()
             .zip(current.into_iter().zip(previous))

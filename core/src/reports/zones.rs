@@ -18,7 +18,10 @@ use std::{
 
 use chrono_tz::Tz;
 
-use super::window::KeptDays;
+use super::{
+    query::{requested_zone, Period},
+    window::{KeptDays, Window},
+};
 use crate::{error::CoreError, error::CoreResult, with_db, Services};
 
 /// A tenant's zone and the state of its day rollups, as one statement reads them.
@@ -129,14 +132,6 @@ impl ZoneStates {
     }
 }
 
-/// The zone state a report is planned with, and the check its statements
-/// carry when that state came from the cache.
-#[derive(Debug, Clone)]
-pub(crate) struct Planned {
-    pub state: ZoneState,
-    pub check: Option<Arc<ZoneCheck>>,
-}
-
 impl Services {
     /// Reads a tenant's zone state, and keeps it for later reports.
     pub(crate) async fn read_zone_state(&self, tenant_id: &str) -> CoreResult<ZoneState> {
@@ -149,36 +144,41 @@ impl Services {
         Ok(state)
     }
 
-    /// Runs `report` planned with the tenant's last known zone state, its
-    /// statements checking that state as they read (see the module doc). When a
-    /// check fails, the report runs again from a fresh read, whose statements
-    /// need no check. Every read of `report` must go through
-    /// [`super::reads::Reads`], where the check is made.
-    pub(crate) async fn with_zone_state<T, Fut>(
+    /// Runs `report` in the window of a period (see [`Self::report_window`]),
+    /// planned with the tenant's last known zone state, which the report's
+    /// statements check as they read (see the module doc). When a check fails,
+    /// the report runs again in a window from a fresh read, whose statements
+    /// need no check. Every read of `report` must then go through
+    /// [`super::reads::Reads`], where the check is made; a report that also
+    /// reads otherwise passes `checked: false` and reads the state first.
+    pub(crate) async fn in_window<T, Fut>(
         &self,
         tenant_id: &str,
-        mut report: impl FnMut(Planned) -> Fut,
+        period: Period<'_>,
+        checked: bool,
+        mut report: impl FnMut(Window) -> Fut,
     ) -> CoreResult<T>
     where
         Fut: Future<Output = CoreResult<T>>,
     {
-        if let Some(state) = self.zone_states().get(tenant_id) {
+        let requested = requested_zone(period.filter, period.field)?;
+        if let Some(state) = self.zone_states().get(tenant_id).filter(|_| checked) {
             let check = Arc::new(ZoneCheck {
                 tenant_id: tenant_id.to_string(),
                 expected: state.fingerprint(),
                 stale: Mutex::new(false),
             });
-            let answer = report(Planned {
-                state,
-                check: Some(check.clone()),
-            })
-            .await;
+            let window = self
+                .plan_window(tenant_id, &state, Some(check.clone()), requested, period)
+                .await?;
+            let answer = report(window).await;
             if !check.is_stale() {
                 return answer;
             }
             self.zone_states().forget(tenant_id);
         }
         let state = self.read_zone_state(tenant_id).await?;
-        report(Planned { state, check: None }).await
+        let window = self.plan_window(tenant_id, &state, None, requested, period).await?;
+        report(window).await
     }
 }
