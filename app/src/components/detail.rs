@@ -1,6 +1,9 @@
-//! The parts every settings detail page (`/settings/<things>/{id}`) is made of:
-//! the edit card, the delete card, and what shows when the object cannot be read.
-//! Each works as a plain form post without JavaScript.
+//! The parts every detail page (`/settings/<things>/{id}`, an appointment) is
+//! made of: the frame (guard, breadcrumb, the object or why it could not be
+//! read), the edit card and the delete card. Each form works as a plain post
+//! without JavaScript.
+
+use std::future::IntoFuture;
 
 use leptos::{prelude::*, server_fn::ServerFn};
 use serde::de::DeserializeOwned;
@@ -8,9 +11,77 @@ use serde::de::DeserializeOwned;
 use crate::components::post_form::{FormAction, PostForm};
 use crate::components::{
     feedback::{ActionError, ErrorNote, SavedNote},
+    layout::Guard,
     lists::DangerZone,
 };
-use crate::erase::SyncChildren;
+use crate::erase::{EraseView, SyncChildren, SyncChildrenFn};
+use rapport_core::model::SessionUser;
+
+/// Where a detail page leads back to: its list (or calendar).
+#[derive(Debug, Clone)]
+pub struct BackTo {
+    /// The list's path.
+    pub path: &'static str,
+    /// The breadcrumb's text, e.g. "Settings › Teams".
+    pub crumb: String,
+    /// The way back when the object cannot be read, e.g. "Back to the teams".
+    pub text: String,
+}
+
+/// The frame of a detail page: the role's guard, the breadcrumb to its list,
+/// and, once `load` has read the object, the page `render` makes of it, or
+/// why it could not be read (see [`LoadFailed`]). Its `children` follow, as
+/// long as the guard lets the user in.
+///
+/// The page creates its resources before the frame, outside the guard's
+/// `Suspense` (see [`Guard`]); `load` only awaits them.
+#[component]
+pub fn DetailFrame<T, L, Fut, R, V>(
+    /// The page's name, the heading when the object cannot be read.
+    title: &'static str,
+    /// Who may open the page.
+    allowed: fn(&SessionUser) -> bool,
+    /// The list the page belongs to.
+    back: BackTo,
+    /// What shows while the object is read, e.g. "Loading the team…".
+    loading: &'static str,
+    /// The object: a resource, or an async block that awaits several.
+    load: L,
+    /// The page for the object.
+    render: R,
+    /// What follows the object, for pages with more than it.
+    #[prop(optional)]
+    children: Option<SyncChildrenFn>,
+) -> impl IntoView
+where
+    T: 'static,
+    L: Fn() -> Fut + Clone + Send + Sync + 'static,
+    Fut: IntoFuture<Output = Result<T, ServerFnError>> + 'static,
+    Fut::IntoFuture: Send,
+    R: Fn(T) -> V + Clone + Send + Sync + 'static,
+    V: IntoView + 'static,
+{
+    let BackTo { path, crumb, text } = back;
+    // Read anew each time the guard or the object renders.
+    let frame = StoredValue::new((load, render, text));
+    view! {
+        <Guard allowed>
+            <p class="breadcrumb"><a href=path>{crumb.clone()}</a></p>
+            <Suspense fallback=move || view! { <p class="loading" aria-busy="true">{loading}</p> }>
+                {move || Suspend::new(async move {
+                    let (load, render, text) = frame.get_value();
+                    match load().await {
+                        Ok(object) => render(object).erase(),
+                        Err(e) => view! {
+                            <LoadFailed title error=e.to_string() back=path back_text=text />
+                        }.erase(),
+                    }
+                })}
+            </Suspense>
+            {children.as_ref().map(SyncChildrenFn::view)}
+        </Guard>
+    }
+}
 
 /// The card that edits an object: its fields (the children), the id in a
 /// hidden field, "Save changes", and the outcome under the form. The form is
@@ -85,7 +156,7 @@ pub fn LoadFailed(
     /// The list page to go back to.
     back: &'static str,
     /// The back link's text, e.g. "Back to the teams".
-    back_text: &'static str,
+    back_text: String,
 ) -> impl IntoView {
     view! {
         <h1>{title}</h1>

@@ -21,7 +21,7 @@ use crate::{
     },
     components::{
         copy::CopyField,
-        detail::{DeleteCard, EditCard, LoadFailed},
+        detail::{BackTo, DeleteCard, DetailFrame, EditCard},
         feedback::{action_problem, field_invalid, successes, ActionError, ErrorNote, FieldMessage},
         layout::{agents, encode_query, Guard},
         zones::{load_zone_names, ZoneNames, ZonesResource},
@@ -360,83 +360,78 @@ pub fn AppointmentPage() -> impl IntoView {
     let owners = Resource::new(|| (), |_| appointment_owners());
     let zones = load_zone_names();
     let problem = action_problem(edit.value());
+    let back = BackTo {
+        path: APPOINTMENTS_PATH,
+        crumb: "Appointments".into(),
+        text: "Back to the calendar".into(),
+    };
+    let render = move |(a, owners): (AppointmentView, OwnerChoices)| {
+        let calendar = calendar_href("week", &a.calendar_day);
+        let (state, state_class) = match a.link_state.as_str() {
+            "OPEN" => ("Open now", "ok"),
+            "NOT_YET" => ("Not open yet", "muted"),
+            "CLOSED" => ("Closed", "muted"),
+            _ => ("Switched off", "muted"),
+        };
+        let (edit_id, record_id, invite_id, remove_id) = (a.id.clone(), a.id.clone(), a.id.clone(), a.id.clone());
+        let attendees = a.attendees.clone();
+        view! {
+            <h1>{a.title.clone()}</h1>
+            <p class="lead">
+                <a href=calendar>{format!("{} {}", a.calendar_day, a.calendar_time)}</a>
+                {format!(" · {} minutes · {}", a.duration_minutes, a.timezone_id)}
+            </p>
+            <section class="card">
+                <h2>"Join link " <span class=format!("badge {state_class}")>{state}</span></h2>
+                <CopyField label="join link" value=a.join_link.clone() />
+                <p class="hint">{a.validity.clone()}</p>
+            </section>
+            <section class="card">
+                <h2>"Recording"</h2>
+                <PostForm action=recording>
+                    <input type="hidden" name="id" value=record_id />
+                    <input type="hidden" name="record" value=(!a.record).to_string() />
+                    <p>
+                        {if a.record { "The meeting will be recorded. " } else { "The meeting will not be recorded. " }}
+                        <button type="submit" class="button secondary small" aria-pressed=a.record.to_string()>
+                            {if a.record { "Turn recording off" } else { "Turn recording on" }}
+                        </button>
+                    </p>
+                </PostForm>
+                <ActionError value=recording.value() />
+            </section>
+            <section class="card">
+                <h2>"Invitations"</h2>
+                {if attendees.is_empty() {
+                    view! { <p class="empty">"No attendees yet: add their e-mails below."</p> }.erase()
+                } else {
+                    view! {
+                        <p>{format!("Attendees: {}.", attendees.join(", "))}</p>
+                        <PostForm action=invite>
+                            <input type="hidden" name="id" value=invite_id />
+                            <button type="submit" class="button secondary">"Send invitations"</button>
+                        </PostForm>
+                    }.erase()
+                }}
+                {move || match invite.value().get() {
+                    Some(Ok(n)) => Some(view! {
+                        <p class="note ok" role="status">{format!("Invitations to {n} attendee{} are in the mail outbox.", if n == 1 { "" } else { "s" })}</p>
+                    }.erase()),
+                    Some(Err(e)) => Some(view! { <ErrorNote error=e.to_string() /> }.erase()),
+                    None => None,
+                }}
+            </section>
+            <EditCard title="Details" action=edit id=edit_id>
+                <AppointmentFields appointment=Some(a.clone()) start=String::new() owners zones problem />
+            </EditCard>
+            <DeleteCard title="Delete the appointment" summary="Delete this appointment…"
+                consequence="Its join link stops working. Attendees are not told. This cannot be undone."
+                action=remove id=remove_id />
+        }
+    };
+    let load = move || async move { Ok((appointment.await?, owners.await?)) };
     view! {
         <Title text="Appointment" />
-        <Guard allowed=agents>
-            <p class="breadcrumb"><a href=APPOINTMENTS_PATH>"Appointments"</a></p>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the appointment…"</p> }>
-                {move || Suspend::new(async move {
-                    match (appointment.await, owners.await) {
-                        (Ok(a), Ok(owners)) => {
-                            let calendar = calendar_href("week", &a.calendar_day);
-                            let (state, state_class) = match a.link_state.as_str() {
-                                "OPEN" => ("Open now", "ok"),
-                                "NOT_YET" => ("Not open yet", "muted"),
-                                "CLOSED" => ("Closed", "muted"),
-                                _ => ("Switched off", "muted"),
-                            };
-                            let (edit_id, record_id, invite_id, remove_id) = (a.id.clone(), a.id.clone(), a.id.clone(), a.id.clone());
-                            let attendees = a.attendees.clone();
-                            view! {
-                                <h1>{a.title.clone()}</h1>
-                                <p class="lead">
-                                    <a href=calendar>{format!("{} {}", a.calendar_day, a.calendar_time)}</a>
-                                    {format!(" · {} minutes · {}", a.duration_minutes, a.timezone_id)}
-                                </p>
-                                <section class="card">
-                                    <h2>"Join link " <span class=format!("badge {state_class}")>{state}</span></h2>
-                                    <CopyField label="join link" value=a.join_link.clone() />
-                                    <p class="hint">{a.validity.clone()}</p>
-                                </section>
-                                <section class="card">
-                                    <h2>"Recording"</h2>
-                                    <PostForm action=recording>
-                                        <input type="hidden" name="id" value=record_id />
-                                        <input type="hidden" name="record" value=(!a.record).to_string() />
-                                        <p>
-                                            {if a.record { "The meeting will be recorded. " } else { "The meeting will not be recorded. " }}
-                                            <button type="submit" class="button secondary small" aria-pressed=a.record.to_string()>
-                                                {if a.record { "Turn recording off" } else { "Turn recording on" }}
-                                            </button>
-                                        </p>
-                                    </PostForm>
-                                    <ActionError value=recording.value() />
-                                </section>
-                                <section class="card">
-                                    <h2>"Invitations"</h2>
-                                    {if attendees.is_empty() {
-                                        view! { <p class="empty">"No attendees yet: add their e-mails below."</p> }.erase()
-                                    } else {
-                                        view! {
-                                            <p>{format!("Attendees: {}.", attendees.join(", "))}</p>
-                                            <PostForm action=invite>
-                                                <input type="hidden" name="id" value=invite_id />
-                                                <button type="submit" class="button secondary">"Send invitations"</button>
-                                            </PostForm>
-                                        }.erase()
-                                    }}
-                                    {move || match invite.value().get() {
-                                        Some(Ok(n)) => Some(view! {
-                                            <p class="note ok" role="status">{format!("Invitations to {n} attendee{} are in the mail outbox.", if n == 1 { "" } else { "s" })}</p>
-                                        }.erase()),
-                                        Some(Err(e)) => Some(view! { <ErrorNote error=e.to_string() /> }.erase()),
-                                        None => None,
-                                    }}
-                                </section>
-                                <EditCard title="Details" action=edit id=edit_id>
-                                    <AppointmentFields appointment=Some(a.clone()) start=String::new() owners zones problem />
-                                </EditCard>
-                                <DeleteCard title="Delete the appointment" summary="Delete this appointment…"
-                                    consequence="Its join link stops working. Attendees are not told. This cannot be undone."
-                                    action=remove id=remove_id />
-                            }.erase()
-                        }
-                        (Err(e), _) | (_, Err(e)) => view! {
-                            <LoadFailed title="Appointment" error=e.to_string() back=APPOINTMENTS_PATH back_text="Back to the calendar" />
-                        }.erase(),
-                    }
-                })}
-            </Suspense>
-        </Guard>
+        <DetailFrame title="Appointment" allowed=agents back loading="Loading the appointment…" load render />
     }
 }

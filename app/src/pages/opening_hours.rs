@@ -18,7 +18,7 @@ use crate::{
         problem::Problem,
     },
     components::{
-        detail::{DeleteCard, LoadFailed},
+        detail::{BackTo, DeleteCard, DetailFrame},
         feedback::{action_problem, field_invalid, successes, ActionError, ErrorNote, FieldMessage, SavedNote},
         layout::{admins, Guard},
         zones::{load_zone_names, ZoneNames},
@@ -112,65 +112,57 @@ fn HoursEditor() -> impl IntoView {
     let hours = Resource::new(move || (id(), saved.get()), |(id, _)| get_opening_hours(id));
     let problem = action_problem(save.value());
     let zones = load_zone_names();
+    let back = BackTo {
+        path: OPENING_HOURS_PATH,
+        crumb: "Settings › Opening hours".into(),
+        text: "Back to the list".into(),
+    };
+    let render = move |h: HoursForm| {
+        let is_new = h.id.is_empty();
+        let delete_id = h.id.clone();
+        view! {
+            <h1>{if is_new { "New opening hours".to_string() } else { display_name(&h) }}</h1>
+            <PostForm action=save attr:data-unsaved-guard="" attr:class="hours-editor">
+                <input type="hidden" name="form[id]" value=h.id.clone() />
+                <section class="card">
+                    <div class="field-row">
+                        <div class="field">
+                            <label for="hours-name">"Name"</label>
+                            <input id="hours-name" name="form[name]" type="text" maxlength="200" value=h.name.clone()
+                                placeholder="Opening hours" aria-invalid=field_invalid(problem, "name")
+                                aria-describedby="hours-name-error" />
+                            <FieldMessage problem field="name" id="hours-name-error" />
+                        </div>
+                        <div class="field">
+                            <label for="hours-zone">"Time zone"</label>
+                            <input id="hours-zone" name="form[timezone]" type="text" list="zone-names" required=true
+                                value=h.timezone.clone() autocomplete="off" placeholder="Europe/Berlin"
+                                aria-invalid=field_invalid(problem, "timezone") aria-describedby="hours-zone-error" />
+                            <FieldMessage problem field="timezone" id="hours-zone-error" />
+                            <ZoneNames zones id="zone-names" />
+                        </div>
+                    </div>
+                </section>
+                <Week hours=h.clone() problem />
+                <Holidays hours=h.clone() problem />
+                <div class="toolbar">
+                    <button type="submit" class="button primary" disabled=move || save.pending().get()>
+                        {move || if save.pending().get() { "Saving…" } else { "Save opening hours" }}
+                    </button>
+                </div>
+            </PostForm>
+            <ActionError value=save.value() />
+            <SavedNote value=save.value() />
+            {(!is_new).then(|| view! {
+                <DeleteCard title="Delete these opening hours" summary="Delete…"
+                    consequence="Opening hours that a rule uses cannot be deleted; the message names the rules."
+                    action=delete id=delete_id.clone() />
+            })}
+        }
+    };
     // The resources above are created outside the guard's `Suspense` (see `Guard`).
     view! {
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=OPENING_HOURS_PATH>"Settings › Opening hours"</a></p>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading opening hours…"</p> }>
-                {move || Suspend::new(async move {
-                    match hours.await {
-                        Ok(h) => {
-                            let is_new = h.id.is_empty();
-                            let delete_id = h.id.clone();
-                            view! {
-                                <h1>{if is_new { "New opening hours".to_string() } else { display_name(&h) }}</h1>
-                                <PostForm action=save attr:data-unsaved-guard="" attr:class="hours-editor">
-                                    <input type="hidden" name="form[id]" value=h.id.clone() />
-                                    <section class="card">
-                                        <div class="field-row">
-                                            <div class="field">
-                                                <label for="hours-name">"Name"</label>
-                                                <input id="hours-name" name="form[name]" type="text" maxlength="200" value=h.name.clone()
-                                                    placeholder="Opening hours" aria-invalid=field_invalid(problem, "name")
-                                                    aria-describedby="hours-name-error" />
-                                                <FieldMessage problem field="name" id="hours-name-error" />
-                                            </div>
-                                            <div class="field">
-                                                <label for="hours-zone">"Time zone"</label>
-                                                <input id="hours-zone" name="form[timezone]" type="text" list="zone-names" required=true
-                                                    value=h.timezone.clone() autocomplete="off" placeholder="Europe/Berlin"
-                                                    aria-invalid=field_invalid(problem, "timezone") aria-describedby="hours-zone-error" />
-                                                <FieldMessage problem field="timezone" id="hours-zone-error" />
-                                                <ZoneNames zones id="zone-names" />
-                                            </div>
-                                        </div>
-                                    </section>
-                                    <Week hours=h.clone() problem />
-                                    <Holidays hours=h.clone() problem />
-                                    <div class="toolbar">
-                                        <button type="submit" class="button primary" disabled=move || save.pending().get()>
-                                            {move || if save.pending().get() { "Saving…" } else { "Save opening hours" }}
-                                        </button>
-                                    </div>
-                                </PostForm>
-                                <ActionError value=save.value() />
-                                <SavedNote value=save.value() />
-                                {(!is_new).then(|| view! {
-                                    <DeleteCard title="Delete these opening hours" summary="Delete…"
-                                        consequence="Opening hours that a rule uses cannot be deleted; the message names the rules."
-                                        action=delete id=delete_id.clone() />
-                                })}
-                            }
-                            .erase()
-                        }
-                        Err(e) => view! {
-                            <LoadFailed title="Opening hours" error=e.to_string() back=OPENING_HOURS_PATH back_text="Back to the list" />
-                        }
-                        .erase(),
-                    }
-                })}
-            </Suspense>
-        </Guard>
+        <DetailFrame title="Opening hours" allowed=admins back loading="Loading opening hours…" load=move || hours render />
     }
 }
 

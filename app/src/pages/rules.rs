@@ -11,9 +11,11 @@ use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
 use crate::{
     api::rules::{
-        get_rule, list_rules, rule_references, RemoveRule, RuleDraft, RuleKind, RuleSummary, SaveRule, SavedRule,
+        get_rule, list_rules, rule_references, RemoveRule, RuleChoices, RuleDraft, RuleKind, RuleSummary, SaveRule,
+        SavedRule,
     },
     components::{
+        detail::{BackTo, DetailFrame},
         feedback::{action_problem, successes, ActionError, ErrorNote, SavedNote},
         layout::{admins, Guard},
         lists::DangerZone,
@@ -144,58 +146,50 @@ fn RuleEditor(kind: RuleKind) -> impl IntoView {
     let refs = Resource::new(|| (), |_| rule_references());
     let problem = action_problem(save.value());
     let (title, noun, _) = words(kind);
+    let back = BackTo {
+        path: kind.path(),
+        crumb: format!("Settings › {title}"),
+        text: format!("Back to the {}", title.to_lowercase()),
+    };
+    let render = move |(saved, refs): (Option<SavedRule>, RuleChoices)| {
+        let (heading, id, draft, matches) = match saved {
+            Some(SavedRule { id, draft, matches }) => (draft.name.clone(), Some(id), draft, Some(matches)),
+            None => (format!("New {noun}"), None, RuleDraft::default(), None),
+        };
+        let (form_id, remove_id) = (id.clone().unwrap_or_default(), id.clone());
+        view! {
+            <h1>{heading}</h1>
+            {matches.map(|m| view! {
+                <p class="lead">{format!("Matched {m} time{} over the last month.", if m == 1 { "" } else { "s" })}</p>
+            })}
+            <section class="card">
+                <PostForm action=save attr:data-unsaved-guard="">
+                    <input type="hidden" name="kind" value=format!("{kind:?}") />
+                    <input type="hidden" name="id" value=form_id />
+                    <RuleBuilder kind draft refs problem self_id=id />
+                    <button type="submit" class="button primary" disabled=move || save.pending().get()>
+                        {format!("Save {noun}")}
+                    </button>
+                </PostForm>
+                <ActionError value=save.value() />
+                <SavedNote value=save.value() />
+            </section>
+            {remove_id.map(|rid| view! {
+                <DangerZone title="Delete the rule" summary="Delete this rule…"
+                    consequence="Refused while another routing rule continues with it. This cannot be undone.">
+                    <PostForm action=remove>
+                        <input type="hidden" name="kind" value=format!("{kind:?}") />
+                        <input type="hidden" name="id" value=rid />
+                        <button type="submit" class="button danger">"Delete permanently"</button>
+                    </PostForm>
+                </DangerZone>
+                <ActionError value=remove.value() />
+            })}
+        }
+    };
+    let load = move || async move { Ok((rule.await?, refs.await?)) };
     view! {
         <Title text=noun />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=kind.path()>{format!("Settings › {title}")}</a></p>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the rule…"</p> }>
-                {move || Suspend::new(async move {
-                    let loaded = (rule.await, refs.await);
-                    match loaded {
-                        (Ok(saved), Ok(refs)) => {
-                            let (heading, id, draft, matches) = match saved {
-                                Some(SavedRule { id, draft, matches }) => (draft.name.clone(), Some(id), draft, Some(matches)),
-                                None => (format!("New {noun}"), None, RuleDraft::default(), None),
-                            };
-                            let (form_id, remove_id) = (id.clone().unwrap_or_default(), id.clone());
-                            view! {
-                                <h1>{heading}</h1>
-                                {matches.map(|m| view! {
-                                    <p class="lead">{format!("Matched {m} time{} over the last month.", if m == 1 { "" } else { "s" })}</p>
-                                })}
-                                <section class="card">
-                                    <PostForm action=save attr:data-unsaved-guard="">
-                                        <input type="hidden" name="kind" value=format!("{kind:?}") />
-                                        <input type="hidden" name="id" value=form_id />
-                                        <RuleBuilder kind draft refs problem self_id=id />
-                                        <button type="submit" class="button primary" disabled=move || save.pending().get()>
-                                            {format!("Save {noun}")}
-                                        </button>
-                                    </PostForm>
-                                    <ActionError value=save.value() />
-                                    <SavedNote value=save.value() />
-                                </section>
-                                {remove_id.map(|rid| view! {
-                                    <DangerZone title="Delete the rule" summary="Delete this rule…"
-                                        consequence="Refused while another routing rule continues with it. This cannot be undone.">
-                                        <PostForm action=remove>
-                                            <input type="hidden" name="kind" value=format!("{kind:?}") />
-                                            <input type="hidden" name="id" value=rid />
-                                            <button type="submit" class="button danger">"Delete permanently"</button>
-                                        </PostForm>
-                                    </DangerZone>
-                                    <ActionError value=remove.value() />
-                                })}
-                            }.erase()
-                        }
-                        (Err(e), _) | (_, Err(e)) => view! {
-                            <h1>{noun}</h1>
-                            <ErrorNote error=e.to_string() />
-                            <p><a href=kind.path()>{format!("Back to the {}", title.to_lowercase())}</a></p>
-                        }.erase(),
-                    }
-                })}
-            </Suspense>
-        </Guard>
+        <DetailFrame title=noun allowed=admins back loading="Loading the rule…" load render />
     }
 }

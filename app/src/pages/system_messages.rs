@@ -20,7 +20,7 @@ use crate::{
         },
     },
     components::{
-        detail::{DeleteCard, EditCard},
+        detail::{BackTo, DeleteCard, DetailFrame, EditCard},
         feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
         layout::{admins, encode_query, Guard},
     },
@@ -162,32 +162,25 @@ pub fn SystemMessagePage() -> impl IntoView {
     let edit_saved = successes(edit.value());
     let message = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_system_message(id));
     let problem = action_problem(edit.value());
+    let back = BackTo {
+        path: SYSTEM_MESSAGES_PATH,
+        crumb: "Settings › System messages".into(),
+        text: "Back to the system messages".into(),
+    };
+    let render = move |m: SystemMessageView| {
+        let (edit_id, remove_id) = (m.id.clone(), m.id.clone());
+        view! {
+            <h1>"System message"</h1>
+            <EditCard action=edit id=edit_id>
+                <MessageFields message=Some(m) problem />
+            </EditCard>
+            <DeleteCard title="Delete the message" summary="Delete this message…"
+                consequence="Refused while a routing rule sends it. This cannot be undone."
+                action=remove id=remove_id />
+        }
+    };
     view! {
         <Title text="System message" />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=SYSTEM_MESSAGES_PATH>"Settings › System messages"</a></p>
-            <h1>"System message"</h1>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the message…"</p> }>
-                {move || Suspend::new(async move {
-                    match message.await {
-                        Ok(m) => {
-                            let (edit_id, remove_id) = (m.id.clone(), m.id.clone());
-                            view! {
-                                <EditCard action=edit id=edit_id>
-                                    <MessageFields message=Some(m) problem />
-                                </EditCard>
-                                <DeleteCard title="Delete the message" summary="Delete this message…"
-                                    consequence="Refused while a routing rule sends it. This cannot be undone."
-                                    action=remove id=remove_id />
-                            }.erase()
-                        }
-                        Err(e) => view! {
-                            <ErrorNote error=e.to_string() />
-                            <p><a href=SYSTEM_MESSAGES_PATH>"Back to the system messages"</a></p>
-                        }.erase(),
-                    }
-                })}
-            </Suspense>
-        </Guard>
+        <DetailFrame title="System message" allowed=admins back loading="Loading the message…" load=move || message render />
     }
 }

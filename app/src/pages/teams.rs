@@ -18,7 +18,7 @@ use crate::{
         },
     },
     components::{
-        detail::{DeleteCard, EditCard, LoadFailed},
+        detail::{BackTo, DeleteCard, DetailFrame, EditCard},
         feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
         layout::{admins, encode_query, Guard},
         lists::Pager,
@@ -203,31 +203,25 @@ pub fn TeamPage() -> impl IntoView {
     let team = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_team(id));
     let candidates: Candidates = Resource::new(|| (), |_| team_candidates());
     let problem = action_problem(edit.value());
+    let back = BackTo {
+        path: TEAMS_PATH,
+        crumb: "Settings › Teams".into(),
+        text: "Back to the teams".into(),
+    };
+    let render = move |t: TeamView| {
+        let (edit_id, remove_id) = (t.id.clone(), t.id.clone());
+        view! {
+            <h1>{t.name.clone()}</h1>
+            <EditCard title="Team" action=edit id=edit_id>
+                <TeamFields team=Some(t.clone()) problem candidates />
+            </EditCard>
+            <DeleteCard title="Delete the team" summary="Delete this team…"
+                consequence="Conversations assigned to it become unassigned. This cannot be undone."
+                action=remove id=remove_id />
+        }
+    };
     view! {
         <Title text="Team" />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=TEAMS_PATH>"Settings › Teams"</a></p>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the team…"</p> }>
-                {move || Suspend::new(async move {
-                    match team.await {
-                        Ok(t) => {
-                            let (edit_id, remove_id) = (t.id.clone(), t.id.clone());
-                            view! {
-                                <h1>{t.name.clone()}</h1>
-                                <EditCard title="Team" action=edit id=edit_id>
-                                    <TeamFields team=Some(t.clone()) problem candidates />
-                                </EditCard>
-                                <DeleteCard title="Delete the team" summary="Delete this team…"
-                                    consequence="Conversations assigned to it become unassigned. This cannot be undone."
-                                    action=remove id=remove_id />
-                            }.erase()
-                        }
-                        Err(e) => view! {
-                            <LoadFailed title="Team" error=e.to_string() back=TEAMS_PATH back_text="Back to the teams" />
-                        }.erase(),
-                    }
-                })}
-            </Suspense>
-        </Guard>
+        <DetailFrame title="Team" allowed=admins back loading="Loading the team…" load=move || team render />
     }
 }

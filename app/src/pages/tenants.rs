@@ -19,7 +19,7 @@ use crate::{
         },
     },
     components::{
-        detail::{DeleteCard, EditCard, LoadFailed},
+        detail::{BackTo, DeleteCard, DetailFrame, EditCard},
         feedback::{action_problem, field_invalid, successes, ActionError, ErrorNote, FieldMessage},
         layout::Guard,
         secret::OneTimeSecret,
@@ -149,35 +149,29 @@ pub fn TenantPage() -> impl IntoView {
     let tenant = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_tenant(id));
     let zones = load_zone_names();
     let problem = action_problem(edit.value());
+    let back = BackTo {
+        path: TENANTS_PATH,
+        crumb: "Platform › Tenants".into(),
+        text: "Back to the tenants".into(),
+    };
+    let render = move |t: Tenant| {
+        let (edit_id, remove_id) = (t.id.clone(), t.id.clone());
+        view! {
+            <h1>{t.name.clone()}</h1>
+            <p class="lead">"Id " <code class="id">{t.id.clone()}</code> ", created " {t.created_at.format("%Y-%m-%d").to_string()} "."</p>
+            <EditCard title="Tenant" action=edit id=edit_id>
+                <div class="grid-form">
+                    <TenantFields tenant=Some(t.clone()) problem zones />
+                </div>
+            </EditCard>
+            <DeleteCard title="Delete the tenant" summary="Delete this tenant…"
+                consequence="Deletes its users, conversations, settings, reports and keys. Refused while it holds the last platform admin. This cannot be undone."
+                action=remove id=remove_id />
+        }
+    };
     view! {
         <Title text="Tenant" />
-        <Guard allowed=platform_admins>
-            <p class="breadcrumb"><a href=TENANTS_PATH>"Platform › Tenants"</a></p>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the tenant…"</p> }>
-                {move || Suspend::new(async move {
-                    match tenant.await {
-                        Ok(t) => {
-                            let (edit_id, remove_id) = (t.id.clone(), t.id.clone());
-                            view! {
-                                <h1>{t.name.clone()}</h1>
-                                <p class="lead">"Id " <code class="id">{t.id.clone()}</code> ", created " {t.created_at.format("%Y-%m-%d").to_string()} "."</p>
-                                <EditCard title="Tenant" action=edit id=edit_id>
-                                    <div class="grid-form">
-                                        <TenantFields tenant=Some(t.clone()) problem zones />
-                                    </div>
-                                </EditCard>
-                                <DeleteCard title="Delete the tenant" summary="Delete this tenant…"
-                                    consequence="Deletes its users, conversations, settings, reports and keys. Refused while it holds the last platform admin. This cannot be undone."
-                                    action=remove id=remove_id />
-                            }.erase()
-                        }
-                        Err(e) => view! {
-                            <LoadFailed title="Tenant" error=e.to_string() back=TENANTS_PATH back_text="Back to the tenants" />
-                        }.erase(),
-                    }
-                })}
-            </Suspense>
-        </Guard>
+        <DetailFrame title="Tenant" allowed=platform_admins back loading="Loading the tenant…" load=move || tenant render />
     }
 }
 

@@ -17,7 +17,7 @@ use crate::{
         },
     },
     components::{
-        detail::{DeleteCard, EditCard, LoadFailed},
+        detail::{BackTo, DeleteCard, DetailFrame, EditCard},
         feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
         layout::{admins, encode_query, Guard},
         lists::Pager,
@@ -272,48 +272,43 @@ fn UserDetail() -> impl IntoView {
     );
     let flashed = Resource::new(|| (), |_| take_user_password());
     let problem = action_problem(edit.value());
+    let back = BackTo {
+        path: USERS_PATH,
+        crumb: "Settings › Users".into(),
+        text: "Back to the users".into(),
+    };
+    let render = move |u: UserView| {
+        let title = u.display_name.clone().unwrap_or_else(|| u.email.clone());
+        // Each form's children are a closure of their own.
+        let (edit_id, reset_id, remove_id) = (u.id.clone(), u.id.clone(), u.id.clone());
+        view! {
+            <h1>{title}</h1>
+            <EditCard title="Profile" action=edit id=edit_id.clone()>
+                <UserFields user=Some(u.clone()) problem />
+            </EditCard>
+            <section class="card">
+                <h2>"Password"</h2>
+                <p>"A new password is generated and shown once. The user's open sessions end."</p>
+                <PostForm action=reset>
+                    <input type="hidden" name="id" value=reset_id.clone() />
+                    <button type="submit" class="button secondary">"Reset password"</button>
+                </PostForm>
+                <ActionError value=reset.value() />
+                {move || reset.value().get().and_then(Result::ok).map(|shown| view! { <PasswordNote shown /> })}
+            </section>
+            <DeleteCard title="Delete the user" summary="Delete this user…"
+                consequence="Their sessions end, they leave their teams, and their customers become unassigned. This cannot be undone."
+                action=remove id=remove_id.clone() />
+        }
+    };
     // Its resources are created above, outside the guard's `Suspense` (see `Guard`).
     view! {
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=USERS_PATH>"Settings › Users"</a></p>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the user…"</p> }>
-                {move || Suspend::new(async move {
-                    match user.await {
-                        Ok(u) => {
-                            let title = u.display_name.clone().unwrap_or_else(|| u.email.clone());
-                            // Each form's children are a closure of their own.
-                            let (edit_id, reset_id, remove_id) = (u.id.clone(), u.id.clone(), u.id.clone());
-                            view! {
-                            <h1>{title}</h1>
-                            <EditCard title="Profile" action=edit id=edit_id.clone()>
-                                <UserFields user=Some(u.clone()) problem />
-                            </EditCard>
-                            <section class="card">
-                                <h2>"Password"</h2>
-                                <p>"A new password is generated and shown once. The user's open sessions end."</p>
-                                <PostForm action=reset>
-                                    <input type="hidden" name="id" value=reset_id.clone() />
-                                    <button type="submit" class="button secondary">"Reset password"</button>
-                                </PostForm>
-                                <ActionError value=reset.value() />
-                                {move || reset.value().get().and_then(Result::ok).map(|shown| view! { <PasswordNote shown /> })}
-                            </section>
-                            <DeleteCard title="Delete the user" summary="Delete this user…"
-                                consequence="Their sessions end, they leave their teams, and their customers become unassigned. This cannot be undone."
-                                action=remove id=remove_id.clone() />
-                            }.erase()
-                        }
-                        Err(e) => view! {
-                            <LoadFailed title="User" error=e.to_string() back=USERS_PATH back_text="Back to the users" />
-                        }.erase(),
-                    }
-                })}
-            </Suspense>
+        <DetailFrame title="User" allowed=admins back loading="Loading the user…" load=move || user render>
             <Suspense>
                 {move || Suspend::new(async move {
                     flashed.await.ok().flatten().map(|shown| view! { <section class="card"><PasswordNote shown /></section> })
                 })}
             </Suspense>
-        </Guard>
+        </DetailFrame>
     }
 }

@@ -23,7 +23,7 @@ use crate::{
         },
     },
     components::{
-        detail::{DeleteCard, EditCard, LoadFailed},
+        detail::{BackTo, DeleteCard, DetailFrame, EditCard},
         feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
         layout::{admins, Guard},
     },
@@ -219,31 +219,25 @@ pub fn WatchdogPage() -> impl IntoView {
     let watchdog = Resource::new(move || (id(), edit_saved.get()), |(id, _)| get_watchdog(id));
     let people: People = Resource::new(|| (), |_| team_candidates());
     let problem = action_problem(edit.value());
+    let back = BackTo {
+        path: WATCHDOGS_PATH,
+        crumb: "Settings › Watchdogs".into(),
+        text: "Back to the watchdogs".into(),
+    };
+    let render = move |w: WatchdogView| {
+        let (edit_id, remove_id) = (w.id.clone(), w.id.clone());
+        view! {
+            <h1>{w.name.clone()}</h1>
+            <EditCard title="Watchdog" action=edit id=edit_id>
+                <WatchdogFields watchdog=Some(w.clone()) problem people />
+            </EditCard>
+            <DeleteCard title="Delete the watchdog" summary="Delete this watchdog…"
+                consequence="Its receivers stop hearing about these events. This cannot be undone."
+                action=remove id=remove_id />
+        }
+    };
     view! {
         <Title text="Watchdog" />
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=WATCHDOGS_PATH>"Settings › Watchdogs"</a></p>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the watchdog…"</p> }>
-                {move || Suspend::new(async move {
-                    match watchdog.await {
-                        Ok(w) => {
-                            let (edit_id, remove_id) = (w.id.clone(), w.id.clone());
-                            view! {
-                                <h1>{w.name.clone()}</h1>
-                                <EditCard title="Watchdog" action=edit id=edit_id>
-                                    <WatchdogFields watchdog=Some(w.clone()) problem people />
-                                </EditCard>
-                                <DeleteCard title="Delete the watchdog" summary="Delete this watchdog…"
-                                    consequence="Its receivers stop hearing about these events. This cannot be undone."
-                                    action=remove id=remove_id />
-                            }.erase()
-                        }
-                        Err(e) => view! {
-                            <LoadFailed title="Watchdog" error=e.to_string() back=WATCHDOGS_PATH back_text="Back to the watchdogs" />
-                        }.erase(),
-                    }
-                })}
-            </Suspense>
-        </Guard>
+        <DetailFrame title="Watchdog" allowed=admins back loading="Loading the watchdog…" load=move || watchdog render />
     }
 }

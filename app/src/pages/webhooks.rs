@@ -19,7 +19,7 @@ use crate::{
         },
     },
     components::{
-        detail::{DeleteCard, LoadFailed},
+        detail::{BackTo, DeleteCard, DetailFrame},
         feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
         layout::{admins, utc_time, Guard},
         secret::OneTimeSecret,
@@ -249,25 +249,22 @@ fn WebhookDetail() -> impl IntoView {
     let flashed = Resource::new(id, |id| take_webhook_secret(Some(id)));
     let types: EventTypes = Resource::new(|| (), |_| webhook_event_types());
     let deliveries = Deliveries::new(id);
+    let back = BackTo {
+        path: WEBHOOKS_PATH,
+        crumb: "Settings › Webhooks".into(),
+        text: "Back to the endpoints".into(),
+    };
+    let render = move |h: WebhookView| {
+        view! {
+            <h1>"Endpoint " <code>{h.url.clone()}</code></h1>
+            <p><StatusBadge hook=h.clone() /></p>
+            <EditForm hook=h.clone() update types />
+            <SecretCard hook=h.clone() rotate />
+        }
+    };
     // Its resources are created above, outside the guard's `Suspense` (see `Guard`).
     view! {
-        <Guard allowed=admins>
-            <p class="breadcrumb"><a href=WEBHOOKS_PATH>"Settings › Webhooks"</a></p>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the endpoint…"</p> }>
-                {move || Suspend::new(async move {
-                    match hook.await {
-                        Ok(h) => view! {
-                            <h1>"Endpoint " <code>{h.url.clone()}</code></h1>
-                            <p><StatusBadge hook=h.clone() /></p>
-                            <EditForm hook=h.clone() update types />
-                            <SecretCard hook=h.clone() rotate />
-                        }.erase(),
-                        Err(e) => view! {
-                            <LoadFailed title="Endpoint" error=e.to_string() back=WEBHOOKS_PATH back_text="Back to the endpoints" />
-                        }.erase(),
-                    }
-                })}
-            </Suspense>
+        <DetailFrame title="Endpoint" allowed=admins back loading="Loading the endpoint…" load=move || hook render>
             <Suspense>
                 {move || Suspend::new(async move {
                     flashed.await.ok().flatten().map(|s| view! {
@@ -278,7 +275,7 @@ fn WebhookDetail() -> impl IntoView {
             // Outside the endpoint's Suspense: the log has a resource of its own.
             <DeliveryLog id=id() log=deliveries />
             <DeleteEndpoint id=id() />
-        </Guard>
+        </DetailFrame>
     }
 }
 
