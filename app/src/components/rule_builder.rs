@@ -408,20 +408,57 @@ fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> im
             .erase()
         }
     };
-    view! {
-        <li class="rule-part">
-            <div class="field-row">
-                <div class="field">
-                    <label for=id("type")>{format!("Condition {}", i + 1)}</label>
-                    <select id=id("type") on:change=on_kind>
-                        {CONDITION_TYPES.iter().map(|(v, label)| view! { <option value=*v selected=c.kind == *v>{*label}</option> }).collect_view()}
-                    </select>
+    let part = Part {
+        list: "conditions",
+        noun: "Condition",
+        types: &CONDITION_TYPES,
+    };
+    part.row(b, &prefix, i, id("type"), &c.kind, on_kind, fields, remove)
+}
+
+/// Which list of a rule a row belongs to: conditions or actions.
+struct Part {
+    /// The list's field name, for the row's problems (`conditions[2]`).
+    list: &'static str,
+    /// What one row is called ("Condition 3").
+    noun: &'static str,
+    /// The types a row can take: value and label.
+    types: &'static [(&'static str, &'static str)],
+}
+
+impl Part {
+    /// One row: the picker of its type, the type's `fields`, a remove button
+    /// and the row's problem.
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        &self,
+        b: Builder,
+        prefix: &str,
+        i: usize,
+        type_id: String,
+        kind: &str,
+        on_kind: impl FnMut(leptos::ev::Event) + Send + 'static,
+        fields: AnyView,
+        remove: impl FnMut(leptos::ev::MouseEvent) + Send + 'static,
+    ) -> impl IntoView {
+        let noun = self.noun;
+        view! {
+            <li class="rule-part">
+                <div class="field-row">
+                    <div class="field">
+                        <label for=type_id.clone()>{format!("{noun} {}", i + 1)}</label>
+                        <select id=type_id on:change=on_kind>
+                            {self.types.iter().map(|(v, label)| view! { <option value=*v selected=kind == *v>{*label}</option> }).collect_view()}
+                        </select>
+                    </div>
+                    {fields}
+                    <button type="button" class="button secondary small" on:click=remove>
+                        {format!("Remove {} {}", noun.to_lowercase(), i + 1)}
+                    </button>
                 </div>
-                {fields}
-                <button type="button" class="button secondary small" on:click=remove>{format!("Remove condition {}", i + 1)}</button>
-            </div>
-            {error_line(b.message(format!("{prefix}conditions[{i}]")))}
-        </li>
+                {error_line(b.message(format!("{prefix}{}[{i}]", self.list)))}
+            </li>
+        }
     }
 }
 
@@ -550,21 +587,12 @@ fn action_view(b: Builder, path: &[usize], i: usize, a: ActionDraft) -> impl Int
             .erase()
         }
     };
-    view! {
-        <li class="rule-part">
-            <div class="field-row">
-                <div class="field">
-                    <label for=id("type")>{format!("Action {}", i + 1)}</label>
-                    <select id=id("type") on:change=on_kind>
-                        {ACTION_TYPES.iter().map(|(v, label)| view! { <option value=*v selected=a.kind == *v>{*label}</option> }).collect_view()}
-                    </select>
-                </div>
-                {fields}
-                <button type="button" class="button secondary small" on:click=remove>{format!("Remove action {}", i + 1)}</button>
-            </div>
-            {error_line(b.message(format!("{prefix}actions[{i}]")))}
-        </li>
-    }
+    let part = Part {
+        list: "actions",
+        noun: "Action",
+        types: &ACTION_TYPES,
+    };
+    part.row(b, &prefix, i, id("type"), &a.kind, on_kind, fields, remove)
 }
 
 fn else_rules(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
