@@ -33,6 +33,41 @@ pub(crate) async fn session(app: &TestApp, email: &str) -> String {
     set_cookie.split(';').next().unwrap().to_string()
 }
 
+/// Who a settings test signs in as: in tenant Alpha (with an API key) an
+/// admin and a supervisor, and Beta's admin, the stranger for whom every one
+/// of Alpha's ids must be unknown. Tests add the agents they need.
+pub(crate) struct Cast {
+    pub alpha: String,
+    pub key: String,
+    pub beta: String,
+    pub admin_id: String,
+    pub stranger_id: String,
+    pub admin: String,
+    pub supervisor: String,
+    pub stranger: String,
+}
+
+impl Cast {
+    /// Creates the two tenants and signs the three in.
+    pub(crate) async fn new(app: &TestApp) -> Cast {
+        let (alpha, key) = app.tenant_with_key("Alpha").await;
+        let (beta, _) = app.tenant_with_key("Beta").await;
+        let admin_id = app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
+        app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
+        let stranger_id = app.user(&beta, "admin@beta.example", Role::Admin, false).await;
+        Cast {
+            admin: session(app, "admin@alpha.example").await,
+            supervisor: session(app, "super@alpha.example").await,
+            stranger: session(app, "admin@beta.example").await,
+            alpha,
+            key,
+            beta,
+            admin_id,
+            stranger_id,
+        }
+    }
+}
+
 /// A page load as a browser makes it (browsers accept `text/html`).
 pub(crate) async fn page(app: &TestApp, path: &str, cookie: &str) -> Response {
     app.request(Method::GET, path)

@@ -8,7 +8,7 @@ use reqwest::{header, Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::{
-    dashboard::{server_fn, session},
+    dashboard::{server_fn, session, Cast},
     utils::TestApp,
 };
 
@@ -48,14 +48,12 @@ async fn assert_refused(app: &TestApp, names: &[&str], cookie: &str, form: &[(&s
 
 async fn webhooks_are_edited_replayed_and_kept_per_tenant(db: TestDb) {
     let app = TestApp::start(db).await;
-    let (alpha, _) = app.tenant_with_key("Alpha").await;
-    let (beta, _) = app.tenant_with_key("Beta").await;
-    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
-    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
-    app.user(&beta, "admin@beta.example", Role::Admin, false).await;
-    let admin = session(&app, "admin@alpha.example").await;
-    let supervisor = session(&app, "super@alpha.example").await;
-    let stranger = session(&app, "admin@beta.example").await;
+    let Cast {
+        admin,
+        supervisor,
+        stranger,
+        ..
+    } = Cast::new(&app).await;
     let receiver = crate::receiver::Receiver::start().await;
 
     // A bad URL and an unknown event type are reported at their fields.
@@ -275,14 +273,13 @@ async fn agents_generate_links(db: TestDb) {
 
 async fn admins_manage_users(db: TestDb) {
     let app = TestApp::start(db).await;
-    let (alpha, _) = app.tenant_with_key("Alpha").await;
-    let (beta, _) = app.tenant_with_key("Beta").await;
-    let admin_id = app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
-    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
-    app.user(&beta, "admin@beta.example", Role::Admin, false).await;
-    let admin = session(&app, "admin@alpha.example").await;
-    let supervisor = session(&app, "super@alpha.example").await;
-    let stranger = session(&app, "admin@beta.example").await;
+    let Cast {
+        admin_id,
+        admin,
+        supervisor,
+        stranger,
+        ..
+    } = Cast::new(&app).await;
 
     // Without a password, one is generated and shown once; it signs in.
     let added = json_of(
@@ -380,14 +377,13 @@ async fn admins_manage_users(db: TestDb) {
 
 async fn admins_edit_opening_hours_week_by_week(db: TestDb) {
     let app = TestApp::start(db).await;
-    let (alpha, key) = app.tenant_with_key("Alpha").await;
-    let (beta, _) = app.tenant_with_key("Beta").await;
-    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
-    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
-    app.user(&beta, "admin@beta.example", Role::Admin, false).await;
-    let admin = session(&app, "admin@alpha.example").await;
-    let supervisor = session(&app, "super@alpha.example").await;
-    let stranger = session(&app, "admin@beta.example").await;
+    let Cast {
+        key,
+        admin,
+        supervisor,
+        stranger,
+        ..
+    } = Cast::new(&app).await;
 
     // Two intervals on Monday, one on Saturday; blank slots are ignored.
     let week = [
@@ -505,16 +501,16 @@ async fn admins_edit_opening_hours_week_by_week(db: TestDb) {
 
 async fn workspace_settings_and_the_audit_log(db: TestDb) {
     let app = TestApp::start(db).await;
-    let (alpha, _) = app.tenant_with_key("Alpha").await;
-    let (beta, _) = app.tenant_with_key("Beta").await;
-    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
-    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
+    let Cast {
+        alpha,
+        beta,
+        admin,
+        supervisor,
+        stranger,
+        ..
+    } = Cast::new(&app).await;
     app.user(&alpha, "kim@alpha.example", Role::Agent, false).await;
-    app.user(&beta, "admin@beta.example", Role::Admin, false).await;
-    let admin = session(&app, "admin@alpha.example").await;
-    let supervisor = session(&app, "super@alpha.example").await;
     let agent = session(&app, "kim@alpha.example").await;
-    let stranger = session(&app, "admin@beta.example").await;
 
     let before = json_of(server_fn(&app, "get_workspace", &admin, &[]).await).await;
     let bad = server_fn(

@@ -4,27 +4,27 @@
 //! isolation.
 
 use rapport_core::{
-    backend_tests, config::system_messages::SystemMessage, model::Role, reports::facts::RuleKind, teams::TeamIn,
-    testing::TestDb, time::now_ms,
+    backend_tests, config::system_messages::SystemMessage, reports::facts::RuleKind, teams::TeamIn, testing::TestDb,
+    time::now_ms,
 };
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::{
-    dashboard::{server_fn, server_fn_ok, session},
+    dashboard::{server_fn, server_fn_ok, Cast},
     utils::{actor, TestApp},
 };
 
 async fn admins_build_routing_rules_with_else_branches(db: TestDb) {
     let app = TestApp::start(db).await;
-    let (alpha, key) = app.tenant_with_key("Alpha").await;
-    let (beta, _) = app.tenant_with_key("Beta").await;
-    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
-    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
-    app.user(&beta, "admin@beta.example", Role::Admin, false).await;
-    let admin = session(&app, "admin@alpha.example").await;
-    let supervisor = session(&app, "super@alpha.example").await;
-    let stranger = session(&app, "admin@beta.example").await;
+    let Cast {
+        alpha,
+        key,
+        admin,
+        supervisor,
+        stranger,
+        ..
+    } = Cast::new(&app).await;
     let team = app
         .services
         .save_team(

@@ -8,22 +8,22 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::{
-    dashboard::{server_fn, server_fn_ok, session},
+    dashboard::{server_fn, server_fn_ok, session, Cast},
     utils::TestApp,
 };
 
 async fn admins_manage_teams(db: TestDb) {
     let app = TestApp::start(db).await;
-    let (alpha, _) = app.tenant_with_key("Alpha").await;
-    let (beta, _) = app.tenant_with_key("Beta").await;
-    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
-    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
+    let Cast {
+        alpha,
+        stranger_id: outsider,
+        admin,
+        supervisor,
+        stranger,
+        ..
+    } = Cast::new(&app).await;
     let ada = app.user(&alpha, "ada@alpha.example", Role::Agent, false).await;
     let bob = app.user(&alpha, "bob@alpha.example", Role::Agent, false).await;
-    let outsider = app.user(&beta, "admin@beta.example", Role::Admin, false).await;
-    let admin = session(&app, "admin@alpha.example").await;
-    let supervisor = session(&app, "super@alpha.example").await;
-    let stranger = session(&app, "admin@beta.example").await;
 
     // The picker offers the tenant's users only.
     let candidates = server_fn_ok(&app, "team_candidates", &admin, &[]).await;
@@ -106,14 +106,15 @@ backend_tests!(admins_manage_teams);
 
 async fn admins_write_system_messages_per_language(db: TestDb) {
     let app = TestApp::start(db).await;
-    let (alpha, key) = app.tenant_with_key("Alpha").await;
-    let (beta, _) = app.tenant_with_key("Beta").await;
-    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
+    let Cast {
+        alpha,
+        key,
+        admin,
+        stranger,
+        ..
+    } = Cast::new(&app).await;
     app.user(&alpha, "agent@alpha.example", Role::Agent, false).await;
-    app.user(&beta, "admin@beta.example", Role::Admin, false).await;
-    let admin = session(&app, "admin@alpha.example").await;
     let agent = session(&app, "agent@alpha.example").await;
-    let stranger = session(&app, "admin@beta.example").await;
 
     let bad = server_fn(
         &app,
@@ -184,15 +185,16 @@ backend_tests!(admins_write_system_messages_per_language);
 
 async fn admins_manage_watchdogs_and_their_receivers(db: TestDb) {
     let app = TestApp::start(db).await;
-    let (alpha, key) = app.tenant_with_key("Alpha").await;
-    let (beta, _) = app.tenant_with_key("Beta").await;
-    app.user(&alpha, "admin@alpha.example", Role::Admin, false).await;
-    app.user(&alpha, "super@alpha.example", Role::Supervisor, false).await;
+    let Cast {
+        alpha,
+        key,
+        stranger_id: outsider,
+        admin,
+        supervisor,
+        stranger,
+        ..
+    } = Cast::new(&app).await;
     let ada = app.user(&alpha, "ada@alpha.example", Role::Agent, false).await;
-    let outsider = app.user(&beta, "admin@beta.example", Role::Admin, false).await;
-    let admin = session(&app, "admin@alpha.example").await;
-    let supervisor = session(&app, "super@alpha.example").await;
-    let stranger = session(&app, "admin@beta.example").await;
 
     // Problems name the row the admin typed in, even with an empty row before it:
     // row 2 holds another tenant's user, row 3 a malformed address.
