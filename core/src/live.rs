@@ -79,17 +79,19 @@ struct Announcement {
     origin: String,
     tenant: String,
     customer: String,
-    kind: AnnouncedKind,
-    /// The message's id, for a message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
+    #[serde(flatten)]
+    changed: Changed,
 }
 
+/// Which object changed, by kind.
 #[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-enum AnnouncedKind {
-    Message,
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum Changed {
+    /// A stored message, by id.
+    Message { id: String },
+    /// The customer's conversation status.
     Conversation,
+    /// The customer's assignment.
     Assigned,
 }
 
@@ -116,19 +118,18 @@ impl Services {
         customer_id: &str,
         event: LiveEvent,
     ) -> CoreResult<()> {
-        let announced = match &event {
-            LiveEvent::Message(m) => Some((AnnouncedKind::Message, Some(m.id.clone()))),
-            LiveEvent::Conversation(_) => Some((AnnouncedKind::Conversation, None)),
-            LiveEvent::Assigned(_) => Some((AnnouncedKind::Assigned, None)),
+        let changed = match &event {
+            LiveEvent::Message(m) => Some(Changed::Message { id: m.id.clone() }),
+            LiveEvent::Conversation(_) => Some(Changed::Conversation),
+            LiveEvent::Assigned(_) => Some(Changed::Assigned),
             LiveEvent::Resync => None,
         };
-        if let (Tx::Postgres(t), Some((kind, message))) = (&mut tx, announced) {
+        if let (Tx::Postgres(t), Some(changed)) = (&mut tx, changed) {
             let announcement = Announcement {
                 origin: self.live().origin.to_string(),
                 tenant: tenant_id.to_string(),
                 customer: customer_id.to_string(),
-                kind,
-                message,
+                changed,
             };
             let payload =
                 serde_json::to_string(&announcement).map_err(|e| crate::CoreError::Internal(e.to_string()))?;
@@ -174,17 +175,16 @@ impl Services {
             }
             // The object may be gone again already (a deleted customer): then
             // there is nothing to show.
-            let event = match (heard.kind, &heard.message) {
-                (AnnouncedKind::Message, Some(id)) => self.get_message(&heard.tenant, id).await.map(LiveEvent::Message),
-                (AnnouncedKind::Conversation, _) => self
+            let event = match &heard.changed {
+                Changed::Message { id } => self.get_message(&heard.tenant, id).await.map(LiveEvent::Message),
+                Changed::Conversation => self
                     .get_conversation(&heard.tenant, &heard.customer)
                     .await
                     .map(LiveEvent::Conversation),
-                (AnnouncedKind::Assigned, _) => self
+                Changed::Assigned => self
                     .get_customer(&heard.tenant, &heard.customer)
                     .await
                     .map(LiveEvent::Assigned),
-                (AnnouncedKind::Message, None) => continue,
             };
             if let Ok(event) = event {
                 self.live().publish(LiveUpdate {
