@@ -195,8 +195,8 @@ async fn load(sizes: Sizes) -> (Services, Loaded) {
         loaded.facts as f64 / loaded.load_seconds
     );
     // Fresh statistics for the planner, as a long-running database would have.
-    if let Db::Sqlite(pool) = services.db() {
-        sqlx::query("analyze").execute(pool).await.unwrap();
+    if let Db::Sqlite(pools) = services.db() {
+        sqlx::query("analyze").execute(&pools.writes).await.unwrap();
     }
     std::fs::write(&meta_path, serde_json::to_string_pretty(&loaded).unwrap()).unwrap();
     (services, loaded)
@@ -344,7 +344,7 @@ async fn measure(
 
 /// The p50 of `select 1` through the services' pool, over 1,000 runs.
 async fn round_trip(services: &Services) -> Duration {
-    let Db::Sqlite(pool) = services.db() else {
+    let Db::Sqlite(rapport_core::db::SqlitePools { reads: pool, .. }) = services.db() else {
         return Duration::ZERO;
     };
     let mut times = Vec::with_capacity(1000);

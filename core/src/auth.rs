@@ -200,7 +200,7 @@ impl Services {
     pub(crate) async fn open_session(&self, user_id: &str) -> CoreResult<String> {
         let token = random_token(32);
         let now = now_ms();
-        with_db!(self.db(), |pool| {
+        with_db!(self.writer(), |pool| {
             sqlx::query(
             "insert into sessions (token_hash, user_id, created_at, expires_at, last_seen_at) values ($1, $2, $3, $4, $3)"
         )
@@ -222,7 +222,7 @@ impl Services {
         let user = self.user_for_session_digest(&digest).await?;
         if let Some(signed_in) = &user {
             let now = now_ms();
-            let touched = with_db!(self.db(), |pool| {
+            let touched = with_db!(self.writer(), |pool| {
                 sqlx::query(
                 "update sessions set last_seen_at = $2, expires_at = $3 where token_hash = $1 and last_seen_at < $4"
             )
@@ -261,7 +261,7 @@ impl Services {
         if let Some(user) = self.user_for_session_digest(&token_digest(session_token)).await? {
             self.presence_signed_out(&user.tenant_id, &user.id).await?;
         }
-        with_db!(self.db(), |pool| sqlx::query(
+        with_db!(self.writer(), |pool| sqlx::query(
             "delete from sessions where token_hash = $1"
         )
         .bind(token_digest(session_token))
@@ -478,7 +478,7 @@ impl Services {
         };
         let now = now_ms();
         if row.last_used_at.is_none_or(|t| t < now - TOUCH_INTERVAL_MS) {
-            with_db!(self.db(), |pool| sqlx::query(
+            with_db!(self.writer(), |pool| sqlx::query(
                 "update api_keys set last_used_at = $2 where id = $1"
             )
             .bind(&row.id)

@@ -303,7 +303,7 @@ impl Services {
             }
             Some(_) => {}
         }
-        with_db!(self.db(), |pool| sqlx::query(
+        with_db!(self.writer(), |pool| sqlx::query(
             "update mail_outbox set next_attempt_at = $3, status = 'PENDING', \
              attempts = case when status = 'FAILED' then 0 else attempts end \
              where tenant_id = $1 and id = $2 and status <> 'SENT'"
@@ -328,7 +328,7 @@ impl Services {
                 None => ("FAILED", now, Some(e), None),
             },
         };
-        with_db!(self.db(), |pool| sqlx::query(
+        with_db!(self.writer(), |pool| sqlx::query(
             "update mail_outbox set status = $2, next_attempt_at = $3, last_error = $4, sent_at = $5 where id = $1"
         )
         .bind(id)

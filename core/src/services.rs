@@ -16,6 +16,7 @@ use crate::{
 #[derive(Clone, Debug)]
 pub struct Services {
     db: Db,
+    writer: Db,
     public_url: Arc<str>,
     live: LiveHub,
     outbox: Arc<Notify>,
@@ -27,6 +28,7 @@ impl Services {
     /// `http://localhost:3000` until [`Services::with_public_url`] says otherwise.
     pub fn new(db: Db) -> Self {
         Self {
+            writer: db.writer(),
             db,
             public_url: Arc::from("http://localhost:3000"),
             live: LiveHub::default(),
@@ -46,9 +48,16 @@ impl Services {
         &self.public_url
     }
 
-    /// The database, for health checks and shutdown.
+    /// The database: reads through [`with_db!`](crate::with_db) (read-only on
+    /// SQLite), transactions through [`Db::begin`] (always on the writer).
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// The database for a write outside a transaction: on SQLite the single writer
+    /// connection (see [`crate::db`]), on PostgreSQL the same pool as [`Services::db`].
+    pub fn writer(&self) -> &Db {
+        &self.writer
     }
 
     /// Live changes of this instance (widget and inbox streams subscribe here).

@@ -6,6 +6,17 @@
 //! driver. Where the dialects really differ (claiming work with `SKIP LOCKED`, say),
 //! a service matches on [`Db`] and writes both.
 //!
+//! On SQLite there is **one writer**: every transaction ([`Db::begin`]) and every
+//! write outside one ([`Db::writer`]) goes through a single connection, and reads
+//! go through a pool of read-only connections. Requests that want to write queue
+//! for that connection in order (the pool's fair semaphore) instead of each taking
+//! SQLite's file lock in turn and sleeping in its busy handler, which under load
+//! made writes wait up to a second while the database sat idle between retries.
+//! In WAL mode readers never wait for the writer, and a read-only connection that
+//! is handed a write fails loudly, so a write that bypasses the writer cannot slip
+//! in unnoticed. PostgreSQL has real row locks and MVCC: there both roles share
+//! one pool.
+//!
 //! Conventions that keep the one-code-path promise:
 //! - times are `bigint` unix milliseconds (UTC), converted by [`crate::time`];
 //! - ids are text, JSON documents are text, booleans are `boolean`;
@@ -29,9 +40,19 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migratio
 #[derive(Clone, Debug)]
 pub enum Db {
     /// The embedded default: one file, WAL mode.
-    Sqlite(SqlitePool),
+    Sqlite(SqlitePools),
     /// For several instances and larger installations.
     Postgres(PgPool),
+}
+
+/// SQLite's two pools: what [`with_db!`](crate::with_db) reads through, and the
+/// single writer connection.
+#[derive(Clone, Debug)]
+pub struct SqlitePools {
+    /// Read-only connections, or the writer itself in the view [`Db::writer`] gives.
+    pub reads: SqlitePool,
+    /// The one connection that writes.
+    pub writes: SqlitePool,
 }
 
 /// Which backend a [`Db`] talks to.
@@ -51,12 +72,16 @@ pub enum Tx {
     Postgres(Transaction<'static, Postgres>),
 }
 
-/// Runs `$body` with `$conn` bound to the pool of whichever backend `$db` is.
+/// Runs `$body` with `$conn` bound to the pool of whichever backend `$db` is. On
+/// SQLite that is the read-only pool, unless `$db` is the view [`Db::writer`] gives.
 #[macro_export]
 macro_rules! with_db {
     ($db:expr, |$conn:ident| $body:expr) => {
         match $db {
-            $crate::db::Db::Sqlite($conn) => $body,
+            $crate::db::Db::Sqlite(pools) => {
+                let $conn = &pools.reads;
+                $body
+            }
             $crate::db::Db::Postgres($conn) => $body,
         }
     };
@@ -97,16 +122,29 @@ impl Db {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
+                // Only another process (the CLI beside a running server) can hold
+                // the lock now; this instance's own writers queue in the pool.
                 .busy_timeout(Duration::from_secs(10));
-            let pool = SqlitePoolOptions::new()
-                .max_connections(8)
+            // The writer first: it creates the file and the WAL that the read-only
+            // connections need to open.
+            let writes = SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                // A writer that waits longer than this is stuck behind a bug (a
+                // transaction held across I/O), and an error says so.
+                .acquire_timeout(Duration::from_secs(30))
                 // The file is local and the connection's worker thread cannot go
                 // stale the way a network connection can, so the default ping
                 // before every acquire would only add a round trip to each query.
                 .test_before_acquire(false)
-                .connect_with(options)
+                .connect_with(options.clone())
                 .await?;
-            Ok(Db::Sqlite(pool))
+            let reads = SqlitePoolOptions::new()
+                .max_connections(8)
+                .test_before_acquire(false)
+                .connect_with(options.read_only(true))
+                .await?;
+            Ok(Db::Sqlite(SqlitePools { reads, writes }))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             let options = PgConnectOptions::from_str(url)?;
             let pool = PgPoolOptions::new()
@@ -126,7 +164,7 @@ impl Db {
     /// Applies every pending migration of this backend.
     pub async fn migrate(&self) -> CoreResult<()> {
         match self {
-            Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
+            Db::Sqlite(pools) => SQLITE_MIGRATIONS.run(&pools.writes).await?,
             Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
         }
         Ok(())
@@ -140,12 +178,26 @@ impl Db {
         }
     }
 
-    /// Starts a transaction. On SQLite it is `BEGIN IMMEDIATE`: it takes the write
-    /// lock at once (waiting up to the busy timeout), so a transaction that reads and
-    /// then writes can never fail on a lock upgrade. SQLite has one writer anyway.
+    /// The same database as seen by writes outside a transaction: on SQLite,
+    /// [`with_db!`](crate::with_db) over this view runs on the single writer
+    /// connection. On PostgreSQL it is the same pool.
+    pub fn writer(&self) -> Db {
+        match self {
+            Db::Sqlite(pools) => Db::Sqlite(SqlitePools {
+                reads: pools.writes.clone(),
+                writes: pools.writes.clone(),
+            }),
+            Db::Postgres(pool) => Db::Postgres(pool.clone()),
+        }
+    }
+
+    /// Starts a transaction, always on the writer. On SQLite it is `BEGIN
+    /// IMMEDIATE`: it takes the write lock at once, so a transaction that reads and
+    /// then writes can never fail on a lock upgrade (another process, the CLI, may
+    /// still hold it; then it waits up to the busy timeout).
     pub async fn begin(&self) -> CoreResult<Tx> {
         Ok(match self {
-            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Db::Sqlite(pools) => Tx::Sqlite(pools.writes.begin_with("BEGIN IMMEDIATE").await?),
             Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
         })
     }
@@ -158,7 +210,13 @@ impl Db {
 
     /// Closes every connection; used on shutdown.
     pub async fn close(&self) {
-        with_db!(self, |pool| pool.close().await)
+        match self {
+            Db::Sqlite(pools) => {
+                pools.reads.close().await;
+                pools.writes.close().await;
+            }
+            Db::Postgres(pool) => pool.close().await,
+        }
     }
 }
 

@@ -176,7 +176,7 @@ impl Services {
     /// chosen when the period spans more than a quarter of the time since the
     /// tenant's first error; a unary `+` on `at` keeps SQLite off the time range.
     async fn scan_by_signature(&self, tenant_id: &str, window: &Window) -> CoreResult<bool> {
-        let Db::Sqlite(pool) = self.db() else {
+        let Db::Sqlite(crate::db::SqlitePools { reads: pool, .. }) = self.db() else {
             return Ok(false);
         };
         let first: Option<i64> = sqlx::query_scalar("select min(at) from script_errors where tenant_id = $1")

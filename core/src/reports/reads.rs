@@ -423,7 +423,7 @@ impl Reads {
             let (sql, binds) = union(&chunk);
             match services.db() {
                 // One row per tag and bucket, its rows packed (see `packed`).
-                Db::Sqlite(pool) => {
+                Db::Sqlite(crate::db::SqlitePools { reads: pool, .. }) => {
                     let cond = Cond {
                         sql: format!(
                             "select tag, b, {} from ({sql}) as u group by tag, b",

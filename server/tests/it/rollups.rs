@@ -265,7 +265,7 @@ async fn day_rollups_answer_whole_days_in_a_half_hour_zone(db: TestDb) {
     assert_rollups_agree(s, &tenant, &month).await;
     // As after a zone change four and a half days ago.
     let complete_from = chrono::Utc::now().timestamp_millis() - 108 * 3_600_000;
-    rapport_core::with_db!(s.db(), |pool| sqlx::query(
+    rapport_core::with_db!(s.writer(), |pool| sqlx::query(
         "update day_rollup_zones set complete_from = $2 where tenant_id = $1"
     )
     .bind(&tenant)
