@@ -75,6 +75,8 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/login") view=LoginPage />
                 <Route path=path!("/cobrowse/:id") view={Lazy::<CobrowseRoute>::new()} ssr=SsrMode::Async />
                 <Route path=path!("/join/:token") view={Lazy::<JoinRoute>::new()} ssr=SsrMode::Async />
+                // Outside the layout: a live-view grant opens this page and nothing else.
+                <Route path=path!("/liveview/:id") view={Lazy::<LiveViewRoute>::new()} ssr=SsrMode::Async />
                 // Signed-in pages render whole before the first byte (`Async`), so a
                 // redirect to the login page or a 403 can still set the status line.
                 <ParentRoute path=path!("") view=Layout ssr=SsrMode::Async>
@@ -111,7 +113,6 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/links") view={Lazy::<LinksRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/reports") view={Lazy::<ReportsIndexRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/reports/:family") view={Lazy::<ReportRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/liveview/:id") view={Lazy::<LiveViewRoute>::new()} ssr=SsrMode::Async />
                 </ParentRoute>
             </Routes>
         </Router>

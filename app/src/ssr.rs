@@ -10,6 +10,10 @@ use rapport_core::{model::Role, model::SessionUser, CoreError, Services};
 
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "rapport_session";
+/// Name of the cookie that carries a live-view grant: it opens the live view of
+/// one visitor session and is never a dashboard session (see
+/// `rapport_core::links`).
+pub const LIVEVIEW_COOKIE: &str = "rapport_liveview";
 /// Name of the one-time cookie that carries a just-created secret to the page after
 /// a form post without JavaScript (the secret is never stored server-side).
 pub const FLASH_COOKIE: &str = "rapport_flash";
@@ -64,6 +68,19 @@ fn build_cookie(name: &str, value: String, secure: bool, path: &str, max_age: co
 pub fn session_cookie(token: &str, secure: bool) -> String {
     let max_age = cookie::time::Duration::milliseconds(rapport_core::auth::SESSION_IDLE_MS);
     build_cookie(SESSION_COOKIE, token.to_string(), secure, "/", max_age)
+}
+
+/// `Set-Cookie` value for a live-view grant that lapses at `until` (unix ms) at the
+/// latest.
+pub fn liveview_cookie(grant: &str, secure: bool, until: i64) -> String {
+    let left = (until - chrono::Utc::now().timestamp_millis()).max(0);
+    build_cookie(
+        LIVEVIEW_COOKIE,
+        grant.to_string(),
+        secure,
+        "/",
+        cookie::time::Duration::milliseconds(left),
+    )
 }
 
 /// `Set-Cookie` value that removes the session cookie.

@@ -5,8 +5,16 @@
 //!   Both links open `/cobrowse/{sessionId}?token=…` in the dashboard, which tells
 //!   host from joiner by the token. They work for 24 hours.
 //! - A live-view link carries a single-use token that lives 10 minutes. Opening it
-//!   signs the named user in and opens live view of the session in the chosen
-//!   language (`en`, `de`, `jp`, `uk`, `ru`; default `en`).
+//!   opens the live view of that one session, for the named user, in the chosen
+//!   language (`en`, `de`, `jp`, `uk`, `ru`; default `en`). It does **not** sign
+//!   the user in: whoever holds a tenant API key can mint such a link for any
+//!   user, admins included, so the link grants exactly what it names and nothing
+//!   more. Opening it swaps the link's token for a *grant*, a second random token
+//!   kept only as its digest, bound to the session id, that lapses after
+//!   [`LIVEVIEW_GRANT_IDLE_MS`] without use and at [`LIVEVIEW_GRANT_MAX_MS`] in any
+//!   case. A grant is not a dashboard session: no page, server function or REST
+//!   operation other than the live view of its session accepts it, and it never
+//!   carries the user's role or platform rights.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +31,12 @@ use crate::{
 pub const COBROWSE_TTL_MS: i64 = 24 * 3600 * 1000;
 /// How long a live-view link works (once).
 pub const LIVEVIEW_TTL_MS: i64 = 10 * 60 * 1000;
+/// A live-view grant lapses after this long without being used.
+pub const LIVEVIEW_GRANT_IDLE_MS: i64 = 15 * 60 * 1000;
+/// A live-view grant lapses this long after the link was opened, used or not.
+pub const LIVEVIEW_GRANT_MAX_MS: i64 = 4 * 3600 * 1000;
+/// A grant's idle deadline is pushed forward at most this often.
+const GRANT_TOUCH_INTERVAL_MS: i64 = 60 * 1000;
 /// Live-view UI languages.
 pub const LIVEVIEW_LANGUAGES: [&str; 5] = ["en", "de", "jp", "uk", "ru"];
 
@@ -32,8 +46,10 @@ pub const LIVEVIEW_LANGUAGES: [&str; 5] = ["en", "de", "jp", "uk", "ru"];
 #[schema(example = json!({"url": "https://shop.example.com/checkout", "userEmail": "agent@example.com"}))]
 pub struct CobrowseLinkRequest {
     /// Absolute http(s) URL the session starts with (required).
+    #[schema(required = true, nullable = false, format = "uri", min_length = 1, max_length = 2048)]
     pub url: Option<String>,
     /// E-mail of the tenant user who hosts the session.
+    #[schema(format = Email, max_length = 254)]
     pub user_email: Option<String>,
 }
 
@@ -83,11 +99,24 @@ pub struct CobrowseSession {
 #[schema(example = json!({"sessionId": "4f2c9e", "email": "agent@example.com", "language": "de"}))]
 pub struct LiveViewLinkRequest {
     /// Id of a recorded visitor session of the tenant (required).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub session_id: Option<String>,
-    /// E-mail of the tenant user who is signed in automatically (required).
+    /// E-mail of the tenant user for whom the view is opened (required). The link
+    /// opens the live view of this one session on that user's behalf; it does not
+    /// sign the user in to anything else.
+    #[schema(required = true, nullable = false, format = Email, max_length = 254)]
     pub email: Option<String>,
     /// UI language: `en` (default), `de`, `jp`, `uk` or `ru`.
     pub language: Option<String>,
+}
+
+impl LiveViewLinkRequest {
+    /// The languages `language` takes, as a JSON Schema condition.
+    pub fn schema_conditions() -> serde_json::Value {
+        let mut languages: Vec<serde_json::Value> = LIVEVIEW_LANGUAGES.iter().map(|l| serde_json::json!(l)).collect();
+        languages.push(serde_json::Value::Null);
+        serde_json::json!([{"properties": {"language": {"enum": languages}}}])
+    }
 }
 
 /// A live-view link.
@@ -103,9 +132,25 @@ pub struct LiveViewLink {
 /// What opening a live-view link yields.
 #[derive(Debug, Clone)]
 pub struct LiveViewOpened {
-    /// The new dashboard session of the user. Never log it.
-    pub session_token: String,
+    /// The grant: the credential for this session's live view, and nothing else.
+    /// Never log it.
+    pub grant_token: String,
+    /// When the grant lapses at the latest (unix ms).
+    pub grant_until: i64,
     /// The visitor session to show.
+    pub session_id: String,
+    /// UI language.
+    pub language: String,
+}
+
+/// A live grant: what a live-view link, once opened, still allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveViewGrant {
+    /// The tenant of the session.
+    pub tenant_id: String,
+    /// The user on whose behalf the view was opened.
+    pub user_id: String,
+    /// The one visitor session it shows.
     pub session_id: String,
     /// UI language.
     pub language: String,
@@ -294,7 +339,8 @@ impl Services {
         })
     }
 
-    /// Uses a live-view link: once, before it expires. Signs its user in.
+    /// Uses a live-view link: once, before it expires. Yields a grant for the live
+    /// view of its session (see the module docs), never a dashboard session.
     pub async fn open_liveview(&self, token: &str, ip: Option<String>) -> CoreResult<LiveViewOpened> {
         #[derive(sqlx::FromRow)]
         struct Row {
@@ -304,14 +350,20 @@ impl Services {
             language: String,
         }
         let digest = token_digest(token);
+        let grant_token = random_token(32);
         let now = now_ms();
+        let grant_until = now + LIVEVIEW_GRANT_MAX_MS;
         let mut tx = self.db().begin().await?;
         // Claim the token atomically: of two simultaneous opens, one wins.
         let claimed = with_tx!(&mut tx, |conn| sqlx::query(
-            "update liveview_tokens set used_at = $2 where token_hash = $1 and used_at is null and expires_at > $2"
+            "update liveview_tokens set used_at = $2, grant_hash = $3, grant_idle_until = $4, grant_until = $5 \
+             where token_hash = $1 and used_at is null and expires_at > $2"
         )
         .bind(&digest)
         .bind(now)
+        .bind(token_digest(&grant_token))
+        .bind(now + LIVEVIEW_GRANT_IDLE_MS)
+        .bind(grant_until)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
@@ -324,6 +376,8 @@ impl Services {
         .bind(&digest)
         .fetch_one(conn)
         .await)?;
+        // Who opened it: the user it names, from the opener's address. Who minted
+        // it is the actor of the `liveview.link` entry.
         let actor = Actor {
             kind: ActorKind::User,
             id: row.user_id.clone(),
@@ -340,9 +394,54 @@ impl Services {
         )
         .await?;
         tx.commit().await?;
-        let session_token = self.open_session(&row.user_id).await?;
         Ok(LiveViewOpened {
-            session_token,
+            grant_token,
+            grant_until,
+            session_id: row.session_id,
+            language: row.language,
+        })
+    }
+
+    /// The grant behind `grant_token`, if it is live and names `session_id`.
+    /// Anything else (unknown, lapsed, another session) is simply unauthenticated.
+    /// Using a grant pushes its idle deadline forward, up to its hard limit.
+    pub async fn liveview_grant(&self, grant_token: &str, session_id: &str) -> CoreResult<LiveViewGrant> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            tenant_id: String,
+            user_id: String,
+            session_id: String,
+            language: String,
+            grant_idle_until: i64,
+            grant_until: i64,
+        }
+        let digest = token_digest(grant_token);
+        let now = now_ms();
+        let row: Option<Row> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select tenant_id, user_id, session_id, language, grant_idle_until, grant_until \
+             from liveview_tokens where grant_hash = $1 and grant_idle_until > $2 and grant_until > $2"
+        )
+        .bind(&digest)
+        .bind(now)
+        .fetch_optional(pool)
+        .await)?;
+        let row = row
+            .filter(|r| r.session_id == session_id)
+            .ok_or(CoreError::Unauthenticated)?;
+        let idle_until = (now + LIVEVIEW_GRANT_IDLE_MS).min(row.grant_until);
+        if idle_until - row.grant_idle_until >= GRANT_TOUCH_INTERVAL_MS {
+            with_db!(self.writer(), |pool| sqlx::query(
+                "update liveview_tokens set grant_idle_until = $2 where grant_hash = $1"
+            )
+            .bind(&digest)
+            .bind(idle_until)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()))?;
+        }
+        Ok(LiveViewGrant {
+            tenant_id: row.tenant_id,
+            user_id: row.user_id,
             session_id: row.session_id,
             language: row.language,
         })

@@ -60,11 +60,14 @@ test('an agent generates co-browsing links and a live-view link, and copies them
   await expectAccessible(page);
   await screenshot(page, 'links');
 
-  // The public link signs its opener in and shows the session, in German.
+  // The public link shows the session, in German, and nothing else: the viewer
+  // is not signed in to the dashboard.
   const viewer = await browser.newContext();
   const viewerPage = await viewer.newPage();
   await viewerPage.goto(await live.inputValue());
   await expect(viewerPage.getByRole('heading', { name: 'Live-Ansicht' })).toBeVisible();
   await expect(viewerPage.getByText(`visitor-${tag}`)).toBeVisible();
+  await viewerPage.goto('/settings/users');
+  await expect(viewerPage).toHaveURL(/\/login/);
   await viewer.close();
 });

@@ -48,13 +48,33 @@ pub struct LiveSession {
     pub tags: Vec<String>,
 }
 
-/// A recorded session, for live view (agents and up).
+/// A recorded session, for live view: for the holder of a live-view grant for this
+/// very session (an opened live-view link), or for a signed-in agent (and up) of
+/// its tenant. A grant for another session counts for nothing here.
 #[server(endpoint = "liveview_session")]
 pub async fn liveview_session(session_id: String) -> Result<LiveSession, ServerFnError> {
-    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    let ctx = crate::ssr::context()?;
+    let headers = crate::ssr::request_parts()?.headers;
+    let granted = match crate::ssr::cookie_value(&headers, crate::ssr::LIVEVIEW_COOKIE) {
+        Some(grant) => match ctx.services.liveview_grant(&grant, &session_id).await {
+            Ok(grant) => Some(grant.tenant_id),
+            Err(rapport_core::CoreError::Unauthenticated) => None,
+            Err(e) => return Err(crate::ssr::to_server_error(e)),
+        },
+        None => None,
+    };
+    let tenant_id = match granted {
+        Some(tenant_id) => tenant_id,
+        None => {
+            crate::ssr::require_role(rapport_core::model::Role::Agent)
+                .await?
+                .1
+                .tenant_id
+        }
+    };
     let s = ctx
         .services
-        .get_recorded_session(&user.tenant_id, &session_id)
+        .get_recorded_session(&tenant_id, &session_id)
         .await
         .map_err(crate::ssr::to_server_error)?;
     Ok(LiveSession {

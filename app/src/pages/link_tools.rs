@@ -110,7 +110,7 @@ fn LiveViewCard(flashed: Flashed, sessions: Resource<Result<Vec<SessionChoice>, 
     view! {
         <section class="card" aria-labelledby="liveview-title">
             <h2 id="liveview-title">"Live view"</h2>
-            <p>"The public link signs its opener in as you and shows the session. It works once, within 10 minutes."</p>
+            <p>"The public link opens the live view of this one session on your behalf, and nothing else of the dashboard. It works once, within 10 minutes; the view it opens lapses after 15 minutes unused, and after 4 hours in any case."</p>
             <Form method="get" action=LINKS_PATH noscroll=true attr:class="field-row">
                 <div class="field">
                     <label for="session-tag">"Only sessions tagged"</label>

@@ -7,7 +7,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 use crate::erase::EraseView;
 use crate::{
     api::links::{cobrowse_session, join_info, liveview_session},
-    components::{feedback::ErrorNote, layout::Guard},
+    components::feedback::ErrorNote,
 };
 
 fn format_time(rfc3339: &str) -> String {
@@ -99,7 +99,10 @@ fn label(lang: &str, key: &str) -> &'static str {
     }
 }
 
-/// `/liveview/{id}?lang=…`: live view of a visitor session.
+/// `/liveview/{id}?lang=…`: live view of a visitor session. It stands outside the
+/// dashboard's layout: it opens for a live-view grant (an opened live-view link)
+/// as well as for a signed-in agent, and a grant reaches nothing else, so the page
+/// offers no navigation into the dashboard.
 #[component]
 pub fn LiveViewPage() -> impl IntoView {
     let params = use_params_map();
@@ -111,7 +114,7 @@ pub fn LiveViewPage() -> impl IntoView {
     );
     view! {
         <Title text="Live view" />
-        <Guard allowed=|_| true>
+        <main id="main" class="page narrow">
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     let l = lang();
@@ -130,11 +133,18 @@ pub fn LiveViewPage() -> impl IntoView {
                                 </section>
                             </div>
                         }.erase(),
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
+                        Err(e) => view! {
+                            <section class="card empty-state">
+                                <h1>"This live view is not open to you"</h1>
+                                <p>"A live-view link works once and its view lapses after a while. Ask for a new link, or sign in to the dashboard."</p>
+                                <ErrorNote error=e.to_string() />
+                                <p><a href="/login">"Sign in"</a></p>
+                            </section>
+                        }.erase(),
                     }
                 })}
             </Suspense>
-        </Guard>
+        </main>
     }
 }
 

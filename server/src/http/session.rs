@@ -8,7 +8,7 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
     Form,
 };
-use rapport_app::ssr::{clear_session_cookie, session_cookie, session_token};
+use rapport_app::ssr::{clear_session_cookie, liveview_cookie, session_cookie, session_token};
 use rapport_core::{
     audit::{Actor, ActorKind},
     auth::LoginInput,
@@ -130,8 +130,9 @@ pub struct LiveViewOpen {
     token: String,
 }
 
-/// `GET /liveview/open?token=…`: uses a single-use live-view link, signs its user in
-/// and opens live view of the session in the link's language.
+/// `GET /liveview/open?token=…`: uses a single-use live-view link and opens the live
+/// view of its session in the link's language. The browser gets a grant cookie for
+/// that view only; a dashboard session it may already have is left as it is.
 pub async fn open_liveview(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -148,7 +149,7 @@ pub async fn open_liveview(
                 form_urlencoded::byte_serialize(opened.session_id.as_bytes()).collect::<String>(),
                 opened.language
             );
-            let cookie = session_cookie(&opened.session_token, state.config.secure_cookies());
+            let cookie = liveview_cookie(&opened.grant_token, state.config.secure_cookies(), opened.grant_until);
             with_cookie(Redirect::to(&target).into_response(), &cookie)
         }
         Err(CoreError::Unauthenticated) => Redirect::to("/login?error=link_invalid").into_response(),

@@ -11,6 +11,7 @@ mod dashboard_settings;
 mod durability;
 mod errors;
 mod inbox;
+mod link_grants;
 mod mail;
 mod meetings;
 mod openapi;
