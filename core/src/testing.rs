@@ -63,6 +63,104 @@ impl TestDb {
     }
 }
 
+/// Queues `per_endpoint` due deliveries to each of `endpoint_ids` (webhook
+/// endpoints of `tenant_id`) straight into the outbox, in bulk: one event per
+/// `customer.created`-shaped payload, delivered to every listed endpoint (as
+/// [`crate::events::enqueue`] would), each with its own customer so that nothing
+/// waits on ordering. Multi-row inserts, a few thousand rows per transaction:
+/// 100,000 deliveries take seconds rather than the minutes the services would.
+/// For tests and benchmarks that need a large backlog, such as failing endpoints
+/// (e.g. `http://unresolvable.invalid/hook`) with 100,000 pending deliveries.
+/// Returns the number of deliveries queued.
+pub async fn queue_backlog(
+    services: &Services,
+    tenant_id: &str,
+    endpoint_ids: &[String],
+    per_endpoint: usize,
+) -> CoreResult<usize> {
+    // Events per statement: 7 parameters each, and a delivery row per endpoint.
+    const EVENTS: usize = 200;
+    // Statements per transaction: the writer is never held for long.
+    const STATEMENTS: usize = 10;
+    let now = crate::time::now_ms();
+    let mut queued = 0;
+    let mut left = per_endpoint;
+    while left > 0 {
+        let mut tx = services.db().begin().await?;
+        for _ in 0..STATEMENTS {
+            let n = left.min(EVENTS);
+            if n == 0 {
+                break;
+            }
+            left -= n;
+            let ids: Vec<String> = (0..n).map(|_| crate::events::new_event_id()).collect();
+            let sql = format!(
+                "insert into events (id, tenant_id, type, customer_id, actor, payload, created_at) values {}",
+                rows(n, 7)
+            );
+            crate::with_tx!(&mut tx, |conn| {
+                let mut q = sqlx::query(&sql);
+                for id in &ids {
+                    q = q
+                        .bind(id)
+                        .bind(tenant_id)
+                        .bind("customer.created")
+                        .bind(id)
+                        .bind("system:backlog")
+                        .bind(format!(r#"{{"id":"{id}","firstName":"Backlog"}}"#))
+                        .bind(now);
+                }
+                q.execute(conn).await.map(|r| r.rows_affected())
+            })?;
+            for endpoint_id in endpoint_ids {
+                // `$1` is the time; then five parameters a row.
+                let sql = format!(
+                    "insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, ordering_key, state, \
+                     attempts, next_attempt_at, created_at) values {}",
+                    (0..n)
+                        .map(|i| {
+                            let p = i * 5;
+                            format!(
+                                "(${}, ${}, ${}, ${}, ${}, 'pending', 0, $1, $1)",
+                                p + 2,
+                                p + 3,
+                                p + 4,
+                                p + 5,
+                                p + 6
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                crate::with_tx!(&mut tx, |conn| {
+                    let mut q = sqlx::query(&sql).bind(now);
+                    for id in &ids {
+                        q = q
+                            .bind(format!("dlv_{}", uuid::Uuid::now_v7().simple()))
+                            .bind(tenant_id)
+                            .bind(endpoint_id)
+                            .bind(id)
+                            .bind(id);
+                    }
+                    q.execute(conn).await.map(|r| r.rows_affected())
+                })?;
+                queued += n;
+            }
+        }
+        tx.commit().await?;
+    }
+    services.wake_outbox();
+    Ok(queued)
+}
+
+/// `($1, …, $cols), ($cols+1, …), …` for a multi-row insert.
+fn rows(rows: usize, cols: usize) -> String {
+    (0..rows)
+        .map(|row| format!("({})", crate::db::placeholders(row * cols + 1, cols)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 async fn drop_stale_databases(admin: &Db, now: i64) -> CoreResult<()> {
     let names: Vec<String> = crate::with_db!(admin, |pool| sqlx::query_scalar(
         "select datname from pg_database where datname like 'rapport_t_%'"

@@ -6,11 +6,28 @@
 //! then `succeeded`, `pending` again with a later `next_attempt_at`, or `failed`
 //! once the retry schedule is used up. A claim takes only the oldest unfinished
 //! delivery of each (endpoint, customer) pair, which is what keeps one customer's
-//! events in order at each endpoint. On PostgreSQL the claim locks rows with
-//! `FOR UPDATE SKIP LOCKED`, so several instances never claim the same attempt; a
-//! lease that runs out (its instance died) makes the delivery claimable again.
+//! events in order at each endpoint.
+//!
+//! The work does not grow with the backlog:
+//! - each endpoint has a [`Circuit`]: a failure (an error answer, a timeout, a name
+//!   that does not resolve, a refused connection or address) holds the whole
+//!   endpoint until its next attempt time, and its queued deliveries are not
+//!   touched meanwhile; once it reopens, one probe tells whether it works again;
+//! - a claim reads due endpoints from an index over `webhook_endpoints`, least
+//!   recently served first, and from each only the head of its queue
+//!   ([`QUEUE_WINDOW`]), bounded per endpoint ([`ClaimLimits`]), so one tenant's
+//!   backlog does not delay another's deliveries;
+//! - attempts are recorded many to a short transaction ([`Services::record_attempts`]);
+//! - [`Services::next_delivery_due`] tells the worker how long it may sleep.
+//!
+//! On PostgreSQL a claim locks the endpoint rows it serves with `FOR UPDATE SKIP
+//! LOCKED`, so several instances never claim the same attempt; a lease that runs
+//! out (its instance died) puts the delivery back in the queue as the same attempt.
 
-use std::time::Duration;
+use std::{
+    collections::{BTreeMap, HashMap},
+    time::Duration,
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -215,32 +232,309 @@ struct AttemptRow {
     response_excerpt: Option<String>,
 }
 
+impl RetryPolicy {
+    /// How long the receiver asked to be left alone, within the honoured maximum.
+    pub fn asked(&self, retry_after: Option<Duration>) -> Duration {
+        retry_after.map(|a| a.min(self.max_retry_after)).unwrap_or_default()
+    }
+
+    /// How long an endpoint is held after its `failures`-th failed attempt in a
+    /// row: the schedule's wait for that attempt, and its last wait once the
+    /// schedule is spent (an endpoint keeps being probed until it is disabled).
+    pub fn hold(&self, failures: i64) -> Duration {
+        self.schedule
+            .after(failures)
+            .or_else(|| {
+                self.schedule
+                    .after(i64::try_from(self.schedule.attempts()).unwrap_or(i64::MAX) - 1)
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The most deliveries of one endpoint a claim reads: the head of its queue. Rows
+/// there that are not due, or that wait behind an older delivery of their
+/// customer, are passed over; the rest of the queue is not read at all, so a claim
+/// costs the same behind a backlog of any size.
+pub const QUEUE_WINDOW: i64 = 256;
+
+/// Attempts written per `insert` (10 parameters each, well within both backends'
+/// limits).
+pub const ATTEMPT_ROWS: usize = 200;
+
+/// How much one claim may take.
+#[derive(Debug, Clone)]
+pub struct ClaimLimits {
+    /// Deliveries in all.
+    pub total: usize,
+    /// Deliveries of one endpoint in flight at once, counting those the worker
+    /// still has in flight: one tenant's slow endpoint cannot take every slot.
+    pub per_endpoint: usize,
+    /// How long a claim lasts; past it another worker may retry.
+    pub lease: Duration,
+}
+
+/// An endpoint's circuit, stored on `webhook_endpoints`.
+///
+/// Closed (`failures` 0), every due delivery may go. A failed attempt opens it:
+/// the endpoint is held as a whole until `next_attempt_at`, whatever its backlog,
+/// by the retry schedule's wait for its `failures`-th failure in a row (or a longer
+/// `Retry-After`). Once that passes it is half-open: one delivery is claimed as a
+/// probe, and the endpoint is held while the probe is under way. A success closes
+/// the circuit; a failure opens it again for the next wait. Attempts that were
+/// already under way when the circuit opened do not count again (each failing
+/// attempt of a burst would otherwise jump the schedule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Circuit {
+    /// Failed attempts since the last success; 0 while the endpoint works.
+    pub failures: i64,
+    /// No attempt before this, unix ms.
+    pub next_attempt_at: i64,
+    /// When the last counted failure was recorded, unix ms.
+    pub last_failure_at: Option<i64>,
+    /// When the first failed attempt since the last success started, unix ms.
+    pub failing_since: Option<i64>,
+}
+
+impl Circuit {
+    /// Moves the circuit by one attempt that started at `started_at` and whose
+    /// outcome is recorded at `now`.
+    pub fn record(&mut self, started_at: i64, outcome: &Outcome, policy: &RetryPolicy, now: i64) {
+        match outcome {
+            Outcome::Delivered => {
+                *self = Circuit {
+                    failures: 0,
+                    next_attempt_at: self.next_attempt_at.min(now),
+                    last_failure_at: None,
+                    failing_since: None,
+                };
+            }
+            Outcome::Failed { retry_after } => {
+                self.failing_since = Some(self.failing_since.unwrap_or(started_at).min(started_at));
+                let asked = duration_ms(policy.asked(*retry_after));
+                let fresh = self.failures == 0 || self.last_failure_at.is_none_or(|at| started_at >= at);
+                if fresh {
+                    self.failures += 1;
+                    self.last_failure_at = Some(now);
+                    // Replaces the probe's hold: the wait starts now.
+                    self.next_attempt_at = now + duration_ms(policy.hold(self.failures)).max(asked);
+                } else {
+                    self.next_attempt_at = self.next_attempt_at.max(now + asked);
+                }
+            }
+            // The endpoint is disabled; its circuit no longer matters.
+            Outcome::Gone => {}
+        }
+    }
+
+    /// How long every attempt has failed, ms; `i64::MIN` while the endpoint works.
+    pub fn failing_for(&self, now: i64) -> i64 {
+        self.failing_since.map_or(i64::MIN, |since| now - since)
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct CircuitRow {
+    id: String,
+    tenant_id: String,
+    failures: i64,
+    next_attempt_at: i64,
+    last_failure_at: Option<i64>,
+    failing_since: Option<i64>,
+}
+
+impl CircuitRow {
+    fn circuit(&self) -> Circuit {
+        Circuit {
+            failures: self.failures,
+            next_attempt_at: self.next_attempt_at,
+            last_failure_at: self.last_failure_at,
+            failing_since: self.failing_since,
+        }
+    }
+}
+
+/// `($1, …, $cols), ($cols+1, …), …` for a multi-row `insert` of `rows` rows.
+fn value_rows(rows: usize, cols: usize) -> String {
+    (0..rows)
+        .map(|row| format!("({})", placeholders(row * cols + 1, cols)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Claims whose lease ran out go back to the queue as the same attempt. `$1`: now.
+const RELEASE_EXPIRED: &str = "update webhook_deliveries set state = 'pending', lease_until = null, \
+     attempts = case when attempts > 0 then attempts - 1 else 0 end \
+     where state = 'delivering' and lease_until <= $1";
+
+/// Enabled endpoints that are not held and have a due delivery, least recently
+/// served first. `$1`: now, `$2`: how many. Each endpoint's earliest due time is
+/// the first entry of its queue in `webhook_deliveries_endpoint_due_idx`; asked as
+/// an ordered `limit 1` (not an `exists`, which PostgreSQL may plan as a scan that
+/// it hopes ends early) it is one index probe per endpoint, whatever the held
+/// endpoints have queued.
+const DUE_ENDPOINTS: &str = "select w.id, w.failures from webhook_endpoints w \
+     where w.enabled and w.next_attempt_at <= $1 \
+     and (select d.next_attempt_at from webhook_deliveries d where d.endpoint_id = w.id and d.state = 'pending' \
+       order by d.next_attempt_at limit 1) <= $1 \
+     order by w.next_attempt_at, w.id limit $2";
+
+/// The deliveries one endpoint may send now, from the head of its queue: due, and
+/// first of their customer. `$1`: endpoint, `$2`: now, `$3`: [`QUEUE_WINDOW`],
+/// `$4`: how many.
+const QUEUE_HEAD: &str = "select q.seq from (select seq, ordering_key, next_attempt_at, created_at \
+       from webhook_deliveries where endpoint_id = $1 and state = 'pending' order by created_at, seq limit $3) q \
+     where q.next_attempt_at <= $2 \
+     and not exists (select 1 from webhook_deliveries e where e.endpoint_id = $1 \
+       and e.ordering_key = q.ordering_key and e.seq < q.seq and e.state in ('pending', 'delivering')) \
+     order by q.created_at, q.seq limit $4";
+
+/// The next time something may become claimable, `$1` being now: a held endpoint
+/// reopens, a retry of a working endpoint falls due, or a lease ends. One probe
+/// of `webhook_deliveries_endpoint_due_idx` per enabled endpoint.
+const NEXT_DUE: &str = "select \
+     (select min(case when w.next_attempt_at > $1 then w.next_attempt_at \
+        else (select d.next_attempt_at from webhook_deliveries d where d.endpoint_id = w.id \
+          and d.state = 'pending' and d.next_attempt_at > $1 order by d.next_attempt_at limit 1) end) \
+      from webhook_endpoints w where w.enabled \
+      and (select d.next_attempt_at from webhook_deliveries d where d.endpoint_id = w.id and d.state = 'pending' \
+        order by d.next_attempt_at limit 1) is not null), \
+     (select lease_until from webhook_deliveries where state = 'delivering' and lease_until > $1 \
+       order by lease_until limit 1)";
+
+/// The statements that find due webhook work, each with sample parameters (all
+/// integers; a text `$1` is an endpoint id): what a claim and the worker's sleep
+/// read. Tests `EXPLAIN` them on both backends to check that each reads indexes
+/// and never scans the queue.
+pub fn work_finding_statements() -> Vec<(&'static str, Vec<WorkParam>)> {
+    use WorkParam::{Int, Text};
+    let now = now_ms();
+    vec![
+        (RELEASE_EXPIRED, vec![Int(now)]),
+        (DUE_ENDPOINTS, vec![Int(now), Int(128)]),
+        (
+            QUEUE_HEAD,
+            vec![Text(String::new()), Int(now), Int(QUEUE_WINDOW), Int(32)],
+        ),
+        (NEXT_DUE, vec![Int(now)]),
+    ]
+}
+
+/// A parameter of a statement from [`work_finding_statements`].
+#[derive(Debug, Clone)]
+pub enum WorkParam {
+    /// An integer (a time, a count).
+    Int(i64),
+    /// A text (an id).
+    Text(String),
+}
+
 impl Services {
-    /// Claims up to `limit` due deliveries for `lease`; each claim counts as an attempt.
-    pub async fn claim_deliveries(&self, limit: i64, lease: Duration) -> CoreResult<Vec<ClaimedDelivery>> {
+    /// Claims due deliveries for `limits.lease`; each claim counts as an attempt.
+    ///
+    /// Due endpoints are read from `webhook_endpoints` (an endpoint held by its
+    /// circuit is skipped by the index, whatever its backlog), least recently served
+    /// first, and each gives at most `limits.per_endpoint` deliveries in flight
+    /// (counting `in_flight`, this worker's unrecorded ones), or one probe while its
+    /// circuit is half-open. Within an endpoint only the head of its queue is read.
+    /// On PostgreSQL the endpoint rows are locked with `SKIP LOCKED`, so two
+    /// instances never serve one endpoint at once and never claim one attempt twice.
+    pub async fn claim_deliveries(
+        &self,
+        limits: &ClaimLimits,
+        in_flight: &HashMap<String, usize>,
+    ) -> CoreResult<Vec<ClaimedDelivery>> {
+        if limits.total == 0 {
+            return Ok(vec![]);
+        }
         let now = now_ms();
+        let lease_until = now + duration_ms(limits.lease);
         let lock = match self.db().backend() {
-            Backend::Postgres => "for update of d skip locked",
+            Backend::Postgres => "for update of w skip locked",
             Backend::Sqlite => "",
         };
-        let claim = format!(
-            "update webhook_deliveries set state = 'delivering', lease_until = $2, attempts = attempts + 1 \
-             where seq in (select d.seq from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id \
-               where w.enabled and ((d.state = 'pending' and d.next_attempt_at <= $1) \
-                 or (d.state = 'delivering' and d.lease_until <= $1)) \
-               and not exists (select 1 from webhook_deliveries e where e.endpoint_id = d.endpoint_id \
-                 and e.ordering_key = d.ordering_key and e.seq < d.seq and e.state in ('pending', 'delivering')) \
-               order by d.seq limit $3 {lock}) \
-             returning seq"
-        );
-        let seqs: Vec<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(&claim)
+        let mut tx = self.db().begin().await?;
+        // Claims whose lease ran out belong to an instance that died (or could not
+        // record them): they go back to the queue, and the re-send counts as the
+        // same attempt.
+        with_tx!(&mut tx, |conn| sqlx::query(RELEASE_EXPIRED)
             .bind(now)
-            .bind(now + duration_ms(lease))
-            .bind(limit)
-            .fetch_all(pool)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        let due_endpoints = format!("{DUE_ENDPOINTS} {lock}");
+        let endpoints: Vec<(String, i64)> = with_tx!(&mut tx, |conn| sqlx::query_as(&due_endpoints)
+            .bind(now)
+            .bind(i64::try_from(limits.total).unwrap_or(i64::MAX))
+            .fetch_all(conn)
             .await)?;
+        let mut seqs: Vec<i64> = Vec::new();
+        let mut served: Vec<String> = Vec::new();
+        let mut probed: Vec<String> = Vec::new();
+        for (endpoint, failures) in endpoints {
+            let left = limits.total.saturating_sub(seqs.len());
+            let room = if failures > 0 {
+                // Half-open: one attempt tells whether the endpoint works again.
+                1
+            } else {
+                limits
+                    .per_endpoint
+                    .saturating_sub(in_flight.get(&endpoint).copied().unwrap_or(0))
+            };
+            let take = room.min(left);
+            if take == 0 {
+                continue;
+            }
+            let found: Vec<i64> = with_tx!(&mut tx, |conn| sqlx::query_scalar(QUEUE_HEAD)
+                .bind(&endpoint)
+                .bind(now)
+                .bind(QUEUE_WINDOW)
+                .bind(i64::try_from(take).unwrap_or(i64::MAX))
+                .fetch_all(conn)
+                .await)?;
+            if found.is_empty() {
+                continue;
+            }
+            seqs.extend(found);
+            if failures > 0 {
+                probed.push(endpoint);
+            } else {
+                served.push(endpoint);
+            }
+        }
         if seqs.is_empty() {
+            tx.commit().await?;
             return Ok(vec![]);
+        }
+        let claim = format!(
+            "update webhook_deliveries set state = 'delivering', lease_until = $1, attempts = attempts + 1 \
+             where seq in ({})",
+            placeholders(2, seqs.len())
+        );
+        with_tx!(&mut tx, |conn| {
+            let mut q = sqlx::query(&claim).bind(lease_until);
+            for seq in &seqs {
+                q = q.bind(*seq);
+            }
+            q.execute(conn).await.map(|r| r.rows_affected())
+        })?;
+        // A served endpoint goes to the back of the line; a probed one is held
+        // until its probe is recorded (or its lease ends).
+        for (ids, until) in [(&served, now), (&probed, lease_until)] {
+            if ids.is_empty() {
+                continue;
+            }
+            let sql = format!(
+                "update webhook_endpoints set next_attempt_at = $1 where id in ({})",
+                placeholders(2, ids.len())
+            );
+            with_tx!(&mut tx, |conn| {
+                let mut q = sqlx::query(&sql).bind(until);
+                for id in ids.iter() {
+                    q = q.bind(id);
+                }
+                q.execute(conn).await.map(|r| r.rows_affected())
+            })?;
         }
         let sql = format!(
             "select d.seq, d.id, d.tenant_id, d.endpoint_id, w.url, w.secret, w.previous_secret, \
@@ -249,13 +543,14 @@ impl Services {
              join events e on e.id = d.event_id where d.seq in ({}) order by d.seq",
             placeholders(1, seqs.len())
         );
-        let rows: Vec<ClaimRow> = with_db!(self.db(), |pool| {
+        let rows: Vec<ClaimRow> = with_tx!(&mut tx, |conn| {
             let mut q = sqlx::query_as(&sql);
             for seq in &seqs {
                 q = q.bind(*seq);
             }
-            q.fetch_all(pool).await
+            q.fetch_all(conn).await
         })?;
+        tx.commit().await?;
         Ok(rows
             .into_iter()
             .map(|r| {
@@ -282,21 +577,48 @@ impl Services {
             .collect())
     }
 
+    /// When the worker should look again: the earliest future time at which a held
+    /// endpoint reopens, a retry falls due, or a claim's lease ends. `None` when
+    /// nothing is scheduled (new events wake the worker themselves). Costs an index
+    /// probe per enabled endpoint, never a scan of a queue.
+    pub async fn next_delivery_due(&self) -> CoreResult<Option<i64>> {
+        let now = now_ms();
+        let (endpoint, lease): (Option<i64>, Option<i64>) = with_db!(self.db(), |pool| {
+            sqlx::query_as(NEXT_DUE).bind(now).fetch_one(pool).await
+        })?;
+        Ok(endpoint.into_iter().chain(lease).min())
+    }
+
     /// Gives back every claimed delivery (SQLite at start: the only worker died with
-    /// its claims). PostgreSQL instances rely on leases instead.
+    /// its claims), as the same attempt, and lets their endpoints be tried at once.
+    /// PostgreSQL instances rely on leases instead.
     pub async fn release_claims(&self) -> CoreResult<u64> {
-        Ok(with_db!(self.db(), |pool| sqlx::query(
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update webhook_endpoints set next_attempt_at = $1 where next_attempt_at > $1 and id in \
+             (select endpoint_id from webhook_deliveries where state = 'delivering')"
+        )
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        let released = with_tx!(&mut tx, |conn| sqlx::query(
             "update webhook_deliveries set state = 'pending', lease_until = null, \
              attempts = case when attempts > 0 then attempts - 1 else 0 end where state = 'delivering'"
         )
-        .execute(pool)
+        .execute(conn)
         .await
-        .map(|r| r.rows_affected()))?)
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        Ok(released)
     }
 
-    /// Records finished attempts in one transaction and decides what follows each:
-    /// done, a retry (per `policy` and `Retry-After`), failed, or a disabled endpoint.
-    /// Returns the ids of endpoints disabled now.
+    /// Records finished attempts in one short transaction and decides what follows
+    /// each: done, a retry (per `policy` and `Retry-After`), failed, or a disabled
+    /// endpoint; and moves each endpoint's circuit. The log rows go in with one
+    /// statement per [`ATTEMPT_ROWS`], successes with one per status code; only
+    /// failures (which the circuits keep few) take a statement each. Returns the ids
+    /// of endpoints disabled now.
     pub async fn record_attempts(&self, results: &[AttemptResult], policy: &RetryPolicy) -> CoreResult<Vec<String>> {
         if results.is_empty() {
             return Ok(vec![]);
@@ -304,51 +626,60 @@ impl Services {
         let now = now_ms();
         let mut disabled = Vec::new();
         let mut tx = self.db().begin().await?;
-        for r in results {
-            with_tx!(&mut tx, |conn| sqlx::query(
+        for chunk in results.chunks(ATTEMPT_ROWS) {
+            let sql = format!(
                 "insert into webhook_attempts (id, delivery_id, endpoint_id, tenant_id, attempt, started_at, \
-                 duration_ms, status_code, error, response_excerpt) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-            )
-            .bind(uuid::Uuid::now_v7().to_string())
-            .bind(&r.delivery_id)
-            .bind(&r.endpoint_id)
-            .bind(&r.tenant_id)
-            .bind(r.attempt)
-            .bind(r.started_at)
-            .bind(r.duration_ms)
-            .bind(r.status_code.map(i64::from))
-            .bind(&r.error)
-            .bind(&r.response_excerpt)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected()))?;
+                 duration_ms, status_code, error, response_excerpt) values {}",
+                value_rows(chunk.len(), 10)
+            );
+            with_tx!(&mut tx, |conn| {
+                let mut q = sqlx::query(&sql);
+                for r in chunk {
+                    q = q
+                        .bind(uuid::Uuid::now_v7().to_string())
+                        .bind(&r.delivery_id)
+                        .bind(&r.endpoint_id)
+                        .bind(&r.tenant_id)
+                        .bind(r.attempt)
+                        .bind(r.started_at)
+                        .bind(r.duration_ms)
+                        .bind(r.status_code.map(i64::from))
+                        .bind(&r.error)
+                        .bind(&r.response_excerpt);
+                }
+                q.execute(conn).await.map(|r| r.rows_affected())
+            })?;
+        }
+        // Successes, one statement per status code.
+        let mut succeeded: BTreeMap<Option<u16>, Vec<i64>> = BTreeMap::new();
+        for r in results.iter().filter(|r| r.outcome == Outcome::Delivered) {
+            succeeded.entry(r.status_code).or_default().push(r.seq);
+        }
+        for (status, seqs) in &succeeded {
+            for seqs in seqs.chunks(ATTEMPT_ROWS) {
+                let sql = format!(
+                    "update webhook_deliveries set state = 'succeeded', completed_at = $1, last_status = $2, \
+                     last_error = null, lease_until = null where seq in ({})",
+                    placeholders(3, seqs.len())
+                );
+                with_tx!(&mut tx, |conn| {
+                    let mut q = sqlx::query(&sql).bind(now).bind(status.map(i64::from));
+                    for seq in seqs {
+                        q = q.bind(*seq);
+                    }
+                    q.execute(conn).await.map(|r| r.rows_affected())
+                })?;
+            }
+        }
+        for r in results {
             let status = r.status_code.map(i64::from);
             match &r.outcome {
-                Outcome::Delivered => {
-                    with_tx!(&mut tx, |conn| sqlx::query(
-                        "update webhook_deliveries set state = 'succeeded', completed_at = $2, last_status = $3, \
-                         last_error = null, lease_until = null where seq = $1"
-                    )
-                    .bind(r.seq)
-                    .bind(now)
-                    .bind(status)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected()))?;
-                    with_tx!(&mut tx, |conn| sqlx::query(
-                        "update webhook_endpoints set failing_since = null where id = $1 and failing_since is not null"
-                    )
-                    .bind(&r.endpoint_id)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected()))?;
-                }
+                Outcome::Delivered => {}
                 Outcome::Failed { retry_after } => {
-                    let wait = policy.schedule.after(r.attempt);
-                    let next = wait.map(|w| {
-                        let asked = retry_after.map(|a| a.min(policy.max_retry_after)).unwrap_or_default();
-                        now + duration_ms(w.max(asked))
-                    });
+                    let next = policy
+                        .schedule
+                        .after(r.attempt)
+                        .map(|wait| now + duration_ms(wait.max(policy.asked(*retry_after))));
                     with_tx!(&mut tx, |conn| sqlx::query(
                         "update webhook_deliveries set state = $2, next_attempt_at = coalesce($3, next_attempt_at), \
                          completed_at = $4, last_status = $5, last_error = $6, lease_until = null where seq = $1"
@@ -362,24 +693,6 @@ impl Services {
                     .execute(conn)
                     .await
                     .map(|r| r.rows_affected()))?;
-                    let failing_since: Option<i64> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
-                        "update webhook_endpoints set failing_since = coalesce(failing_since, $2) where id = $1 \
-                         returning failing_since"
-                    )
-                    .bind(&r.endpoint_id)
-                    .bind(r.started_at)
-                    .fetch_optional(conn)
-                    .await)?
-                    .flatten();
-                    if failing_since.is_some_and(|since| now - since >= duration_ms(policy.disable_after)) {
-                        let reason = format!(
-                            "every delivery failed for {} s; enable it again once the receiver works",
-                            policy.disable_after.as_secs()
-                        );
-                        if disable_endpoint(&mut tx, &r.tenant_id, &r.endpoint_id, &reason).await? {
-                            disabled.push(r.endpoint_id.clone());
-                        }
-                    }
                 }
                 Outcome::Gone => {
                     with_tx!(&mut tx, |conn| sqlx::query(
@@ -396,6 +709,54 @@ impl Services {
                     {
                         disabled.push(r.endpoint_id.clone());
                     }
+                }
+            }
+        }
+        // Each endpoint's circuit, moved by its attempts in the order they ended.
+        let mut endpoints: Vec<&str> = results.iter().map(|r| r.endpoint_id.as_str()).collect();
+        endpoints.sort_unstable();
+        endpoints.dedup();
+        let sql = format!(
+            "select id, tenant_id, failures, next_attempt_at, last_failure_at, failing_since from webhook_endpoints \
+             where id in ({})",
+            placeholders(1, endpoints.len())
+        );
+        let rows: Vec<CircuitRow> = with_tx!(&mut tx, |conn| {
+            let mut q = sqlx::query_as(&sql);
+            for id in &endpoints {
+                q = q.bind(*id);
+            }
+            q.fetch_all(conn).await
+        })?;
+        for row in rows {
+            let before = row.circuit();
+            let mut circuit = before;
+            let mut failed = false;
+            for r in results.iter().filter(|r| r.endpoint_id == row.id) {
+                circuit.record(r.started_at, &r.outcome, policy, now);
+                failed |= matches!(r.outcome, Outcome::Failed { .. });
+            }
+            if circuit != before {
+                with_tx!(&mut tx, |conn| sqlx::query(
+                    "update webhook_endpoints set failures = $2, next_attempt_at = $3, last_failure_at = $4, \
+                     failing_since = $5 where id = $1"
+                )
+                .bind(&row.id)
+                .bind(circuit.failures)
+                .bind(circuit.next_attempt_at)
+                .bind(circuit.last_failure_at)
+                .bind(circuit.failing_since)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected()))?;
+            }
+            if failed && circuit.failing_for(now) >= duration_ms(policy.disable_after) {
+                let reason = format!(
+                    "every delivery failed for {} s; enable it again once the receiver works",
+                    policy.disable_after.as_secs()
+                );
+                if disable_endpoint(&mut tx, &row.tenant_id, &row.id, &reason).await? {
+                    disabled.push(row.id.clone());
                 }
             }
         }
@@ -537,6 +898,16 @@ impl Services {
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
+        // An admin who replays expects an attempt now, not at the end of the
+        // endpoint's hold; if its circuit is open, the replay is the probe.
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update webhook_endpoints set next_attempt_at = $2 where id = $1 and next_attempt_at > $2"
+        )
+        .bind(endpoint_id)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
         audit::record(
             &mut tx,
             Some(tenant_id),
@@ -614,4 +985,98 @@ pub fn event_catalogue() -> Vec<(EventType, &'static str)> {
             (t, what)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> RetryPolicy {
+        let s = Duration::from_secs;
+        RetryPolicy {
+            schedule: Backoff::new(vec![s(5), s(60), s(600)]),
+            disable_after: s(3600),
+            max_retry_after: s(1800),
+        }
+    }
+
+    const CLOSED: Circuit = Circuit {
+        failures: 0,
+        next_attempt_at: 0,
+        last_failure_at: None,
+        failing_since: None,
+    };
+    const FAILED: Outcome = Outcome::Failed { retry_after: None };
+
+    #[test]
+    fn the_hold_follows_the_schedule_and_then_keeps_its_last_wait() {
+        let p = policy();
+        let s = Duration::from_secs;
+        assert_eq!(p.hold(1), s(5));
+        assert_eq!(p.hold(3), s(600));
+        assert_eq!(p.hold(4), s(600));
+        assert_eq!(p.hold(40), s(600));
+        assert_eq!(p.asked(Some(s(7200))), s(1800), "Retry-After is capped");
+        assert_eq!(p.asked(None), s(0));
+    }
+
+    #[test]
+    fn a_failure_holds_the_endpoint_and_a_burst_counts_once() {
+        let p = policy();
+        let mut c = CLOSED;
+        // Three attempts were under way; the first failure opens the circuit.
+        c.record(1_000, &FAILED, &p, 2_000);
+        assert_eq!((c.failures, c.next_attempt_at), (1, 7_000));
+        assert_eq!(c.failing_since, Some(1_000));
+        // The others started before it opened: no second step up the schedule.
+        c.record(1_100, &FAILED, &p, 2_100);
+        c.record(900, &FAILED, &p, 2_200);
+        assert_eq!((c.failures, c.next_attempt_at), (1, 7_000));
+        assert_eq!(c.failing_since, Some(900));
+        // The probe after the hold fails: the next, longer wait.
+        c.record(7_000, &FAILED, &p, 7_500);
+        assert_eq!((c.failures, c.next_attempt_at), (2, 67_500));
+        assert_eq!(c.failing_for(67_500), 66_600);
+    }
+
+    #[test]
+    fn retry_after_lengthens_the_hold_even_from_a_stale_attempt() {
+        let p = policy();
+        let mut c = CLOSED;
+        let asked = Outcome::Failed {
+            retry_after: Some(Duration::from_secs(120)),
+        };
+        c.record(1_000, &asked, &p, 2_000);
+        assert_eq!((c.failures, c.next_attempt_at), (1, 122_000));
+        c.record(1_500, &asked, &p, 3_000);
+        assert_eq!((c.failures, c.next_attempt_at), (1, 123_000));
+    }
+
+    #[test]
+    fn a_success_closes_the_circuit() {
+        let p = policy();
+        let mut c = CLOSED;
+        c.record(1_000, &FAILED, &p, 2_000);
+        // A probe was claimed at the reopening: the endpoint is held for its lease.
+        c.next_attempt_at = 67_000;
+        c.record(7_000, &Outcome::Delivered, &p, 7_300);
+        assert_eq!(
+            c,
+            Circuit {
+                failures: 0,
+                next_attempt_at: 7_300,
+                last_failure_at: None,
+                failing_since: None,
+            }
+        );
+        assert_eq!(c.failing_for(9_000), i64::MIN);
+        // After a success, a failure counts from the start again.
+        c.record(8_000, &FAILED, &p, 8_100);
+        assert_eq!((c.failures, c.next_attempt_at), (1, 13_100));
+    }
+
+    #[test]
+    fn multi_row_values() {
+        assert_eq!(value_rows(2, 3), "($1, $2, $3), ($4, $5, $6)");
+    }
 }

@@ -42,6 +42,10 @@ pub struct WebhookEndpoint {
     pub disabled_reason: Option<String>,
     /// Since when every attempt has failed; null while it works.
     pub failing_since: Option<chrono::DateTime<chrono::Utc>>,
+    /// While it fails: no attempt before this time. A failing endpoint is held as a
+    /// whole (its queued deliveries wait, untouched) until its next retry; then one
+    /// delivery probes it. Null when it may be tried now.
+    pub held_until: Option<chrono::DateTime<chrono::Utc>>,
     /// Until when the previous secret still signs, after a rotation.
     pub previous_secret_expires_at: Option<chrono::DateTime<chrono::Utc>>,
     /// When created.
@@ -102,6 +106,7 @@ struct EndpointRow {
     enabled: bool,
     disabled_reason: Option<String>,
     failing_since: Option<i64>,
+    next_attempt_at: i64,
     previous_secret_until: Option<i64>,
     created_at: i64,
     updated_at: i64,
@@ -118,6 +123,7 @@ impl From<EndpointRow> for WebhookEndpoint {
             enabled: r.enabled,
             disabled_reason: r.disabled_reason,
             failing_since: r.failing_since.map(from_ms),
+            held_until: (r.next_attempt_at > now_ms()).then(|| from_ms(r.next_attempt_at)),
             previous_secret_expires_at: r.previous_secret_until.filter(|t| *t > now_ms()).map(from_ms),
             created_at: from_ms(r.created_at),
             updated_at: from_ms(r.updated_at),
@@ -126,7 +132,7 @@ impl From<EndpointRow> for WebhookEndpoint {
 }
 
 const COLUMNS: &str = "id, url, description, event_types, enabled, disabled_reason, failing_since, \
-     previous_secret_until, created_at, updated_at";
+     next_attempt_at, previous_secret_until, created_at, updated_at";
 
 struct ValidWebhook {
     url: String,
@@ -232,7 +238,8 @@ impl Services {
 
     /// Replaces a subscription's URL, description, filter and enabled flag. Enabling
     /// clears `disabledReason` and `failingSince`; deliveries queued before it was
-    /// disabled then go out.
+    /// disabled then go out. Enabling it or changing its URL ends the endpoint's hold
+    /// (see [`deliveries::Circuit`]): the next attempt goes out at once.
     pub async fn update_webhook(
         &self,
         tenant_id: &str,
@@ -246,6 +253,8 @@ impl Services {
             "update webhook_endpoints set url = $3, description = $4, event_types = $5, enabled = $6, \
              disabled_reason = case when $6 then null else disabled_reason end, \
              failing_since = case when $6 and not enabled then null else failing_since end, \
+             failures = case when $6 and not enabled then 0 else failures end, \
+             next_attempt_at = case when $6 and (not enabled or url <> $3) then 0 else next_attempt_at end, \
              updated_at = $7 where tenant_id = $1 and id = $2"
         )
         .bind(tenant_id)

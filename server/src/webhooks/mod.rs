@@ -3,8 +3,11 @@
 //! One loop claims due deliveries from the outbox (see
 //! `rapport_core::webhooks::deliveries`) as long as it has free slots, each claimed
 //! delivery is sent by its own task, and one recorder task writes finished attempts
-//! back in batches. Committing a change that queues events wakes the loop at once;
-//! otherwise it polls every second (other instances' events, due retries).
+//! back in batches. A failing endpoint is held as a whole by its circuit, and no
+//! endpoint has more than a quarter of the slots, so one tenant's dead or slow
+//! receiver does not hold up another's deliveries. Committing a change that queues
+//! events wakes the loop at once; otherwise it sleeps until the next retry is due
+//! (on PostgreSQL at most a second, for other instances' events).
 //!
 //! Each request is a POST of the event's stored bytes, signed per Standard Webhooks
 //! v1 with the `standardwebhooks` crate:
@@ -25,21 +28,38 @@
 
 pub mod guard;
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use rapport_core::{
     db::Backend,
-    webhooks::deliveries::{AttemptResult, ClaimedDelivery, Outcome, RetryPolicy},
+    webhooks::deliveries::{AttemptResult, ClaimLimits, ClaimedDelivery, Outcome, RetryPolicy},
     Services,
 };
 use tokio::sync::{mpsc, watch, Semaphore};
 
 /// How long an attempt may take before it counts as failed.
 pub const TIMEOUT: Duration = Duration::from_secs(15);
-/// How often the worker looks for due retries and other instances' events.
-const POLL: Duration = Duration::from_secs(1);
-/// Most deliveries claimed in one query.
+/// Longest sleep with nothing due on SQLite: every write of this instance that
+/// queues work wakes the worker, so this only bounds surprises (another process
+/// writing to the file).
+const IDLE_SQLITE: Duration = Duration::from_secs(10);
+/// Longest sleep with nothing due on PostgreSQL, where other instances' events
+/// wake nobody here.
+const IDLE_POSTGRES: Duration = Duration::from_secs(1);
+/// Sleep after the database could not say what is due.
+const POLL_ON_ERROR: Duration = Duration::from_secs(1);
+/// Shortest sleep before a due time, so a clock step never makes a busy loop.
+const MIN_SLEEP_MS: i64 = 5;
+/// Most deliveries claimed in one transaction.
 const CLAIM_BATCH: usize = 128;
+/// Most attempts recorded in one transaction: the writer is never held long.
+const RECORD_BATCH: usize = 256;
+/// How often a failed record is retried before the claims are left to their lease.
+const RECORD_TRIES: u64 = 5;
 /// How much of a response body the log keeps.
 const EXCERPT_BYTES: usize = 1024;
 
@@ -90,11 +110,27 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
             Err(e) => tracing::error!(error = %e, "cannot release earlier claims"),
         }
     }
+    // Other instances' events wake nobody here: on PostgreSQL, look for them often.
+    let idle = match services.db().backend() {
+        Backend::Sqlite => IDLE_SQLITE,
+        Backend::Postgres => IDLE_POSTGRES,
+    };
     let client = client(settings.allow_private_networks);
     let concurrency = settings.concurrency.max(1);
+    let limits = ClaimLimits {
+        total: 0,
+        per_endpoint: per_endpoint(concurrency),
+        lease: settings.lease,
+    };
     let slots = Arc::new(Semaphore::new(concurrency));
+    let in_flight = InFlight::default();
     let (done_tx, done_rx) = mpsc::unbounded_channel();
-    let recorder = tokio::spawn(record(services.clone(), done_rx, settings.policy.clone()));
+    let recorder = tokio::spawn(record(
+        services.clone(),
+        done_rx,
+        settings.policy.clone(),
+        in_flight.clone(),
+    ));
     let signal = services.outbox_signal().clone();
 
     while !*shutdown.borrow() {
@@ -102,7 +138,12 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
         let claimed = if free == 0 {
             Vec::new()
         } else {
-            match services.claim_deliveries(free as i64, settings.lease).await {
+            let busy = in_flight.snapshot();
+            let limits = ClaimLimits {
+                total: free,
+                ..limits.clone()
+            };
+            match services.claim_deliveries(&limits, &busy).await {
                 Ok(c) => c,
                 Err(e) => {
                     tracing::error!(error = %e, "cannot claim webhook deliveries");
@@ -117,6 +158,7 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
                 .acquire_owned()
                 .await
                 .expect("the semaphore is never closed");
+            in_flight.add(&delivery.endpoint_id);
             let client = client.clone();
             let allow_private = settings.allow_private_networks;
             let done = done_tx.clone();
@@ -130,9 +172,27 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
             // More may be due right away.
             continue;
         }
+        // Nothing more can be claimed now. Sleep until the next retry, reopening
+        // endpoint or lease end; a commit that queues events, a recorded attempt
+        // (it may unblock its customer's next event) or a freed slot wakes us sooner.
+        let wait = if free == 0 {
+            idle
+        } else {
+            match services.next_delivery_due().await {
+                Ok(Some(at)) => {
+                    let ms = (at - rapport_core::time::now_ms()).max(MIN_SLEEP_MS);
+                    idle.min(Duration::from_millis(u64::try_from(ms).unwrap_or(0)))
+                }
+                Ok(None) => idle,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read when webhook work is next due");
+                    POLL_ON_ERROR
+                }
+            }
+        };
         tokio::select! {
             _ = signal.notified() => {}
-            _ = tokio::time::sleep(POLL) => {}
+            _ = tokio::time::sleep(wait) => {}
             _ = shutdown.changed() => {}
             // A slot came free while every slot was busy.
             _ = slots.acquire(), if free == 0 => {}
@@ -144,21 +204,82 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
     let _ = recorder.await;
 }
 
-/// Writes finished attempts back, as many per transaction as have finished.
-async fn record(services: Services, mut done: mpsc::UnboundedReceiver<AttemptResult>, policy: RetryPolicy) {
+/// Deliveries of one endpoint in flight at once: a quarter of the slots, so an
+/// endpoint that hangs until the timeout leaves the rest to everyone else.
+fn per_endpoint(concurrency: usize) -> usize {
+    (concurrency / 4).max(1)
+}
+
+/// This worker's attempts per endpoint, from the claim until their record is
+/// written (until then the endpoint's circuit does not know how they ended).
+#[derive(Clone, Default)]
+struct InFlight(Arc<Mutex<HashMap<String, usize>>>);
+
+impl InFlight {
+    fn add(&self, endpoint: &str) {
+        *self.lock().entry(endpoint.to_string()).or_default() += 1;
+    }
+
+    fn remove(&self, endpoint: &str) {
+        let mut map = self.lock();
+        if let Some(n) = map.get_mut(endpoint) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                map.remove(endpoint);
+            }
+        }
+    }
+
+    fn snapshot(&self) -> HashMap<String, usize> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        // A panic while holding it cannot leave the counts half-written.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Writes finished attempts back: whatever has finished while the previous write
+/// ran goes in the next, so a batch is written as soon as the writer is free (an
+/// attempt is recorded within milliseconds of its answer, and a crash re-sends
+/// only what was really in flight). A failed write is retried; if it keeps
+/// failing, the claims stay leased and are attempted again, as the same attempt,
+/// once the lease ends.
+async fn record(
+    services: Services,
+    mut done: mpsc::UnboundedReceiver<AttemptResult>,
+    policy: RetryPolicy,
+    in_flight: InFlight,
+) {
     let mut batch = Vec::new();
-    while done.recv_many(&mut batch, 512).await > 0 {
-        match services.record_attempts(&batch, &policy).await {
-            Ok(disabled) => {
-                for endpoint in disabled {
-                    tracing::warn!(endpoint, "webhook endpoint disabled");
+    while done.recv_many(&mut batch, RECORD_BATCH).await > 0 {
+        let mut tries = 0;
+        loop {
+            match services.record_attempts(&batch, &policy).await {
+                Ok(disabled) => {
+                    for endpoint in disabled {
+                        tracing::warn!(endpoint, "webhook endpoint disabled");
+                    }
+                    break;
+                }
+                Err(e) if tries < RECORD_TRIES => {
+                    tries += 1;
+                    tracing::warn!(error = %e, attempts = batch.len(), "recording webhook attempts failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(100 * tries)).await;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, attempts = batch.len(), "cannot record webhook attempts");
+                    break;
                 }
             }
-            // The claims stay leased; once the lease ends they are attempted again.
-            Err(e) => tracing::error!(error = %e, attempts = batch.len(), "cannot record webhook attempts"),
+        }
+        for r in &batch {
+            in_flight.remove(&r.endpoint_id);
         }
         batch.clear();
-        // A delivered event may unblock the next one of its customer.
+        // A delivered event may unblock the next one of its customer, and an
+        // endpoint below its share may take more.
         services.outbox_signal().notify_one();
     }
 }

@@ -1,0 +1,239 @@
+//! The webhook queue behind a large backlog, on SQLite and PostgreSQL alike: a
+//! failing endpoint is held as a whole, claims serve the other endpoints, a crash
+//! re-send is the same attempt, and every statement that finds due work reads
+//! indexes instead of scanning the queue.
+
+use std::{collections::HashMap, time::Duration};
+
+use rapport_core::{
+    audit::Actor,
+    backend_tests,
+    backoff::Backoff,
+    db::Backend,
+    tenants::NewTenant,
+    testing::{queue_backlog, TestDb},
+    time::now_ms,
+    webhooks::{
+        deliveries::{
+            work_finding_statements, AttemptResult, ClaimLimits, ClaimedDelivery, Outcome, RetryPolicy, WorkParam,
+        },
+        WebhookIn,
+    },
+    with_db, Services,
+};
+
+const BACKLOG: usize = 20_000;
+
+fn actor() -> Actor {
+    Actor::system("tests")
+}
+
+/// A webhook endpoint at `url`, of a new tenant `name`.
+async fn endpoint(s: &Services, name: &str, url: &str) -> (String, String) {
+    let tenant = s
+        .create_tenant(
+            NewTenant {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            &actor(),
+        )
+        .await
+        .unwrap()
+        .id;
+    let hook = s
+        .create_webhook(
+            &tenant,
+            WebhookIn {
+                url: Some(url.into()),
+                ..Default::default()
+            },
+            &actor(),
+        )
+        .await
+        .unwrap();
+    (tenant, hook.endpoint.id)
+}
+
+fn limits() -> ClaimLimits {
+    ClaimLimits {
+        total: 128,
+        per_endpoint: 16,
+        lease: Duration::from_secs(60),
+    }
+}
+
+fn policy(wait: Duration) -> RetryPolicy {
+    RetryPolicy {
+        schedule: Backoff::new(vec![wait; 3]),
+        ..Default::default()
+    }
+}
+
+fn failed(d: &ClaimedDelivery) -> AttemptResult {
+    AttemptResult {
+        seq: d.seq,
+        delivery_id: d.id.clone(),
+        tenant_id: d.tenant_id.clone(),
+        endpoint_id: d.endpoint_id.clone(),
+        attempt: d.attempt,
+        started_at: now_ms(),
+        duration_ms: 3,
+        status_code: None,
+        error: Some("cannot connect: dns error".into()),
+        response_excerpt: None,
+        outcome: Outcome::Failed { retry_after: None },
+    }
+}
+
+async fn attempted(s: &Services, endpoint_id: &str) -> i64 {
+    with_db!(s.db(), |pool| sqlx::query_scalar(
+        "select count(*) from webhook_deliveries where endpoint_id = $1 and attempts > 0"
+    )
+    .bind(endpoint_id)
+    .fetch_one(pool)
+    .await)
+    .unwrap()
+}
+
+async fn a_failing_endpoint_is_held_whole_and_others_are_served(db: TestDb) {
+    let s = db.services();
+    let (a, dead) = endpoint(&s, "Alpha", "http://unresolvable.invalid/hook").await;
+    let (b, healthy) = endpoint(&s, "Beta", "http://receiver.example/hook").await;
+    assert_eq!(queue_backlog(&s, &a, &[dead.clone()], BACKLOG).await.unwrap(), BACKLOG);
+
+    // The first claim takes the endpoint's share, no more.
+    let first = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    assert_eq!(first.len(), 16);
+    assert!(first.iter().all(|d| d.endpoint_id == dead && d.attempt == 1));
+    // With its share in flight it gets nothing more.
+    let in_flight = HashMap::from([(dead.clone(), 16)]);
+    assert!(s.claim_deliveries(&limits(), &in_flight).await.unwrap().is_empty());
+
+    // They fail: the endpoint is held as a whole.
+    let results: Vec<_> = first.iter().map(failed).collect();
+    let policy = policy(Duration::from_millis(400));
+    s.record_attempts(&results, &policy).await.unwrap();
+    let hook = s.get_webhook(&a, &dead).await.unwrap();
+    assert!(hook.held_until.is_some() && hook.failing_since.is_some(), "{hook:?}");
+    assert!(s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap().is_empty());
+    let due = s.next_delivery_due().await.unwrap().expect("a reopening is due");
+    assert!(due > now_ms() && due <= now_ms() + 400, "due in {} ms", due - now_ms());
+
+    // Another tenant's event goes out at once, behind the backlog.
+    queue_backlog(&s, &b, &[healthy.clone()], 1).await.unwrap();
+    let claimed = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].endpoint_id, healthy);
+
+    // Once the hold ends, one probe goes, and the endpoint is held while it runs.
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let probe = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    assert_eq!(probe.len(), 1);
+    assert_eq!(probe[0].endpoint_id, dead);
+    assert_eq!(probe[0].attempt, 2, "the oldest delivery, on its retry");
+    assert!(s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap().is_empty());
+    assert_eq!(attempted(&s, &dead).await, 16, "the backlog itself was never touched");
+
+    // A probe that succeeds closes the circuit: the endpoint takes its share again.
+    let mut ok = failed(&probe[0]);
+    ok.status_code = Some(200);
+    ok.error = None;
+    ok.outcome = Outcome::Delivered;
+    s.record_attempts(&[ok], &policy).await.unwrap();
+    let hook = s.get_webhook(&a, &dead).await.unwrap();
+    assert!(hook.held_until.is_none() && hook.failing_since.is_none(), "{hook:?}");
+    let next = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    assert_eq!(next.len(), 16);
+}
+
+async fn a_crash_resend_counts_as_the_same_attempt(db: TestDb) {
+    let s = db.services();
+    let (a, hook) = endpoint(&s, "Alpha", "http://receiver.example/hook").await;
+    queue_backlog(&s, &a, &[hook.clone()], 3).await.unwrap();
+    let first = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    assert_eq!(first.iter().map(|d| d.attempt).collect::<Vec<_>>(), [1, 1, 1]);
+    // SQLite at start: the claims of the process that died come back.
+    assert_eq!(s.release_claims().await.unwrap(), 3);
+    let again = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    assert_eq!(again.iter().map(|d| d.attempt).collect::<Vec<_>>(), [1, 1, 1]);
+    // PostgreSQL: an instance died; its leases run out and the next claim takes them.
+    s.release_claims().await.unwrap();
+    let short = ClaimLimits {
+        lease: Duration::ZERO,
+        ..limits()
+    };
+    assert_eq!(s.claim_deliveries(&short, &HashMap::new()).await.unwrap().len(), 3);
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let after_lease = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    assert_eq!(after_lease.iter().map(|d| d.attempt).collect::<Vec<_>>(), [1, 1, 1]);
+    assert_eq!(after_lease[0].id, first[0].id);
+}
+
+async fn finding_due_work_reads_indexes_only(db: TestDb) {
+    let s = db.services();
+    // The case that matters: a held endpoint with a large backlog, and a working
+    // one of another tenant with a few deliveries.
+    let (a, dead) = endpoint(&s, "Alpha", "http://unresolvable.invalid/hook").await;
+    let (b, healthy) = endpoint(&s, "Beta", "http://receiver.example/hook").await;
+    queue_backlog(&s, &a, &[dead.clone()], BACKLOG).await.unwrap();
+    let first = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    let results: Vec<_> = first.iter().map(failed).collect();
+    s.record_attempts(&results, &policy(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    queue_backlog(&s, &b, &[healthy.clone()], 3).await.unwrap();
+    let backend = s.db().backend();
+    if backend == Backend::Postgres {
+        with_db!(s.writer(), |pool| sqlx::query("analyze")
+            .execute(pool)
+            .await
+            .map(|_| ()))
+        .unwrap();
+    }
+    for (sql, params) in work_finding_statements() {
+        let explain = match backend {
+            Backend::Sqlite => format!("explain query plan {sql}"),
+            Backend::Postgres => format!("explain {sql}"),
+        };
+        let plan: Vec<String> = with_db!(s.writer(), |pool| {
+            let mut q = sqlx::query(&explain);
+            for p in &params {
+                q = match p {
+                    WorkParam::Int(n) => q.bind(*n),
+                    WorkParam::Text(_) => q.bind(dead.clone()),
+                };
+            }
+            let rows = q.fetch_all(pool).await.unwrap();
+            rows.iter()
+                .map(|r| {
+                    use sqlx::Row;
+                    match backend {
+                        Backend::Sqlite => r.try_get::<String, _>(3).unwrap(),
+                        Backend::Postgres => r.try_get::<String, _>(0).unwrap(),
+                    }
+                })
+                .collect()
+        });
+        let plan = plan.join("\n");
+        let scans_queue = match backend {
+            // `SCAN q` reads the bounded window of one queue's head (itself a search).
+            Backend::Sqlite => plan
+                .lines()
+                .map(str::trim)
+                .any(|l| l.starts_with("SCAN ") && !l.starts_with("SCAN q") && l != "SCAN CONSTANT ROW"),
+            // A seq scan, or an index walked while filtering on the endpoint.
+            Backend::Postgres => {
+                plan.contains("Seq Scan on webhook_deliveries")
+                    || plan.lines().any(|l| l.contains("Filter:") && l.contains("endpoint_id"))
+            }
+        };
+        assert!(!scans_queue, "{sql}\nscans:\n{plan}");
+    }
+}
+
+backend_tests!(
+    a_failing_endpoint_is_held_whole_and_others_are_served,
+    a_crash_resend_counts_as_the_same_attempt,
+    finding_due_work_reads_indexes_only,
+);
