@@ -43,6 +43,8 @@ pub mod live;
 #[cfg(feature = "server")]
 pub mod mail;
 #[cfg(feature = "server")]
+pub mod retention;
+#[cfg(feature = "server")]
 mod services;
 #[cfg(feature = "server")]
 pub mod sessions;

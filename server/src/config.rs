@@ -85,6 +85,12 @@ pub struct ServeConfig {
     #[arg(long, env = "RAPPORT_PRESENCE_TIMEOUT", default_value = "3m")]
     pub presence_timeout: String,
 
+    /// How long finished work is kept (humantime, e.g. `30d`): webhook deliveries
+    /// that succeeded or failed, with their attempts, the events they delivered,
+    /// and sent or failed mail are deleted once older. `0` keeps them forever.
+    #[arg(long, env = "RAPPORT_RETENTION", default_value = "30d")]
+    pub retention: String,
+
     /// Webhook settings.
     #[command(flatten)]
     pub webhooks: WebhookArgs,
@@ -193,6 +199,18 @@ impl ServeConfig {
         Ok(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX))
     }
 
+    /// The retention period; `None` keeps everything. An unreadable setting stops
+    /// start-up.
+    pub fn retention(&self) -> anyhow::Result<Option<Duration>> {
+        let value = self.retention.trim();
+        if value == "0" {
+            return Ok(None);
+        }
+        let period = humantime::parse_duration(value)
+            .map_err(|e| anyhow::anyhow!("RAPPORT_RETENTION {:?}: {e}", self.retention))?;
+        Ok((!period.is_zero()).then_some(period))
+    }
+
     /// The public base URL, without a trailing slash.
     pub fn public_url(&self) -> String {
         self.public_url
@@ -231,6 +249,7 @@ impl ServeConfig {
             track_events_per_minute: 6000,
             log_format: "text".into(),
             presence_timeout: "3m".into(),
+            retention: "30d".into(),
             webhooks: WebhookArgs {
                 worker: true,
                 retry_schedule: "200ms,400ms,800ms".into(),

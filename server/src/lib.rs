@@ -11,6 +11,7 @@ pub mod http;
 pub mod logging;
 pub mod mail;
 pub mod rest;
+pub mod retention;
 pub mod serve;
 pub mod state;
 pub mod webhooks;

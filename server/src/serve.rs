@@ -70,6 +70,10 @@ pub async fn serve(
             None
         }
     };
+    let retention = state
+        .config
+        .retention()?
+        .map(|period| crate::retention::spawn(state.services.clone(), period, stop_worker.subscribe()));
     let limiters = state.limiters.clone();
     let pruner = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
@@ -118,6 +122,9 @@ pub async fn serve(
     }
     if let Some(mailer) = mailer {
         let _ = mailer.await;
+    }
+    if let Some(retention) = retention {
+        let _ = retention.await;
     }
     result.context("server error")
 }

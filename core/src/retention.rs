@@ -1,0 +1,153 @@
+//! Retention: what Rapport deletes once it is older than the retention period
+//! (`RAPPORT_RETENTION`, 30 days by default).
+//!
+//! - webhook deliveries that succeeded or failed before the cutoff, with their
+//!   attempts (the delivery log);
+//! - events (the outbox) that no delivery refers to any more and that were written
+//!   before the cutoff;
+//! - mail that was sent, or failed for good, before the cutoff.
+//!
+//! Nothing unfinished is deleted: a delivery still pending (an endpoint disabled
+//! for a month, say) keeps its event, and mail still waiting for an SMTP server
+//! stays in the outbox. Each step deletes one bounded batch in its own short
+//! transaction, so pruning a large history never holds the writer for long and
+//! interleaves with the requests' writes.
+
+use crate::{error::CoreResult, with_tx, Services};
+
+/// Rows one batch deletes at most (a delivery's attempts go with it).
+pub const BATCH: i64 = 500;
+
+/// What one step deleted.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    /// Finished webhook deliveries (their attempts went with them).
+    pub deliveries: u64,
+    /// Events no delivery needed any more.
+    pub events: u64,
+    /// Sent or failed mail.
+    pub mails: u64,
+}
+
+/// Where the sweep over old events goes on: events older than the cutoff are read
+/// in `(created_at, id)` order, a batch at a time, so events that must stay (a
+/// pending delivery still needs them) are passed over rather than read again.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EventCursor(Option<(i64, String)>);
+
+impl Services {
+    /// Deletes up to `batch` deliveries that finished before `before` (unix ms),
+    /// with their attempts. Returns how many.
+    pub async fn prune_deliveries(&self, before: i64, batch: i64) -> CoreResult<u64> {
+        let mut tx = self.db().begin().await?;
+        let deleted = with_tx!(&mut tx, |conn| sqlx::query(
+            "delete from webhook_deliveries where seq in (select seq from webhook_deliveries \
+             where state in ('succeeded', 'failed') and completed_at < $1 order by completed_at limit $2)"
+        )
+        .bind(before)
+        .bind(batch)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        Ok(deleted)
+    }
+
+    /// Reads up to `batch` events written before `before`, after `cursor`, and
+    /// deletes those no delivery refers to. Returns how many it deleted, and where
+    /// the next batch starts (`None` once the old events are all read).
+    pub async fn prune_events(
+        &self,
+        before: i64,
+        batch: i64,
+        cursor: &EventCursor,
+    ) -> CoreResult<(u64, Option<EventCursor>)> {
+        let (after_at, after_id) = cursor.0.clone().unwrap_or((i64::MIN, String::new()));
+        let mut tx = self.db().begin().await?;
+        let read: Vec<(String, i64)> = with_tx!(&mut tx, |conn| sqlx::query_as(
+            "select id, created_at from events where created_at < $1 \
+             and (created_at > $2 or (created_at = $2 and id > $3)) order by created_at, id limit $4"
+        )
+        .bind(before)
+        .bind(after_at)
+        .bind(&after_id)
+        .bind(batch)
+        .fetch_all(conn)
+        .await)?;
+        let mut deleted = 0;
+        if !read.is_empty() {
+            let sql = format!(
+                "delete from events where id in ({}) \
+                 and not exists (select 1 from webhook_deliveries d where d.event_id = events.id)",
+                crate::db::placeholders(1, read.len())
+            );
+            deleted = with_tx!(&mut tx, |conn| {
+                let mut q = sqlx::query(&sql);
+                for (id, _) in &read {
+                    q = q.bind(id);
+                }
+                q.execute(conn).await.map(|r| r.rows_affected())
+            })?;
+        }
+        tx.commit().await?;
+        let next = (i64::try_from(read.len()).unwrap_or(i64::MAX) >= batch)
+            .then(|| read.last().map(|(id, at)| EventCursor(Some((*at, id.clone())))))
+            .flatten();
+        Ok((deleted, next))
+    }
+
+    /// Deletes up to `batch` mails sent, or failed for good, before `before`.
+    pub async fn prune_mail(&self, before: i64, batch: i64) -> CoreResult<u64> {
+        let mut tx = self.db().begin().await?;
+        // A sent or failed mail's `next_attempt_at` is when it was sent or gave up.
+        let deleted = with_tx!(&mut tx, |conn| sqlx::query(
+            "delete from mail_outbox where id in (select id from mail_outbox \
+             where status in ('SENT', 'FAILED') and next_attempt_at < $1 order by next_attempt_at limit $2)"
+        )
+        .bind(before)
+        .bind(batch)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        Ok(deleted)
+    }
+
+    /// Prunes everything older than `before`, one batch per transaction, calling
+    /// `pause` between batches (the server sleeps there, so requests' writes go
+    /// first). Returns what it deleted.
+    pub async fn prune_before<F, Fut>(&self, before: i64, batch: i64, mut pause: F) -> CoreResult<Pruned>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let mut pruned = Pruned::default();
+        loop {
+            let n = self.prune_deliveries(before, batch).await?;
+            pruned.deliveries += n;
+            if i64::try_from(n).unwrap_or(i64::MAX) < batch {
+                break;
+            }
+            pause().await;
+        }
+        let mut cursor = EventCursor::default();
+        loop {
+            let (n, next) = self.prune_events(before, batch, &cursor).await?;
+            pruned.events += n;
+            match next {
+                Some(next) => cursor = next,
+                None => break,
+            }
+            pause().await;
+        }
+        loop {
+            let n = self.prune_mail(before, batch).await?;
+            pruned.mails += n;
+            if i64::try_from(n).unwrap_or(i64::MAX) < batch {
+                break;
+            }
+            pause().await;
+        }
+        Ok(pruned)
+    }
+}
