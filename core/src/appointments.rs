@@ -84,22 +84,29 @@ impl Default for AppointmentPermissions {
 #[schema(example = json!({"title": "Contract review", "date": "2026-12-01T14:00:00Z", "durationInMinutes": 45, "timezoneId": "Europe/Berlin", "owner": "agent@example.com", "attendees": ["client@example.org"], "validType": "HOURS", "validBefore": 1, "validAfter": 2, "permissions": {"enableWaitingRoom": true}}))]
 pub struct AppointmentIn {
     /// Title (required, at most 200 characters).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub title: Option<String>,
     /// Description, also used in invitations (at most 4000 characters).
+    #[schema(max_length = 4000)]
     pub description: Option<String>,
     /// Length in minutes (1–1440, default 30).
+    #[schema(minimum = 1, maximum = 1440)]
     pub duration_in_minutes: Option<i32>,
     /// Start (required).
+    #[schema(required = true, nullable = false)]
     pub date: Option<DateTime<Utc>>,
     /// IANA time zone of the appointment; default the tenant's.
+    #[schema(example = "Europe/Berlin")]
     pub timezone_id: Option<String>,
     /// Record the conference automatically (default false).
     pub record: Option<bool>,
     /// Owner: id or e-mail of a user of the tenant.
     pub owner: Option<String>,
     /// Conference password (4–128 characters); write-only.
+    #[schema(min_length = 4, max_length = 128)]
     pub password: Option<String>,
     /// Attendee e-mails, unique (at most 100).
+    #[schema(max_items = 100)]
     pub attendees: Option<Vec<String>>,
     /// Send invitations to all attendees: on this create or update, one mail per
     /// attendee goes to the mail outbox (sent by SMTP when configured).
@@ -109,15 +116,29 @@ pub struct AppointmentIn {
     /// Whether the join link works at all (default true).
     pub valid: Option<bool>,
     /// Hours after the end the link still works (`HOURS` only, 0–8760).
+    #[schema(minimum = 0, maximum = 8760)]
     pub valid_after: Option<i32>,
     /// Hours before the start the link already works (`HOURS` only, 0–8760).
+    #[schema(minimum = 0, maximum = 8760)]
     pub valid_before: Option<i32>,
     /// `HOURS` or `APPOINTMENT` (default).
     pub valid_type: Option<ValidType>,
-    /// Free properties (at most 50 keys).
+    /// Free properties (at most 50 keys of 1–100 characters, 16 KiB as JSON).
     pub custom_properties: Option<BTreeMap<String, serde_json::Value>>,
     /// Conference permissions.
     pub permissions: Option<AppointmentPermissions>,
+}
+
+impl AppointmentIn {
+    /// `validAfter` and `validBefore` apply only with `validType: HOURS`, as a JSON
+    /// Schema condition.
+    pub fn schema_conditions() -> serde_json::Value {
+        let given = |field: &str| serde_json::json!({"required": [field], "properties": {field: {"type": "integer"}}});
+        serde_json::json!([{
+            "if": {"anyOf": [given("validAfter"), given("validBefore")]},
+            "then": {"required": ["validType"], "properties": {"validType": {"const": "HOURS"}}},
+        }])
+    }
 }
 
 /// Body of the partial update: only the recording switch.

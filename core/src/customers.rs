@@ -80,19 +80,30 @@ pub struct CustomerIn {
     /// Optional id of an existing customer to override (create/override); unknown ids are 404.
     pub id: Option<String>,
     /// E-mail address.
+    #[schema(format = Email, max_length = 254)]
     pub email: Option<String>,
     /// First name (at most 200 characters).
+    #[schema(max_length = 200)]
     pub first_name: Option<String>,
     /// Last name (at most 200 characters).
+    #[schema(max_length = 200)]
     pub last_name: Option<String>,
     /// `female`, `other`, `male` or `none`.
     pub gender: Option<Gender>,
-    /// The client's own id, unique in the tenant.
+    /// The client's own id, unique in the tenant (at most 200 characters).
+    #[schema(max_length = 200)]
     pub external_id: Option<String>,
     /// Id or e-mail of a user of this tenant to assign the customer to.
     pub assigned_user: Option<String>,
     /// Id of a team of this tenant to assign the customer to (not with `assignedUser`).
     pub assigned_team: Option<String>,
+}
+
+impl CustomerIn {
+    /// `assignedUser` and `assignedTeam` exclude each other, as a JSON Schema condition.
+    pub fn schema_conditions() -> serde_json::Value {
+        serde_json::json!([{"not": {"required": ["assignedUser", "assignedTeam"]}}])
+    }
 }
 
 /// Assignment of a customer: a user, a team, or (both omitted) nobody.
@@ -101,8 +112,15 @@ pub struct CustomerIn {
 pub struct Assignment {
     /// Id or e-mail of a user of this tenant.
     pub user_id: Option<String>,
-    /// Id of a team of this tenant.
+    /// Id of a team of this tenant (not with `userId`).
     pub team_id: Option<String>,
+}
+
+impl Assignment {
+    /// `userId` and `teamId` exclude each other, as a JSON Schema condition.
+    pub fn schema_conditions() -> serde_json::Value {
+        serde_json::json!([{"not": {"required": ["userId", "teamId"]}}])
+    }
 }
 
 /// Filters of the customer list.
@@ -314,6 +332,7 @@ impl Services {
         )
         .await?;
         crate::reports::facts::conversation_started(&mut tx, tenant_id, id, actor.user_id()).await?;
+        count_customers(&mut tx, tenant_id, 1).await?;
         self.commit_live(tx, tenant_id, id, LiveEvent::Conversation(conversation))
             .await?;
         Ok(customer)
@@ -449,7 +468,15 @@ impl Services {
             .map(|s| format!("%{}%", s.trim().to_lowercase()));
         let condition = "tenant_id = $1 and ($2 is null or external_id = $2) and ($3 is null or email like $3 \
              or lower(first_name) like $3 or lower(last_name) like $3)";
-        let count_sql = format!("select count(*) from customers where {condition}");
+        // Unfiltered, the total is the tenant's kept count: one row, however many
+        // customers there are. Filtered, it is counted.
+        let count_sql = if filter.external_id.is_none() && pattern.is_none() {
+            "select coalesce((select customers from customer_counts where tenant_id = $1), 0) \
+             where $2 is null and $3 is null"
+                .to_string()
+        } else {
+            format!("select count(*) from customers where {condition}")
+        };
         let sql = format!(
             "select {COLUMNS} from customers where {condition} order by created_at desc, id desc limit $4 offset $5"
         );
@@ -485,6 +512,7 @@ impl Services {
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
+        count_customers(&mut tx, tenant_id, -1).await?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.delete", "customer", Some(id)).await?;
         events::enqueue(
             &mut tx,
@@ -519,6 +547,23 @@ pub(crate) async fn unassign_user_everywhere(tx: &mut Tx, tenant_id: &str, user_
     )
     .bind(tenant_id)
     .bind(user_id)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Adds `delta` to the tenant's kept customer count, in the transaction of the
+/// create or delete. Called last before the commit, so that on PostgreSQL the
+/// count's row lock, which orders concurrent creates of one tenant, is held only
+/// for the commit itself.
+async fn count_customers(tx: &mut Tx, tenant_id: &str, delta: i64) -> CoreResult<()> {
+    with_tx!(tx, |conn| sqlx::query(
+        "insert into customer_counts (tenant_id, customers) values ($1, $2) \
+         on conflict (tenant_id) do update set customers = customer_counts.customers + $2"
+    )
+    .bind(tenant_id)
+    .bind(delta)
     .execute(conn)
     .await
     .map(|r| r.rows_affected()))?;

@@ -16,9 +16,13 @@ use crate::{
     with_tx,
 };
 
-/// Every event a webhook endpoint can subscribe to. The wire names are Standard
-/// Webhooks style (`<resource>.<verb>`), sent in the `rapport-event-type` header.
+/// Every event type Rapport delivers. The wire names are Standard Webhooks style
+/// (`<resource>.<verb>`), sent in the `rapport-event-type` header.
+// Its schema is `DeliveredEventType`: the schema `EventType` is
+// `SubscribableEventType`, which leaves out `webhook.test` because a subscription
+// cannot name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = DeliveredEventType)]
 pub enum EventType {
     /// Spec 6 "new conversation": a customer was created, or went from `DONE` to
     /// `UNREAD`. Body: the Conversation object (spec 2.2).
@@ -52,7 +56,41 @@ pub enum EventType {
     WebhookTest,
 }
 
+/// The schema of the event types a subscription's `eventTypes` takes (named
+/// `EventType` in the document): every [`EventType`] except `webhook.test`, which
+/// is only sent on request to one endpoint.
+pub struct SubscribableEventType;
+
+impl utoipa::PartialSchema for SubscribableEventType {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let names: Vec<&str> = EventType::ALL
+            .into_iter()
+            .filter(|t| t.is_subscribable())
+            .map(EventType::as_str)
+            .collect();
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .enum_values(Some(names))
+            .description(Some(
+                "An event type a webhook endpoint can subscribe to (`<resource>.<verb>`, sent in the \
+                 `rapport-event-type` header). `webhook.test` is not one: it is sent only on request.",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for SubscribableEventType {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "EventType".into()
+    }
+}
+
 impl EventType {
+    /// Whether a subscription may name this type (all but `webhook.test`).
+    pub fn is_subscribable(self) -> bool {
+        self != EventType::WebhookTest
+    }
+
     /// Every event type, in documentation order.
     pub const ALL: [EventType; 9] = [
         EventType::ConversationCreated,

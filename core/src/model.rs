@@ -187,10 +187,17 @@ pub struct CreatedApiKey {
 #[serde(rename_all = "camelCase")]
 pub struct PageRequest {
     /// Page to return, counting from 0. Default 0.
+    #[cfg_attr(feature = "server", param(minimum = 0), schema(minimum = 0))]
     pub page_number: Option<i64>,
     /// Items per page: 1 to [`PageRequest::MAX_PAGE_SIZE`]. Default 20.
+    #[cfg_attr(
+        feature = "server",
+        param(minimum = 1, maximum = 200),
+        schema(minimum = 1, maximum = 200)
+    )]
     pub page_size: Option<i64>,
     /// Items to skip; overrides `pageNumber` when given.
+    #[cfg_attr(feature = "server", param(minimum = 0), schema(minimum = 0))]
     pub offset: Option<i64>,
 }
 

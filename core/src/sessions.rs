@@ -46,20 +46,27 @@ pub struct RecordedSession {
 #[serde(rename_all = "camelCase")]
 pub struct RecordedSessionIn {
     /// Session id, 1–200 characters (required).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub id: Option<String>,
-    /// The visitor's id (required).
+    /// The visitor's id, 1–200 characters (required).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub visitor_id: Option<String>,
-    /// The id set through the client script API.
+    /// The id set through the client script API (at most 200 characters).
+    #[schema(max_length = 200)]
     pub external_id: Option<String>,
     /// The first page, an http(s) URL.
+    #[schema(format = "uri", max_length = 2048)]
     pub entry_url: Option<String>,
-    /// Pages seen so far (default 1).
+    /// Pages seen so far (0–100000, default 1).
+    #[schema(minimum = 0, maximum = 100000)]
     pub page_count: Option<i32>,
     /// Start (required).
+    #[schema(required = true, nullable = false)]
     pub started_at: Option<chrono::DateTime<chrono::Utc>>,
-    /// End, once the browser closed.
+    /// End, once the browser closed; not before `startedAt`.
     pub ended_at: Option<chrono::DateTime<chrono::Utc>>,
-    /// Unique tags (at most 50).
+    /// Unique tags (at most 50, each 1–64 characters).
+    #[schema(max_items = 50)]
     pub tags: Option<Vec<String>>,
 }
 
@@ -70,10 +77,13 @@ pub struct RecordedSessionIn {
 #[serde(rename_all = "camelCase")]
 pub struct Pageable {
     /// Page number, from 0.
+    #[schema(minimum = 0)]
     pub page_number: Option<i64>,
     /// Items to skip; overrides `pageNumber`.
+    #[schema(minimum = 0)]
     pub offset: Option<i64>,
     /// Items per page, 1–200 (default 20).
+    #[schema(minimum = 1, maximum = 200)]
     pub page_size: Option<i64>,
     /// Accepted; paging is always on.
     pub paged: Option<bool>,
@@ -101,6 +111,13 @@ pub struct SessionFilter {
     /// Sessions carrying every one of these tags.
     #[serde(default)]
     pub tags_filter: Vec<String>,
+}
+
+impl Pageable {
+    /// `unpaged: true` is refused, as a JSON Schema condition.
+    pub fn schema_conditions() -> serde_json::Value {
+        serde_json::json!([{"properties": {"unpaged": {"not": {"const": true}}}}])
+    }
 }
 
 /// The recorded sessions query (spec 2.14).

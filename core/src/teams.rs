@@ -43,10 +43,13 @@ pub struct TeamIn {
     /// Optional id of an existing team to override (create/override); unknown ids are 404.
     pub id: Option<String>,
     /// Name (required, at most 200 characters).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: Option<String>,
     /// Ids of member users of this tenant, unique (at most 500).
+    #[schema(max_items = 500)]
     pub members: Option<Vec<String>>,
-    /// Unique tags (at most 50).
+    /// Unique tags (at most 50, each 1–64 characters).
+    #[schema(max_items = 50)]
     pub tags: Option<Vec<String>>,
 }
 

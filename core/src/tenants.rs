@@ -30,11 +30,19 @@ pub struct NewTenant {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantUpdate {
-    /// New display name.
+    /// New display name (not blank, at most 200 characters).
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: Option<String>,
-    /// New unique handle.
+    /// New unique handle: 2–63 of `a-z`, `0-9` and `-`, not starting with `-`.
+    #[schema(
+        min_length = 2,
+        max_length = 63,
+        pattern = "^[a-z0-9][a-z0-9-]*$",
+        example = "acme-support"
+    )]
     pub slug: Option<String>,
     /// New IANA time zone.
+    #[schema(example = "Europe/Berlin")]
     pub timezone: Option<String>,
 }
 
@@ -73,6 +81,18 @@ fn slug_conflict(err: sqlx::Error) -> CoreError {
     }
 }
 
+/// The slug of a tenant created without one: its name's, or, when the name has too
+/// few letters and digits for a slug (2 at least), `tenant` followed by them, so that
+/// any valid name gives a valid slug.
+fn derived_slug(name: &str) -> String {
+    let slug = slugify(name);
+    match slug.len() {
+        0 => "tenant".to_string(),
+        1 => format!("tenant-{slug}"),
+        _ => slug,
+    }
+}
+
 impl Services {
     /// Creates a tenant.
     pub async fn create_tenant(&self, input: NewTenant, actor: &Actor) -> CoreResult<Tenant> {
@@ -80,7 +100,7 @@ impl Services {
         let name = checks.required_text("name", input.name.as_deref(), 200);
         let slug = match input.slug.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
             Some(s) => s.to_string(),
-            None => slugify(&name),
+            None => derived_slug(&name),
         };
         if !name.is_empty() {
             checks.slug("slug", &slug);
@@ -300,6 +320,24 @@ impl Services {
                 self.delete_tenant(&tenant.id, actor).await?;
                 Err(err)
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::derived_slug;
+    use crate::validate::Checks;
+
+    #[test]
+    fn every_name_derives_a_valid_slug() {
+        assert_eq!(derived_slug("ACME Support"), "acme-support");
+        assert_eq!(derived_slug("a"), "tenant-a");
+        assert_eq!(derived_slug("!!!"), "tenant");
+        for name in ["a", "!!!", "Ö", "x y", "ACME"] {
+            let mut checks = Checks::new();
+            checks.slug("slug", &derived_slug(name));
+            assert!(checks.is_clean(), "{name}");
         }
     }
 }

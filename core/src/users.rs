@@ -58,24 +58,43 @@ pub struct User {
 pub struct UserIn {
     /// Optional id of an existing user to override (create/override); unknown ids are 404.
     pub id: Option<String>,
-    /// E-mail address (required).
+    /// E-mail address (required), unique in the tenant.
+    #[schema(required = true, nullable = false, format = Email, max_length = 254)]
     pub email: Option<String>,
-    /// The client's own id, unique in the tenant.
+    /// The client's own id, unique in the tenant (at most 200 characters).
+    #[schema(max_length = 200)]
     pub external_id: Option<String>,
-    /// Name shown in the UI.
+    /// Name shown in the UI (at most 200 characters).
+    #[schema(max_length = 200)]
     pub display_name: Option<String>,
     /// Free text (at most 2000 characters).
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
     /// `ADMIN`, `SUPERVISOR` or `AGENT`; default `AGENT` (or `ADMIN` when `admin` is true).
+    #[schema(value_type = Option<Role>)]
     pub role_id: Option<String>,
     /// 8 to 256 characters. On update, omitted keeps the current password.
+    #[schema(min_length = 8, max_length = 256)]
     pub password: Option<String>,
     /// Unique tags (at most 50, each 1–64 characters).
+    #[schema(max_items = 50)]
     pub tags: Option<Vec<String>>,
     /// Enables the MCO integration.
     pub mco_enabled: Option<bool>,
     /// Shorthand for `roleId: ADMIN`; must agree with `roleId` when both are given.
     pub admin: Option<bool>,
+}
+
+impl UserIn {
+    /// `admin` must agree with `roleId` when both are given, as JSON Schema conditions.
+    pub fn schema_conditions() -> serde_json::Value {
+        serde_json::json!([
+            {"if": {"required": ["roleId", "admin"], "properties": {"roleId": {"const": "ADMIN"}}},
+             "then": {"properties": {"admin": {"const": true}}}},
+            {"if": {"required": ["roleId", "admin"], "properties": {"roleId": {"enum": ["SUPERVISOR", "AGENT"]}}},
+             "then": {"properties": {"admin": {"const": false}}}},
+        ])
+    }
 }
 
 /// Input to create a user from code (bootstrap, CLI, new tenants).

@@ -23,7 +23,6 @@ use tower_http::{
     catch_panic::CatchPanicLayer, compression::CompressionLayer, limit::RequestBodyLimitLayer,
     set_header::SetResponseHeaderLayer, timeout::TimeoutLayer, trace::TraceLayer,
 };
-use utoipa::openapi::OpenApi;
 
 use crate::{
     http::{downloads, error::ApiError, health, inbox_events, metrics, middleware as mw, request_id, session},
@@ -98,11 +97,11 @@ pub fn build(state: AppState) -> Router {
         .with_state(state)
 }
 
-fn dashboard_context(state: &AppState, doc: &OpenApi) -> DashboardContext {
+fn dashboard_context(state: &AppState, doc: &Arc<serde_json::Value>) -> DashboardContext {
     DashboardContext {
         services: state.services.clone(),
         secure_cookies: state.config.secure_cookies(),
-        openapi: Arc::new(serde_json::to_value(doc).unwrap_or_default()),
+        openapi: doc.clone(),
         smtp_configured: state
             .config
             .mail

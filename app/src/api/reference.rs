@@ -39,8 +39,10 @@ pub async fn api_operations() -> Result<Vec<Operation>, ServerFnError> {
 fn operations(doc: &serde_json::Value) -> Vec<Operation> {
     use serde_json::Value;
     let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    // A schema is a reference, or (report requests) a reference narrowed by `allOf`.
     let schema_name = |v: &Value| {
         v.pointer("/content/application~1json/schema/$ref")
+            .or_else(|| v.pointer("/content/application~1json/schema/allOf/0/$ref"))
             .and_then(Value::as_str)
             .map(|r| r.rsplit('/').next().unwrap_or(r).to_string())
     };

@@ -24,17 +24,22 @@ pub struct OpeningHours {
     /// Id and timestamps.
     #[serde(flatten)]
     pub meta: Meta,
-    /// Name; default "Opening hours".
+    /// Name (at most 200 characters); default "Opening hours".
+    #[schema(max_length = 200)]
     pub name: Option<String>,
     /// Minutes east of UTC (−840…840), for clients without time zone names.
+    #[schema(minimum = -840, maximum = 840)]
     pub timezone_offset: Option<i32>,
     /// IANA time zone, e.g. `Europe/Berlin` (our extension; wins over `timezoneOffset`).
+    #[schema(example = "Europe/Berlin")]
     pub timezone: Option<String>,
     /// Weekly intervals (at most 100).
     #[serde(default)]
+    #[schema(max_items = 100)]
     pub conditions: Vec<OpeningCondition>,
     /// Days off (at most 500).
     #[serde(default)]
+    #[schema(max_items = 500)]
     pub holidays: Vec<Holiday>,
 }
 
@@ -91,8 +96,10 @@ pub enum Weekday {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TimeOfDay {
     /// 0–23.
+    #[schema(minimum = 0, maximum = 23)]
     pub hour: i32,
     /// 0–59.
+    #[schema(minimum = 0, maximum = 59)]
     pub minute: i32,
 }
 
@@ -100,14 +107,18 @@ pub struct TimeOfDay {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DateParts {
     /// Year, e.g. 2026.
+    #[schema(minimum = 1, maximum = 9999)]
     pub year: i32,
     /// 1–12.
+    #[schema(minimum = 1, maximum = 12)]
     pub month: u32,
     /// 1–31, valid for the month.
+    #[schema(minimum = 1, maximum = 31)]
     pub day: u32,
 }
 
-/// A day or range of days off.
+/// A day or range of days off: `fromDate` or `from` is required; without `toDate`
+/// and `to` it is one day. When both forms are given they must name the same day.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Holiday {
@@ -119,14 +130,25 @@ pub struct Holiday {
     pub from: Option<DateParts>,
     /// End, as a calendar date.
     pub to: Option<DateParts>,
-    /// Name, e.g. "New Year".
+    /// Name, e.g. "New Year" (at most 200 characters).
+    #[schema(max_length = 200)]
     pub name: Option<String>,
     /// ISO 3166 alpha-2 country, e.g. `DE`.
+    #[schema(pattern = "^[A-Z]{2}$", example = "DE")]
     pub country_code: Option<String>,
     /// Whether it falls on the same date every year.
     pub fixed_date: Option<bool>,
     /// Whether it was imported from a holiday calendar.
     pub imported: Option<bool>,
+}
+
+impl Holiday {
+    /// A start is required, as a JSON Schema condition.
+    pub fn schema_conditions() -> serde_json::Value {
+        let given =
+            |field: &str| serde_json::json!({"required": [field], "not": {"properties": {field: {"type": "null"}}}});
+        serde_json::json!([{"anyOf": [given("fromDate"), given("from")]}])
+    }
 }
 
 impl ConfigKind for OpeningHours {

@@ -31,32 +31,38 @@ use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
 pub const MAX_ELSE_DEPTH: usize = 5;
 
 /// A condition of a routing or SLA rule.
+// Each variant names its fields in camelCase itself (`rename_all` per variant):
+// utoipa does not read serde's `rename_all_fields`, and would document snake_case
+// names that the server refuses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(tag = "type", rename_all_fields = "camelCase")]
+#[serde(tag = "type")]
 pub enum Condition {
     /// The customer's id or external id is one of `ids`.
-    #[serde(rename = "HAS_ID")]
+    #[serde(rename = "HAS_ID", rename_all = "camelCase")]
     HasId {
-        /// Customer ids or external ids (1–100).
+        /// Customer ids or external ids (1–100, unique, each 1–2048 characters).
+        #[schema(min_items = 1, max_items = 100)]
         ids: Vec<String>,
     },
     /// The customer carries the tags.
-    #[serde(rename = "HAS_TAG")]
+    #[serde(rename = "HAS_TAG", rename_all = "camelCase")]
     HasTag {
-        /// Tags (1–50).
+        /// Tags (1–50, unique, each 1–64 characters).
+        #[schema(min_items = 1, max_items = 50)]
         tags: Vec<String>,
         /// `ANY` (default) or `ALL` of the tags.
         #[serde(default, rename = "match")]
         mode: TagMatch,
     },
     /// No agent answered for `seconds`.
-    #[serde(rename = "NO_ANSWER")]
+    #[serde(rename = "NO_ANSWER", rename_all = "camelCase")]
     NoAnswer {
         /// Seconds without an answer (1–86400).
+        #[schema(minimum = 1, maximum = 86400)]
         seconds: i64,
     },
     /// Inside (or outside) opening hours.
-    #[serde(rename = "OPENING_HOUR")]
+    #[serde(rename = "OPENING_HOUR", rename_all = "camelCase")]
     OpeningHour {
         /// Id of opening hours of the tenant.
         opening_hours_id: String,
@@ -65,9 +71,10 @@ pub enum Condition {
         inside: bool,
     },
     /// The conversation started on a matching URL.
-    #[serde(rename = "URL")]
+    #[serde(rename = "URL", rename_all = "camelCase")]
     UrlRouting {
-        /// Patterns (1–50); `*` matches any run of characters.
+        /// Patterns (1–50, unique, each 1–2048 characters); `*` matches any run of characters.
+        #[schema(min_items = 1, max_items = 50)]
         urls: Vec<String>,
     },
 }
@@ -88,11 +95,12 @@ pub enum TagMatch {
 }
 
 /// What a matching routing rule does.
+// Fields are camelCase per variant, as in `Condition`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(tag = "type", rename_all_fields = "camelCase")]
+#[serde(tag = "type")]
 pub enum Action {
     /// Queue the customer for a user, a team or anyone with a tag.
-    #[serde(rename = "QUEUE")]
+    #[serde(rename = "QUEUE", rename_all = "camelCase")]
     Queue {
         /// Who may take the conversation.
         target: QueueTarget,
@@ -101,22 +109,24 @@ pub enum Action {
         agent_state: AgentState,
         /// Longest wait in the queue, seconds (1–5400).
         #[serde(default = "max_wait")]
+        #[schema(minimum = 1, maximum = 5400)]
         max_wait_seconds: i64,
     },
     /// Continue with another routing rule.
-    #[serde(rename = "ROUTING_TO")]
+    #[serde(rename = "ROUTING_TO", rename_all = "camelCase")]
     RoutingTo {
-        /// Id of a routing rule of the tenant.
+        /// Id of a routing rule of the tenant; the rule may not route back to itself.
         rule_id: String,
     },
     /// Send a flow to the customer.
-    #[serde(rename = "SEND_FLOW")]
+    #[serde(rename = "SEND_FLOW", rename_all = "camelCase")]
     SendFlow {
-        /// Id of the flow.
+        /// Id of the flow (1–200 characters).
+        #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
         flow_id: String,
     },
     /// Send a system message to the customer.
-    #[serde(rename = "SYSTEM_MESSAGE")]
+    #[serde(rename = "SYSTEM_MESSAGE", rename_all = "camelCase")]
     SystemMessage {
         /// Id of a system message of the tenant.
         system_message_id: String,
@@ -135,6 +145,17 @@ pub struct QueueTarget {
     pub kind: QueueTargetType,
     /// A user id, a team id, or a tag.
     pub value: String,
+}
+
+impl QueueTarget {
+    /// A `TAG` target's value is a tag (1–64 characters), as a JSON Schema condition;
+    /// a `USER` or `TEAM` target names an id of the tenant, which no schema can say.
+    pub fn schema_conditions() -> serde_json::Value {
+        serde_json::json!([{
+            "if": {"properties": {"type": {"const": "TAG"}}},
+            "then": {"properties": {"value": {"minLength": 1, "maxLength": 64, "pattern": "\\S"}}},
+        }])
+    }
 }
 
 /// Kinds of queue target.
@@ -180,22 +201,26 @@ pub struct RoutingRule {
     /// Id and timestamps (not used on nested else-rules).
     #[serde(flatten)]
     pub meta: Meta,
-    /// Name (required).
+    /// Name (required, at most 200 characters).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: Option<String>,
     /// Whether the rule is applied; default true.
     pub active: Option<bool>,
     /// Conditions, all of which must hold (at most 50).
     #[serde(default)]
+    #[schema(max_items = 50)]
     pub conditions: Vec<Condition>,
     /// Channels: unique values of `CHAT`, `CALL` (at least one).
     #[serde(default)]
+    #[schema(required = true, min_items = 1, max_items = 2)]
     pub types: Vec<Channel>,
-    /// Rules tried when this one does not match.
+    /// Rules tried when this one does not match (at most 10; nested at most 5 levels).
     #[serde(default)]
-    #[schema(no_recursion)]
+    #[schema(no_recursion, max_items = 10)]
     pub else_rules: Vec<RoutingRule>,
     /// Actions when it matches (1–20).
     #[serde(default)]
+    #[schema(required = true, min_items = 1, max_items = 20)]
     pub actions: Vec<Action>,
 }
 
@@ -204,8 +229,10 @@ pub struct RoutingRule {
 #[serde(rename_all = "camelCase")]
 pub struct SlaTrigger {
     /// Time to answer the first message of a conversation (1–604800).
+    #[schema(minimum = 1, maximum = 604800)]
     pub first_response_seconds: i64,
     /// Time to answer each later customer message (1–604800).
+    #[schema(minimum = 1, maximum = 604800)]
     pub second_response_seconds: i64,
 }
 
@@ -217,17 +244,21 @@ pub struct SlaRule {
     /// Id and timestamps.
     #[serde(flatten)]
     pub meta: Meta,
-    /// Name (required).
+    /// Name (required, at most 200 characters).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: Option<String>,
     /// Whether the rule is applied; default true.
     pub active: Option<bool>,
     /// Conditions, all of which must hold (at most 50).
     #[serde(default)]
+    #[schema(max_items = 50)]
     pub conditions: Vec<Condition>,
     /// Response times (required).
+    #[schema(required = true, nullable = false)]
     pub trigger: Option<SlaTrigger>,
-    /// Who is told when no target is matched (at most 50).
+    /// Who is told when no target is matched (unique, at most 50).
     #[serde(default)]
+    #[schema(max_items = 50)]
     pub receivers: Vec<WatchdogReceiver>,
     /// Whether misses alert the receivers.
     pub watchdog_enabled: Option<bool>,

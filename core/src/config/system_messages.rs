@@ -15,8 +15,22 @@ pub struct SystemMessage {
     #[serde(flatten)]
     pub meta: Meta,
     /// The text (required, at most 4000 characters).
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 4000,
+        pattern = r"\S"
+    )]
     pub message: Option<String>,
     /// BCP 47 language tag (required), e.g. `en`, `de-CH`.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 2,
+        max_length = 35,
+        example = "de-CH"
+    )]
     pub language: Option<String>,
 }
 

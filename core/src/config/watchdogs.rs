@@ -40,6 +40,21 @@ pub struct WatchdogReceiver {
     pub value: String,
 }
 
+impl WatchdogReceiver {
+    /// What `value` must be for each `type`, as JSON Schema conditions (a `USER`'s id
+    /// must also name a user of the tenant, which no schema can say).
+    pub fn schema_conditions() -> serde_json::Value {
+        let when = |kind: &str, value: serde_json::Value| serde_json::json!({"if": {"properties": {"type": {"const": kind}}}, "then": {"properties": {"value": value}}});
+        serde_json::json!([
+            when("EMAIL", serde_json::json!({"format": "email"})),
+            when(
+                "WEBHOOK",
+                serde_json::json!({"format": "uri", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://"})
+            ),
+        ])
+    }
+}
+
 /// Kinds of receiver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -60,12 +75,15 @@ pub struct Watchdog {
     /// Id and timestamps.
     #[serde(flatten)]
     pub meta: Meta,
-    /// Name (required).
+    /// Name (required, at most 200 characters).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: Option<String>,
     /// What it watches (required).
+    #[schema(required = true, nullable = false)]
     pub watchdog_type: Option<WatchdogType>,
     /// Where alerts go (unique, at most 50).
     #[serde(default)]
+    #[schema(max_items = 50)]
     pub receivers: Vec<WatchdogReceiver>,
 }
 

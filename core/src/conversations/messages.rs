@@ -73,8 +73,11 @@ pub enum Direction {
 }
 
 /// Where a message came in or went out.
+// Its schema is `MessageChannel`: the routing rules' `Channel` (`CHAT`, `CALL`) has
+// the schema name `Channel`, and utoipa would silently merge two schemas of one name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schema(as = MessageChannel)]
 pub enum Channel {
     /// The visitor widget.
     Widget,
@@ -146,20 +149,59 @@ pub struct Message {
 #[schema(example = json!({"customerId": "crm-1042", "isExternalId": true, "type": "MESSAGE", "message": "Your order ships today."}))]
 pub struct MessageIn {
     /// Required: the customer's id, or its `externalId` when `isExternalId` is true.
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub customer_id: Option<String>,
     /// Required: whether `customerId` is an external id.
+    #[schema(required = true, nullable = false)]
     pub is_external_id: Option<bool>,
     /// Required: `MESSAGE`, `AUDIO`, `VIDEO`, `FILE` or `CARD`.
     #[serde(rename = "type")]
+    #[schema(required = true, nullable = false)]
     pub kind: Option<MessageType>,
     /// The text; required for `MESSAGE` (at most 10,000 characters).
+    #[schema(max_length = 10000)]
     pub message: Option<String>,
     /// An http(s) URL; required for `AUDIO`, `VIDEO` and `FILE`.
+    #[schema(format = "uri", max_length = 2048)]
     pub url: Option<String>,
     /// Required for `CARD`: an http(s) link.
+    #[schema(format = "uri", max_length = 2048)]
     pub button_link: Option<String>,
     /// Required for `CARD` (at most 200 characters).
+    #[schema(max_length = 200)]
     pub button_text: Option<String>,
+}
+
+impl MessageIn {
+    /// What the document's `required` list cannot say: the fields each `type` needs
+    /// (JSON Schema `if`/`then`, checked by [`validate_content`]).
+    pub fn schema_conditions() -> serde_json::Value {
+        content_conditions(false)
+    }
+}
+
+/// The per-type requirements of a message's content, as JSON Schema conditions. With
+/// `type_defaults`, an absent `type` means `MESSAGE` (the widget's rule).
+pub fn content_conditions(type_defaults: bool) -> serde_json::Value {
+    let is = |kinds: &[&str]| {
+        let defaulted = type_defaults && kinds.contains(&"MESSAGE");
+        let mut values: Vec<serde_json::Value> = kinds.iter().map(|k| serde_json::json!(k)).collect();
+        if defaulted {
+            values.push(serde_json::Value::Null);
+        }
+        let mut cond = serde_json::json!({"properties": {"type": {"enum": values}}});
+        if !defaulted {
+            cond["required"] = serde_json::json!(["type"]);
+        }
+        cond
+    };
+    let text = serde_json::json!({"type": "string", "pattern": "\\S"});
+    serde_json::json!([
+        {"if": is(&["MESSAGE"]), "then": {"required": ["message"], "properties": {"message": text}}},
+        {"if": is(&["AUDIO", "VIDEO", "FILE"]), "then": {"required": ["url"], "properties": {"url": {"type": "string"}}}},
+        {"if": is(&["CARD"]), "then": {"required": ["buttonText", "buttonLink"],
+            "properties": {"buttonText": text, "buttonLink": {"type": "string"}}}},
+    ])
 }
 
 /// A message's validated content.
@@ -564,7 +606,7 @@ impl Services {
              and delivered_at is null and id in ({})",
             crate::db::placeholders(4, ids.len())
         );
-        with_db!(self.db(), |pool| {
+        with_db!(self.writer(), |pool| {
             let mut q = sqlx::query(&sql).bind(tenant_id).bind(customer_id).bind(now_ms());
             for id in ids {
                 q = q.bind(*id);

@@ -146,7 +146,8 @@ pub struct Conversation {
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusIn {
-    /// `UNREAD`, `DONE` or `UNRESOLVED`.
+    /// `UNREAD`, `DONE` or `UNRESOLVED` (required).
+    #[schema(required = true, nullable = false)]
     pub status: Option<ConversationStatus>,
 }
 

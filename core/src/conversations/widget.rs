@@ -18,13 +18,27 @@ use crate::{
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WidgetMessageIn {
-    /// `MESSAGE` (default), `AUDIO`, `VIDEO`, `FILE` or `CARD`.
+    /// `MESSAGE` (default), `AUDIO`, `VIDEO` or `FILE`; visitors cannot send `CARD`.
     #[serde(rename = "type")]
     pub kind: Option<MessageType>,
-    /// The text.
+    /// The text; required for `MESSAGE` (at most 10,000 characters).
+    #[schema(max_length = 10000)]
     pub message: Option<String>,
-    /// An http(s) URL, for media.
+    /// An http(s) URL; required for `AUDIO`, `VIDEO` and `FILE`.
+    #[schema(format = "uri", max_length = 2048)]
     pub url: Option<String>,
+}
+
+impl WidgetMessageIn {
+    /// The fields each `type` needs, and the refusal of `CARD`, as JSON Schema
+    /// conditions (what [`Services::visitor_message`] checks).
+    pub fn schema_conditions() -> serde_json::Value {
+        let mut conditions = super::messages::content_conditions(true);
+        if let Some(list) = conditions.as_array_mut() {
+            list.push(serde_json::json!({"not": {"required": ["type"], "properties": {"type": {"const": "CARD"}}}}));
+        }
+        conditions
+    }
 }
 
 /// What the widget learns when a visitor starts: who it is, and the secret that

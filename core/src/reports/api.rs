@@ -83,7 +83,20 @@ pub struct DateFilter {
     /// End of a `CUSTOM` range, unix milliseconds (exclusive).
     pub to: Option<i64>,
     /// IANA time zone to cut buckets in; default the tenant's.
+    #[cfg_attr(feature = "server", schema(example = "Europe/Berlin"))]
     pub time_zone: Option<String>,
+}
+
+impl DateFilter {
+    /// `CUSTOM` needs `from` and `to` (`from` at least 0; `to` after `from`, at most
+    /// five years later), as a JSON Schema condition. It also serves
+    /// [`AgentTimesRequest`], which has the same fields.
+    pub fn schema_conditions() -> serde_json::Value {
+        serde_json::json!([{
+            "if": {"required": ["grouping"], "properties": {"grouping": {"const": "CUSTOM"}}},
+            "then": {"required": ["from", "to"], "properties": {"from": {"type": "integer", "minimum": 0}, "to": {"type": "integer"}}},
+        }])
+    }
 }
 
 /// Tags filter (the spec's `BooleanArrayFilterString`): an item matches when it
@@ -150,13 +163,17 @@ pub struct MetricEntry {
     pub group_by: Option<String>,
     /// Co-browse and visit reports: tag filter.
     pub tags: Option<TagsFilter>,
-    /// Visit reports: only these visitors.
+    /// Visit reports: only these visitors (unique, at most 200).
+    #[cfg_attr(feature = "server", schema(max_items = 200))]
     pub visitor_ids: Option<Vec<String>>,
-    /// Visit reports: only visitors with these external ids.
+    /// Visit reports: only visitors with these external ids (unique, at most 200).
+    #[cfg_attr(feature = "server", schema(max_items = 200))]
     pub external_ids: Option<Vec<String>>,
-    /// Visit reports: visits whose URL starts with this.
+    /// Visit reports: visits whose URL starts with this (an http(s) URL).
+    #[cfg_attr(feature = "server", schema(format = "uri"))]
     pub base_url: Option<String>,
-    /// Rule report: only these rules.
+    /// Rule report: only these rules (unique, at most 200).
+    #[cfg_attr(feature = "server", schema(max_items = 200))]
     pub rule_ids: Option<Vec<String>>,
 }
 
@@ -169,8 +186,9 @@ pub struct MetricEntry {
     "dateFilter": {"grouping": "LAST_7_DAYS"}
 })))]
 pub struct ReportRequest {
-    /// What to measure.
+    /// What to measure (1–20 metrics; exactly one when it has a `groupBy`).
     #[serde(default)]
+    #[cfg_attr(feature = "server", schema(required = true, min_items = 1, max_items = 20))]
     pub metrics: Vec<MetricEntry>,
     /// Period, buckets and time zone.
     #[serde(default)]
@@ -202,6 +220,7 @@ pub struct AgentTimesRequest {
     /// End of a `CUSTOM` range, unix milliseconds.
     pub to: Option<i64>,
     /// IANA time zone for the period's edges; default the tenant's.
+    #[cfg_attr(feature = "server", schema(example = "Europe/Berlin"))]
     pub time_zone: Option<String>,
 }
 

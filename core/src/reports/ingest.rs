@@ -30,6 +30,7 @@ const MAX_DURATION_MS: i64 = 86_400_000;
 pub struct TrackBatch {
     /// 1–100 events.
     #[serde(default)]
+    #[schema(required = true, min_items = 1, max_items = 100)]
     pub events: Vec<TrackEvent>,
 }
 
@@ -52,21 +53,28 @@ pub enum TrackEvent {
 #[serde(rename_all = "camelCase")]
 pub struct VisitIn {
     /// The visit's id (the script's), 1–100 characters.
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub id: String,
-    /// The visitor's id.
+    /// The visitor's id (1–100 characters).
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub visitor_id: String,
     /// The id set through the client script API.
+    #[schema(max_length = 200)]
     pub external_id: Option<String>,
     /// The entry page, an http(s) URL.
+    #[schema(format = "uri", max_length = 2000)]
     pub url: String,
-    /// Start, unix ms.
+    /// Start, unix ms, within the last 7 days (and at most 5 minutes ahead).
     pub started_at: i64,
     /// Length, ms (at most a day).
+    #[schema(minimum = 0, maximum = 86400000)]
     pub duration_ms: i64,
-    /// Pages seen (at least 1).
+    /// Pages seen (1–10000).
+    #[schema(minimum = 1, maximum = 10000)]
     pub page_views: i64,
-    /// Tags (at most 50).
+    /// Tags (at most 50, each 1–64 characters).
     #[serde(default)]
+    #[schema(max_items = 50)]
     pub tags: Vec<String>,
 }
 
@@ -74,17 +82,20 @@ pub struct VisitIn {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionIn {
-    /// The session's id.
+    /// The session's id (1–100 characters).
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub id: String,
     /// Why it was recorded: an upper-case token such as `CHAT`, `COBROWSE`,
     /// `ERROR`, `RULE` or `MANUAL`.
+    #[schema(pattern = "^[A-Z0-9_]{1,40}$", example = "CHAT")]
     pub reason: String,
-    /// Start, unix ms.
+    /// Start, unix ms, within the last 7 days (and at most 5 minutes ahead).
     pub started_at: i64,
-    /// End, unix ms.
+    /// End, unix ms: not before the start, at most a day after it.
     pub ended_at: i64,
-    /// Tags.
+    /// Tags (at most 50, each 1–64 characters).
     #[serde(default)]
+    #[schema(max_items = 50)]
     pub tags: Vec<String>,
 }
 
@@ -92,33 +103,45 @@ pub struct SessionIn {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceIn {
-    /// The event's id.
+    /// The event's id (1–100 characters).
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub id: String,
-    /// When it loaded, unix ms.
+    /// When it loaded, unix ms, within the last 7 days (and at most 5 minutes ahead).
     pub at: i64,
     /// The visit.
+    #[schema(max_length = 200)]
     pub visit_id: Option<String>,
     /// The recorded session.
+    #[schema(max_length = 200)]
     pub session_id: Option<String>,
     /// The visitor.
+    #[schema(max_length = 200)]
     pub visitor_id: Option<String>,
     /// The id set through the client script API.
+    #[schema(max_length = 200)]
     pub external_id: Option<String>,
-    /// Resource name (usually the file name).
+    /// Resource name (usually the file name; 1–100 characters).
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub name: String,
     /// `script`, `css`, `img`, `font`, `fetch`, `xhr`, `document`, `other`, …
     #[serde(rename = "resourceType")]
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub kind: String,
     /// The page it loaded on, an http(s) URL.
+    #[schema(format = "uri", max_length = 2000)]
     pub url: String,
-    /// HTTP status, if known.
+    /// HTTP status, if known (0–999).
+    #[schema(minimum = 0, maximum = 999)]
     pub status_code: Option<i32>,
-    /// Load time, ms.
+    /// Load time, ms (at most an hour).
+    #[schema(minimum = 0, maximum = 3600000)]
     pub duration_ms: i64,
     /// Bytes transferred, if known.
+    #[schema(minimum = 0, maximum = 2147483647)]
     pub transfer_bytes: Option<i64>,
-    /// Tags of the visit.
+    /// Tags of the visit (at most 50, each 1–64 characters).
     #[serde(default)]
+    #[schema(max_items = 50)]
     pub tags: Vec<String>,
 }
 
@@ -126,30 +149,41 @@ pub struct ResourceIn {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScriptErrorIn {
-    /// The event's id.
+    /// The event's id (1–100 characters).
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub id: String,
-    /// When it happened, unix ms.
+    /// When it happened, unix ms, within the last 7 days (and at most 5 minutes ahead).
     pub at: i64,
     /// The visit.
+    #[schema(max_length = 200)]
     pub visit_id: Option<String>,
     /// The recorded session.
+    #[schema(max_length = 200)]
     pub session_id: Option<String>,
     /// The visitor.
+    #[schema(max_length = 200)]
     pub visitor_id: Option<String>,
     /// The id set through the client script API.
+    #[schema(max_length = 200)]
     pub external_id: Option<String>,
     /// The page, an http(s) URL.
+    #[schema(format = "uri", max_length = 2000)]
     pub url: String,
-    /// The error message (cut to 1000 characters).
+    /// The error message (not blank; cut to 1000 characters).
+    #[schema(pattern = r"\S")]
     pub message: String,
     /// The script file.
+    #[schema(max_length = 200)]
     pub file_name: Option<String>,
     /// Line.
+    #[schema(minimum = 0, maximum = 10000000)]
     pub line: Option<i32>,
     /// Column.
+    #[schema(minimum = 0, maximum = 10000000)]
     pub column: Option<i32>,
-    /// Tags of the visit.
+    /// Tags of the visit (at most 50, each 1–64 characters).
     #[serde(default)]
+    #[schema(max_items = 50)]
     pub tags: Vec<String>,
 }
 

@@ -144,6 +144,7 @@ pub struct Delivery {
     /// Event id, sent as `webhook-id`.
     pub event_id: String,
     /// Event type.
+    #[schema(value_type = crate::events::EventType)]
     pub event_type: String,
     /// `pending`, `delivering`, `succeeded` or `failed`.
     pub state: String,
@@ -172,6 +173,7 @@ pub struct Attempt {
     /// The event (`webhook-id`).
     pub event_id: String,
     /// The event type.
+    #[schema(value_type = crate::events::EventType)]
     pub event_type: String,
     /// Attempt number in its schedule.
     pub attempt: i64,

@@ -34,6 +34,7 @@ pub struct WebhookEndpoint {
     /// A note for admins.
     pub description: Option<String>,
     /// Event types delivered; empty means every event.
+    #[schema(value_type = Vec<crate::events::SubscribableEventType>)]
     pub event_types: Vec<EventType>,
     /// Disabled endpoints receive nothing: events that happen meanwhile are not queued
     /// for them, and deliveries queued before wait until the endpoint is enabled.
@@ -72,10 +73,13 @@ pub struct WebhookWithSecret {
 #[schema(example = json!({"url": "https://crm.example.com/hooks/rapport", "eventTypes": ["conversation.created", "message.received"], "description": "CRM sync"}))]
 pub struct WebhookIn {
     /// Required: an absolute http(s) URL.
+    #[schema(required = true, nullable = false, format = "uri", min_length = 1, max_length = 2048)]
     pub url: Option<String>,
     /// A note for admins (at most 500 characters).
+    #[schema(max_length = 500)]
     pub description: Option<String>,
     /// Event types to deliver (unique); omitted or empty means every event.
+    #[schema(value_type = Option<Vec<crate::events::SubscribableEventType>>)]
     pub event_types: Option<Vec<String>>,
     /// Default true. Enabling clears the reason Rapport disabled it.
     pub enabled: Option<bool>,
@@ -87,6 +91,7 @@ pub struct WebhookIn {
 pub struct RotateSecretIn {
     /// How long the previous secret keeps signing, in seconds: 0 to 604800 (7 days).
     /// Default 86400 (24 hours).
+    #[schema(minimum = 0, maximum = 604800)]
     pub overlap_seconds: Option<i64>,
 }
 
@@ -150,7 +155,7 @@ fn validate(input: &WebhookIn) -> CoreResult<ValidWebhook> {
     let description = checks.optional_text("description", input.description.as_deref(), 500);
     let names = input.event_types.clone().unwrap_or_default();
     checks.unique_items("eventTypes", &names, EventType::ALL.len(), |checks, at, name| {
-        if EventType::parse(name).is_none_or(|t| t == EventType::WebhookTest) {
+        if EventType::parse(name).is_none_or(|t| !t.is_subscribable()) {
             checks.push(
                 at,
                 "unknown_event_type",

@@ -199,6 +199,10 @@ impl IntoResponse for ApiError {
 #[allow(dead_code)] // Only read by the OpenAPI derive.
 #[derive(utoipa::IntoResponses)]
 pub enum AuthErrors {
+    /// The `Authorization` header and the `access_token` query parameter name
+    /// different tokens (`conflicting_tokens`).
+    #[response(status = 400, content_type = "application/problem+json")]
+    ConflictingTokens(Problem),
     /// No token, or an invalid or revoked one.
     #[response(status = 401, content_type = "application/problem+json")]
     Unauthorized(Problem),
@@ -214,7 +218,11 @@ pub enum AuthErrors {
 #[allow(dead_code)] // Only read by the OpenAPI derive.
 #[derive(utoipa::IntoResponses)]
 pub enum InputErrors {
-    /// The body is not valid JSON.
+    /// The request cannot be read: the body is not valid JSON (`malformed_json`,
+    /// `unreadable_body`), or the `Authorization` header and the `access_token` query
+    /// parameter name different tokens (`conflicting_tokens`).
+    // Operations list `AuthErrors` before these, so this description is the one a
+    // 400 keeps; it names the token case too.
     #[response(status = 400, content_type = "application/problem+json")]
     Malformed(Problem),
     /// The body is larger than allowed.

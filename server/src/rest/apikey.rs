@@ -28,6 +28,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct ApiKeyIn {
     /// What the key is for (required, at most 100 characters).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 100, pattern = r"\S")]
     pub name: Option<String>,
 }
 

@@ -24,6 +24,7 @@ mod config;
 mod conversation;
 mod customer;
 mod links;
+mod refine;
 mod report;
 mod session;
 mod team;
@@ -89,13 +90,17 @@ impl Modify for SecuritySchemes {
     }
 }
 
-/// The REST router (to nest at [`BASE`]) and its OpenAPI document.
-pub fn router() -> (axum::Router<AppState>, OpenApiDoc) {
+/// The REST router (to nest at [`BASE`]) and its OpenAPI document, as the JSON
+/// that is served (utoipa's, with what [`refine`] adds).
+pub fn router() -> (axum::Router<AppState>, Arc<serde_json::Value>) {
     let (router, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .nest(BASE, api())
         .split_for_parts();
     doc.openapi = utoipa::openapi::OpenApiVersion::Version31;
-    let router = router.layer(Extension(Arc::new(doc.clone())));
+    let mut doc = serde_json::to_value(&doc).expect("the OpenAPI document serialises");
+    refine::refine(&mut doc);
+    let doc = Arc::new(doc);
+    let router = router.layer(Extension(doc.clone()));
     (router, doc)
 }
 
@@ -120,6 +125,6 @@ fn api() -> OpenApiRouter<AppState> {
 
 /// This document: the OpenAPI 3.1 description of the REST API.
 #[utoipa::path(get, path = "/openapi.json", tag = "meta", responses((status = 200, description = "The OpenAPI document", content_type = "application/json")))]
-async fn openapi_json(Extension(doc): Extension<Arc<OpenApiDoc>>) -> Json<OpenApiDoc> {
+async fn openapi_json(Extension(doc): Extension<Arc<serde_json::Value>>) -> Json<serde_json::Value> {
     Json((*doc).clone())
 }

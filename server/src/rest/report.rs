@@ -56,7 +56,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct Format {
-    /// `json` (default) or `csv`.
+    /// `json` (default) or `csv` (a `text/csv` download); other values answer JSON.
+    #[param(example = "csv")]
     format: Option<String>,
 }
 
@@ -127,7 +128,7 @@ fn body_filter(body: AgentTimesRequest) -> DateFilter {
 /// in minutes (spec 4.1, 2.17).
 #[utoipa::path(post, path = "/report/agent/times/online", tag = "report", request_body = AgentTimesRequest, params(Format),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = Vec<AgentTimes>), AuthErrors, InputErrors))]
+    responses((status = 200, description = "The report (as CSV with `?format=csv`)", content((Vec<AgentTimes> = "application/json"), (String = "text/csv"))), AuthErrors, InputErrors))]
 async fn times_online(
     auth: TenantAuth,
     State(state): State<AppState>,
@@ -140,7 +141,7 @@ async fn times_online(
 /// Agent logged-in times (the logged-in variant of the times list).
 #[utoipa::path(post, path = "/report/agent/times/loggedin", tag = "report", request_body = AgentTimesRequest, params(Format),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = Vec<AgentTimes>), AuthErrors, InputErrors))]
+    responses((status = 200, description = "The report (as CSV with `?format=csv`)", content((Vec<AgentTimes> = "application/json"), (String = "text/csv"))), AuthErrors, InputErrors))]
 async fn times_logged_in(
     auth: TenantAuth,
     State(state): State<AppState>,
@@ -162,8 +163,10 @@ struct Range {
     /// The period when no range is given, and the bucket size.
     grouping: Option<Grouping>,
     /// IANA zone; default the tenant's.
+    #[param(example = "Europe/Berlin")]
     time_zone: Option<String>,
-    /// `json` (default) or `csv`.
+    /// `json` (default) or `csv` (a `text/csv` download); other values answer JSON.
+    #[param(example = "csv")]
     format: Option<String>,
 }
 
@@ -179,7 +182,7 @@ impl Range {
 /// Agent online times for a date range (ranged form).
 #[utoipa::path(get, path = "/report/agent/times/online/range", tag = "report", params(Range),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = Vec<AgentTimes>), AuthErrors, InputErrors))]
+    responses((status = 200, description = "The report (as CSV with `?format=csv`)", content((Vec<AgentTimes> = "application/json"), (String = "text/csv"))), AuthErrors, InputErrors))]
 async fn times_online_range(
     auth: TenantAuth,
     State(state): State<AppState>,
@@ -192,7 +195,7 @@ async fn times_online_range(
 /// Agent logged-in times for a date range (ranged form).
 #[utoipa::path(get, path = "/report/agent/times/loggedin/range", tag = "report", params(Range),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = Vec<AgentTimes>), AuthErrors, InputErrors))]
+    responses((status = 200, description = "The report (as CSV with `?format=csv`)", content((Vec<AgentTimes> = "application/json"), (String = "text/csv"))), AuthErrors, InputErrors))]
 async fn times_logged_in_range(
     auth: TenantAuth,
     State(state): State<AppState>,
@@ -206,7 +209,7 @@ async fn times_logged_in_range(
 /// answered, done, mean first response and response time (seconds), messages sent.
 #[utoipa::path(get, path = "/report/agent/conversations", tag = "report", params(Range),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = AgentConversationReport), AuthErrors, InputErrors))]
+    responses((status = 200, description = "The report (as CSV with `?format=csv`)", content((AgentConversationReport = "application/json"), (String = "text/csv"))), AuthErrors, InputErrors))]
 async fn agent_conversations(
     auth: TenantAuth,
     State(state): State<AppState>,
@@ -260,7 +263,7 @@ macro_rules! aggregation_report {
         #[doc = $doc]
         #[utoipa::path(post, path = $path, tag = "report", request_body = ReportRequest, params(Format),
                     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-                    responses((status = 200, body = AggregationResponse), AuthErrors, InputErrors))]
+                    responses((status = 200, description = "The report (as CSV with `?format=csv`)", content((AggregationResponse = "application/json"), (String = "text/csv"))), AuthErrors, InputErrors))]
         async fn $fn(
             auth: TenantAuth,
             State(state): State<AppState>,
@@ -334,7 +337,7 @@ aggregation_report!(
 /// load times, filtered, optionally grouped (same-named resources averaged).
 #[utoipa::path(post, path = "/report/resources", tag = "report", request_body = ResourceFilter, params(Format),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = ResourceReport), AuthErrors, InputErrors))]
+    responses((status = 200, description = "The report (as CSV with `?format=csv`)", content((ResourceReport = "application/json"), (String = "text/csv"))), AuthErrors, InputErrors))]
 async fn resources(
     auth: TenantAuth,
     State(state): State<AppState>,
@@ -352,7 +355,7 @@ async fn resources(
 /// and affected visitors, and per-bucket totals.
 #[utoipa::path(post, path = "/report/scripterrors", tag = "report", request_body = ScriptErrorFilter, params(Format),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = ScriptErrorReport), AuthErrors, InputErrors))]
+    responses((status = 200, description = "The report (as CSV with `?format=csv`)", content((ScriptErrorReport = "application/json"), (String = "text/csv"))), AuthErrors, InputErrors))]
 async fn script_errors(
     auth: TenantAuth,
     State(state): State<AppState>,

@@ -30,15 +30,27 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantIn {
-    /// Display name (required).
+    /// Display name (required, at most 200 characters).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: Option<String>,
-    /// Unique handle (`a-z`, `0-9`, `-`); derived from the name when omitted.
+    /// Unique handle: 2–63 of `a-z`, `0-9` and `-`, not starting with `-`. Derived
+    /// from the name when omitted (`tenant-…` when the name has too few letters).
+    #[schema(
+        min_length = 2,
+        max_length = 63,
+        pattern = "^[a-z0-9][a-z0-9-]*$",
+        example = "acme-support"
+    )]
     pub slug: Option<String>,
     /// IANA time zone; default `UTC`.
+    #[schema(example = "Europe/Berlin")]
     pub timezone: Option<String>,
     /// E-mail of a first admin to create in the tenant.
+    #[schema(format = Email, max_length = 254)]
     pub admin_email: Option<String>,
-    /// That admin's password; generated and returned once when omitted.
+    /// That admin's password (8–256 characters); generated and returned once when
+    /// omitted. Only read with `adminEmail`.
+    #[schema(min_length = 8, max_length = 256)]
     pub admin_password: Option<String>,
 }
 

@@ -42,7 +42,9 @@ const ID: &str = "Webhook subscription id";
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct EventTypeInfo {
-    /// Wire name, as in `eventTypes` and the `rapport-event-type` header.
+    /// Wire name, as in the `rapport-event-type` header and (all but `webhook.test`)
+    /// in `eventTypes`.
+    #[schema(value_type = rapport_core::events::EventType)]
     name: String,
     /// When it fires and what its body is.
     description: String,

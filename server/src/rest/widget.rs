@@ -30,7 +30,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     http::{
-        error::{ApiError, ApiResult, AuthErrors, InputErrors},
+        error::{ApiError, ApiResult, AuthErrors, ConflictError, InputErrors},
         extract::{actor, bearer_token, ApiJson, ApiQuery, TenantAuth},
     },
     state::AppState,
@@ -127,7 +127,7 @@ async fn rotate_key(auth: TenantAuth, State(state): State<AppState>) -> ApiResul
 /// and `conversation.created`, and returns the visitor token, shown only here.
 #[utoipa::path(post, path = "/widget/visitor", tag = "widget", request_body = CustomerIn,
     security(("widgetKey" = [])),
-    responses((status = 201, body = VisitorIdentity), AuthErrors, InputErrors))]
+    responses((status = 201, body = VisitorIdentity), AuthErrors, InputErrors, ConflictError))]
 async fn start_visitor(
     State(state): State<AppState>,
     parts: AnonymousVisitor,
