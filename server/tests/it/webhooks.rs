@@ -1,10 +1,15 @@
 //! Webhook delivery end to end: events reach a real HTTP receiver, signed (verified
 //! with the published `standardwebhooks` crate), in order, retried, disabled on 410
-//! or after failing too long, refused by the SSRF guard, replayed.
+//! or after failing too long, refused by the SSRF guard, replayed; and one tenant's
+//! failing endpoints with a large backlog delay no one else.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rapport_core::{backend_tests, testing::TestDb};
+use rapport_core::{
+    backend_tests,
+    testing::{queue_backlog, TestDb},
+    with_db,
+};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -368,6 +373,86 @@ async fn an_endpoint_failing_past_the_limit_is_disabled_and_audited(db: TestDb) 
     app.stop().await;
 }
 
+/// Failing endpoints of tenant A with a large backlog (a name that does not
+/// resolve, a port that refuses connections, a receiver answering 500) leave
+/// tenant B's deliveries and both tenants' REST writes on time, and A's backlog
+/// is held whole by each endpoint's circuit rather than attempted delivery by
+/// delivery. Bounds are generous (debug builds, shared machines): what they catch
+/// is a worker that spends itself on the backlog.
+async fn a_failing_backlog_leaves_other_tenants_and_writes_on_time(db: TestDb) {
+    const BACKLOG: usize = 10_000;
+    let app = TestApp::start_with(db, |c| {
+        c.rate_limit_per_token = 0;
+        c.rate_limit_per_ip = 0;
+    })
+    .await;
+    let (alpha, ta) = app.tenant_with_key("Alpha").await;
+    let (_, tb) = app.tenant_with_key("Beta").await;
+    let erroring = Receiver::start().await;
+    erroring.script((0..100_000).map(|_| Reply::Status(500)));
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/hook", listener.local_addr().unwrap())
+    };
+    let mut failing = Vec::new();
+    for url in [
+        "http://unresolvable.invalid/hook",
+        closed.as_str(),
+        erroring.url.as_str(),
+    ] {
+        failing.push(subscribe(&app, &ta, url, &[]).await.0);
+    }
+    let queued = queue_backlog(&app.services, &alpha, &failing, BACKLOG).await.unwrap();
+    assert_eq!(queued, 3 * BACKLOG);
+    let healthy = Receiver::start().await;
+    let (_, secret) = subscribe(&app, &tb, &healthy.url, &["customer.created"]).await;
+
+    // Three seconds of traffic: A's endpoints are probed several times meanwhile.
+    let mut slowest_write = Duration::ZERO;
+    for n in 0..30 {
+        let created = Instant::now();
+        for token in [&tb, &ta] {
+            let started = Instant::now();
+            ok_json(
+                app.post("/rest/v1/customer", token, json!({})).await,
+                StatusCode::CREATED,
+            )
+            .await;
+            slowest_write = slowest_write.max(started.elapsed());
+        }
+        let got = healthy.wait_for(n + 1, Duration::from_secs(5)).await;
+        got[n].verify(&secret);
+        let took = got[n].at.duration_since(created);
+        assert!(took < Duration::from_secs(5), "Beta's event {n} took {took:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        slowest_write < Duration::from_secs(2),
+        "a REST write took {slowest_write:?}"
+    );
+
+    // Each failing endpoint took one share of attempts, then was held and probed
+    // one delivery at a time: the backlog itself was not attempted.
+    let attempted: i64 = with_db!(app.services.db(), |pool| sqlx::query_scalar(
+        "select count(*) from webhook_deliveries where tenant_id = $1 and attempts > 0"
+    )
+    .bind(&alpha)
+    .fetch_one(pool)
+    .await)
+    .unwrap();
+    assert!(attempted <= 3 * 40, "{attempted} of Alpha's deliveries were attempted");
+    assert!(
+        erroring.received().len() <= 40,
+        "{} requests",
+        erroring.received().len()
+    );
+    for hook in &failing {
+        let endpoint = ok_json(app.get(&format!("/rest/v1/webhook/{hook}"), &ta).await, StatusCode::OK).await;
+        assert!(endpoint["failingSince"].is_string(), "{endpoint}");
+    }
+    app.stop().await;
+}
+
 backend_tests!(
     retries_honour_retry_after_and_410_disables,
     exhausted_deliveries_fail_and_replay_with_the_same_id,
@@ -376,4 +461,5 @@ backend_tests!(
     the_ssrf_guard_refuses_private_addresses,
     one_customers_events_arrive_in_order_behind_a_failing_one,
     an_endpoint_failing_past_the_limit_is_disabled_and_audited,
+    a_failing_backlog_leaves_other_tenants_and_writes_on_time,
 );
