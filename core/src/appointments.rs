@@ -130,14 +130,17 @@ pub struct AppointmentIn {
 }
 
 impl AppointmentIn {
-    /// `validAfter` and `validBefore` apply only with `validType: HOURS`, as a JSON
-    /// Schema condition.
+    /// `validAfter` and `validBefore` apply only with `validType: HOURS`, and
+    /// attendees are e-mail addresses, as JSON Schema conditions.
     pub fn schema_conditions() -> serde_json::Value {
         let given = |field: &str| serde_json::json!({"required": [field], "properties": {field: {"type": "integer"}}});
-        serde_json::json!([{
-            "if": {"anyOf": [given("validAfter"), given("validBefore")]},
-            "then": {"required": ["validType"], "properties": {"validType": {"const": "HOURS"}}},
-        }])
+        serde_json::json!([
+            {
+                "if": {"anyOf": [given("validAfter"), given("validBefore")]},
+                "then": {"required": ["validType"], "properties": {"validType": {"const": "HOURS"}}},
+            },
+            {"properties": {"attendees": {"items": {"format": "email"}}}},
+        ])
     }
 }
 

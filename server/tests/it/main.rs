@@ -3,6 +3,7 @@
 
 mod auth;
 mod binary;
+mod conformance;
 mod conversations;
 mod dashboard;
 mod dashboard_forms;
