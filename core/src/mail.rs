@@ -272,7 +272,7 @@ impl Services {
                order by next_attempt_at, id limit $3 {lock}) \
              returning {COLUMNS}"
         );
-        let rows: Vec<MailRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+        let rows: Vec<MailRow> = with_db!(self.writer(), |pool| sqlx::query_as(&sql)
             .bind(now)
             .bind(now + lease_ms)
             .bind(limit)

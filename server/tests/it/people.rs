@@ -317,4 +317,59 @@ async fn users_and_teams(db: TestDb) {
     );
 }
 
-backend_tests!(customers, users_and_teams);
+/// The total of an unfiltered customer list is the tenant's kept count: it follows
+/// creates and deletes, per tenant, and agrees with a filtered count.
+async fn customer_list_totals_follow_creates_and_deletes(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (_, t) = app.tenant_with_key("Alpha").await;
+    let (_, other) = app.tenant_with_key("Beta").await;
+    let total = |token: String, query: &'static str| {
+        let app = &app;
+        async move {
+            ok_json(
+                app.get(&format!("/rest/v1/customer?pageSize=2{query}"), &token).await,
+                StatusCode::OK,
+            )
+            .await["page"]["totalElements"]
+                .as_i64()
+                .unwrap()
+        }
+    };
+    assert_eq!(total(t.clone(), "").await, 0);
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let c = ok_json(
+            app.post("/rest/v1/customer", &t, json!({"firstName": format!("Zed{n}")}))
+                .await,
+            StatusCode::CREATED,
+        )
+        .await;
+        ids.push(c["id"].as_str().unwrap().to_string());
+    }
+    ok_json(
+        app.post("/rest/v1/customer", &other, json!({})).await,
+        StatusCode::CREATED,
+    )
+    .await;
+    assert_eq!(total(t.clone(), "").await, 5);
+    assert_eq!(total(t.clone(), "&search=zed").await, 5);
+    assert_eq!(total(other.clone(), "").await, 1);
+    // An override is no new customer; a delete is one fewer, and only here.
+    ok_json(
+        app.post("/rest/v1/customer", &t, json!({"id": ids[0], "firstName": "Zed"}))
+            .await,
+        StatusCode::OK,
+    )
+    .await;
+    let gone = send(&app, Method::DELETE, &format!("/rest/v1/customer/{}", ids[1]), &t, None).await;
+    assert!(gone.status().is_success(), "{}", gone.status());
+    assert_eq!(total(t.clone(), "").await, 4);
+    assert_eq!(total(t.clone(), "&search=zed").await, 4);
+    assert_eq!(total(other.clone(), "").await, 1);
+}
+
+backend_tests!(
+    customer_list_totals_follow_creates_and_deletes,
+    customers,
+    users_and_teams
+);
