@@ -107,6 +107,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/platform/tenants/:id") view={Lazy::<TenantRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/docs/api") view={Lazy::<ApiReferenceRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/inbox") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/inbox/:id") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/appointments") view={Lazy::<AppointmentsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/appointments/new") view={Lazy::<NewAppointmentRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/appointments/:id") view={Lazy::<AppointmentRoute>::new()} ssr=SsrMode::Async />

@@ -2,7 +2,10 @@
 //! the page below. Signed-out visitors are sent to the login page.
 
 use leptos::prelude::*;
-use leptos_router::components::{Outlet, Redirect, A};
+use leptos_router::{
+    components::{Outlet, Redirect, A},
+    hooks::use_location,
+};
 use rapport_core::{
     model::{Role, SessionUser},
     reports::api::PresenceStatus,
@@ -112,10 +115,35 @@ pub fn encode_query(value: &str) -> String {
         .collect()
 }
 
+/// The login page's address for someone signed out at `path` (with its `search`,
+/// the query string): `/login?next=…`, so that signing in comes back here.
+pub fn login_path(path: &str, search: &str) -> String {
+    let search = search.trim_start_matches('?');
+    let next = if search.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{search}")
+    };
+    if next == "/" || next.is_empty() {
+        "/login".to_string()
+    } else {
+        format!("/login?next={}", encode_query(&next))
+    }
+}
+
+/// [`login_path`] for the page shown when it is called (read when the redirect
+/// happens, not when the frame was built, since the frame stays across pages).
+fn login_here() -> impl Fn() -> String + Copy + Send + Sync + 'static {
+    let location = use_location();
+    let (pathname, search) = (location.pathname, location.search);
+    move || login_path(&pathname.get_untracked(), &search.get_untracked())
+}
+
 /// Frame of every signed-in page.
 #[component]
 pub fn Layout() -> impl IntoView {
     let user: UserResource = Resource::new(|| (), |_| current_user());
+    let login = login_here();
     provide_context(user);
     // Created here, outside the suspended top bar, so that the server and the
     // browser register it in the same order while hydrating.
@@ -129,7 +157,7 @@ pub fn Layout() -> impl IntoView {
                         let status = presence.await.ok().flatten();
                         view! { <TopBar user=u presence=status /> }.erase()
                     }
-                    Ok(None) => view! { <Redirect path="/login" /> }.erase(),
+                    Ok(None) => view! { <Redirect path=login() /> }.erase(),
                     Err(_) => view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }.erase(),
                 }
             })}
@@ -241,13 +269,14 @@ fn PresenceSwitch(initial: Option<PresenceStatus>) -> impl IntoView {
 pub fn Guard(allowed: fn(&SessionUser) -> bool, children: SyncChildrenFn) -> impl IntoView {
     let user = expect_context::<UserResource>();
     let children = StoredValue::new(children);
+    let login = login_here();
     view! {
         <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match user.await {
                     Ok(Some(u)) if allowed(&u) => children.with_value(SyncChildrenFn::view),
                     Ok(Some(_)) => view! { <Forbidden /> }.erase(),
-                    Ok(None) => view! { <Redirect path="/login" /> }.erase(),
+                    Ok(None) => view! { <Redirect path=login() /> }.erase(),
                     Err(e) => view! { <crate::components::feedback::ErrorNote error=e.to_string() /> }.erase(),
                 }
             })}
@@ -267,5 +296,21 @@ fn Forbidden() -> impl IntoView {
             <p>"Ask an admin of your workspace if you need access to this page."</p>
             <p><a href="/">"Back to the start page"</a></p>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod login_path_tests {
+    use super::login_path;
+
+    #[test]
+    fn the_login_page_leads_back_to_the_page_asked_for() {
+        assert_eq!(login_path("/", ""), "/login");
+        assert_eq!(login_path("/inbox/abc", ""), "/login?next=%2Finbox%2Fabc");
+        assert_eq!(
+            login_path("/inbox", "?status=DONE&c=a"),
+            "/login?next=%2Finbox%3Fstatus%3DDONE%26c%3Da"
+        );
+        assert_eq!(login_path("/inbox", "c=a"), "/login?next=%2Finbox%3Fc%3Da");
     }
 }

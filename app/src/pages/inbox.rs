@@ -2,14 +2,16 @@
 //! the open thread with every message type, reply, assignment and status.
 //!
 //! The view is in the URL (`?status=UNRESOLVED&mine=1&c=<customer>`), so every
-//! state is a link and every form works without JavaScript. Once hydrated, the
+//! state is a link and every form works without JavaScript. `/inbox/<customer>` is
+//! the link Rapport hands out (the webhooks' Conversation `url`): the inbox with
+//! that conversation open. Once hydrated, the
 //! page follows `GET /inbox/events`: a change reloads the list, and the thread
 //! when it is the open one. While the stream is down the page says so, and on
 //! reconnecting it reloads both, since events in between are lost.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_query_map;
+use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -54,12 +56,14 @@ impl InboxState {
     }
 }
 
-/// `/inbox`.
+/// `/inbox`, and `/inbox/:id` with that customer's conversation open.
 #[component]
 pub fn InboxPage() -> impl IntoView {
     let query = use_query_map();
+    let params = use_params_map();
     let state = Memo::new(move |_| {
         let q = query.read();
+        let linked = params.read().get("id").filter(|c| !c.is_empty());
         let status = q
             .get("status")
             .filter(|s| TABS.iter().any(|(t, _)| t == s))
@@ -72,7 +76,7 @@ pub fn InboxPage() -> impl IntoView {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(INBOX_LIMIT)
                 .clamp(1, INBOX_MOST_SHOWN),
-            open: q.get("c").filter(|c| !c.is_empty()),
+            open: q.get("c").filter(|c| !c.is_empty()).or(linked),
         }
     });
     // Bumped by live events: every change reloads the list, one of the open

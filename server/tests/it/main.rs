@@ -13,6 +13,7 @@ mod durability;
 mod errors;
 mod inbox;
 mod link_grants;
+mod links_open;
 mod mail;
 mod meetings;
 mod openapi;
