@@ -15,7 +15,7 @@ use rapport_core::{
     time::now_ms,
     webhooks::{
         deliveries::{
-            work_finding_statements, AttemptResult, ClaimLimits, ClaimedDelivery, Outcome, RetryPolicy, WorkParam,
+            work_finding_statements, AttemptResult, Busy, ClaimLimits, ClaimedDelivery, Outcome, RetryPolicy, WorkParam,
         },
         WebhookIn,
     },
@@ -59,6 +59,7 @@ fn limits() -> ClaimLimits {
     ClaimLimits {
         total: 128,
         per_endpoint: 16,
+        per_tenant: 64,
         lease: Duration::from_secs(60),
     }
 }
@@ -100,14 +101,22 @@ async fn a_failing_endpoint_is_held_whole_and_others_are_served(db: TestDb) {
     let s = db.services();
     let (a, dead) = endpoint(&s, "Alpha", "http://unresolvable.invalid/hook").await;
     let (b, healthy) = endpoint(&s, "Beta", "http://receiver.example/hook").await;
-    assert_eq!(queue_backlog(&s, &a, &[dead.clone()], BACKLOG).await.unwrap(), BACKLOG);
+    assert_eq!(
+        queue_backlog(&s, &a, std::slice::from_ref(&dead), BACKLOG)
+            .await
+            .unwrap(),
+        BACKLOG
+    );
 
     // The first claim takes the endpoint's share, no more.
-    let first = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    let first = s.claim_deliveries(&limits(), &Busy::default()).await.unwrap();
     assert_eq!(first.len(), 16);
     assert!(first.iter().all(|d| d.endpoint_id == dead && d.attempt == 1));
     // With its share in flight it gets nothing more.
-    let in_flight = HashMap::from([(dead.clone(), 16)]);
+    let in_flight = Busy {
+        endpoints: HashMap::from([(dead.clone(), 16)]),
+        ..Default::default()
+    };
     assert!(s.claim_deliveries(&limits(), &in_flight).await.unwrap().is_empty());
 
     // They fail: the endpoint is held as a whole.
@@ -116,23 +125,31 @@ async fn a_failing_endpoint_is_held_whole_and_others_are_served(db: TestDb) {
     s.record_attempts(&results, &policy).await.unwrap();
     let hook = s.get_webhook(&a, &dead).await.unwrap();
     assert!(hook.held_until.is_some() && hook.failing_since.is_some(), "{hook:?}");
-    assert!(s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap().is_empty());
+    assert!(s
+        .claim_deliveries(&limits(), &Busy::default())
+        .await
+        .unwrap()
+        .is_empty());
     let due = s.next_delivery_due().await.unwrap().expect("a reopening is due");
     assert!(due > now_ms() && due <= now_ms() + 400, "due in {} ms", due - now_ms());
 
     // Another tenant's event goes out at once, behind the backlog.
-    queue_backlog(&s, &b, &[healthy.clone()], 1).await.unwrap();
-    let claimed = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    queue_backlog(&s, &b, std::slice::from_ref(&healthy), 1).await.unwrap();
+    let claimed = s.claim_deliveries(&limits(), &Busy::default()).await.unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].endpoint_id, healthy);
 
     // Once the hold ends, one probe goes, and the endpoint is held while it runs.
     tokio::time::sleep(Duration::from_millis(450)).await;
-    let probe = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    let probe = s.claim_deliveries(&limits(), &Busy::default()).await.unwrap();
     assert_eq!(probe.len(), 1);
     assert_eq!(probe[0].endpoint_id, dead);
     assert_eq!(probe[0].attempt, 2, "the oldest delivery, on its retry");
-    assert!(s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap().is_empty());
+    assert!(s
+        .claim_deliveries(&limits(), &Busy::default())
+        .await
+        .unwrap()
+        .is_empty());
     assert_eq!(attempted(&s, &dead).await, 16, "the backlog itself was never touched");
 
     // A probe that succeeds closes the circuit: the endpoint takes its share again.
@@ -143,19 +160,19 @@ async fn a_failing_endpoint_is_held_whole_and_others_are_served(db: TestDb) {
     s.record_attempts(&[ok], &policy).await.unwrap();
     let hook = s.get_webhook(&a, &dead).await.unwrap();
     assert!(hook.held_until.is_none() && hook.failing_since.is_none(), "{hook:?}");
-    let next = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    let next = s.claim_deliveries(&limits(), &Busy::default()).await.unwrap();
     assert_eq!(next.len(), 16);
 }
 
 async fn a_crash_resend_counts_as_the_same_attempt(db: TestDb) {
     let s = db.services();
     let (a, hook) = endpoint(&s, "Alpha", "http://receiver.example/hook").await;
-    queue_backlog(&s, &a, &[hook.clone()], 3).await.unwrap();
-    let first = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    queue_backlog(&s, &a, std::slice::from_ref(&hook), 3).await.unwrap();
+    let first = s.claim_deliveries(&limits(), &Busy::default()).await.unwrap();
     assert_eq!(first.iter().map(|d| d.attempt).collect::<Vec<_>>(), [1, 1, 1]);
     // SQLite at start: the claims of the process that died come back.
     assert_eq!(s.release_claims().await.unwrap(), 3);
-    let again = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    let again = s.claim_deliveries(&limits(), &Busy::default()).await.unwrap();
     assert_eq!(again.iter().map(|d| d.attempt).collect::<Vec<_>>(), [1, 1, 1]);
     // PostgreSQL: an instance died; its leases run out and the next claim takes them.
     s.release_claims().await.unwrap();
@@ -163,9 +180,9 @@ async fn a_crash_resend_counts_as_the_same_attempt(db: TestDb) {
         lease: Duration::ZERO,
         ..limits()
     };
-    assert_eq!(s.claim_deliveries(&short, &HashMap::new()).await.unwrap().len(), 3);
+    assert_eq!(s.claim_deliveries(&short, &Busy::default()).await.unwrap().len(), 3);
     tokio::time::sleep(Duration::from_millis(5)).await;
-    let after_lease = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    let after_lease = s.claim_deliveries(&limits(), &Busy::default()).await.unwrap();
     assert_eq!(after_lease.iter().map(|d| d.attempt).collect::<Vec<_>>(), [1, 1, 1]);
     assert_eq!(after_lease[0].id, first[0].id);
 }
@@ -176,13 +193,15 @@ async fn finding_due_work_reads_indexes_only(db: TestDb) {
     // one of another tenant with a few deliveries.
     let (a, dead) = endpoint(&s, "Alpha", "http://unresolvable.invalid/hook").await;
     let (b, healthy) = endpoint(&s, "Beta", "http://receiver.example/hook").await;
-    queue_backlog(&s, &a, &[dead.clone()], BACKLOG).await.unwrap();
-    let first = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    queue_backlog(&s, &a, std::slice::from_ref(&dead), BACKLOG)
+        .await
+        .unwrap();
+    let first = s.claim_deliveries(&limits(), &Busy::default()).await.unwrap();
     let results: Vec<_> = first.iter().map(failed).collect();
     s.record_attempts(&results, &policy(Duration::from_secs(60)))
         .await
         .unwrap();
-    queue_backlog(&s, &b, &[healthy.clone()], 3).await.unwrap();
+    queue_backlog(&s, &b, std::slice::from_ref(&healthy), 3).await.unwrap();
     let backend = s.db().backend();
     if backend == Backend::Postgres {
         with_db!(s.writer(), |pool| sqlx::query("analyze")
@@ -239,8 +258,8 @@ async fn count(s: &Services, sql: &str) -> i64 {
 async fn retention_prunes_finished_work_in_batches_and_keeps_the_rest(db: TestDb) {
     let s = db.services();
     let (a, hook) = endpoint(&s, "Alpha", "http://receiver.example/hook").await;
-    queue_backlog(&s, &a, &[hook.clone()], 5).await.unwrap();
-    let claimed = s.claim_deliveries(&limits(), &HashMap::new()).await.unwrap();
+    queue_backlog(&s, &a, std::slice::from_ref(&hook), 5).await.unwrap();
+    let claimed = s.claim_deliveries(&limits(), &Busy::default()).await.unwrap();
     assert_eq!(claimed.len(), 5);
     // Three delivered; two failed and wait for their retry.
     let results: Vec<_> = claimed
@@ -258,7 +277,7 @@ async fn retention_prunes_finished_work_in_batches_and_keeps_the_rest(db: TestDb
     s.record_attempts(&results, &policy(Duration::from_secs(60)))
         .await
         .unwrap();
-    queue_backlog(&s, &a, &[hook.clone()], 2).await.unwrap();
+    queue_backlog(&s, &a, std::slice::from_ref(&hook), 2).await.unwrap();
     for (n, status) in ["SENT", "FAILED", "PENDING", "SENT"].iter().enumerate() {
         with_db!(s.writer(), |pool| sqlx::query(
             "insert into mail_outbox (id, tenant_id, to_address, subject, body, status, next_attempt_at, created_at) \

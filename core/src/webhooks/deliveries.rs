@@ -270,10 +270,23 @@ pub struct ClaimLimits {
     /// Deliveries in all.
     pub total: usize,
     /// Deliveries of one endpoint in flight at once, counting those the worker
-    /// still has in flight: one tenant's slow endpoint cannot take every slot.
+    /// still has in flight: one slow endpoint cannot take every slot.
     pub per_endpoint: usize,
+    /// Deliveries of one tenant in flight at once, probes included: a tenant's
+    /// many hanging endpoints (names whose lookup times out, say) cannot either.
+    pub per_tenant: usize,
     /// How long a claim lasts; past it another worker may retry.
     pub lease: Duration,
+}
+
+/// What a worker has in flight (claimed, not yet recorded), per endpoint and per
+/// tenant id; a claim leaves room for it.
+#[derive(Debug, Clone, Default)]
+pub struct Busy {
+    /// Deliveries in flight per endpoint id.
+    pub endpoints: HashMap<String, usize>,
+    /// Deliveries in flight per tenant id.
+    pub tenants: HashMap<String, usize>,
 }
 
 /// An endpoint's circuit, stored on `webhook_endpoints`.
@@ -375,7 +388,7 @@ const RELEASE_EXPIRED: &str = "update webhook_deliveries set state = 'pending', 
 /// an ordered `limit 1` (not an `exists`, which PostgreSQL may plan as a scan that
 /// it hopes ends early) it is one index probe per endpoint, whatever the held
 /// endpoints have queued.
-const DUE_ENDPOINTS: &str = "select w.id, w.failures from webhook_endpoints w \
+const DUE_ENDPOINTS: &str = "select w.id, w.tenant_id, w.failures from webhook_endpoints w \
      where w.enabled and w.next_attempt_at <= $1 \
      and (select d.next_attempt_at from webhook_deliveries d where d.endpoint_id = w.id and d.state = 'pending' \
        order by d.next_attempt_at limit 1) <= $1 \
@@ -436,16 +449,12 @@ impl Services {
     ///
     /// Due endpoints are read from `webhook_endpoints` (an endpoint held by its
     /// circuit is skipped by the index, whatever its backlog), least recently served
-    /// first, and each gives at most `limits.per_endpoint` deliveries in flight
-    /// (counting `in_flight`, this worker's unrecorded ones), or one probe while its
-    /// circuit is half-open. Within an endpoint only the head of its queue is read.
+    /// first, and each gives at most `limits.per_endpoint` deliveries in flight, or
+    /// one probe while its circuit is half-open, and a tenant no more than
+    /// `limits.per_tenant` (both counting `busy`, this worker's unrecorded ones). Within an endpoint only the head of its queue is read.
     /// On PostgreSQL the endpoint rows are locked with `SKIP LOCKED`, so two
     /// instances never serve one endpoint at once and never claim one attempt twice.
-    pub async fn claim_deliveries(
-        &self,
-        limits: &ClaimLimits,
-        in_flight: &HashMap<String, usize>,
-    ) -> CoreResult<Vec<ClaimedDelivery>> {
+    pub async fn claim_deliveries(&self, limits: &ClaimLimits, busy: &Busy) -> CoreResult<Vec<ClaimedDelivery>> {
         if limits.total == 0 {
             return Ok(vec![]);
         }
@@ -465,7 +474,7 @@ impl Services {
             .await
             .map(|r| r.rows_affected()))?;
         let due_endpoints = format!("{DUE_ENDPOINTS} {lock}");
-        let endpoints: Vec<(String, i64)> = with_tx!(&mut tx, |conn| sqlx::query_as(&due_endpoints)
+        let endpoints: Vec<(String, String, i64)> = with_tx!(&mut tx, |conn| sqlx::query_as(&due_endpoints)
             .bind(now)
             .bind(i64::try_from(limits.total).unwrap_or(i64::MAX))
             .fetch_all(conn)
@@ -473,7 +482,8 @@ impl Services {
         let mut seqs: Vec<i64> = Vec::new();
         let mut served: Vec<String> = Vec::new();
         let mut probed: Vec<String> = Vec::new();
-        for (endpoint, failures) in endpoints {
+        let mut tenants: HashMap<String, usize> = busy.tenants.clone();
+        for (endpoint, tenant, failures) in endpoints {
             let left = limits.total.saturating_sub(seqs.len());
             let room = if failures > 0 {
                 // Half-open: one attempt tells whether the endpoint works again.
@@ -481,9 +491,12 @@ impl Services {
             } else {
                 limits
                     .per_endpoint
-                    .saturating_sub(in_flight.get(&endpoint).copied().unwrap_or(0))
+                    .saturating_sub(busy.endpoints.get(&endpoint).copied().unwrap_or(0))
             };
-            let take = room.min(left);
+            let tenant_room = limits
+                .per_tenant
+                .saturating_sub(tenants.get(&tenant).copied().unwrap_or(0));
+            let take = room.min(left).min(tenant_room);
             if take == 0 {
                 continue;
             }
@@ -497,6 +510,7 @@ impl Services {
             if found.is_empty() {
                 continue;
             }
+            *tenants.entry(tenant).or_default() += found.len();
             seqs.extend(found);
             if failures > 0 {
                 probed.push(endpoint);

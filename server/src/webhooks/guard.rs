@@ -56,6 +56,9 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || (segments[0] == 0x2001 && segments[1] == 0x0db8)) // documentation
 }
 
+/// Longest wait for a name's addresses.
+const LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A resolver that drops non-public addresses (unless allowed) and fails when none
 /// is left.
 #[derive(Debug, Clone)]
@@ -80,7 +83,13 @@ impl Resolve for GuardedResolver {
         let allow_private = self.allow_private;
         Box::pin(async move {
             let host = name.as_str().to_string();
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            // The system resolver can wait far longer than a delivery may take; a
+            // name that does not answer in time is a failure like any other.
+            let found: Vec<SocketAddr> =
+                tokio::time::timeout(LOOKUP_TIMEOUT, tokio::net::lookup_host((host.as_str(), 0)))
+                    .await
+                    .map_err(|_| format!("looking up {host} took longer than {} s", LOOKUP_TIMEOUT.as_secs()))??
+                    .collect();
             let allowed: Vec<SocketAddr> = found
                 .into_iter()
                 .filter(|a| allow_private || is_public(a.ip()))

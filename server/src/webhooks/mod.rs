@@ -4,8 +4,8 @@
 //! `rapport_core::webhooks::deliveries`) as long as it has free slots, each claimed
 //! delivery is sent by its own task, and one recorder task writes finished attempts
 //! back in batches. A failing endpoint is held as a whole by its circuit, and no
-//! endpoint has more than a quarter of the slots, so one tenant's dead or slow
-//! receiver does not hold up another's deliveries. Committing a change that queues
+//! endpoint has more than an eighth of the slots, no tenant more than a quarter, so
+//! one tenant's dead or slow receivers do not hold up another's deliveries. Committing a change that queues
 //! events wakes the loop at once; otherwise it sleeps until the next retry is due
 //! (on PostgreSQL at most a second, for other instances' events).
 //!
@@ -29,14 +29,13 @@
 pub mod guard;
 
 use std::{
-    collections::HashMap,
     sync::{Arc, Mutex},
     time::Duration,
 };
 
 use rapport_core::{
     db::Backend,
-    webhooks::deliveries::{AttemptResult, ClaimLimits, ClaimedDelivery, Outcome, RetryPolicy},
+    webhooks::deliveries::{AttemptResult, Busy, ClaimLimits, ClaimedDelivery, Outcome, RetryPolicy},
     Services,
 };
 use tokio::sync::{mpsc, watch, Semaphore};
@@ -119,7 +118,8 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
     let concurrency = settings.concurrency.max(1);
     let limits = ClaimLimits {
         total: 0,
-        per_endpoint: per_endpoint(concurrency),
+        per_endpoint: (concurrency / 8).max(1),
+        per_tenant: (concurrency / 4).max(1),
         lease: settings.lease,
     };
     let slots = Arc::new(Semaphore::new(concurrency));
@@ -158,7 +158,7 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
                 .acquire_owned()
                 .await
                 .expect("the semaphore is never closed");
-            in_flight.add(&delivery.endpoint_id);
+            in_flight.add(&delivery.endpoint_id, &delivery.tenant_id);
             let client = client.clone();
             let allow_private = settings.allow_private_networks;
             let done = done_tx.clone();
@@ -204,37 +204,38 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
     let _ = recorder.await;
 }
 
-/// Deliveries of one endpoint in flight at once: a quarter of the slots, so an
-/// endpoint that hangs until the timeout leaves the rest to everyone else.
-fn per_endpoint(concurrency: usize) -> usize {
-    (concurrency / 4).max(1)
-}
-
-/// This worker's attempts per endpoint, from the claim until their record is
-/// written (until then the endpoint's circuit does not know how they ended).
+/// This worker's attempts per endpoint and per tenant, from the claim until their
+/// record is written (until then the endpoint's circuit does not know how they
+/// ended). An endpoint gets at most an eighth of the slots and a tenant a quarter,
+/// so endpoints that hang until the timeout leave the rest to everyone else.
 #[derive(Clone, Default)]
-struct InFlight(Arc<Mutex<HashMap<String, usize>>>);
+struct InFlight(Arc<Mutex<Busy>>);
 
 impl InFlight {
-    fn add(&self, endpoint: &str) {
-        *self.lock().entry(endpoint.to_string()).or_default() += 1;
+    fn add(&self, endpoint: &str, tenant: &str) {
+        let mut busy = self.lock();
+        *busy.endpoints.entry(endpoint.to_string()).or_default() += 1;
+        *busy.tenants.entry(tenant.to_string()).or_default() += 1;
     }
 
-    fn remove(&self, endpoint: &str) {
-        let mut map = self.lock();
-        if let Some(n) = map.get_mut(endpoint) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                map.remove(endpoint);
+    fn remove(&self, endpoint: &str, tenant: &str) {
+        let mut guard = self.lock();
+        let busy = &mut *guard;
+        for (map, key) in [(&mut busy.endpoints, endpoint), (&mut busy.tenants, tenant)] {
+            if let Some(n) = map.get_mut(key) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    map.remove(key);
+                }
             }
         }
     }
 
-    fn snapshot(&self) -> HashMap<String, usize> {
+    fn snapshot(&self) -> Busy {
         self.lock().clone()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Busy> {
         // A panic while holding it cannot leave the counts half-written.
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -275,7 +276,7 @@ async fn record(
             }
         }
         for r in &batch {
-            in_flight.remove(&r.endpoint_id);
+            in_flight.remove(&r.endpoint_id, &r.tenant_id);
         }
         batch.clear();
         // A delivered event may unblock the next one of its customer, and an

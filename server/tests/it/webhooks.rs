@@ -373,14 +373,14 @@ async fn an_endpoint_failing_past_the_limit_is_disabled_and_audited(db: TestDb) 
     app.stop().await;
 }
 
-/// Failing endpoints of tenant A with a large backlog (a name that does not
+/// Failing endpoints of tenant A with a large backlog (names that do not
 /// resolve, a port that refuses connections, a receiver answering 500) leave
 /// tenant B's deliveries and both tenants' REST writes on time, and A's backlog
 /// is held whole by each endpoint's circuit rather than attempted delivery by
 /// delivery. Bounds are generous (debug builds, shared machines): what they catch
 /// is a worker that spends itself on the backlog.
 async fn a_failing_backlog_leaves_other_tenants_and_writes_on_time(db: TestDb) {
-    const BACKLOG: usize = 10_000;
+    const BACKLOG: usize = 5_000;
     let app = TestApp::start_with(db, |c| {
         c.rate_limit_per_token = 0;
         c.rate_limit_per_ip = 0;
@@ -395,15 +395,18 @@ async fn a_failing_backlog_leaves_other_tenants_and_writes_on_time(db: TestDb) {
         format!("http://{}/hook", listener.local_addr().unwrap())
     };
     let mut failing = Vec::new();
-    for url in [
-        "http://unresolvable.invalid/hook",
-        closed.as_str(),
-        erroring.url.as_str(),
-    ] {
+    // Names that do not resolve, each its own lookup (which can hang until the
+    // resolver's timeout): together they may not take every slot.
+    let mut urls: Vec<String> = (0..4)
+        .map(|n| format!("http://unresolvable-{n}.invalid/hook"))
+        .collect();
+    urls.push(closed);
+    urls.push(erroring.url.clone());
+    for url in &urls {
         failing.push(subscribe(&app, &ta, url, &[]).await.0);
     }
     let queued = queue_backlog(&app.services, &alpha, &failing, BACKLOG).await.unwrap();
-    assert_eq!(queued, 3 * BACKLOG);
+    assert_eq!(queued, failing.len() * BACKLOG);
     let healthy = Receiver::start().await;
     let (_, secret) = subscribe(&app, &tb, &healthy.url, &["customer.created"]).await;
 
@@ -440,7 +443,7 @@ async fn a_failing_backlog_leaves_other_tenants_and_writes_on_time(db: TestDb) {
     .fetch_one(pool)
     .await)
     .unwrap();
-    assert!(attempted <= 3 * 40, "{attempted} of Alpha's deliveries were attempted");
+    assert!(attempted <= 6 * 40, "{attempted} of Alpha's deliveries were attempted");
     assert!(
         erroring.received().len() <= 40,
         "{} requests",
