@@ -9,9 +9,14 @@
 //!   service layer at a fixed rate, against the baseline's request round trip at the
 //!   same rate.
 //!
+//! - **isolation**: the same latency while another tenant's 20 endpoints fail (10
+//!   names that do not resolve, 10 refused ports) with a backlog of 100,000
+//!   deliveries, as a ratio to the latency without it; and how long a claim takes
+//!   behind that backlog.
+//!
 //! Figures are reported with ratios to the baseline measured in the same run, since
 //! the machines are shared and noisy. Sizes can be set with `BENCH_BACKLOG`,
-//! `BENCH_RATE` (events/s) and `BENCH_SECONDS`.
+//! `BENCH_RATE` (events/s), `BENCH_SECONDS` and `BENCH_FAILING_BACKLOG`.
 
 use std::{
     collections::HashMap,
@@ -86,6 +91,7 @@ async fn main() {
     let backlog = env_or("BENCH_BACKLOG", 20_000) as usize;
     let rate = env_or("BENCH_RATE", 100);
     let seconds = env_or("BENCH_SECONDS", 10);
+    let failing_backlog = env_or("BENCH_FAILING_BACKLOG", 100_000) as usize;
     let (url, arrivals) = start_receiver().await;
     let body = serde_json::json!({"id": "baseline", "email": null, "firstName": "Bench", "lastName": null,
         "gender": null, "externalId": null, "assignedUser": null, "assignedTeam": null,
@@ -196,27 +202,62 @@ async fn main() {
     let rapport_rate = backlog as f64 / started.elapsed().as_secs_f64();
 
     // Latency: customers created through the service at the fixed rate.
-    let mut enqueued: Vec<(String, Instant)> = Vec::new();
-    let mut tick = tokio::time::interval(Duration::from_micros(1_000_000 / rate));
-    for _ in 0..(rate * seconds) {
-        tick.tick().await;
-        let t0 = Instant::now();
-        let customer = services
-            .save_customer(&tenant.id, CustomerIn::default(), &actor)
+    let (latency, lost) = measure_latency(&services, &tenant.id, &arrivals, rate, seconds).await;
+
+    // The same, while another tenant's 20 endpoints fail (10 names that do not
+    // resolve, 10 ports that refuse connections) with a backlog queued to them.
+    let failing_tenant = services
+        .create_tenant(
+            NewTenant {
+                name: Some("Failing".into()),
+                ..Default::default()
+            },
+            &actor,
+        )
+        .await
+        .unwrap();
+    let mut failing = Vec::new();
+    for n in 0..20 {
+        let url = if n % 2 == 0 {
+            format!("http://unresolvable-{n}.invalid/hook")
+        } else {
+            let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("http://{}/hook", closed.local_addr().unwrap())
+        };
+        let hook = services
+            .create_webhook(
+                &failing_tenant.id,
+                WebhookIn {
+                    url: Some(url),
+                    ..Default::default()
+                },
+                &actor,
+            )
             .await
             .unwrap();
-        enqueued.push((customer.id, t0));
+        failing.push(hook.endpoint.id);
     }
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let queued = rapport_core::testing::queue_backlog(&services, &failing_tenant.id, &failing, failing_backlog / 20)
+        .await
+        .unwrap();
+    let (behind, lost_behind) = measure_latency(&services, &tenant.id, &arrivals, rate, seconds).await;
+    let claim_started = Instant::now();
+    let limits = rapport_core::webhooks::deliveries::ClaimLimits {
+        total: 128,
+        per_endpoint: 32,
+        per_tenant: 64,
+        lease: Duration::from_secs(60),
+    };
+    let mut claims = Vec::new();
+    for _ in 0..200 {
+        let t0 = Instant::now();
+        services.claim_deliveries(&limits, &Default::default()).await.unwrap();
+        claims.push(t0.elapsed());
+    }
+    claims.sort();
+    let claim_total = claim_started.elapsed();
     let _ = stop.send(true);
     let _ = worker.await;
-    let arrived = arrivals.at.lock().unwrap();
-    let mut latency: Vec<Duration> = enqueued
-        .iter()
-        .map(|(id, t0)| arrived.get(id).map(|a| a.duration_since(*t0)).unwrap_or(Duration::MAX))
-        .collect();
-    latency.sort();
-    let lost = latency.iter().filter(|d| **d == Duration::MAX).count();
 
     let (p50, p99) = (percentile(&latency, 50.0), percentile(&latency, 99.0));
     let (b50, b99) = (percentile(&baseline_latency, 50.0), percentile(&baseline_latency, 99.0));
@@ -235,4 +276,51 @@ async fn main() {
         ms(p99) / ms(b99).max(0.001)
     );
     println!("  targets: >= 1000 deliveries/s, p99 < 250 ms; missing deliveries: {lost}");
+    let (f50, f99) = (percentile(&behind, 50.0), percentile(&behind, 99.0));
+    println!(
+        "  behind another tenant's {queued} failing deliveries (20 endpoints): p50 {:.1} ms, p99 {:.1} ms; \
+         p99 ratio to the run without {:.2} (target <= 2); missing deliveries: {lost_behind}",
+        ms(f50),
+        ms(f99),
+        ms(f99) / ms(p99).max(0.001)
+    );
+    println!(
+        "  an idle claim behind that backlog: p50 {:.3} ms, p99 {:.3} ms ({} claims in {:.0} ms)",
+        ms(percentile(&claims, 50.0)),
+        ms(percentile(&claims, 99.0)),
+        claims.len(),
+        ms(claim_total)
+    );
+}
+
+/// Creates customers through the service at `rate` for `seconds` and returns each
+/// one's enqueue-to-arrival time (sorted), and how many never arrived.
+async fn measure_latency(
+    services: &Services,
+    tenant_id: &str,
+    arrivals: &Arrivals,
+    rate: u64,
+    seconds: u64,
+) -> (Vec<Duration>, usize) {
+    let actor = Actor::system("bench");
+    let mut enqueued: Vec<(String, Instant)> = Vec::new();
+    let mut tick = tokio::time::interval(Duration::from_micros(1_000_000 / rate));
+    for _ in 0..(rate * seconds) {
+        tick.tick().await;
+        let t0 = Instant::now();
+        let customer = services
+            .save_customer(tenant_id, CustomerIn::default(), &actor)
+            .await
+            .unwrap();
+        enqueued.push((customer.id, t0));
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let arrived = arrivals.at.lock().unwrap();
+    let mut latency: Vec<Duration> = enqueued
+        .iter()
+        .map(|(id, t0)| arrived.get(id).map(|a| a.duration_since(*t0)).unwrap_or(Duration::MAX))
+        .collect();
+    latency.sort();
+    let lost = latency.iter().filter(|d| **d == Duration::MAX).count();
+    (latency, lost)
 }
