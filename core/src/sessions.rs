@@ -66,7 +66,7 @@ pub struct RecordedSessionIn {
     /// End, once the browser closed; not before `startedAt`.
     pub ended_at: Option<chrono::DateTime<chrono::Utc>>,
     /// Unique tags (at most 50, each 1–64 characters).
-    #[schema(max_items = 50)]
+    #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
     pub tags: Option<Vec<String>>,
 }
 

@@ -49,7 +49,7 @@ pub struct TeamIn {
     #[schema(max_items = 500)]
     pub members: Option<Vec<String>>,
     /// Unique tags (at most 50, each 1–64 characters).
-    #[schema(max_items = 50)]
+    #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
     pub tags: Option<Vec<String>>,
 }
 

@@ -77,7 +77,7 @@ pub struct UserIn {
     #[schema(min_length = 8, max_length = 256)]
     pub password: Option<String>,
     /// Unique tags (at most 50, each 1–64 characters).
-    #[schema(max_items = 50)]
+    #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
     pub tags: Option<Vec<String>>,
     /// Enables the MCO integration.
     pub mco_enabled: Option<bool>,

@@ -170,6 +170,23 @@ impl Checks {
     }
 }
 
+/// The schema of one tag, as [`Checks::tags`] takes it: 1–64 characters, not blank.
+pub struct Tag;
+
+impl utoipa::PartialSchema for Tag {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .min_length(Some(1))
+            .max_length(Some(64))
+            .pattern(Some(r"\S"))
+            .description(Some("A tag: 1–64 characters, not blank."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Tag {}
+
 /// A pragmatic e-mail check: one `@`, a non-empty local part, a dotted domain, no spaces.
 pub fn is_email(value: &str) -> bool {
     let Some((local, domain)) = value.split_once('@') else {

@@ -48,7 +48,7 @@ pub enum Condition {
     #[serde(rename = "HAS_TAG", rename_all = "camelCase")]
     HasTag {
         /// Tags (1–50, unique, each 1–64 characters).
-        #[schema(min_items = 1, max_items = 50)]
+        #[schema(value_type = Vec<crate::validate::Tag>, min_items = 1, max_items = 50)]
         tags: Vec<String>,
         /// `ANY` (default) or `ALL` of the tags.
         #[serde(default, rename = "match")]

@@ -49,6 +49,11 @@ const ERROR_COLUMNS: &[Column] = &[
     text("externalId", "external_id"),
 ];
 
+/// The fields a script-error report's `criteria.key` names.
+pub fn criteria_keys() -> Vec<&'static str> {
+    super::resources::keys(ERROR_COLUMNS)
+}
+
 type ErrorRowSql = (String, Option<String>, Option<i32>, i64, i64, i64, i64);
 
 /// Counts a stored error on its local day in `zone`: one more error, and one

@@ -74,7 +74,7 @@ pub struct VisitIn {
     pub page_views: i64,
     /// Tags (at most 50, each 1–64 characters).
     #[serde(default)]
-    #[schema(max_items = 50)]
+    #[schema(value_type = Vec<crate::validate::Tag>, max_items = 50)]
     pub tags: Vec<String>,
 }
 
@@ -95,7 +95,7 @@ pub struct SessionIn {
     pub ended_at: i64,
     /// Tags (at most 50, each 1–64 characters).
     #[serde(default)]
-    #[schema(max_items = 50)]
+    #[schema(value_type = Vec<crate::validate::Tag>, max_items = 50)]
     pub tags: Vec<String>,
 }
 
@@ -141,7 +141,7 @@ pub struct ResourceIn {
     pub transfer_bytes: Option<i64>,
     /// Tags of the visit (at most 50, each 1–64 characters).
     #[serde(default)]
-    #[schema(max_items = 50)]
+    #[schema(value_type = Vec<crate::validate::Tag>, max_items = 50)]
     pub tags: Vec<String>,
 }
 
@@ -183,7 +183,7 @@ pub struct ScriptErrorIn {
     pub column: Option<i32>,
     /// Tags of the visit (at most 50, each 1–64 characters).
     #[serde(default)]
-    #[schema(max_items = 50)]
+    #[schema(value_type = Vec<crate::validate::Tag>, max_items = 50)]
     pub tags: Vec<String>,
 }
 

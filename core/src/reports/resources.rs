@@ -62,6 +62,19 @@ const RESOURCE_COLUMNS: &[Column] = &[
     text("externalId", "external_id"),
 ];
 
+/// The fields a resource report's `criteria.key` names.
+pub fn criteria_keys() -> Vec<&'static str> {
+    keys(RESOURCE_COLUMNS)
+}
+
+/// The `criteria.key`s of a report's columns.
+pub(super) fn keys(columns: &[Column]) -> Vec<&'static str> {
+    columns.iter().map(|c| c.key).collect()
+}
+
+/// The conditions a `criteria.criteriaObject` takes.
+pub const CRITERIA_CONDITIONS: [&str; 8] = ["empty", "eq", "ne", "gt", "gte", "lt", "lte", "contains"];
+
 /// Turns a `criteria` into SQL, or names what is wrong with it.
 pub(super) fn criteria(checks: &mut Checks, cond: &mut Cond, next: usize, columns: &[Column], criteria: &Criteria) {
     let Some(column) = columns.iter().find(|c| c.key == criteria.key) else {

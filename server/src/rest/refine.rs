@@ -18,8 +18,9 @@ use rapport_core::{
     customers::{Assignment, CustomerIn},
     links::LiveViewLinkRequest,
     reports::{
-        api::{AgentTimesRequest, DateFilter},
+        api::{AgentTimesRequest, DateFilter, MetricEntry, ResourceFilter, ScriptErrorFilter},
         catalogue::{self, Filters, Report},
+        errors, resources,
     },
     sessions::Pageable,
     users::UserIn,
@@ -45,6 +46,9 @@ pub fn refine(doc: &mut Value) {
         (LiveViewLinkRequest::name(), LiveViewLinkRequest::schema_conditions()),
         (DateFilter::name(), DateFilter::schema_conditions()),
         (AgentTimesRequest::name(), DateFilter::schema_conditions()),
+        (MetricEntry::name(), id_lists(&["visitorIds", "externalIds", "ruleIds"])),
+        (ResourceFilter::name(), filter_conditions(&resources::criteria_keys())),
+        (ScriptErrorFilter::name(), filter_conditions(&errors::criteria_keys())),
     ];
     for (name, rules) in conditions {
         let schema = &mut doc["components"]["schemas"][name.as_ref()];
@@ -62,6 +66,28 @@ pub fn refine(doc: &mut Value) {
             body["schema"] = report_request(report);
         }
     }
+}
+
+/// Lists of ids (visitors, external ids, rules) hold non-blank ids of at most 200
+/// characters, as the reports check them.
+fn id_lists(fields: &[&str]) -> Value {
+    let id = json!({"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"});
+    let properties: serde_json::Map<String, Value> =
+        fields.iter().map(|f| (f.to_string(), json!({"items": id}))).collect();
+    json!([{"properties": properties}])
+}
+
+/// The resource and script-error filters: their id lists, and the fields and
+/// conditions their `criteria` takes.
+fn filter_conditions(criteria_keys: &[&str]) -> Value {
+    let mut conditions = id_lists(&["visitorIds", "externalIds"]);
+    conditions.as_array_mut().expect("a list").push(json!({
+        "properties": {"criteria": {"properties": {
+            "key": {"enum": criteria_keys},
+            "criteriaObject": {"propertyNames": {"enum": resources::CRITERIA_CONDITIONS}},
+        }}}
+    }));
+    conditions
 }
 
 /// Appends `rules` (an array of schemas) to `schema`'s `allOf`.
