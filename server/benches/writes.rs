@@ -1,0 +1,1001 @@
+//! Write-path benchmark of issue 21 (run: `cargo xtask bench writes`, or
+//! `cargo bench -p rapport-server --bench writes`).
+//!
+//! The real release `rapport` binary runs as its own process (`rapport serve` on a
+//! free loopback port, rate limits off) on a fresh database of each backend, and a
+//! load generator in this process talks HTTP/1.1 to it over keep-alive connections,
+//! one tokio task per connection. Every figure is reported with a baseline measured
+//! in the same run, since the machines are shared and noisy:
+//!
+//! 1. create-customer throughput (`POST /rest/v1/customer`, closed loop on 1, 4 and
+//!    16 connections, the best of the three), against a raw sqlx transaction on one
+//!    connection that writes the same rows into a fresh database of the same kind;
+//! 2. p50 and p99 latency of creates at half that rate, open loop on 4 connections
+//!    (requests are scheduled at fixed times and latency counts from the scheduled
+//!    time, so time spent queueing counts), against the raw transaction's commit
+//!    latency;
+//! 3. the same p99 while 20 webhook endpoints fail (10 hosts that do not resolve, 10
+//!    answering 500) with a backlog of 100,000 deliveries, against the p99 measured
+//!    just before the backlog was built;
+//! 4. `GET /rest/v1/customer?pageSize=20` throughput against `GET /health`;
+//! 5. the list read while two connections create customers, against the list alone;
+//! 6. resident memory of the server through a mixed soak (2 connections creating,
+//!    2 listing), sampled every 10 s.
+//!
+//! The load generator shares the machine's cores with the server, as `wrk` did in the
+//! issue's measurements, so every HTTP figure includes its cost. Open-loop schedules
+//! use tokio's timer, which is late by up to a millisecond; that lateness counts as
+//! latency.
+//!
+//! Settings: `BENCH_SECONDS` per phase (default 10), `BENCH_SOAK_SECONDS` (default
+//! 600), `BENCH_BACKENDS` (`sqlite,postgres`), `RAPPORT_TEST_POSTGRES_URL` (default
+//! `postgres://postgres@127.0.0.1:5432/test`; PostgreSQL is skipped with a note when
+//! it does not answer). Targets (from the issue) are checked on SQLite only.
+
+use std::{
+    collections::BTreeMap,
+    net::TcpListener as StdListener,
+    path::{Path, PathBuf},
+    process::{Child, Command},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
+    time::{Duration, Instant},
+};
+
+use axum::{http::StatusCode, routing::any, Router};
+use rapport_core::{audit::Actor, db::Db, tenants::NewTenant, with_db, Services};
+use sqlx::Connection;
+
+/// How long each measured phase runs.
+fn phase_seconds() -> Duration {
+    Duration::from_secs_f64(env_f64("BENCH_SECONDS", 10.0))
+}
+
+fn env_f64(name: &str, default: f64) -> f64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((p / 100.0) * (sorted.len() as f64 - 1.0)).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+// ---------------------------------------------------------------------------
+// The server process
+// ---------------------------------------------------------------------------
+
+/// The `rapport` binary Cargo built for this bench (release profile), or, should
+/// the variable be missing, the one under the target directory's `release/`.
+fn rapport_binary() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_rapport"));
+    if built.exists() {
+        return built;
+    }
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    Path::new(&target).join("release").join("rapport")
+}
+
+/// A running `rapport serve`; stopped (SIGTERM, then SIGKILL) when dropped.
+struct Server {
+    child: Child,
+    base: String,
+    log: PathBuf,
+}
+
+impl Server {
+    async fn start(database_url: &str, data_dir: &Path) -> Server {
+        // Bind and release: the port is free for the instant the server needs it.
+        let port = StdListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let log = data_dir.join("server.log");
+        let out = std::fs::File::create(&log).unwrap();
+        let child = Command::new(rapport_binary())
+            .arg("serve")
+            .env("RAPPORT_ADDR", format!("127.0.0.1:{port}"))
+            .env("RAPPORT_DATA_DIR", data_dir)
+            .env("DATABASE_URL", database_url)
+            .env("RAPPORT_RATE_LIMIT_PER_TOKEN", "0")
+            .env("RAPPORT_RATE_LIMIT_PER_IP", "0")
+            // The failing receivers of figure 3 are on loopback.
+            .env("RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true")
+            .env_remove("RAPPORT_ADMIN_EMAIL")
+            .env_remove("RAPPORT_ADMIN_PASSWORD")
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", rapport_binary().display()));
+        let server = Server {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            log,
+        };
+        let client = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(r) = client.get(format!("{}/health", server.base)).send().await {
+                if r.status().is_success() {
+                    return server;
+                }
+            }
+            if Instant::now() > deadline {
+                let log = std::fs::read_to_string(&server.log).unwrap_or_default();
+                panic!("rapport did not become healthy in 60 s; its log:\n{log}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// VmRSS of the server process, in KiB.
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // A graceful stop first, so the database is closed cleanly.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Databases
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+/// A fresh database of one backend: a file in a temporary directory, or a new
+/// PostgreSQL database that is dropped with this value.
+struct FreshDb {
+    url: String,
+    admin_url: Option<String>,
+    name: String,
+}
+
+impl FreshDb {
+    async fn create(backend: Backend, dir: &Path, label: &str) -> Result<FreshDb, String> {
+        match backend {
+            Backend::Sqlite => Ok(FreshDb {
+                url: format!("sqlite://{}/{label}.db", dir.display()),
+                admin_url: None,
+                name: label.into(),
+            }),
+            Backend::Postgres => {
+                let admin_url = postgres_admin_url();
+                let admin = tokio::time::timeout(Duration::from_secs(15), Db::connect(&admin_url))
+                    .await
+                    .map_err(|_| "timed out".to_string())?
+                    .map_err(|e| e.to_string())?;
+                let name = format!(
+                    "rapport_bench_{}_{label}_{}",
+                    chrono::Utc::now().timestamp(),
+                    &uuid::Uuid::new_v4().simple().to_string()[..8]
+                );
+                with_db!(&admin, |pool| sqlx::query(&format!("create database {name}"))
+                    .execute(pool)
+                    .await
+                    .map(|_| ()))
+                .map_err(|e| e.to_string())?;
+                admin.close().await;
+                Ok(FreshDb {
+                    url: replace_database(&admin_url, &name),
+                    admin_url: Some(admin_url),
+                    name,
+                })
+            }
+        }
+    }
+
+    /// Drops a PostgreSQL database (a SQLite file goes with its directory).
+    async fn drop_now(self) {
+        if let Some(admin_url) = &self.admin_url {
+            if let Ok(admin) = Db::connect(admin_url).await {
+                let sql = format!("drop database if exists {} with (force)", self.name);
+                let _ = with_db!(&admin, |pool| sqlx::query(&sql).execute(pool).await.map(|_| ()));
+                admin.close().await;
+            }
+        }
+    }
+}
+
+fn postgres_admin_url() -> String {
+    std::env::var("RAPPORT_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// `url` with its database name (the path) replaced, keeping any query.
+fn replace_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let authority_start = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let base = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+/// Migrates `url` and creates the bench tenant and its API key through the
+/// service layer: `(tenant id, token)`.
+async fn prepare_tenant(url: &str) -> (String, String) {
+    let db = Db::connect(url).await.unwrap();
+    db.migrate().await.unwrap();
+    let services = Services::new(db.clone());
+    let actor = Actor::system("bench");
+    let tenant = services
+        .create_tenant(
+            NewTenant {
+                name: Some("Bench".into()),
+                ..Default::default()
+            },
+            &actor,
+        )
+        .await
+        .unwrap();
+    let key = services.create_api_key(&tenant.id, "bench", &actor).await.unwrap();
+    db.close().await;
+    (tenant.id, key.token)
+}
+
+/// Row counts of every table (migrations' bookkeeping excluded).
+async fn table_counts(db: &Db) -> BTreeMap<String, i64> {
+    let tables: Vec<String> = match db {
+        Db::Sqlite(pools) => sqlx::query_scalar(
+            "select name from sqlite_master where type = 'table' \
+             and name not like 'sqlite_%' and name not like '_sqlx%'",
+        )
+        .fetch_all(&pools.reads)
+        .await
+        .unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(
+            "select tablename::text from pg_tables where schemaname = current_schema() \
+             and tablename not like '_sqlx%'",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap(),
+    };
+    let mut counts = BTreeMap::new();
+    for table in tables {
+        let sql = format!("select count(*) from \"{table}\"");
+        let n: i64 = with_db!(db, |pool| sqlx::query_scalar(&sql).fetch_one(pool).await).unwrap();
+        counts.insert(table, n);
+    }
+    counts
+}
+
+/// The tables whose row count grew between two snapshots, with how much.
+fn grown(before: &BTreeMap<String, i64>, after: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
+    after
+        .iter()
+        .filter_map(|(t, n)| {
+            let d = n - before.get(t).copied().unwrap_or(0);
+            (d != 0).then(|| (t.clone(), d))
+        })
+        .collect()
+}
+
+async fn has_table(db: &Db, table: &str) -> bool {
+    let n: i64 = match db {
+        Db::Sqlite(pools) => {
+            sqlx::query_scalar("select count(*) from sqlite_master where type = 'table' and name = $1")
+                .bind(table)
+                .fetch_one(&pools.reads)
+                .await
+                .unwrap()
+        }
+        Db::Postgres(pool) => {
+            sqlx::query_scalar("select count(*) from pg_tables where schemaname = current_schema() and tablename = $1")
+                .bind(table)
+                .fetch_one(pool)
+                .await
+                .unwrap()
+        }
+    };
+    n > 0
+}
+
+// ---------------------------------------------------------------------------
+// The baseline: the rows of one create, as one raw transaction
+// ---------------------------------------------------------------------------
+
+/// The rows one REST create writes (customers, audit_log, report_facts, the hourly
+/// and daily rollups, and the tenant's customer count where that table exists),
+/// written with the fewest statements: one raw transaction on `$conn`.
+macro_rules! baseline_tx {
+    ($conn:expr, $tenant:expr, $n:expr, $counts:expr) => {{
+        let now = chrono::Utc::now().timestamp_millis();
+        let hour = now - now.rem_euclid(3_600_000);
+        let day = now - now.rem_euclid(86_400_000);
+        let id = uuid::Uuid::now_v7().to_string();
+        let mut tx = $conn.begin().await.unwrap();
+        sqlx::query(
+            "insert into customers (id, tenant_id, email, first_name, last_name, gender, external_id, \
+             assigned_user_id, assigned_team_id, created_at, updated_at, status, status_changed_at, \
+             visitor_token_hash, conversation_started_at) \
+             values ($1, $2, $3, $4, $5, null, null, null, null, $6, $6, 'UNREAD', $6, null, $6)",
+        )
+        .bind(&id)
+        .bind($tenant)
+        .bind(format!("ada+{}@example.com", $n))
+        .bind("Ada")
+        .bind("Lovelace")
+        .bind(now)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        sqlx::query(
+            "insert into audit_log (id, tenant_id, at, actor_type, actor_id, action, resource_type, \
+             resource_id, ip, request_id) values ($1, $2, $3, 'apikey', 'key_bench', 'customer.create', \
+             'customer', $4, '127.0.0.1', $5)",
+        )
+        .bind(uuid::Uuid::now_v7().to_string())
+        .bind($tenant)
+        .bind(now)
+        .bind(&id)
+        .bind(uuid::Uuid::new_v4().to_string())
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        sqlx::query(
+            "insert into report_facts (tenant_id, kind, at, value, agent_id, dim, subject, tags, dedupe_key) \
+             values ($1, 'CONVERSATION_NEW', $2, 1, null, null, $3, null, null)",
+        )
+        .bind($tenant)
+        .bind(now)
+        .bind(&id)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        sqlx::query(
+            "insert into report_rollups (tenant_id, kind, group_kind, hour, group_key, total, samples) \
+             values ($1, 'CONVERSATION_NEW', '', $2, '', 1, 1) \
+             on conflict (tenant_id, kind, group_kind, hour, group_key) do update \
+             set total = report_rollups.total + excluded.total, samples = report_rollups.samples + excluded.samples",
+        )
+        .bind($tenant)
+        .bind(hour)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        sqlx::query(
+            "insert into report_day_rollups (tenant_id, zone, kind, group_kind, day, group_key, total, samples) \
+             values ($1, 'UTC', 'CONVERSATION_NEW', '', $2, '', 1, 1) \
+             on conflict (tenant_id, zone, kind, group_kind, day, group_key) do update \
+             set total = report_day_rollups.total + excluded.total, \
+             samples = report_day_rollups.samples + excluded.samples",
+        )
+        .bind($tenant)
+        .bind(day)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        if $counts {
+            sqlx::query(
+                "insert into customer_counts (tenant_id, customers) values ($1, 1) \
+                 on conflict (tenant_id) do update set customers = customer_counts.customers + 1",
+            )
+            .bind($tenant)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        }
+        tx.commit().await.unwrap();
+    }};
+}
+
+/// The baseline's result: commits per second and each commit's latency.
+struct Baseline {
+    rate: f64,
+    latencies: Vec<Duration>,
+    grown: BTreeMap<String, i64>,
+}
+
+/// Sequential raw transactions on ONE connection of a fresh, migrated database of
+/// `backend` (opened by `Db::connect`, so with the server's pragmas: WAL and
+/// synchronous NORMAL on SQLite), for `duration`.
+async fn baseline(backend: Backend, dir: &Path, duration: Duration) -> Baseline {
+    let fresh = FreshDb::create(backend, dir, "baseline").await.unwrap();
+    let (tenant, _) = prepare_tenant(&fresh.url).await;
+    let db = Db::connect(&fresh.url).await.unwrap();
+    let counts = has_table(&db, "customer_counts").await;
+    let before = table_counts(&db).await;
+    let mut latencies = Vec::new();
+    let mut n = 0u64;
+    macro_rules! run {
+        ($conn:expr) => {{
+            let mut conn = $conn;
+            // One transaction alone, to list what it writes.
+            baseline_tx!(conn, &tenant, n, counts);
+            n += 1;
+            let grown_by_one = grown(&before, &table_counts(&db).await);
+            let started = Instant::now();
+            while started.elapsed() < duration {
+                let t0 = Instant::now();
+                baseline_tx!(conn, &tenant, n, counts);
+                latencies.push(t0.elapsed());
+                n += 1;
+            }
+            (started.elapsed(), grown_by_one)
+        }};
+    }
+    let (elapsed, grown_by_one) = match &db {
+        // The writer pool's one connection, the one the server writes through.
+        Db::Sqlite(pools) => run!(pools.writes.acquire().await.unwrap()),
+        Db::Postgres(pool) => run!(pool.acquire().await.unwrap()),
+    };
+    db.close().await;
+    fresh.drop_now().await;
+    latencies.sort();
+    Baseline {
+        rate: latencies.len() as f64 / elapsed.as_secs_f64(),
+        latencies,
+        grown: grown_by_one,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The load generator
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+enum Req {
+    Create,
+    List,
+    Health,
+}
+
+/// What the load generator needs to address the server.
+#[derive(Clone)]
+struct Target {
+    base: String,
+    token: String,
+    /// Numbers the e-mail addresses of created customers.
+    seq: Arc<AtomicU64>,
+}
+
+/// Results of one load phase.
+#[derive(Default)]
+struct Load {
+    ok: u64,
+    errors: u64,
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+}
+
+impl Load {
+    fn rate(&self) -> f64 {
+        self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    fn merge(mut parts: Vec<Load>, elapsed: Duration) -> Load {
+        let mut all = Load {
+            elapsed,
+            ..Load::default()
+        };
+        for p in parts.iter_mut() {
+            all.ok += p.ok;
+            all.errors += p.errors;
+            all.latencies.append(&mut p.latencies);
+        }
+        all.latencies.sort();
+        all
+    }
+}
+
+/// One keep-alive connection: a client that keeps at most one idle connection.
+fn connection() -> reqwest::Client {
+    reqwest::Client::builder().pool_max_idle_per_host(1).build().unwrap()
+}
+
+/// Sends one request and reads the whole answer (so the connection is reused).
+async fn send(client: &reqwest::Client, target: &Target, req: Req) -> bool {
+    let builder = match req {
+        Req::Create => {
+            let n = target.seq.fetch_add(1, Ordering::Relaxed);
+            client
+                .post(format!("{}/rest/v1/customer", target.base))
+                .bearer_auth(&target.token)
+                .header("content-type", "application/json")
+                .body(format!(
+                    r#"{{"firstName":"Ada","lastName":"Lovelace","email":"ada+{n}@example.com"}}"#
+                ))
+        }
+        Req::List => client
+            .get(format!("{}/rest/v1/customer?pageSize=20", target.base))
+            .bearer_auth(&target.token),
+        Req::Health => client.get(format!("{}/health", target.base)),
+    };
+    match builder.send().await {
+        Ok(r) => {
+            let ok = r.status().is_success();
+            r.bytes().await.is_ok() && ok
+        }
+        Err(_) => false,
+    }
+}
+
+/// Closed loop: `conns` connections each send `req` back to back for `duration`,
+/// or until `limit` requests have been sent in all.
+async fn closed_loop(target: &Target, req: Req, conns: usize, duration: Duration, limit: Option<u64>) -> Load {
+    let started = Instant::now();
+    let deadline = started + duration;
+    let tickets = Arc::new(AtomicU64::new(0));
+    let tasks: Vec<_> = (0..conns)
+        .map(|_| {
+            let (target, tickets) = (target.clone(), tickets.clone());
+            tokio::spawn(async move {
+                let client = connection();
+                let mut load = Load::default();
+                while Instant::now() < deadline {
+                    if limit.is_some_and(|l| tickets.fetch_add(1, Ordering::Relaxed) >= l) {
+                        break;
+                    }
+                    let t0 = Instant::now();
+                    if send(&client, &target, req).await {
+                        load.ok += 1;
+                        load.latencies.push(t0.elapsed());
+                    } else {
+                        load.errors += 1;
+                    }
+                }
+                load
+            })
+        })
+        .collect();
+    let mut parts = Vec::new();
+    for t in tasks {
+        parts.push(t.await.unwrap());
+    }
+    Load::merge(parts, started.elapsed())
+}
+
+/// Open loop: creates scheduled every `1/rate` s for `duration`, dealt round-robin to
+/// `conns` connections; a connection still busy sends its next request late, and
+/// latency counts from the scheduled time, so waiting in line counts.
+async fn open_loop(target: &Target, rate: f64, conns: usize, duration: Duration) -> Load {
+    let total = (rate * duration.as_secs_f64()).round().max(1.0) as usize;
+    let interval = Duration::from_secs_f64(1.0 / rate.max(1e-3));
+    let start = tokio::time::Instant::now() + Duration::from_millis(20);
+    let tasks: Vec<_> = (0..conns)
+        .map(|c| {
+            let target = target.clone();
+            tokio::spawn(async move {
+                let client = connection();
+                let mut load = Load::default();
+                for i in (c..total).step_by(conns) {
+                    let scheduled = start + interval * i as u32;
+                    tokio::time::sleep_until(scheduled).await;
+                    if send(&client, &target, Req::Create).await {
+                        load.ok += 1;
+                        load.latencies.push(scheduled.elapsed());
+                    } else {
+                        load.errors += 1;
+                    }
+                }
+                load
+            })
+        })
+        .collect();
+    let mut parts = Vec::new();
+    for t in tasks {
+        parts.push(t.await.unwrap());
+    }
+    Load::merge(parts, start.elapsed())
+}
+
+// ---------------------------------------------------------------------------
+// Failing webhook endpoints
+// ---------------------------------------------------------------------------
+
+/// A local receiver that answers 500 to everything; its base URL.
+async fn failing_receiver() -> String {
+    let app = Router::new().fallback(any(|| async {
+        (StatusCode::INTERNAL_SERVER_ERROR, "failing on purpose")
+    }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+/// Subscribes 10 endpoints whose host does not resolve and 10 answering 500 to
+/// `customer.created`, through the REST API.
+async fn subscribe_failing_endpoints(target: &Target) {
+    let receiver = failing_receiver().await;
+    let client = reqwest::Client::new();
+    let urls = (0..10)
+        .map(|n| format!("http://hook-{n}.invalid/"))
+        .chain((0..10).map(|n| format!("{receiver}/fail/{n}")));
+    for url in urls {
+        let r = client
+            .post(format!("{}/rest/v1/webhook", target.base))
+            .bearer_auth(&target.token)
+            .json(&serde_json::json!({"url": url, "eventTypes": ["customer.created"], "description": "bench: failing"}))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        assert!(
+            status.is_success(),
+            "subscribing {url}: {status} {}",
+            r.text().await.unwrap_or_default()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// One backend
+// ---------------------------------------------------------------------------
+
+/// One line of the summary table.
+struct Row {
+    backend: Backend,
+    figure: &'static str,
+    value: String,
+    baseline: String,
+    ratio: String,
+    /// The target, and whether it was met (SQLite only).
+    target: Option<(&'static str, bool)>,
+}
+
+async fn run_backend(backend: Backend, rows: &mut Vec<Row>) -> Result<(), String> {
+    let seconds = phase_seconds();
+    let soak = Duration::from_secs_f64(env_f64("BENCH_SOAK_SECONDS", 600.0));
+    let dir = tempfile::TempDir::with_prefix("rapport-bench-writes-").map_err(|e| e.to_string())?;
+    let name = backend.name();
+    println!("\n== {name} ==");
+
+    let fresh = FreshDb::create(backend, dir.path(), "server").await?;
+    let (tenant_id, token) = prepare_tenant(&fresh.url).await;
+    let server = Server::start(&fresh.url, dir.path()).await;
+    println!("server {} (log {})", server.base, server.log.display());
+    let target = Target {
+        base: server.base.clone(),
+        token,
+        seq: Arc::new(AtomicU64::new(0)),
+    };
+    let observer = Db::connect(&fresh.url).await.map_err(|e| e.to_string())?;
+
+    // What one REST create writes, to hold the baseline to the same rows.
+    let before = table_counts(&observer).await;
+    assert!(send(&connection(), &target, Req::Create).await, "one create");
+    let rest_grown = grown(&before, &table_counts(&observer).await);
+
+    // 1. Throughput.
+    let base = baseline(backend, dir.path(), seconds).await;
+    println!("one REST create wrote      {rest_grown:?}");
+    println!("one baseline commit wrote  {:?}", base.grown);
+    let missing: Vec<_> = rest_grown.keys().filter(|t| !base.grown.contains_key(*t)).collect();
+    if !missing.is_empty() {
+        println!("WARNING: the baseline does not write to {missing:?}; its ratio flatters Rapport");
+    }
+    let mut best = 0.0f64;
+    for conns in [1, 4, 16] {
+        let load = closed_loop(&target, Req::Create, conns, seconds, None).await;
+        println!(
+            "creates, {conns:>2} connections: {:>7.0}/s  p50 {:.2} ms  p99 {:.2} ms  max {:.1} ms  errors {}",
+            load.rate(),
+            ms(percentile(&load.latencies, 50.0)),
+            ms(percentile(&load.latencies, 99.0)),
+            ms(load.latencies.last().copied().unwrap_or_default()),
+            load.errors
+        );
+        best = best.max(load.rate());
+    }
+    println!("baseline raw transactions: {:.0}/s", base.rate);
+    let ratio = best / base.rate;
+    rows.push(Row {
+        backend,
+        figure: "create throughput (best of 1/4/16 conns)",
+        value: format!("{best:.0}/s"),
+        baseline: format!("{:.0}/s raw tx", base.rate),
+        ratio: format!("{ratio:.2}"),
+        target: Some((">= 0.5", ratio >= 0.5)),
+    });
+
+    // 2. Latency at half the maximum rate.
+    let half = best / 2.0;
+    let load = open_loop(&target, half, 4, seconds).await;
+    let (p50, p99) = (percentile(&load.latencies, 50.0), percentile(&load.latencies, 99.0));
+    let (b50, b99) = (percentile(&base.latencies, 50.0), percentile(&base.latencies, 99.0));
+    println!(
+        "open loop at {half:.0}/s on 4 connections: p50 {:.2} ms  p99 {:.2} ms  max {:.1} ms  errors {}",
+        ms(p50),
+        ms(p99),
+        ms(load.latencies.last().copied().unwrap_or_default()),
+        load.errors
+    );
+    rows.push(Row {
+        backend,
+        figure: "create p50 at half max rate",
+        value: format!("{:.2} ms", ms(p50)),
+        baseline: format!("{:.3} ms raw commit p50", ms(b50)),
+        ratio: format!("{:.1}", ms(p50) / ms(b50).max(1e-6)),
+        target: None,
+    });
+    rows.push(Row {
+        backend,
+        figure: "create p99 at half max rate",
+        value: format!("{:.2} ms", ms(p99)),
+        baseline: format!("{:.3} ms raw commit p99", ms(b99)),
+        ratio: format!("{:.1}", ms(p99) / ms(b99).max(1e-6)),
+        target: Some(("<= 10 ms", ms(p99) <= 10.0)),
+    });
+
+    // 4. The list read against /health, same connections and duration.
+    let health = closed_loop(&target, Req::Health, 4, seconds, None).await;
+    let list = closed_loop(&target, Req::List, 4, seconds, None).await;
+    println!(
+        "4 connections: /health {:.0}/s (errors {}), list {:.0}/s (p99 {:.2} ms, errors {})",
+        health.rate(),
+        health.errors,
+        list.rate(),
+        ms(percentile(&list.latencies, 99.0)),
+        list.errors
+    );
+    let ratio = list.rate() / health.rate();
+    rows.push(Row {
+        backend,
+        figure: "list read (4 conns)",
+        value: format!("{:.0}/s", list.rate()),
+        baseline: format!("{:.0}/s /health", health.rate()),
+        ratio: format!("{ratio:.2}"),
+        target: Some((">= 0.4", ratio >= 0.4)),
+    });
+
+    // 5. The list read alone and while two connections create.
+    let alone = closed_loop(&target, Req::List, 2, seconds, None).await;
+    let (during, creates) = tokio::join!(
+        closed_loop(&target, Req::List, 2, seconds, None),
+        closed_loop(&target, Req::Create, 2, seconds, None)
+    );
+    println!(
+        "2 list connections: alone {:.0}/s; with 2 creating {:.0}/s (p99 {:.2} ms), creates {:.0}/s (p99 {:.2} ms), errors {}",
+        alone.rate(),
+        during.rate(),
+        ms(percentile(&during.latencies, 99.0)),
+        creates.rate(),
+        ms(percentile(&creates.latencies, 99.0)),
+        alone.errors + during.errors + creates.errors
+    );
+    let ratio = during.rate() / alone.rate();
+    rows.push(Row {
+        backend,
+        figure: "list read under 2 writers (2 conns)",
+        value: format!("{:.0}/s", during.rate()),
+        baseline: format!("{:.0}/s alone", alone.rate()),
+        ratio: format!("{ratio:.2}"),
+        target: Some((">= 0.5", ratio >= 0.5)),
+    });
+
+    // 6. Memory through a mixed soak.
+    let samples = {
+        let soak_load = async {
+            tokio::join!(
+                closed_loop(&target, Req::Create, 2, soak, None),
+                closed_loop(&target, Req::List, 2, soak, None)
+            )
+        };
+        let sampler = async {
+            let mut samples = vec![(0.0, server.rss_kib())];
+            let started = Instant::now();
+            let mut tick = tokio::time::interval_at(
+                tokio::time::Instant::now() + Duration::from_secs(10),
+                Duration::from_secs(10),
+            );
+            while started.elapsed() + Duration::from_secs(10) <= soak + Duration::from_millis(500) {
+                tick.tick().await;
+                samples.push((started.elapsed().as_secs_f64(), server.rss_kib()));
+            }
+            samples
+        };
+        let ((creates, lists), samples) = tokio::join!(soak_load, sampler);
+        println!(
+            "soak {:.0} s: creates {:.0}/s (p99 {:.2} ms), lists {:.0}/s (p99 {:.2} ms), errors {}",
+            soak.as_secs_f64(),
+            creates.rate(),
+            ms(percentile(&creates.latencies, 99.0)),
+            lists.rate(),
+            ms(percentile(&lists.latencies, 99.0)),
+            creates.errors + lists.errors
+        );
+        let mut samples = samples;
+        if samples.last().is_some_and(|s| s.0 < soak.as_secs_f64() - 1.0) {
+            samples.push((soak.as_secs_f64(), server.rss_kib()));
+        }
+        samples
+    };
+    let line: Vec<String> = samples
+        .iter()
+        .map(|(t, kib)| format!("{t:.0}s {:.1}", *kib as f64 / 1024.0))
+        .collect();
+    println!("RSS (MiB): {}", line.join(", "));
+    let start_rss = samples[0].1 as f64 / 1024.0;
+    let mid_at = soak.as_secs_f64() / 2.0;
+    let mid_rss = samples
+        .iter()
+        .min_by(|a, b| (a.0 - mid_at).abs().total_cmp(&(b.0 - mid_at).abs()))
+        .map(|s| s.1 as f64 / 1024.0)
+        .unwrap_or(start_rss);
+    let end_rss = samples.last().map(|s| s.1 as f64 / 1024.0).unwrap_or(start_rss);
+    let growth = end_rss / mid_rss.max(1e-9);
+    rows.push(Row {
+        backend,
+        figure: "RSS start / middle of soak",
+        value: format!("{start_rss:.1} / {mid_rss:.1} MiB"),
+        baseline: "-".into(),
+        ratio: "-".into(),
+        target: None,
+    });
+    rows.push(Row {
+        backend,
+        figure: "RSS end of soak (2nd-half growth)",
+        value: format!("{end_rss:.1} MiB"),
+        baseline: format!("{mid_rss:.1} MiB middle"),
+        ratio: format!("{growth:.3}"),
+        target: Some(("<= 1.10", growth <= 1.10)),
+    });
+
+    // 3. p99 with failing endpoints and a backlog of 100,000 deliveries, against
+    // the p99 at the same rate measured just before, on the same (grown) database.
+    let before_backlog = open_loop(&target, half, 4, seconds).await;
+    let p99_before = percentile(&before_backlog.latencies, 99.0);
+    subscribe_failing_endpoints(&target).await;
+    let built = Instant::now();
+    let queued = closed_loop(&target, Req::Create, 16, Duration::from_secs(3600), Some(5_000)).await;
+    let deliveries: i64 = with_db!(&observer, |pool| sqlx::query_scalar(
+        "select count(*) from webhook_deliveries where tenant_id = $1"
+    )
+    .bind(&tenant_id)
+    .fetch_one(pool)
+    .await)
+    .map_err(|e| e.to_string())?;
+    let by_state: Vec<(String, i64)> = with_db!(&observer, |pool| sqlx::query_as(
+        "select state, count(*) from webhook_deliveries where tenant_id = $1 group by state order by state"
+    )
+    .bind(&tenant_id)
+    .fetch_all(pool)
+    .await)
+    .map_err(|e| e.to_string())?;
+    println!(
+        "backlog: 5,000 creates in {:.1} s ({} errors); webhook_deliveries {deliveries} {by_state:?}",
+        built.elapsed().as_secs_f64(),
+        queued.errors
+    );
+    let with_backlog = open_loop(&target, half, 4, seconds).await;
+    let p99_backlog = percentile(&with_backlog.latencies, 99.0);
+    println!(
+        "open loop at {half:.0}/s: p99 {:.2} ms before the backlog, {:.2} ms with it (p50 {:.2} ms, max {:.1} ms, errors {})",
+        ms(p99_before),
+        ms(p99_backlog),
+        ms(percentile(&with_backlog.latencies, 50.0)),
+        ms(with_backlog.latencies.last().copied().unwrap_or_default()),
+        before_backlog.errors + with_backlog.errors
+    );
+    let ratio = ms(p99_backlog) / ms(p99_before).max(1e-6);
+    rows.push(Row {
+        backend,
+        figure: "create p99, 20 failing endpoints + backlog",
+        value: format!("{:.2} ms ({deliveries} dlv)", ms(p99_backlog)),
+        baseline: format!("{:.2} ms p99 just before", ms(p99_before)),
+        ratio: format!("{ratio:.2}"),
+        target: Some(("<= 2.0", ratio <= 2.0)),
+    });
+    let cpu = std::fs::read_to_string(format!("/proc/{}/stat", server.child.id())).unwrap_or_default();
+    if let Some(fields) = cpu.rsplit(')').next() {
+        let f: Vec<&str> = fields.split_whitespace().collect();
+        if f.len() > 13 {
+            println!("server CPU so far: utime {} + stime {} ticks", f[11], f[12]);
+        }
+    }
+
+    observer.close().await;
+    drop(server);
+    fresh.drop_now().await;
+    Ok(())
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let backends = std::env::var("BENCH_BACKENDS").unwrap_or_else(|_| "sqlite,postgres".into());
+    println!(
+        "write-path benchmark: rapport {} ; BENCH_SECONDS {} ; BENCH_SOAK_SECONDS {} ; {} cores shared by server and load",
+        rapport_binary().display(),
+        phase_seconds().as_secs_f64(),
+        env_f64("BENCH_SOAK_SECONDS", 600.0),
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
+    );
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for name in backends.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let backend = match name {
+            "sqlite" => Backend::Sqlite,
+            "postgres" => Backend::Postgres,
+            other => panic!("BENCH_BACKENDS: unknown backend {other:?} (sqlite, postgres)"),
+        };
+        if let Err(e) = run_backend(backend, &mut rows).await {
+            let note = format!("{} skipped: {e}", backend.name());
+            println!("{note}");
+            notes.push(note);
+        }
+    }
+
+    println!("\nsummary (targets are the issue's, checked on SQLite)");
+    let header = ("backend", "figure", "value", "baseline", "ratio", "target", "");
+    let line = |b: &str, f: &str, v: &str, base: &str, r: &str, t: &str, p: &str| {
+        println!("| {b:<10} | {f:<43} | {v:<24} | {base:<26} | {r:>6} | {t:<9} | {p:<4} |")
+    };
+    line(header.0, header.1, header.2, header.3, header.4, header.5, "");
+    println!(
+        "|{}|{}|{}|{}|{}|{}|{}|",
+        "-".repeat(12),
+        "-".repeat(45),
+        "-".repeat(26),
+        "-".repeat(28),
+        "-".repeat(8),
+        "-".repeat(11),
+        "-".repeat(6)
+    );
+    for r in &rows {
+        let (target, verdict) = match (r.backend, r.target) {
+            (Backend::Sqlite, Some((t, met))) => (t, if met { "PASS" } else { "MISS" }),
+            (Backend::Postgres, Some((t, _))) => (t, "info"),
+            (_, None) => ("-", ""),
+        };
+        line(
+            r.backend.name(),
+            r.figure,
+            &r.value,
+            &r.baseline,
+            &r.ratio,
+            target,
+            verdict,
+        );
+    }
+    for note in notes {
+        println!("note: {note}");
+    }
+}
