@@ -401,6 +401,7 @@ impl Services {
         })?;
         audit::record(&mut tx, Some(tenant_id), actor, "apikey.revoke", "apikey", Some(key_id)).await?;
         tx.commit().await?;
+        self.keys_changed();
         self.get_api_key(tenant_id, key_id).await
     }
 
@@ -434,7 +435,9 @@ impl Services {
             return Err(CoreError::NotFound("platform key"));
         }
         audit::record(&mut tx, None, actor, "platformkey.revoke", "platformkey", Some(key_id)).await?;
-        tx.commit().await
+        tx.commit().await?;
+        self.keys_changed();
+        Ok(())
     }
 
     /// Resolves a bearer token to its principal. Unknown, revoked and malformed
@@ -454,6 +457,15 @@ impl Services {
             owner_is_platform_admin: Option<bool>,
         }
         let digest = token_digest(token);
+        let now = now_ms();
+        let cache = self.key_cache();
+        if let Some((principal, touched_at)) = cache.and_then(|c| c.get(&digest)) {
+            // Kept, and its "last used" stamp is fresh enough: no statement at all.
+            if touched_at >= now - TOUCH_INTERVAL_MS {
+                return Ok(principal);
+            }
+        }
+        let epoch = cache.map(|c| c.epoch());
         let row: Option<KeyAuthRow> = with_db!(self.db(), |pool| {
             sqlx::query_as(
             "select k.id, k.kind, k.tenant_id, k.created_by, k.last_used_at, u.platform_admin as owner_is_platform_admin \
@@ -476,8 +488,9 @@ impl Services {
             },
             _ => return Err(CoreError::Unauthenticated),
         };
-        let now = now_ms();
+        let mut touched_at = row.last_used_at.unwrap_or(0);
         if row.last_used_at.is_none_or(|t| t < now - TOUCH_INTERVAL_MS) {
+            touched_at = now;
             with_db!(self.writer(), |pool| sqlx::query(
                 "update api_keys set last_used_at = $2 where id = $1"
             )
@@ -486,6 +499,9 @@ impl Services {
             .execute(pool)
             .await
             .map(|r| r.rows_affected()))?;
+        }
+        if let (Some(cache), Some(epoch)) = (cache, epoch) {
+            cache.put(&digest, principal.clone(), epoch, touched_at);
         }
         Ok(principal)
     }

@@ -134,6 +134,15 @@ pub struct CustomerFilter {
     pub search: Option<String>,
 }
 
+/// A row of a customer page: the customer and, when the list is unfiltered, the
+/// tenant's kept customer count.
+#[derive(sqlx::FromRow)]
+struct PagedCustomerRow {
+    #[sqlx(flatten)]
+    customer: CustomerRow,
+    kept_total: Option<i64>,
+}
+
 #[derive(sqlx::FromRow)]
 struct CustomerRow {
     id: String,
@@ -468,26 +477,23 @@ impl Services {
             .map(|s| format!("%{}%", s.trim().to_lowercase()));
         let condition = "tenant_id = $1 and ($2 is null or external_id = $2) and ($3 is null or email like $3 \
              or lower(first_name) like $3 or lower(last_name) like $3)";
-        // Unfiltered, the total is the tenant's kept count: one row, however many
-        // customers there are. Filtered, it is counted.
-        let count_sql = if filter.external_id.is_none() && pattern.is_none() {
-            "select coalesce((select customers from customer_counts where tenant_id = $1), 0) \
-             where $2 is null and $3 is null"
-                .to_string()
+        // Unfiltered, the total is the tenant's kept count (one row, however many
+        // customers there are), read by the page's own statement: every statement
+        // is a round trip to a database thread, which is most of a small list's
+        // cost on SQLite. Filtered, and for a page past the end, it is counted.
+        let unfiltered = filter.external_id.is_none() && pattern.is_none();
+        let kept_total = if unfiltered {
+            "(select customers from customer_counts where tenant_id = $1)"
         } else {
-            format!("select count(*) from customers where {condition}")
+            "null"
         };
         let sql = format!(
-            "select {COLUMNS} from customers where {condition} order by created_at desc, id desc limit $4 offset $5"
+            "select {COLUMNS}, {kept_total} as kept_total from customers where {condition} \
+             order by created_at desc, id desc limit $4 offset $5"
         );
-        let (total, rows): (i64, Vec<CustomerRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar(&count_sql)
-                .bind(tenant_id)
-                .bind(&filter.external_id)
-                .bind(&pattern)
-                .fetch_one(pool)
-                .await?;
-            let rows = sqlx::query_as(&sql)
+        let count_sql = format!("select count(*) from customers where {condition}");
+        let (total, rows): (i64, Vec<PagedCustomerRow>) = with_db!(self.db(), |pool| {
+            let rows: Vec<PagedCustomerRow> = sqlx::query_as(&sql)
                 .bind(tenant_id)
                 .bind(&filter.external_id)
                 .bind(&pattern)
@@ -495,8 +501,20 @@ impl Services {
                 .bind(paging.offset)
                 .fetch_all(pool)
                 .await?;
+            let total = match rows.first().and_then(|r| r.kept_total) {
+                Some(total) => total,
+                None => {
+                    sqlx::query_scalar(&count_sql)
+                        .bind(tenant_id)
+                        .bind(&filter.external_id)
+                        .bind(&pattern)
+                        .fetch_one(pool)
+                        .await?
+                }
+            };
             Ok::<_, sqlx::Error>((total, rows))
         })?;
+        let rows: Vec<CustomerRow> = rows.into_iter().map(|r| r.customer).collect();
         Ok(paging.page(total, rows.into_iter().map(Customer::from).collect()))
     }
 

@@ -37,6 +37,8 @@ pub mod db;
 #[cfg(feature = "server")]
 pub mod events;
 #[cfg(feature = "server")]
+pub mod key_cache;
+#[cfg(feature = "server")]
 pub mod links;
 #[cfg(feature = "server")]
 pub mod live;

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use crate::{
-    db::Db,
+    db::{Backend, Db},
+    key_cache::KeyCache,
     live::{LiveEvent, LiveHub, LiveUpdate},
     reports::zones::ZoneStates,
 };
@@ -21,6 +22,7 @@ pub struct Services {
     live: LiveHub,
     outbox: Arc<Notify>,
     zone_states: ZoneStates,
+    keys: KeyCache,
 }
 
 impl Services {
@@ -34,6 +36,7 @@ impl Services {
             live: LiveHub::default(),
             outbox: Arc::new(Notify::new()),
             zone_states: ZoneStates::default(),
+            keys: KeyCache::default(),
         }
     }
 
@@ -69,6 +72,18 @@ impl Services {
     /// worker waits on it between polls.
     pub fn outbox_signal(&self) -> &Arc<Notify> {
         &self.outbox
+    }
+
+    /// Resolved API keys, when this backend keeps them (SQLite: one instance per
+    /// file; see [`crate::key_cache`]).
+    pub(crate) fn key_cache(&self) -> Option<&KeyCache> {
+        (self.db.backend() == Backend::Sqlite).then_some(&self.keys)
+    }
+
+    /// A change that can alter what a token resolves to has committed (a key
+    /// revoked, a user changed or deleted, a tenant deleted).
+    pub(crate) fn keys_changed(&self) {
+        self.keys.invalidate();
     }
 
     /// The last zone state read per tenant, which reports plan with (see

@@ -264,7 +264,9 @@ impl Services {
         .await
         .map(|r| r.rows_affected()))?;
         audit::record(&mut tx, None, actor, "tenant.delete", "tenant", Some(id)).await?;
-        tx.commit().await
+        tx.commit().await?;
+        self.keys_changed();
+        Ok(())
     }
 
     /// Number of tenants (used by first-start bootstrap).

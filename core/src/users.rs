@@ -329,6 +329,7 @@ impl Services {
         }
         audit::record(&mut tx, Some(tenant_id), actor, "user.update", "user", Some(id)).await?;
         tx.commit().await?;
+        self.keys_changed();
         self.get_user(tenant_id, id).await
     }
 
@@ -429,7 +430,9 @@ impl Services {
         .await
         .map(|r| r.rows_affected()))?;
         audit::record(&mut tx, Some(tenant_id), actor, "user.delete", "user", Some(id)).await?;
-        tx.commit().await
+        tx.commit().await?;
+        self.keys_changed();
+        Ok(())
     }
 
     /// Sets a user's password (tenant-scoped) and ends their sessions.
