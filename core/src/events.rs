@@ -164,6 +164,10 @@ pub async fn enqueue(
     Ok(subscribed.len())
 }
 
+/// Deliveries written by one statement (two parameters each, well under SQLite's
+/// limit of 32,766).
+const DELIVERIES_PER_INSERT: usize = 500;
+
 /// Stores an event and queues it to exactly `endpoint_ids` (used by "send test event").
 pub(crate) async fn deliver_to(
     tx: &mut Tx,
@@ -191,20 +195,35 @@ pub(crate) async fn deliver_to(
     .await
     .map(|r| r.rows_affected()))?;
     let ordering_key = customer_id.unwrap_or(&event_id);
-    for endpoint_id in endpoint_ids {
-        with_tx!(tx, |conn| sqlx::query(
+    // One statement for every endpoint: each statement is a round trip to the
+    // database (a thread hop on SQLite), and an event fans out to every endpoint
+    // that subscribes to it, so a loop would make a write's cost grow with them.
+    // Chunks keep the bound parameters under SQLite's limit.
+    for chunk in endpoint_ids.chunks(DELIVERIES_PER_INSERT) {
+        let rows = (0..chunk.len())
+            .map(|i| {
+                let p = 5 + 2 * i;
+                format!("(${p}, $1, ${}, $2, $3, 'pending', 0, $4, $4)", p + 1)
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
             "insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, ordering_key, state, attempts, \
-             next_attempt_at, created_at) values ($1, $2, $3, $4, $5, 'pending', 0, $6, $6)"
-        )
-        .bind(format!("dlv_{}", uuid::Uuid::now_v7().simple()))
-        .bind(tenant_id)
-        .bind(endpoint_id)
-        .bind(&event_id)
-        .bind(ordering_key)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
+             next_attempt_at, created_at) values {rows}"
+        );
+        with_tx!(tx, |conn| {
+            let mut q = sqlx::query(&sql)
+                .bind(tenant_id)
+                .bind(&event_id)
+                .bind(ordering_key)
+                .bind(now);
+            for endpoint_id in chunk {
+                q = q
+                    .bind(format!("dlv_{}", uuid::Uuid::now_v7().simple()))
+                    .bind(endpoint_id);
+            }
+            q.execute(conn).await.map(|r| r.rows_affected())
+        })?;
     }
     Ok(event_id)
 }
