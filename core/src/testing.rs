@@ -182,7 +182,7 @@ async fn drop_stale_databases(admin: &Db, now: i64) -> CoreResult<()> {
 }
 
 /// Replaces the database name (the path) of a PostgreSQL URL, keeping its query.
-fn replace_database(url: &str, name: &str) -> String {
+pub fn replace_database(url: &str, name: &str) -> String {
     let (base, query) = match url.split_once('?') {
         Some((b, q)) => (b, Some(q)),
         None => (url, None),

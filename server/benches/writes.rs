@@ -58,17 +58,9 @@ fn env_f64(name: &str, default: f64) -> f64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let rank = ((p / 100.0) * (sorted.len() as f64 - 1.0)).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
+#[path = "support/stats.rs"]
+mod stats;
+use stats::{ms, percentile};
 
 // ---------------------------------------------------------------------------
 // The server process
@@ -217,7 +209,7 @@ impl FreshDb {
                 .map_err(|e| e.to_string())?;
                 admin.close().await;
                 Ok(FreshDb {
-                    url: replace_database(&admin_url, &name),
+                    url: rapport_core::testing::replace_database(&admin_url, &name),
                     admin_url: Some(admin_url),
                     name,
                 })
@@ -239,23 +231,6 @@ impl FreshDb {
 
 fn postgres_admin_url() -> String {
     std::env::var("RAPPORT_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-}
-
-/// `url` with its database name (the path) replaced, keeping any query.
-fn replace_database(url: &str, name: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let authority_start = base.find("://").map(|i| i + 3).unwrap_or(0);
-    let base = match base[authority_start..].find('/') {
-        Some(slash) => &base[..authority_start + slash],
-        None => base,
-    };
-    match query {
-        Some(q) => format!("{base}/{name}?{q}"),
-        None => format!("{base}/{name}"),
-    }
 }
 
 /// Migrates `url` and creates the bench tenant and its API key through the
