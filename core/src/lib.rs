@@ -35,7 +35,11 @@ pub mod customers;
 #[cfg(feature = "server")]
 pub mod db;
 #[cfg(feature = "server")]
+pub mod engine;
+#[cfg(feature = "server")]
 pub mod events;
+#[cfg(feature = "server")]
+pub mod jobs;
 #[cfg(feature = "server")]
 pub mod key_cache;
 #[cfg(feature = "server")]
