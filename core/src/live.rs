@@ -118,13 +118,31 @@ impl Services {
         customer_id: &str,
         event: LiveEvent,
     ) -> CoreResult<()> {
-        let changed = match &event {
+        self.announce_live(&mut tx, tenant_id, customer_id, &event).await?;
+        tx.commit().await?;
+        self.after_commit(tenant_id, customer_id, event);
+        Ok(())
+    }
+
+    /// On PostgreSQL, announces a change to the other instances with a `NOTIFY`
+    /// in `tx`, heard only if `tx` commits. The caller publishes it to this
+    /// instance after the commit (`after_commit`). For a transaction that changes
+    /// more than one thing screens show (a message that also gets the
+    /// conversation assigned); [`Services::commit_live`] covers the usual one.
+    pub(crate) async fn announce_live(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        event: &LiveEvent,
+    ) -> CoreResult<()> {
+        let changed = match event {
             LiveEvent::Message(m) => Some(Changed::Message { id: m.id.clone() }),
             LiveEvent::Conversation(_) => Some(Changed::Conversation),
             LiveEvent::Assigned(_) => Some(Changed::Assigned),
             LiveEvent::Resync => None,
         };
-        if let (Tx::Postgres(t), Some(changed)) = (&mut tx, changed) {
+        if let (Tx::Postgres(t), Some(changed)) = (tx, changed) {
             let announcement = Announcement {
                 origin: self.live().origin.to_string(),
                 tenant: tenant_id.to_string(),
@@ -139,8 +157,6 @@ impl Services {
                 .execute(&mut **t)
                 .await?;
         }
-        tx.commit().await?;
-        self.after_commit(tenant_id, customer_id, event);
         Ok(())
     }
 
