@@ -1,11 +1,18 @@
 //! Customers (spec 2.1): the people who talk to a tenant. A customer may be assigned
 //! to a user or to a team, never both.
+//!
+//! Our extensions, which routing rules read: `tags` (`HAS_TAG`), `language` (which
+//! system message a rule sends) and `pageUrl` (the page the visitor is on, for the
+//! `URL` condition; set by the widget, read-only here). On an override or update an
+//! omitted `tags` or `language` keeps what the customer has, so that clients that
+//! know only the spec's fields never wipe what the widget or agents set.
 
 use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
     db::{unique_violation, Tx},
+    conversations::ConversationStatus,
     error::{CoreError, CoreResult},
     events::{self, EventType},
     live::LiveEvent,
@@ -14,6 +21,9 @@ use crate::{
     validate::{is_email, Checks, Paging},
     with_db, with_tx, Services,
 };
+
+/// Most tags on one customer.
+pub const MAX_CUSTOMER_TAGS: usize = 50;
 
 /// Gender, as the spec spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -66,6 +76,15 @@ pub struct Customer {
     pub assigned_user: Option<String>,
     /// Id of the team the customer is assigned to (exclusive with `assignedUser`).
     pub assigned_team: Option<String>,
+    /// Tags, which routing and SLA rules match (`HAS_TAG`); our extension.
+    #[schema(value_type = Vec<crate::validate::Tag>, max_items = 50)]
+    pub tags: Vec<String>,
+    /// The customer's language, a BCP 47 tag (`de-CH`): routing rules send system
+    /// messages in it. Our extension.
+    pub language: Option<String>,
+    /// The page the visitor was last on, as the widget reported it (`URL`
+    /// routing conditions match it). Our extension; read-only here.
+    pub page_url: Option<String>,
     /// When the customer was created.
     pub created_at: chrono::DateTime<chrono::Utc>,
     /// When the customer was last changed.
@@ -97,6 +116,14 @@ pub struct CustomerIn {
     pub assigned_user: Option<String>,
     /// Id of a team of this tenant to assign the customer to (not with `assignedUser`).
     pub assigned_team: Option<String>,
+    /// Our extension: tags (unique, at most 50, each 1–64 characters). They replace
+    /// the customer's tags; omitted, the customer keeps its tags; `[]` removes them.
+    #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
+    pub tags: Option<Vec<String>>,
+    /// Our extension: a BCP 47 language tag (`en`, `de-CH`). Omitted, the customer
+    /// keeps its language; an empty string removes it.
+    #[schema(max_length = 35, example = "de-CH")]
+    pub language: Option<String>,
 }
 
 impl CustomerIn {
@@ -132,6 +159,33 @@ pub struct CustomerFilter {
     pub external_id: Option<String>,
     /// Matches e-mail, first or last name (case-insensitive, substring).
     pub search: Option<String>,
+    /// Only customers with this tag (case-insensitive, the whole tag).
+    pub tag: Option<String>,
+}
+
+/// What routing needs to know about a customer, read in one query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomerFacts {
+    /// The customer's id.
+    pub id: String,
+    /// The client's own id.
+    pub external_id: Option<String>,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// BCP 47 language tag.
+    pub language: Option<String>,
+    /// The page the visitor is on.
+    pub page_url: Option<String>,
+    /// Assigned user's id.
+    pub assigned_user: Option<String>,
+    /// Assigned team's id.
+    pub assigned_team: Option<String>,
+    /// The conversation's status.
+    pub status: ConversationStatus,
+    /// Unix ms of the oldest customer message nobody answered yet.
+    pub awaiting_reply_since: Option<i64>,
+    /// Unix ms of the first answer since the conversation (re)started.
+    pub first_reply_at: Option<i64>,
 }
 
 /// A row of a customer page: the customer and, when the list is unfiltered, the
@@ -153,8 +207,20 @@ struct CustomerRow {
     external_id: Option<String>,
     assigned_user_id: Option<String>,
     assigned_team_id: Option<String>,
+    tags: String,
+    language: Option<String>,
+    page_url: Option<String>,
     created_at: i64,
     updated_at: i64,
+}
+
+/// Tags as stored (a JSON array, as `users.tags`).
+fn read_tags(stored: &str) -> Vec<String> {
+    serde_json::from_str(stored).unwrap_or_default()
+}
+
+fn write_tags(tags: &[String]) -> String {
+    serde_json::to_string(tags).unwrap_or_else(|_| "[]".into())
 }
 
 impl From<CustomerRow> for Customer {
@@ -168,6 +234,9 @@ impl From<CustomerRow> for Customer {
             external_id: r.external_id,
             assigned_user: r.assigned_user_id,
             assigned_team: r.assigned_team_id,
+            tags: read_tags(&r.tags),
+            language: r.language,
+            page_url: r.page_url,
             created_at: from_ms(r.created_at),
             updated_at: from_ms(r.updated_at),
         }
@@ -175,7 +244,7 @@ impl From<CustomerRow> for Customer {
 }
 
 const COLUMNS: &str = "id, email, first_name, last_name, gender, external_id, assigned_user_id, assigned_team_id, \
-     created_at, updated_at";
+     tags, language, page_url, created_at, updated_at";
 
 struct ValidCustomer {
     email: Option<String>,
@@ -185,6 +254,18 @@ struct ValidCustomer {
     external_id: Option<String>,
     user: Option<String>,
     team: Option<String>,
+    /// The stored JSON of the new tags; `None` keeps the customer's.
+    tags: Option<String>,
+    /// `None` keeps the customer's language; `Some(None)` removes it.
+    language: Option<Option<String>>,
+}
+
+/// A customer's language, as given: omitted keeps (`None`), blank removes
+/// (`Some(None)`), else a BCP 47 tag.
+fn check_language(checks: &mut Checks, field: &str, value: Option<&str>) -> Option<Option<String>> {
+    let value = value?;
+    let language = checks.optional_text(field, Some(value), 35)?;
+    Some(checks.language(field, &language))
 }
 
 fn conflict(err: sqlx::Error) -> CoreError {
@@ -215,6 +296,12 @@ impl Services {
         let first_name = checks.optional_text("firstName", input.first_name.as_deref(), 200);
         let last_name = checks.optional_text("lastName", input.last_name.as_deref(), 200);
         let external_id = checks.optional_text("externalId", input.external_id.as_deref(), 200);
+        let tags = input.tags.as_ref().map(|tags| {
+            let tags: Vec<String> = tags.iter().map(|t| t.trim().to_string()).collect();
+            checks.tags("tags", &tags, MAX_CUSTOMER_TAGS);
+            write_tags(&tags)
+        });
+        let language = check_language(&mut checks, "language", input.language.as_deref());
         let (user, team) = self
             .resolve_assignment(
                 tenant_id,
@@ -232,6 +319,8 @@ impl Services {
             external_id,
             user,
             team,
+            tags,
+            language,
         })
     }
 
@@ -284,16 +373,19 @@ impl Services {
             return self.update_customer(tenant_id, &id, input, actor).await;
         }
         let id = uuid::Uuid::now_v7().to_string();
-        self.create_customer_with_id(tenant_id, &id, input, None, actor).await
+        self.create_customer_with_id(tenant_id, &id, input, None, None, actor)
+            .await
     }
 
-    /// Creates customer `id`; `visitor_token_hash` links it to a widget visitor.
+    /// Creates customer `id`; `visitor_token_hash` links it to a widget visitor,
+    /// whose page is `page_url` (checked by the caller).
     pub(crate) async fn create_customer_with_id(
         &self,
         tenant_id: &str,
         id: &str,
         input: CustomerIn,
         visitor_token_hash: Option<&str>,
+        page_url: Option<&str>,
         actor: &Actor,
     ) -> CoreResult<Customer> {
         let valid = self.validate_customer(tenant_id, &input).await?;
@@ -301,8 +393,9 @@ impl Services {
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "insert into customers (id, tenant_id, email, first_name, last_name, gender, external_id, \
-             assigned_user_id, assigned_team_id, created_at, updated_at, status, status_changed_at, visitor_token_hash) \
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, 'UNREAD', $10, $11)"
+             assigned_user_id, assigned_team_id, created_at, updated_at, status, status_changed_at, visitor_token_hash, \
+             tags, language, page_url) \
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, 'UNREAD', $10, $11, $12, $13, $14)"
         )
         .bind(id)
         .bind(tenant_id)
@@ -315,6 +408,9 @@ impl Services {
         .bind(&valid.team)
         .bind(now)
         .bind(visitor_token_hash)
+        .bind(valid.tags.as_deref().unwrap_or("[]"))
+        .bind(valid.language.clone().flatten())
+        .bind(page_url)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))
@@ -347,7 +443,7 @@ impl Services {
         Ok(customer)
     }
 
-    /// Replaces a customer's fields.
+    /// Replaces a customer's fields; an omitted `tags` or `language` is kept.
     pub async fn update_customer(
         &self,
         tenant_id: &str,
@@ -360,7 +456,8 @@ impl Services {
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "update customers set email = $3, first_name = $4, last_name = $5, gender = $6, external_id = $7, \
-             assigned_user_id = $8, assigned_team_id = $9, updated_at = $10 where tenant_id = $1 and id = $2"
+             assigned_user_id = $8, assigned_team_id = $9, updated_at = $10, tags = coalesce($11, tags), \
+             language = case when $12 then $13 else language end where tenant_id = $1 and id = $2"
         )
         .bind(tenant_id)
         .bind(id)
@@ -372,6 +469,9 @@ impl Services {
         .bind(&valid.user)
         .bind(&valid.team)
         .bind(now_ms())
+        .bind(&valid.tags)
+        .bind(valid.language.is_some())
+        .bind(valid.language.clone().flatten())
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))
@@ -412,30 +512,10 @@ impl Services {
             .await?;
         checks.finish()?;
         let mut tx = self.db().begin().await?;
-        with_tx!(&mut tx, |conn| {
-            sqlx::query(
-            "update customers set assigned_user_id = $3, assigned_team_id = $4, updated_at = $5 where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(&user)
-        .bind(&team)
-        .bind(now_ms())
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-        })?;
-        audit::record(&mut tx, Some(tenant_id), actor, "customer.assign", "customer", Some(id)).await?;
-        let customer = customer_in(&mut tx, tenant_id, id).await?;
-        events::enqueue(
-            &mut tx,
-            tenant_id,
-            actor,
-            EventType::CustomerAssigned,
-            Some(id),
-            &customer,
-        )
-        .await?;
+        let customer = assign_in(&mut tx, tenant_id, id, user.as_deref(), team.as_deref(), actor).await?;
+        // A person decided: the conversation leaves any routing queue, and capacity
+        // may have moved between agents.
+        crate::engine::dispatch::assigned_by_hand(&mut tx, tenant_id, id).await?;
         self.commit_live(tx, tenant_id, id, LiveEvent::Assigned(customer.clone()))
             .await?;
         Ok(customer)
@@ -475,13 +555,28 @@ impl Services {
             .search
             .as_deref()
             .map(|s| format!("%{}%", s.trim().to_lowercase()));
+        // A tag is found as a whole item of the stored JSON array: `["vip"` or
+        // `,"vip"`. Inside a JSON string a quote is always escaped, so `["` and
+        // `,"` only ever start an item. `replace` finds it on both backends;
+        // the match is exact, like the tag.
+        let tag = filter
+            .tag
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| serde_json::Value::from(t).to_string());
+        let (first_tag, later_tag) = (
+            tag.as_ref().map(|t| format!("[{t}")),
+            tag.as_ref().map(|t| format!(",{t}")),
+        );
         let condition = "tenant_id = $1 and ($2 is null or external_id = $2) and ($3 is null or email like $3 \
-             or lower(first_name) like $3 or lower(last_name) like $3)";
+             or lower(first_name) like $3 or lower(last_name) like $3) and ($4 is null or \
+             replace(tags, $4, '') <> tags or replace(tags, $5, '') <> tags)";
         // Unfiltered, the total is the tenant's kept count (one row, however many
         // customers there are), read by the page's own statement: every statement
         // is a round trip to a database thread, which is most of a small list's
         // cost on SQLite. Filtered, and for a page past the end, it is counted.
-        let unfiltered = filter.external_id.is_none() && pattern.is_none();
+        let unfiltered = filter.external_id.is_none() && pattern.is_none() && tag.is_none();
         let kept_total = if unfiltered {
             "(select customers from customer_counts where tenant_id = $1)"
         } else {
@@ -489,7 +584,7 @@ impl Services {
         };
         let sql = format!(
             "select {COLUMNS}, {kept_total} as kept_total from customers where {condition} \
-             order by created_at desc, id desc limit $4 offset $5"
+             order by created_at desc, id desc limit $6 offset $7"
         );
         let count_sql = format!("select count(*) from customers where {condition}");
         let (total, rows): (i64, Vec<PagedCustomerRow>) = with_db!(self.db(), |pool| {
@@ -497,6 +592,8 @@ impl Services {
                 .bind(tenant_id)
                 .bind(&filter.external_id)
                 .bind(&pattern)
+                .bind(&first_tag)
+                .bind(&later_tag)
                 .bind(paging.limit)
                 .bind(paging.offset)
                 .fetch_all(pool)
@@ -508,6 +605,8 @@ impl Services {
                         .bind(tenant_id)
                         .bind(&filter.external_id)
                         .bind(&pattern)
+                        .bind(&first_tag)
+                        .bind(&later_tag)
                         .fetch_one(pool)
                         .await?
                 }
@@ -516,6 +615,116 @@ impl Services {
         })?;
         let rows: Vec<CustomerRow> = rows.into_iter().map(|r| r.customer).collect();
         Ok(paging.page(total, rows.into_iter().map(Customer::from).collect()))
+    }
+
+    /// Adds and removes tags of a customer (agents in the inbox, the visitor
+    /// script): a tag already there is not added twice, and both compare tags
+    /// case-insensitively, as `HAS_TAG` does. Fires `customer.updated` when the
+    /// tags change. At most [`MAX_CUSTOMER_TAGS`] may result (`tags`, `too_many`).
+    pub async fn change_customer_tags(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        add: &[String],
+        remove: &[String],
+        actor: &Actor,
+    ) -> CoreResult<Customer> {
+        let mut checks = Checks::new();
+        let add: Vec<String> = add.iter().map(|t| t.trim().to_string()).collect();
+        checks.tags("tags", &add, MAX_CUSTOMER_TAGS);
+        checks.finish()?;
+        let mut tx = self.db().begin().await?;
+        // A write first locks the row (PostgreSQL) or the database (SQLite), so
+        // two changes at once cannot lose each other's tags.
+        let touched = with_tx!(&mut tx, |conn| sqlx::query(
+            "update customers set tags = tags where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if touched == 0 {
+            return Err(CoreError::NotFound("customer"));
+        }
+        let before = customer_in(&mut tx, tenant_id, id).await?.tags;
+        let same = |a: &String, b: &String| a.to_lowercase() == b.to_lowercase();
+        let mut tags: Vec<String> = before
+            .iter()
+            .filter(|t| !remove.iter().any(|r| same(t, &r.trim().to_string())))
+            .cloned()
+            .collect();
+        for tag in add {
+            if !tags.iter().any(|t| same(t, &tag)) {
+                tags.push(tag);
+            }
+        }
+        if tags.len() > MAX_CUSTOMER_TAGS {
+            return Err(CoreError::invalid(
+                "tags",
+                "too_many",
+                format!("a customer may carry at most {MAX_CUSTOMER_TAGS} tags"),
+            ));
+        }
+        if tags == before {
+            return customer_in(&mut tx, tenant_id, id).await;
+        }
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update customers set tags = $3, updated_at = $4 where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(write_tags(&tags))
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        audit::record(&mut tx, Some(tenant_id), actor, "customer.tags", "customer", Some(id)).await?;
+        let customer = customer_in(&mut tx, tenant_id, id).await?;
+        events::enqueue(
+            &mut tx,
+            tenant_id,
+            actor,
+            EventType::CustomerUpdated,
+            Some(id),
+            &customer,
+        )
+        .await?;
+        tx.commit().await?;
+        self.wake_outbox();
+        Ok(customer)
+    }
+
+    /// Records where a widget visitor is: the page it is on and its language
+    /// (each only when given), which `URL` conditions and system messages read.
+    /// Writes only when something changed, so a visitor writing from the same
+    /// page costs no write; fires no event (the page is context, not a change
+    /// the client made).
+    pub(crate) async fn set_visitor_context(
+        &self,
+        tenant_id: &str,
+        customer: &Customer,
+        page_url: Option<String>,
+        language: Option<String>,
+    ) -> CoreResult<()> {
+        let page_url = page_url.filter(|u| customer.page_url.as_ref() != Some(u));
+        let language = language.filter(|l| customer.language.as_ref() != Some(l));
+        if page_url.is_none() && language.is_none() {
+            return Ok(());
+        }
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update customers set page_url = coalesce($3, page_url), language = coalesce($4, language) \
+             where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(&customer.id)
+        .bind(&page_url)
+        .bind(&language)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await
     }
 
     /// Deletes a customer.
@@ -548,7 +757,39 @@ impl Services {
 }
 
 /// A customer read inside `tx`.
-async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Customer> {
+/// Assigns a customer to `user` or `team` (or neither) in `tx`: audited, and
+/// `customer.assigned` queued. The caller publishes `LiveEvent::Assigned` after
+/// the commit. Used by the REST/dashboard assignment and by the routing engine.
+pub(crate) async fn assign_in(
+    tx: &mut Tx,
+    tenant_id: &str,
+    id: &str,
+    user: Option<&str>,
+    team: Option<&str>,
+    actor: &Actor,
+) -> CoreResult<Customer> {
+    with_tx!(tx, |conn| {
+        sqlx::query(
+            "update customers set assigned_user_id = $3, assigned_team_id = $4, updated_at = $5 where tenant_id = $1 and id = $2",
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(user)
+        .bind(team)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+    })?;
+    audit::record(tx, Some(tenant_id), actor, "customer.assign", "customer", Some(id)).await?;
+    let customer = customer_in(tx, tenant_id, id).await?;
+    crate::engine::watchdogs::customer_assigned(tx, tenant_id, &customer).await?;
+    events::enqueue(tx, tenant_id, actor, EventType::CustomerAssigned, Some(id), &customer).await?;
+    crate::engine::watchdogs::customer_assigned(tx, tenant_id, &customer).await?;
+    Ok(customer)
+}
+
+pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Customer> {
     let sql = format!("select {COLUMNS} from customers where tenant_id = $1 and id = $2");
     let row: Option<CustomerRow> = with_tx!(tx, |conn| sqlx::query_as(&sql)
         .bind(tenant_id)
@@ -556,6 +797,59 @@ async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Custo
         .fetch_optional(conn)
         .await)?;
     row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
+}
+
+/// Checks what a widget reports of a visitor's whereabouts: `pageUrl` an
+/// http(s) URL, `language` a BCP 47 tag; blank means not given.
+pub(crate) fn check_visitor_context(
+    checks: &mut Checks,
+    page_url: Option<&str>,
+    language: Option<&str>,
+) -> (Option<String>, Option<String>) {
+    let page_url = checks.optional_text("pageUrl", page_url, 2048);
+    if let Some(url) = &page_url {
+        checks.http_url("pageUrl", url);
+    }
+    let language = check_language(checks, "language", language).flatten();
+    (page_url, language)
+}
+
+/// What routing needs about a customer, read inside `tx` in one query.
+pub async fn routing_facts(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<CustomerFacts> {
+    type Row = (
+        String,
+        Option<String>,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        String,
+        Option<i64>,
+        Option<i64>,
+    );
+    let row: Option<Row> = with_tx!(tx, |conn| sqlx::query_as(
+        "select id, external_id, tags, language, page_url, assigned_user_id, assigned_team_id, status, \
+         awaiting_reply_since, first_reply_at from customers where tenant_id = $1 and id = $2"
+    )
+    .bind(tenant_id)
+    .bind(customer_id)
+    .fetch_optional(conn)
+    .await)?;
+    let (id, external_id, tags, language, page_url, assigned_user, assigned_team, status, awaiting, first_reply) =
+        row.ok_or(CoreError::NotFound("customer"))?;
+    Ok(CustomerFacts {
+        id,
+        external_id,
+        tags: read_tags(&tags),
+        language,
+        page_url,
+        assigned_user,
+        assigned_team,
+        status: ConversationStatus::parse(&status).unwrap_or(ConversationStatus::Unread),
+        awaiting_reply_since: awaiting,
+        first_reply_at: first_reply,
+    })
 }
 
 /// Unassigns every customer of a user (when the user is deleted).

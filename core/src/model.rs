@@ -85,6 +85,17 @@ pub struct Tenant {
     pub timezone: String,
     /// When the tenant was created.
     pub created_at: DateTime<Utc>,
+    /// Default language, a BCP 47 tag (default `en`): system messages go out in it
+    /// when none exists in the customer's language.
+    #[cfg_attr(feature = "server", schema(example = "en"))]
+    pub language: String,
+    /// Default agent capacity, 1–100 (default 5): how many open conversations an
+    /// agent without a `maxConcurrentChats` of their own is given at once.
+    #[cfg_attr(feature = "server", schema(minimum = 1, maximum = 100, example = 5))]
+    pub max_chats: i64,
+    /// Id of the tenant's opening hours that SLA clocks run on: a clock counts
+    /// only while they are open. `null`: clocks run around the clock.
+    pub business_hours_id: Option<String>,
 }
 
 /// The signed-in dashboard user, as the UI needs it.
@@ -234,4 +245,45 @@ pub struct Page<T> {
     pub page: PageInfo,
     /// The items.
     pub results: Vec<T>,
+}
+
+/// One routing decision of the match log: why a conversation went where it went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RoutingRecord {
+    /// The decision's id.
+    pub id: String,
+    /// When it was made.
+    pub at: DateTime<Utc>,
+    /// The customer (conversation).
+    pub customer_id: String,
+    /// Why routing ran: `NEW`, `REOPENED`, `NO_ANSWER`, `AGENT_OFFLINE` or `QUEUE_TIMEOUT`.
+    pub reason: String,
+    /// The top-level rule that matched (an else-rule's parent), if any.
+    pub rule_id: Option<String>,
+    /// Names from that rule down to the rule that matched, e.g. `["VIP", "Overflow"]`.
+    pub rule_names: Vec<String>,
+    /// The rules tried, in order.
+    pub tried: Vec<TriedRule>,
+    /// What was done, in order, e.g. `QUEUE TEAM <id>: assigned to <user id>`.
+    pub actions: Vec<String>,
+    /// `ASSIGNED`, `QUEUED`, `MESSAGED` (only messages sent), `MATCHED` (nothing to
+    /// do) or `NO_MATCH`. A queued conversation assigned later reads `ASSIGNED`.
+    pub result: String,
+    /// The agent it went to.
+    pub user_id: Option<String>,
+}
+
+/// A rule the routing engine tried.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TriedRule {
+    /// Where it sits: the top-level rule's id, then else-rule indexes (`id/0/1`).
+    pub path: String,
+    /// Its name.
+    pub name: String,
+    /// Whether its conditions held.
+    pub matched: bool,
 }

@@ -12,20 +12,24 @@
 //! | UrlRouting | `URL` | `urls`: patterns, `*` matches any run of characters |
 //! | QueueRoutingAction | `QUEUE` | `target` `{type: USER, TEAM or TAG, value}`, `agentState` `AVAILABLE`, `ONLINE` or `ANY` (default), `maxWaitSeconds` (1–5400, default 5400: the product's 1 h 30 min) |
 //! | RoutingToRoutingAction | `ROUTING_TO` | `ruleId` of another routing rule |
-//! | SendFlowRoutingAction | `SEND_FLOW` | `flowId` |
+//! | SendFlowRoutingAction | `SEND_FLOW` | `flowId` of a flow (`/flow`) |
 //! | SystemMessageRoutingAction | `SYSTEM_MESSAGE` | `systemMessageId` |
 //!
 //! References must exist in the tenant, and `ROUTING_TO` may not close a cycle.
 //! `elseRules` are nested rules (at most 5 levels) tried when the rule does not match.
+//! The order routing rules are tried in (`priority`) is edited as a whole in [`order`].
 
 use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use super::{
-    in_use, opening_hours::OpeningHours, system_messages::SystemMessage, watchdogs::WatchdogReceiver, ConfigKind, Meta,
+    flows::Flow, in_use, opening_hours::OpeningHours, system_messages::SystemMessage, watchdogs::WatchdogReceiver,
+    ConfigKind, Meta,
 };
 use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
+
+pub mod order;
 
 /// Deepest nesting of `elseRules`.
 pub const MAX_ELSE_DEPTH: usize = 5;
@@ -121,8 +125,7 @@ pub enum Action {
     /// Send a flow to the customer.
     #[serde(rename = "SEND_FLOW", rename_all = "camelCase")]
     SendFlow {
-        /// Id of the flow (1–200 characters).
-        #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+        /// Id of a flow of the tenant (`/flow`).
         flow_id: String,
     },
     /// Send a system message to the customer.
@@ -206,6 +209,11 @@ pub struct RoutingRule {
     pub name: Option<String>,
     /// Whether the rule is applied; default true.
     pub active: Option<bool>,
+    /// Where the rule stands in the order rules are tried: lower first (0–1000000),
+    /// ties by name. A new rule without one goes last. Not used on else-rules, which
+    /// are tried in their list's order. Our extension.
+    #[schema(minimum = 0, maximum = 1000000)]
+    pub priority: Option<i64>,
     /// Conditions, all of which must hold (at most 50).
     #[serde(default)]
     #[schema(max_items = 50)]
@@ -326,6 +334,37 @@ impl RoutingRule {
             .collect()
     }
 
+    /// Every condition of the rule and its else-rules.
+    pub fn all_conditions(&self) -> Vec<&Condition> {
+        self.all_levels()
+            .into_iter()
+            .flat_map(|r| r.conditions.iter())
+            .collect()
+    }
+
+    /// The `seconds` of the rule's (and its else-rules') `NO_ANSWER` conditions.
+    pub fn no_answer_seconds(&self) -> Vec<i64> {
+        self.all_conditions()
+            .into_iter()
+            .filter_map(|c| match c {
+                Condition::NoAnswer { seconds } => Some(*seconds),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Flows this rule (or its else-rules) sends.
+    pub fn flow_ids(&self) -> Vec<String> {
+        self.all_levels()
+            .iter()
+            .flat_map(|r| r.actions.iter())
+            .filter_map(|a| match a {
+                Action::SendFlow { flow_id } => Some(flow_id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// System messages this rule sends.
     pub fn system_message_ids(&self) -> Vec<String> {
         self.all_levels()
@@ -361,6 +400,7 @@ fn opening_hours_in(conditions: &[Condition]) -> Vec<String> {
 struct References {
     opening_hours: Vec<(String, String)>,
     system_messages: Vec<(String, String)>,
+    flows: Vec<(String, String)>,
     rules: Vec<(String, String)>,
     users: Vec<(String, String)>,
     teams: Vec<(String, String)>,
@@ -406,6 +446,9 @@ fn check_rule(checks: &mut Checks, prefix: &str, rule: &mut RoutingRule, depth: 
     rule.name = Some(checks.required_text(&field("name"), rule.name.as_deref(), 200));
     if depth > 0 {
         rule.meta = Meta::default();
+        rule.priority = None;
+    } else if let Some(priority) = rule.priority {
+        checks.in_range(&field("priority"), priority, 0..=1_000_000);
     }
     if rule.types.is_empty() {
         checks.push(&field("types"), "required", "types needs at least one of CHAT, CALL");
@@ -439,15 +482,7 @@ fn check_rule(checks: &mut Checks, prefix: &str, rule: &mut RoutingRule, depth: 
                 }
             }
             Action::RoutingTo { rule_id } => refs.rules.push((format!("{at}.ruleId"), rule_id.clone())),
-            Action::SendFlow { flow_id } => {
-                if flow_id.trim().is_empty() || flow_id.len() > 200 {
-                    checks.push(
-                        &format!("{at}.flowId"),
-                        "invalid_value",
-                        "flowId must be 1 to 200 characters",
-                    );
-                }
-            }
+            Action::SendFlow { flow_id } => refs.flows.push((format!("{at}.flowId"), flow_id.clone())),
             Action::SystemMessage { system_message_id } => refs
                 .system_messages
                 .push((format!("{at}.systemMessageId"), system_message_id.clone())),
@@ -509,6 +544,11 @@ impl Services {
                 );
             }
         }
+        for (at, id) in refs.flows {
+            if !self.config_exists::<Flow>(tenant_id, &id).await? {
+                checks.push(&at, "unknown_reference", format!("no flow {id} in this tenant"));
+            }
+        }
         for (at, id) in refs.rules {
             if !self.config_exists::<RoutingRule>(tenant_id, &id).await? {
                 checks.push(&at, "unknown_reference", format!("no routing rule {id} in this tenant"));
@@ -543,6 +583,9 @@ impl Services {
             input.active = Some(true);
         }
         self.resolve_references(tenant_id, &mut checks, refs).await?;
+        if input.priority.is_none() {
+            input.priority = Some(self.routing_rule_priority(tenant_id, input.meta.id.as_deref()).await?);
+        }
         if checks.is_clean() {
             if let Some(id) = input.meta.id.clone() {
                 let mut edges: HashMap<String, Vec<String>> = self
@@ -563,6 +606,36 @@ impl Services {
         }
         checks.finish()?;
         self.config_write(tenant_id, input, actor).await
+    }
+
+    /// The priority a rule saved without one gets: the one it has when it exists
+    /// already, otherwise after every other rule.
+    async fn routing_rule_priority(&self, tenant_id: &str, id: Option<&str>) -> CoreResult<i64> {
+        let rules = self.config_all::<RoutingRule>(tenant_id).await?;
+        if let Some(existing) = id.and_then(|id| rules.iter().find(|r| r.meta.id.as_deref() == Some(id))) {
+            if let Some(p) = existing.priority {
+                return Ok(p);
+            }
+        }
+        Ok(rules
+            .iter()
+            .filter_map(|r| r.priority)
+            .max()
+            .map_or(0, |p| (p + 10).min(1_000_000)))
+    }
+
+    /// The tenant's active routing rules in the order they are tried: by priority,
+    /// then name (rules without a priority, stored before priorities existed, last).
+    pub async fn routing_rules_in_order(&self, tenant_id: &str) -> CoreResult<Vec<RoutingRule>> {
+        let mut rules: Vec<RoutingRule> = self
+            .config_all::<RoutingRule>(tenant_id)
+            .await?
+            .into_iter()
+            .filter(|r| r.active != Some(false))
+            .collect();
+        // `config_all` returns them by name, and the sort is stable.
+        rules.sort_by_key(|r| r.priority.unwrap_or(i64::MAX));
+        Ok(rules)
     }
 
     /// Deletes a routing rule that no other rule routes to.

@@ -9,7 +9,7 @@ use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
 /// A system message.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(example = json!({"message": "All agents are busy; we will be with you shortly.", "language": "en"}))]
+#[schema(example = json!({"name": "busy", "message": "All agents are busy; we will be with you shortly.", "language": "en"}))]
 pub struct SystemMessage {
     /// Id and timestamps.
     #[serde(flatten)]
@@ -32,6 +32,12 @@ pub struct SystemMessage {
         example = "de-CH"
     )]
     pub language: Option<String>,
+    /// Name shared by the translations of one message (at most 200 characters), e.g.
+    /// `busy`. A routing rule's `SYSTEM_MESSAGE` names one of them; the customer gets
+    /// the one in their language, else the one in the tenant's language, else the
+    /// one named. Without a name a message has no translations. Our extension.
+    #[schema(max_length = 200, example = "busy")]
+    pub name: Option<String>,
 }
 
 impl ConfigKind for SystemMessage {
@@ -45,7 +51,8 @@ impl ConfigKind for SystemMessage {
     }
     fn display_name(&self) -> String {
         format!(
-            "{} {}",
+            "{} {} {}",
+            self.name.clone().unwrap_or_default(),
             self.language.clone().unwrap_or_default(),
             self.message.clone().unwrap_or_default()
         )
@@ -64,15 +71,11 @@ impl Services {
         input.message = Some(checks.required_text("message", input.message.as_deref(), 4000));
         let language = checks.required_text("language", input.language.as_deref(), 35);
         if !language.is_empty() {
-            match language_tags::LanguageTag::parse(&language) {
-                Ok(tag) if tag.is_valid() => input.language = Some(tag.to_string()),
-                _ => checks.push(
-                    "language",
-                    "invalid_language",
-                    "language must be a BCP 47 tag such as en or de-CH",
-                ),
+            if let Some(tag) = checks.language("language", &language) {
+                input.language = Some(tag);
             }
         }
+        input.name = checks.optional_text("name", input.name.as_deref(), 200);
         checks.finish()?;
         self.config_write(tenant_id, input, actor).await
     }
@@ -90,5 +93,84 @@ impl Services {
             return Err(in_use("system message", &users));
         }
         self.config_delete::<SystemMessage>(tenant_id, id, actor).await
+    }
+}
+
+/// The translation of `named` to send to a customer who speaks `customer_language`
+/// in a tenant whose language is `tenant_language`: among the messages sharing
+/// `named`'s name, the customer's language (the exact tag, else the same primary
+/// language: `de` for `de-CH`), else the tenant's, else `named` itself.
+pub fn translation<'m>(
+    named: &'m SystemMessage,
+    all: &'m [SystemMessage],
+    customer_language: Option<&str>,
+    tenant_language: &str,
+) -> &'m SystemMessage {
+    let Some(name) = named.name.as_deref().filter(|n| !n.is_empty()) else {
+        return named;
+    };
+    let siblings: Vec<&SystemMessage> = all.iter().filter(|m| m.name.as_deref() == Some(name)).collect();
+    let primary = |tag: &str| tag.split('-').next().unwrap_or(tag).to_ascii_lowercase();
+    let find = |wanted: &str| {
+        let exact = siblings
+            .iter()
+            .find(|m| m.language.as_deref().is_some_and(|l| l.eq_ignore_ascii_case(wanted)));
+        exact
+            .or_else(|| {
+                siblings
+                    .iter()
+                    .find(|m| m.language.as_deref().is_some_and(|l| primary(l) == primary(wanted)))
+            })
+            .copied()
+    };
+    customer_language
+        .and_then(find)
+        .or_else(|| find(tenant_language))
+        .unwrap_or(named)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(id: &str, name: Option<&str>, language: &str) -> SystemMessage {
+        SystemMessage {
+            meta: Meta {
+                id: Some(id.into()),
+                ..Meta::default()
+            },
+            message: Some(format!("text {id}")),
+            language: Some(language.into()),
+            name: name.map(String::from),
+        }
+    }
+
+    #[test]
+    fn the_customers_language_then_the_tenants_then_the_named_one() {
+        let all = vec![
+            message("en", Some("busy"), "en"),
+            message("de", Some("busy"), "de"),
+            message("fr-CA", Some("busy"), "fr-CA"),
+            message("other", Some("closed"), "uk"),
+            message("lonely", None, "ru"),
+        ];
+        let id = |m: &SystemMessage| m.meta.id.clone().unwrap();
+        let table = [
+            ("en", Some("de"), "en", "de"),
+            ("en", Some("de-CH"), "en", "de"),
+            ("de", Some("fr"), "en", "fr-CA"),
+            ("de", Some("uk"), "en", "en"),
+            ("de", None, "en", "en"),
+            ("de", Some("uk"), "jp", "de"),
+            ("lonely", Some("de"), "de", "lonely"),
+        ];
+        for (named, customer, tenant, expected) in table {
+            let named = all.iter().find(|m| id(m) == named).unwrap();
+            assert_eq!(
+                id(translation(named, &all, customer, tenant)),
+                expected,
+                "{customer:?} {tenant}"
+            );
+        }
     }
 }

@@ -85,6 +85,8 @@ pub enum Channel {
     Api,
     /// The agents' dashboard.
     Dashboard,
+    /// A routing rule: a system message or a flow (`senderType` `system`).
+    Automation,
 }
 
 impl Channel {
@@ -93,6 +95,7 @@ impl Channel {
             Channel::Widget => "WIDGET",
             Channel::Api => "API",
             Channel::Dashboard => "DASHBOARD",
+            Channel::Automation => "AUTOMATION",
         }
     }
 
@@ -100,6 +103,7 @@ impl Channel {
         match s {
             "WIDGET" => Channel::Widget,
             "DASHBOARD" => Channel::Dashboard,
+            "AUTOMATION" => Channel::Automation,
             _ => Channel::Api,
         }
     }
@@ -366,51 +370,74 @@ impl Services {
         checks.finish()?;
         let customer_id = customer.ok_or(CoreError::NotFound("customer"))?;
         let mut tx = self.db().begin().await?;
-        // Lock first, store the message, then move: the status events carry it as
-        // `lastMessage`.
         let from = lock_conversation(&mut tx, tenant_id, &customer_id).await?;
         let message = self
-            .insert_message(
-                &mut tx,
+            .send_in(&mut tx, tenant_id, &customer_id, from, content, channel, actor)
+            .await?;
+        self.commit_live(tx, tenant_id, &customer_id, LiveEvent::Message(message.clone()))
+            .await?;
+        Ok(message)
+    }
+
+    /// Stores a message to a customer in `tx`, whose conversation the caller locked
+    /// (it had status `from`): queued as `message.sent` and audited; the caller
+    /// publishes it live after the commit.
+    ///
+    /// A person's or an integration's message answers the customer: the status moves
+    /// (`UNREAD` → `UNRESOLVED`), the response times are measured, and the SLA clocks
+    /// and `NO_ANSWER` timers stop. A message of the system (a routing rule's system
+    /// message or flow, `Channel::Automation`) is only stored and counted: it answers
+    /// nobody.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn send_in(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        from: super::ConversationStatus,
+        content: Content,
+        channel: Channel,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        let message = self
+            .insert_message(tx, tenant_id, customer_id, Direction::Outbound, content, channel, actor)
+            .await?;
+        let answers = channel != Channel::Automation;
+        if answers {
+            // Stored first, then moved: the status events carry it as `lastMessage`.
+            self.finish_trigger(tx, tenant_id, customer_id, from, Trigger::Reply, actor)
+                .await?;
+            facts::message_stored(
+                tx,
                 tenant_id,
-                &customer_id,
-                Direction::Outbound,
-                content,
-                channel,
-                actor,
+                customer_id,
+                false,
+                message.kind.as_str(),
+                actor.user_id(),
             )
             .await?;
-        self.finish_trigger(&mut tx, tenant_id, &customer_id, from, Trigger::Reply, actor)
-            .await?;
-        facts::message_stored(
-            &mut tx,
-            tenant_id,
-            &customer_id,
-            false,
-            message.kind.as_str(),
-            actor.user_id(),
-        )
-        .await?;
+            crate::engine::dispatch::answered(tx, tenant_id, customer_id).await?;
+        } else {
+            facts::message_counted(tx, tenant_id, customer_id, message.kind.as_str()).await?;
+        }
         events::enqueue(
-            &mut tx,
+            tx,
             tenant_id,
             actor,
             EventType::MessageSent,
-            Some(&customer_id),
+            Some(customer_id),
             &message,
         )
         .await?;
         audit::record(
-            &mut tx,
+            tx,
             Some(tenant_id),
             actor,
             "message.send",
             "customer",
-            Some(&customer_id),
+            Some(customer_id),
         )
         .await?;
-        self.commit_live(tx, tenant_id, &customer_id, LiveEvent::Message(message.clone()))
-            .await?;
         Ok(message)
     }
 
@@ -484,6 +511,9 @@ impl Services {
             .await?;
         self.finish_trigger(&mut tx, tenant_id, customer_id, from, Trigger::CustomerMessage, actor)
             .await?;
+        // Read after the move (a reopened conversation's clock restarts) and before
+        // the message is counted: whether this message starts a wait.
+        let waiting_before = facts::awaiting_since(&mut tx, tenant_id, customer_id).await?;
         facts::message_stored(&mut tx, tenant_id, customer_id, true, message.kind.as_str(), None).await?;
         events::enqueue(
             &mut tx,
@@ -494,8 +524,16 @@ impl Services {
             &message,
         )
         .await?;
-        self.commit_live(tx, tenant_id, customer_id, LiveEvent::Message(message.clone()))
+        let effects = self
+            .on_customer_message(&mut tx, tenant_id, customer_id, from, waiting_before)
             .await?;
+        let event = LiveEvent::Message(message.clone());
+        self.announce_live(&mut tx, tenant_id, customer_id, &event).await?;
+        effects.announce(self, &mut tx, tenant_id).await?;
+        crate::engine::watchdogs::message_received(&mut tx, tenant_id, &message).await?;
+        tx.commit().await?;
+        self.after_commit(tenant_id, customer_id, event);
+        effects.publish(self, tenant_id);
         Ok(message)
     }
 

@@ -24,15 +24,20 @@
 //! events of the change it made.
 //!
 //! Submodules: [`messages`] (sending, receiving, history), [`inbox`] (the agents'
-//! conversation list) and [`widget`] (the visitor widget's identity and messages).
+//! conversation list), [`widget`] (the visitor widget's identity and messages)
+//! and [`forms`] (visitors' contact forms, stored as their messages).
 
+mod forms;
 mod inbox;
 mod messages;
 mod widget;
 
+pub use forms::FormIn;
 pub use inbox::{customer_name, InboxCounts, InboxItem};
 pub use messages::{Channel, Direction, Message, MessageIn, MessageType};
-pub use widget::{new_widget_key, VisitorIdentity, WidgetMessageIn};
+// Flows (`config::flows`) hold message contents: checked and sent as messages are.
+pub(crate) use messages::{content_conditions, validate_content, Content};
+pub use widget::{new_widget_key, VisitorIdentity, VisitorIn, VisitorTags, VisitorTagsIn, WidgetMessageIn};
 
 use serde::{Deserialize, Serialize};
 
@@ -357,14 +362,14 @@ impl Services {
             )
             .await?;
         }
+        let effects = self.on_status_set(&mut tx, tenant_id, customer_id, from, to).await?;
         let conversation = self.conversation_in(&mut tx, tenant_id, customer_id).await?;
-        self.commit_live(
-            tx,
-            tenant_id,
-            customer_id,
-            LiveEvent::Conversation(conversation.clone()),
-        )
-        .await?;
+        let event = LiveEvent::Conversation(conversation.clone());
+        self.announce_live(&mut tx, tenant_id, customer_id, &event).await?;
+        effects.announce(self, &mut tx, tenant_id).await?;
+        tx.commit().await?;
+        self.after_commit(tenant_id, customer_id, event);
+        effects.publish(self, tenant_id);
         Ok(conversation)
     }
 }

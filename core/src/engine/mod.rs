@@ -7,6 +7,11 @@
 //! - [`hours`]: when opening hours are open, and deadlines that count open time only;
 //! - [`routing`]: which rule matches and what its actions are (pure);
 //! - [`balance`]: which agent of a queue's target takes a conversation (pure);
+//! - [`snapshot`]: what the engines read before they decide;
+//! - [`dispatch`]: routing on live traffic, the queue, and the routing timers;
+//! - [`outbound`]: system messages in the customer's language;
+//! - [`log`]: the match log of routing decisions;
+//! - [`sla`]: SLA clocks on business hours;
 //! - [`alerts`]: delivering an alert to watchdog receivers (e-mail, dashboard, webhook);
 //! - [`watchdogs`]: firing watchdogs on events, grouped per window.
 //!
@@ -15,13 +20,18 @@
 
 pub mod alerts;
 pub mod balance;
+pub mod dispatch;
 pub mod hours;
+pub mod log;
+pub mod outbound;
 pub mod routing;
+pub mod sla;
+pub mod snapshot;
 pub mod watchdogs;
 
 use crate::{
     error::{CoreError, CoreResult},
-    jobs::Job,
+    jobs::{kinds, Job},
     Services,
 };
 
@@ -29,6 +39,15 @@ impl Services {
     /// Runs a due engine job (called by the job runner).
     pub async fn run_engine_job(&self, job: &Job) -> CoreResult<()> {
         match job.kind.as_str() {
+            kinds::NO_ANSWER => self.fire_no_answer(job).await,
+            kinds::QUEUE_TIMEOUT => self.fire_queue_timeout(job).await,
+            kinds::SLA_DEADLINE => self.fire_sla_deadline(job).await,
+            kinds::DRAIN => match job.tenant_id.as_deref() {
+                Some(tenant_id) => self.drain_queue(tenant_id).await.map(|_| ()),
+                None => Ok(()),
+            },
+            kinds::WATCHDOG_SUMMARY => self.watchdog_summary(job).await,
+            alerts::ALERT_JOB => self.run_alert_job(job).await,
             other => Err(CoreError::Internal(format!("no engine handles jobs of kind {other}"))),
         }
     }

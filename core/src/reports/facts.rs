@@ -368,8 +368,8 @@ pub(crate) async fn conversation_started(
     };
     record(tx, tenant_id, &fact).await?;
     with_tx!(tx, |conn| sqlx::query(
-        "update customers set conversation_started_at = $3, first_reply_at = null, awaiting_reply_since = null \
-         where tenant_id = $1 and id = $2"
+        "update customers set conversation_started_at = $3, first_reply_at = null, awaiting_reply_since = null, \
+         routing_id = null where tenant_id = $1 and id = $2"
     )
     .bind(tenant_id)
     .bind(customer_id)
@@ -462,6 +462,31 @@ pub(crate) async fn message_stored(
         record(tx, tenant_id, &reply).await?;
         set_clock(tx, tenant_id, customer_id, "awaiting_reply_since = $3", None).await?;
     }
+    Ok(())
+}
+
+/// Since when a conversation's oldest unanswered customer message waits.
+pub(crate) async fn awaiting_since(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<Option<i64>> {
+    Ok(clock(tx, tenant_id, customer_id).await?.awaiting_since)
+}
+
+/// A message of the system (a routing rule's system message or flow) was sent:
+/// counted as an outbound message, but it answers nobody, so no response is measured.
+pub(crate) async fn message_counted(
+    tx: &mut Tx,
+    tenant_id: &str,
+    customer_id: &str,
+    message_type: &str,
+) -> CoreResult<()> {
+    let fact = Fact {
+        kind: super::catalogue::MESSAGE_OUT,
+        at: now_ms(),
+        value: 1,
+        dim: Some(message_type),
+        subject: Some(customer_id),
+        ..Fact::default()
+    };
+    record(tx, tenant_id, &fact).await?;
     Ok(())
 }
 

@@ -148,12 +148,19 @@ impl Services {
     pub async fn presence_signed_out(&self, tenant_id: &str, user_id: &str) -> CoreResult<()> {
         let now = now_ms();
         let mut tx = self.db().begin().await?;
+        let mut was_present = false;
         if lock_user(&mut tx, tenant_id, user_id).await? {
-            for (id, _) in open_states(&mut tx, tenant_id, user_id).await? {
+            let states = open_states(&mut tx, tenant_id, user_id).await?;
+            was_present = status_of(&states) != PresenceStatus::Offline;
+            for (id, _) in states {
                 close(&mut tx, tenant_id, &id, now, None).await?;
             }
         }
-        tx.commit().await
+        tx.commit().await?;
+        if was_present {
+            self.agent_went_offline(tenant_id, user_id).await?;
+        }
+        Ok(())
     }
 
     /// The dashboard is open: keeps the open intervals alive (opening `LOGGED_IN`
@@ -208,7 +215,15 @@ impl Services {
             PresenceStatus::Away => open(&mut tx, tenant_id, user_id, AWAY, now).await?,
             PresenceStatus::Offline => {}
         }
-        tx.commit().await
+        if status != PresenceStatus::Offline {
+            // The agent may take queued conversations now.
+            crate::engine::dispatch::schedule_drain(&mut tx, tenant_id).await?;
+        }
+        tx.commit().await?;
+        if status == PresenceStatus::Offline && status_of(&states) != PresenceStatus::Offline {
+            self.agent_went_offline(tenant_id, user_id).await?;
+        }
+        Ok(())
     }
 
     /// The agent's current status.
@@ -227,8 +242,8 @@ impl Services {
     /// at that heartbeat. Returns how many closed.
     pub async fn close_stale_presence(&self, timeout_ms: i64) -> CoreResult<usize> {
         let cutoff = now_ms() - timeout_ms;
-        let stale: Vec<(String, String, i64)> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select tenant_id, id, last_seen_at from presence_intervals \
+        let stale: Vec<(String, String, i64, String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select tenant_id, id, last_seen_at, user_id, state from presence_intervals \
              where ended_at is null and last_seen_at < $1 limit 500"
         )
         .bind(cutoff)
@@ -238,10 +253,22 @@ impl Services {
             return Ok(0);
         }
         let mut tx = self.db().begin().await?;
-        for (tenant_id, id, last_seen) in &stale {
+        for (tenant_id, id, last_seen, _, _) in &stale {
             close(&mut tx, tenant_id, id, *last_seen, Some(cutoff)).await?;
         }
         tx.commit().await?;
+        // Agents whose dashboard went silent while online or away are gone: their
+        // open conversations are routed again.
+        let mut gone: Vec<(&str, &str)> = stale
+            .iter()
+            .filter(|(_, _, _, _, state)| state != LOGGED_IN)
+            .map(|(tenant_id, _, _, user_id, _)| (tenant_id.as_str(), user_id.as_str()))
+            .collect();
+        gone.sort_unstable();
+        gone.dedup();
+        for (tenant_id, user_id) in gone {
+            self.agent_went_offline(tenant_id, user_id).await?;
+        }
         Ok(stale.len())
     }
 }

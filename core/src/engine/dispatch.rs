@@ -1,0 +1,670 @@
+//! Routing on live traffic: reads the snapshot, asks [`super::routing`] for a
+//! decision, and applies it in the transaction of the event that caused it.
+//!
+//! When a conversation is routed (see the README, "Routing"):
+//! - `NEW`: the first customer message of a conversation that is not assigned yet;
+//! - `REOPENED`: a `DONE` conversation moves to `UNREAD` (a customer message, or an
+//!   agent or integration setting the status);
+//! - `NO_ANSWER`: a waiting customer message reached the `seconds` of a `NO_ANSWER`
+//!   condition (a durable timer; the agent who did not answer is passed over);
+//! - `AGENT_OFFLINE`: the assigned agent went offline while the conversation was open
+//!   (they are passed over);
+//! - `QUEUE_TIMEOUT`: a queued conversation waited `maxWaitSeconds`; only the queuing
+//!   rule's else-rules are tried.
+//!
+//! A `QUEUE` action offers the conversation to its target at once ([`super::balance`]);
+//! when nobody can take it, it waits in `routing_queue` and is offered again, oldest
+//! first, whenever capacity may have freed (a conversation closed or reassigned, an
+//! agent came online): those events schedule a `routing.drain` job for the tenant.
+//! Every decision is written to the match log (`routing_decisions`) and counted in
+//! the rule report.
+
+use chrono::Utc;
+use serde_json::json;
+
+use super::{
+    balance,
+    routing::{self, Decision, Planned, RulePath},
+    snapshot::{self, ConversationFacts},
+};
+use crate::{
+    audit::Actor,
+    config::rules::{AgentState, Channel, QueueTarget, RoutingRule},
+    conversations::{lock_conversation, ConversationStatus},
+    customers::{self, Customer},
+    db::Tx,
+    error::CoreResult,
+    jobs::{self, kinds, Job},
+    live::LiveEvent,
+    reports::{catalogue, facts},
+    time::now_ms,
+    with_db, with_tx, Services,
+};
+
+/// Why a conversation is routed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// Its first customer message.
+    New,
+    /// `DONE` → `UNREAD`.
+    Reopened,
+    /// A waiting message had no answer in time.
+    NoAnswer,
+    /// The assigned agent went offline.
+    AgentOffline,
+    /// A queue's wait ended.
+    QueueTimeout,
+}
+
+impl Reason {
+    /// The match log's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::New => "NEW",
+            Reason::Reopened => "REOPENED",
+            Reason::NoAnswer => "NO_ANSWER",
+            Reason::AgentOffline => "AGENT_OFFLINE",
+            Reason::QueueTimeout => "QUEUE_TIMEOUT",
+        }
+    }
+
+    /// The agent to pass over: the one who did not answer or went offline.
+    fn passes_over(self) -> bool {
+        matches!(self, Reason::NoAnswer | Reason::AgentOffline)
+    }
+}
+
+/// Changes a routing made that live screens show; published after the commit.
+#[derive(Debug, Default)]
+pub(crate) struct Effects {
+    /// Per customer, what changed.
+    pub live: Vec<(String, LiveEvent)>,
+}
+
+impl Effects {
+    /// Announces them in `tx` (to other instances, on PostgreSQL).
+    pub(crate) async fn announce(&self, services: &Services, tx: &mut Tx, tenant_id: &str) -> CoreResult<()> {
+        for (customer_id, event) in &self.live {
+            services.announce_live(tx, tenant_id, customer_id, event).await?;
+        }
+        Ok(())
+    }
+
+    /// Publishes them to this instance, after the commit.
+    pub(crate) fn publish(self, services: &Services, tenant_id: &str) {
+        for (customer_id, event) in self.live {
+            services.after_commit(tenant_id, &customer_id, event);
+        }
+    }
+}
+
+/// The actor of everything the engine does, in the audit log and webhooks.
+fn engine_actor() -> Actor {
+    Actor::system("routing")
+}
+
+fn queue_key(tenant_id: &str, customer_id: &str) -> String {
+    format!("{tenant_id}:{customer_id}")
+}
+
+/// The conversation was answered (a person's or an integration's message): its
+/// `NO_ANSWER` timers and SLA clocks stop.
+pub(crate) async fn answered(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<()> {
+    let prefix = format!("{tenant_id}:{customer_id}:");
+    jobs::cancel_prefix(tx, kinds::NO_ANSWER, &prefix).await?;
+    super::sla::stop_clocks(tx, tenant_id, customer_id, "MET").await
+}
+
+/// A person assigned the conversation: it leaves the routing queue, and the
+/// tenant's queue is offered again (the previous agent may have room now).
+pub(crate) async fn assigned_by_hand(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<()> {
+    leave_queue(tx, tenant_id, customer_id).await?;
+    schedule_drain(tx, tenant_id).await
+}
+
+/// The conversation was closed: timers, clocks and queue place go, and its agent
+/// has room for the next one.
+pub(crate) async fn closed(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<()> {
+    let prefix = format!("{tenant_id}:{customer_id}:");
+    jobs::cancel_prefix(tx, kinds::NO_ANSWER, &prefix).await?;
+    super::sla::stop_clocks(tx, tenant_id, customer_id, "CLOSED").await?;
+    leave_queue(tx, tenant_id, customer_id).await?;
+    schedule_drain(tx, tenant_id).await
+}
+
+/// Asks for the tenant's queue to be offered again soon (a durable job, so that
+/// it happens even if this instance stops right after the commit).
+pub(crate) async fn schedule_drain(tx: &mut Tx, tenant_id: &str) -> CoreResult<()> {
+    jobs::schedule(tx, Some(tenant_id), kinds::DRAIN, tenant_id, now_ms(), &json!({})).await
+}
+
+async fn leave_queue(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<()> {
+    let removed = with_tx!(tx, |conn| sqlx::query(
+        "delete from routing_queue where tenant_id = $1 and customer_id = $2"
+    )
+    .bind(tenant_id)
+    .bind(customer_id)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    if removed > 0 {
+        jobs::cancel(tx, kinds::QUEUE_TIMEOUT, &queue_key(tenant_id, customer_id)).await?;
+    }
+    Ok(())
+}
+
+/// The outcome of one routing, for the match log.
+struct Applied {
+    actions: Vec<String>,
+    result: &'static str,
+    user_id: Option<String>,
+}
+
+impl Services {
+    /// A customer message arrived in `tx` (the conversation is locked; it had status
+    /// `from`, and waited for an answer since `waiting_before`): routes it when it
+    /// needs routing, and starts the SLA clocks and `NO_ANSWER` timers when the
+    /// message starts a wait.
+    pub(crate) async fn on_customer_message(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        from: ConversationStatus,
+        waiting_before: Option<i64>,
+    ) -> CoreResult<Effects> {
+        let facts = snapshot::conversation_facts(tx, tenant_id, customer_id).await?;
+        let mut effects = Effects::default();
+        if from == ConversationStatus::Done {
+            effects = self.route_in(tx, tenant_id, &facts, Reason::Reopened).await?;
+        } else if facts.routing_id.is_none() && facts.assigned_user.is_none() && facts.assigned_team.is_none() {
+            effects = self.route_in(tx, tenant_id, &facts, Reason::New).await?;
+        }
+        if waiting_before.is_none() {
+            if let Some(since) = facts.awaiting_since {
+                self.schedule_no_answer(tx, tenant_id, customer_id, since).await?;
+                self.start_sla_clocks(tx, tenant_id, &facts, since).await?;
+            }
+        }
+        Ok(effects)
+    }
+
+    /// An agent or integration moved the conversation from `from` to `to` in `tx`.
+    pub(crate) async fn on_status_set(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        from: ConversationStatus,
+        to: ConversationStatus,
+    ) -> CoreResult<Effects> {
+        if to == ConversationStatus::Done {
+            closed(tx, tenant_id, customer_id).await?;
+        } else if from == ConversationStatus::Done && to == ConversationStatus::Unread {
+            let facts = snapshot::conversation_facts(tx, tenant_id, customer_id).await?;
+            return self.route_in(tx, tenant_id, &facts, Reason::Reopened).await;
+        }
+        Ok(Effects::default())
+    }
+
+    /// Schedules a timer for every `NO_ANSWER` threshold the tenant's rules use,
+    /// counted from `since`.
+    async fn schedule_no_answer(&self, tx: &mut Tx, tenant_id: &str, customer_id: &str, since: i64) -> CoreResult<()> {
+        let rules = self.routing_rules_in_order(tenant_id).await?;
+        let mut thresholds: Vec<i64> = rules.iter().flat_map(RoutingRule::no_answer_seconds).collect();
+        thresholds.sort_unstable();
+        thresholds.dedup();
+        for seconds in thresholds {
+            jobs::schedule(
+                tx,
+                Some(tenant_id),
+                kinds::NO_ANSWER,
+                &format!("{tenant_id}:{customer_id}:{seconds}"),
+                since + seconds * 1000,
+                &json!({"customerId": customer_id, "since": since, "seconds": seconds}),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Routes a conversation (locked in `tx`) by the tenant's rules. A tenant
+    /// without routing rules routes nothing and logs nothing.
+    pub(crate) async fn route_in(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        facts: &ConversationFacts,
+        reason: Reason,
+    ) -> CoreResult<Effects> {
+        let rules = self.routing_rules_in_order(tenant_id).await?;
+        if rules.is_empty() {
+            return Ok(Effects::default());
+        }
+        let hours = self
+            .schedules_for(tenant_id, rules.iter().flat_map(RoutingRule::all_conditions))
+            .await?;
+        let decision = routing::decide(&rules, &facts.situation(Channel::Chat, Utc::now(), &hours));
+        self.apply(tx, tenant_id, facts, reason, decision).await
+    }
+
+    /// Carries out `decision` for the conversation in `tx`, and logs it.
+    async fn apply(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        facts: &ConversationFacts,
+        reason: Reason,
+        decision: Decision,
+    ) -> CoreResult<Effects> {
+        let decision_id = uuid::Uuid::now_v7().to_string();
+        let now = now_ms();
+        let mut effects = Effects::default();
+        let mut applied = Applied {
+            actions: Vec::new(),
+            result: if decision.matched.is_some() {
+                "MATCHED"
+            } else {
+                "NO_MATCH"
+            },
+            user_id: None,
+        };
+        let exclude = if reason.passes_over() {
+            facts.assigned_user.clone()
+        } else {
+            None
+        };
+        for planned in &decision.plan {
+            match planned {
+                Planned::Queue {
+                    from,
+                    target,
+                    agent_state,
+                    max_wait_seconds,
+                } => {
+                    let label = format!("QUEUE {} {}", routing::target_kind(target), target.value);
+                    match self
+                        .offer(
+                            tx,
+                            tenant_id,
+                            &facts.customer_id,
+                            target,
+                            *agent_state,
+                            exclude.as_deref(),
+                        )
+                        .await?
+                    {
+                        Some(customer) => {
+                            applied.actions.push(format!(
+                                "{label}: assigned to {}",
+                                customer.assigned_user.clone().unwrap_or_default()
+                            ));
+                            applied.result = "ASSIGNED";
+                            applied.user_id = customer.assigned_user.clone();
+                            effects
+                                .live
+                                .push((facts.customer_id.clone(), LiveEvent::Assigned(customer)));
+                        }
+                        None => {
+                            let deadline = now + max_wait_seconds * 1000;
+                            enqueue(
+                                tx,
+                                tenant_id,
+                                &facts.customer_id,
+                                from,
+                                target,
+                                *agent_state,
+                                now,
+                                deadline,
+                                &decision_id,
+                            )
+                            .await?;
+                            applied
+                                .actions
+                                .push(format!("{label}: queued for up to {max_wait_seconds} s"));
+                            applied.result = "QUEUED";
+                            if reason == Reason::AgentOffline {
+                                // Nobody holds it while it waits: it shows as unassigned.
+                                let customer = customers::assign_in(
+                                    tx,
+                                    tenant_id,
+                                    &facts.customer_id,
+                                    None,
+                                    None,
+                                    &engine_actor(),
+                                )
+                                .await?;
+                                effects
+                                    .live
+                                    .push((facts.customer_id.clone(), LiveEvent::Assigned(customer)));
+                            }
+                        }
+                    }
+                }
+                Planned::SystemMessage { id } => {
+                    match self
+                        .send_system_message(tx, tenant_id, facts, id, &engine_actor())
+                        .await?
+                    {
+                        Some((message, language)) => {
+                            applied.actions.push(format!("SYSTEM_MESSAGE {id} in {language}"));
+                            effects
+                                .live
+                                .push((facts.customer_id.clone(), LiveEvent::Message(message)));
+                        }
+                        None => applied.actions.push(format!("SYSTEM_MESSAGE {id}: not found")),
+                    }
+                }
+                Planned::SendFlow { id } => {
+                    let messages = self
+                        .send_flow(tx, tenant_id, &facts.customer_id, id, &engine_actor())
+                        .await?;
+                    applied
+                        .actions
+                        .push(format!("SEND_FLOW {id}: {} messages", messages.len()));
+                    for message in messages {
+                        effects
+                            .live
+                            .push((facts.customer_id.clone(), LiveEvent::Message(message)));
+                    }
+                }
+            }
+        }
+        applied
+            .actions
+            .extend(decision.skipped.iter().map(|s| format!("skipped {s}")));
+        if applied.result == "MATCHED" && !decision.plan.is_empty() {
+            applied.result = "MESSAGED";
+        }
+        let entry = super::log::Entry {
+            id: &decision_id,
+            customer_id: &facts.customer_id,
+            reason,
+            decision: &decision,
+            actions: &applied.actions,
+            result: applied.result,
+            user_id: applied.user_id.as_deref(),
+            at: now,
+        };
+        super::log::write(tx, tenant_id, &entry).await?;
+        if let Some(path) = &decision.matched {
+            // The rule report: one routing match per decision, and one action match
+            // per action the matching rule (and the rules it routed to) planned.
+            let mut fact = facts::Fact {
+                kind: catalogue::ROUTING_RULE_MATCH,
+                at: now,
+                value: 1,
+                agent: applied.user_id.as_deref(),
+                dim: Some(&path.rule_id),
+                subject: Some(&facts.customer_id),
+                ..facts::Fact::default()
+            };
+            facts::record(tx, tenant_id, &fact).await?;
+            fact.kind = catalogue::ACTION_RULE_MATCH;
+            for _ in &decision.plan {
+                facts::record(tx, tenant_id, &fact).await?;
+            }
+        }
+        Ok(effects)
+    }
+
+    /// Offers a conversation to `target`: assigns it to the agent balancing picks,
+    /// if anyone can take it now.
+    async fn offer(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        target: &QueueTarget,
+        state: AgentState,
+        exclude: Option<&str>,
+    ) -> CoreResult<Option<Customer>> {
+        let mut candidates = snapshot::candidates(tx, tenant_id, target).await?;
+        while let Some(chosen) = balance::pick(&candidates, state, exclude).cloned() {
+            // Counted again under the agent's row lock: a concurrent assignment may
+            // have taken the last place.
+            let load = snapshot::lock_agent_load(tx, tenant_id, &chosen.user_id).await?;
+            if load < chosen.capacity && (state != AgentState::Available || load == 0) {
+                return Ok(Some(
+                    self.assign_routed(tx, tenant_id, customer_id, &chosen.user_id).await?,
+                ));
+            }
+            candidates.retain(|c| c.user_id != chosen.user_id);
+        }
+        Ok(None)
+    }
+
+    /// Assigns a routed conversation to `user_id`.
+    async fn assign_routed(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer_id: &str,
+        user_id: &str,
+    ) -> CoreResult<Customer> {
+        with_tx!(tx, |conn| sqlx::query(
+            "update users set last_assigned_at = $3 where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(user_id)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        let customer = customers::assign_in(tx, tenant_id, customer_id, Some(user_id), None, &engine_actor()).await?;
+        leave_queue(tx, tenant_id, customer_id).await?;
+        Ok(customer)
+    }
+
+    /// Offers the tenant's queued conversations again, oldest first; each in a
+    /// transaction of its own. Returns how many were assigned.
+    pub async fn drain_queue(&self, tenant_id: &str) -> CoreResult<usize> {
+        type Entry = (String, String, String, i64, String);
+        let entries: Vec<Entry> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select customer_id, target, agent_state, enqueued_at, decision_id from routing_queue \
+             where tenant_id = $1 order by enqueued_at, customer_id limit 1000"
+        )
+        .bind(tenant_id)
+        .fetch_all(pool)
+        .await)?;
+        let mut assigned = 0;
+        // A target nobody could serve for an older conversation cannot serve a newer
+        // one either in this pass: later conversations never jump the queue.
+        let mut exhausted: Vec<(String, String)> = Vec::new();
+        for (customer_id, target_json, state, enqueued_at, decision_id) in entries {
+            if exhausted.contains(&(target_json.clone(), state.clone())) {
+                continue;
+            }
+            let Ok(target) = serde_json::from_str::<QueueTarget>(&target_json) else {
+                continue;
+            };
+            let agent_state = match state.as_str() {
+                "AVAILABLE" => AgentState::Available,
+                "ONLINE" => AgentState::Online,
+                _ => AgentState::Any,
+            };
+            let mut tx = self.db().begin().await?;
+            if lock_conversation(&mut tx, tenant_id, &customer_id).await.is_err() {
+                continue;
+            }
+            let still: Option<i64> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
+                "select enqueued_at from routing_queue where tenant_id = $1 and customer_id = $2"
+            )
+            .bind(tenant_id)
+            .bind(&customer_id)
+            .fetch_optional(conn)
+            .await)?;
+            if still != Some(enqueued_at) {
+                continue;
+            }
+            match self
+                .offer(&mut tx, tenant_id, &customer_id, &target, agent_state, None)
+                .await?
+            {
+                Some(customer) => {
+                    super::log::assigned_from_queue(
+                        &mut tx,
+                        tenant_id,
+                        &decision_id,
+                        customer.assigned_user.as_deref(),
+                    )
+                    .await?;
+                    self.commit_live(tx, tenant_id, &customer_id, LiveEvent::Assigned(customer))
+                        .await?;
+                    assigned += 1;
+                }
+                None => exhausted.push((target_json, state)),
+            }
+        }
+        Ok(assigned)
+    }
+
+    /// A `NO_ANSWER` timer fired: routes the conversation again if the same message
+    /// still waits.
+    pub(crate) async fn fire_no_answer(&self, job: &Job) -> CoreResult<()> {
+        let (Some(tenant_id), Some(customer_id), Some(since)) = (
+            job.tenant_id.as_deref(),
+            job.payload["customerId"].as_str(),
+            job.payload["since"].as_i64(),
+        ) else {
+            return Ok(());
+        };
+        let mut tx = self.db().begin().await?;
+        if lock_conversation(&mut tx, tenant_id, customer_id).await.is_err() {
+            return Ok(());
+        }
+        let mut facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
+        if facts.awaiting_since != Some(since) || facts.status == ConversationStatus::Done {
+            return Ok(());
+        }
+        // The rules see at least the threshold this timer is for, even if this
+        // instance's clock runs a little behind the one that scheduled it.
+        if let Some(seconds) = job.payload["seconds"].as_i64() {
+            facts.awaiting_since = Some(since.min(now_ms() - seconds * 1000));
+        }
+        let effects = self.route_in(&mut tx, tenant_id, &facts, Reason::NoAnswer).await?;
+        effects.announce(self, &mut tx, tenant_id).await?;
+        tx.commit().await?;
+        effects.publish(self, tenant_id);
+        Ok(())
+    }
+
+    /// A queued conversation waited its longest: the queuing rule's else-rules decide.
+    pub(crate) async fn fire_queue_timeout(&self, job: &Job) -> CoreResult<()> {
+        let (Some(tenant_id), Some(customer_id), Some(enqueued_at)) = (
+            job.tenant_id.as_deref(),
+            job.payload["customerId"].as_str(),
+            job.payload["enqueuedAt"].as_i64(),
+        ) else {
+            return Ok(());
+        };
+        let mut tx = self.db().begin().await?;
+        if lock_conversation(&mut tx, tenant_id, customer_id).await.is_err() {
+            return Ok(());
+        }
+        let entry: Option<(String, i64)> = with_tx!(&mut tx, |conn| sqlx::query_as(
+            "select rule_path, enqueued_at from routing_queue where tenant_id = $1 and customer_id = $2"
+        )
+        .bind(tenant_id)
+        .bind(customer_id)
+        .fetch_optional(conn)
+        .await)?;
+        let Some((path, _)) = entry.filter(|(_, at)| *at == enqueued_at) else {
+            return Ok(());
+        };
+        leave_queue(&mut tx, tenant_id, customer_id).await?;
+        let facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
+        let rules = self.routing_rules_in_order(tenant_id).await?;
+        let hours = self
+            .schedules_for(tenant_id, rules.iter().flat_map(RoutingRule::all_conditions))
+            .await?;
+        let decision = match RulePath::parse(&path) {
+            Some(from) => routing::decide_else(&rules, &from, &facts.situation(Channel::Chat, Utc::now(), &hours)),
+            None => Decision::default(),
+        };
+        let effects = self
+            .apply(&mut tx, tenant_id, &facts, Reason::QueueTimeout, decision)
+            .await?;
+        effects.announce(self, &mut tx, tenant_id).await?;
+        tx.commit().await?;
+        effects.publish(self, tenant_id);
+        Ok(())
+    }
+
+    /// An agent went offline: each open conversation assigned to them is routed
+    /// again, each in a transaction of its own.
+    pub async fn agent_went_offline(&self, tenant_id: &str, user_id: &str) -> CoreResult<()> {
+        let held: Vec<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select id from customers where tenant_id = $1 and assigned_user_id = $2 and status <> 'DONE'"
+        )
+        .bind(tenant_id)
+        .bind(user_id)
+        .fetch_all(pool)
+        .await)?;
+        for customer_id in held {
+            let mut tx = self.db().begin().await?;
+            if lock_conversation(&mut tx, tenant_id, &customer_id).await.is_err() {
+                continue;
+            }
+            let facts = snapshot::conversation_facts(&mut tx, tenant_id, &customer_id).await?;
+            if facts.assigned_user.as_deref() != Some(user_id) || facts.status == ConversationStatus::Done {
+                continue;
+            }
+            let effects = self.route_in(&mut tx, tenant_id, &facts, Reason::AgentOffline).await?;
+            effects.announce(self, &mut tx, tenant_id).await?;
+            tx.commit().await?;
+            effects.publish(self, tenant_id);
+        }
+        Ok(())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn enqueue(
+    tx: &mut Tx,
+    tenant_id: &str,
+    customer_id: &str,
+    from: &RulePath,
+    target: &QueueTarget,
+    state: AgentState,
+    now: i64,
+    deadline: i64,
+    decision_id: &str,
+) -> CoreResult<()> {
+    let target_json = serde_json::to_string(target).map_err(|e| crate::CoreError::Internal(e.to_string()))?;
+    let state = match state {
+        AgentState::Available => "AVAILABLE",
+        AgentState::Online => "ONLINE",
+        AgentState::Any => "ANY",
+    };
+    with_tx!(tx, |conn| {
+        sqlx::query(
+        "insert into routing_queue (tenant_id, customer_id, rule_id, rule_path, target, agent_state, channel, \
+         enqueued_at, deadline_at, decision_id) values ($1, $2, $3, $4, $5, $6, 'CHAT', $7, $8, $9) \
+         on conflict (tenant_id, customer_id) do update set rule_id = excluded.rule_id, rule_path = excluded.rule_path, \
+         target = excluded.target, agent_state = excluded.agent_state, enqueued_at = excluded.enqueued_at, \
+         deadline_at = excluded.deadline_at, decision_id = excluded.decision_id"
+    )
+    .bind(tenant_id)
+    .bind(customer_id)
+    .bind(&from.rule_id)
+    .bind(from.to_string())
+    .bind(&target_json)
+    .bind(state)
+    .bind(now)
+    .bind(deadline)
+    .bind(decision_id)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected())
+    })?;
+    jobs::schedule(
+        tx,
+        Some(tenant_id),
+        kinds::QUEUE_TIMEOUT,
+        &queue_key(tenant_id, customer_id),
+        deadline,
+        &json!({"customerId": customer_id, "enqueuedAt": now}),
+    )
+    .await
+}

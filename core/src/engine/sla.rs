@@ -1,0 +1,287 @@
+//! SLA clocks (README, "SLA"): how long a waiting customer may wait for an answer,
+//! counted in business hours.
+//!
+//! - A customer message that starts a wait (nothing was waiting before it) starts a
+//!   clock for every active SLA rule whose conditions hold at that moment: the
+//!   first-response clock (`trigger.firstResponseSeconds`) while the conversation has
+//!   had no answer since it started or reopened, else the second-response clock
+//!   (`trigger.secondResponseSeconds`). Starting counts `SLA_1_RULE_MATCH_COUNT` or
+//!   `SLA_2_RULE_MATCH_COUNT`.
+//! - The clock runs only while the tenant's business hours are open (Settings →
+//!   Workspace; around the clock without them). Its deadline is the instant at which
+//!   that much open time has passed.
+//! - A person's or integration's answer stops the clock as met. Closing the
+//!   conversation (`DONE`) stops it too, without a miss. Messages of the system
+//!   (system messages, flows) do not stop it.
+//! - At the deadline a running clock is missed (`SLA_1_RULE_MISS_COUNT` or
+//!   `SLA_2_RULE_MISS_COUNT`), and the miss is sent: to the assigned agent, else to
+//!   the members of the assigned team, else to the rule's receivers; with
+//!   `watchdogEnabled` the rule's receivers are told as well.
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use super::{alerts, snapshot::ConversationFacts};
+use crate::{
+    config::{
+        rules::{Channel, SlaRule},
+        watchdogs::{ReceiverType, WatchdogReceiver},
+    },
+    db::Tx,
+    error::CoreResult,
+    jobs::{self, kinds, Job},
+    reports::{catalogue, facts},
+    time::{from_ms, now_ms},
+    with_tx, Services,
+};
+
+fn clock_key(tenant_id: &str, customer_id: &str, clock_id: &str) -> String {
+    format!("{tenant_id}:{customer_id}:{clock_id}")
+}
+
+/// Stops a conversation's running clocks in `tx`, ending them as `state` (`MET` or
+/// `CLOSED`), and cancels their deadlines.
+pub(crate) async fn stop_clocks(tx: &mut Tx, tenant_id: &str, customer_id: &str, state: &str) -> CoreResult<()> {
+    let stopped = with_tx!(tx, |conn| {
+        sqlx::query(
+        "update sla_clocks set state = $3, ended_at = $4 where tenant_id = $1 and customer_id = $2 and state = 'RUNNING'"
+    )
+    .bind(tenant_id)
+    .bind(customer_id)
+    .bind(state)
+    .bind(now_ms())
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected())
+    })?;
+    if stopped > 0 {
+        jobs::cancel_prefix(tx, kinds::SLA_DEADLINE, &format!("{tenant_id}:{customer_id}:")).await?;
+    }
+    Ok(())
+}
+
+impl Services {
+    /// A customer message started a wait at `since` (unix ms): starts the clocks of
+    /// the matching SLA rules, in `tx`.
+    pub(crate) async fn start_sla_clocks(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        facts: &ConversationFacts,
+        since: i64,
+    ) -> CoreResult<()> {
+        let rules: Vec<SlaRule> = self
+            .config_all::<SlaRule>(tenant_id)
+            .await?
+            .into_iter()
+            .filter(|r| r.active != Some(false) && r.trigger.is_some())
+            .collect();
+        if rules.is_empty() {
+            return Ok(());
+        }
+        let hours = self
+            .schedules_for(tenant_id, rules.iter().flat_map(|r| r.conditions.iter()))
+            .await?;
+        let started: DateTime<Utc> = from_ms(since);
+        let situation = facts.situation(Channel::Chat, started, &hours);
+        let settings = self.engine_settings(tenant_id).await?;
+        let business = self
+            .business_schedule(tenant_id, settings.business_hours_id.as_deref())
+            .await?;
+        let trigger_no: i64 = if facts.first_reply_at.is_none() { 1 } else { 2 };
+        for rule in rules {
+            if !rule
+                .conditions
+                .iter()
+                .all(|c| super::routing::condition_holds(c, &situation))
+            {
+                continue;
+            }
+            let (Some(rule_id), Some(trigger)) = (rule.meta.id.as_deref(), rule.trigger.as_ref()) else {
+                continue;
+            };
+            let seconds = if trigger_no == 1 {
+                trigger.first_response_seconds
+            } else {
+                trigger.second_response_seconds
+            };
+            // Hours that never open again give no deadline: the clock waits.
+            let due = business
+                .add_open_time(started, seconds)
+                .map_or(i64::MAX, |d| d.timestamp_millis());
+            let clock_id = uuid::Uuid::now_v7().to_string();
+            with_tx!(tx, |conn| sqlx::query(
+                "insert into sla_clocks (id, tenant_id, customer_id, rule_id, trigger_no, started_at, due_at, state) \
+                 values ($1, $2, $3, $4, $5, $6, $7, 'RUNNING')"
+            )
+            .bind(&clock_id)
+            .bind(tenant_id)
+            .bind(&facts.customer_id)
+            .bind(rule_id)
+            .bind(trigger_no)
+            .bind(since)
+            .bind(due)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+            let fact = facts::Fact {
+                kind: if trigger_no == 1 {
+                    catalogue::SLA_1_MATCH
+                } else {
+                    catalogue::SLA_2_MATCH
+                },
+                at: since,
+                value: 1,
+                agent: facts.assigned_user.as_deref(),
+                dim: Some(rule_id),
+                subject: Some(&facts.customer_id),
+                ..facts::Fact::default()
+            };
+            facts::record(tx, tenant_id, &fact).await?;
+            if due != i64::MAX {
+                jobs::schedule(
+                    tx,
+                    Some(tenant_id),
+                    kinds::SLA_DEADLINE,
+                    &clock_key(tenant_id, &facts.customer_id, &clock_id),
+                    due,
+                    &json!({"clockId": clock_id}),
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An SLA deadline passed: a clock still running is missed, counted and sent.
+    pub(crate) async fn fire_sla_deadline(&self, job: &Job) -> CoreResult<()> {
+        let (Some(tenant_id), Some(clock_id)) = (job.tenant_id.as_deref(), job.payload["clockId"].as_str()) else {
+            return Ok(());
+        };
+        let mut tx = self.db().begin().await?;
+        // Claims the clock: of two runners, only the one whose update ends it sends.
+        let missed = with_tx!(&mut tx, |conn| {
+            sqlx::query(
+            "update sla_clocks set state = 'MISSED', ended_at = $3 where tenant_id = $1 and id = $2 and state = 'RUNNING'"
+        )
+        .bind(tenant_id)
+        .bind(clock_id)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+        })?;
+        if missed == 0 {
+            return Ok(());
+        }
+        type ClockRow = (String, String, i64, i64, Option<String>, Option<String>);
+        let (customer_id, rule_id, trigger_no, started_at, user, team): ClockRow =
+            with_tx!(&mut tx, |conn| sqlx::query_as(
+                "select k.customer_id, k.rule_id, k.trigger_no, k.started_at, c.assigned_user_id, c.assigned_team_id \
+                 from sla_clocks k join customers c on c.tenant_id = k.tenant_id and c.id = k.customer_id \
+                 where k.tenant_id = $1 and k.id = $2"
+            )
+            .bind(tenant_id)
+            .bind(clock_id)
+            .fetch_one(conn)
+            .await)?;
+        let fact = facts::Fact {
+            kind: if trigger_no == 1 {
+                catalogue::SLA_1_MISS
+            } else {
+                catalogue::SLA_2_MISS
+            },
+            at: started_at,
+            value: 1,
+            agent: user.as_deref(),
+            dim: Some(&rule_id),
+            subject: Some(&customer_id),
+            ..facts::Fact::default()
+        };
+        facts::record(&mut tx, tenant_id, &fact).await?;
+        let rule = self.config_get::<SlaRule>(tenant_id, &rule_id).await.ok();
+        let mut receivers: Vec<WatchdogReceiver> = Vec::new();
+        if let Some(user) = &user {
+            receivers.push(user_receiver(user));
+        } else if let Some(team) = &team {
+            let members: Vec<String> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
+                "select m.user_id from team_members m join teams t on t.id = m.team_id \
+                 where t.tenant_id = $1 and m.team_id = $2 order by m.position"
+            )
+            .bind(tenant_id)
+            .bind(team)
+            .fetch_all(conn)
+            .await)?;
+            receivers.extend(members.iter().map(|m| user_receiver(m)));
+        }
+        if let Some(rule) = &rule {
+            if receivers.is_empty() || rule.watchdog_enabled == Some(true) {
+                for r in &rule.receivers {
+                    if !receivers.contains(r) {
+                        receivers.push(r.clone());
+                    }
+                }
+            }
+        }
+        let name = rule
+            .as_ref()
+            .and_then(|r| r.name.clone())
+            .unwrap_or_else(|| rule_id.clone());
+        let customer = self.get_customer(tenant_id, &customer_id).await.ok();
+        let who = customer
+            .as_ref()
+            .map(crate::conversations::customer_name)
+            .unwrap_or_else(|| customer_id.clone());
+        let alert = alerts::Alert::new(
+            alerts::SLA_MISSED,
+            format!("SLA missed: {name}"),
+            format!(
+                "{who} has waited since {} for a {} response.",
+                from_ms(started_at).to_rfc3339(),
+                if trigger_no == 1 { "first" } else { "second" }
+            ),
+            Some(format!("/inbox/{customer_id}")),
+        );
+        alerts::deliver(&mut tx, tenant_id, &receivers, &alert).await?;
+        tx.commit().await?;
+        self.wake_outbox();
+        Ok(())
+    }
+
+    /// The running SLA deadlines of `customer_ids`: the earliest per conversation,
+    /// as `(customer id, due at)`, for the inbox's countdown.
+    pub async fn sla_deadlines(
+        &self,
+        tenant_id: &str,
+        customer_ids: &[String],
+    ) -> CoreResult<Vec<(String, DateTime<Utc>)>> {
+        if customer_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders: Vec<String> = (0..customer_ids.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!(
+            "select customer_id, min(due_at) from sla_clocks where tenant_id = $1 and state = 'RUNNING' \
+             and customer_id in ({}) group by customer_id",
+            placeholders.join(", ")
+        );
+        let rows: Vec<(String, i64)> = crate::with_db!(self.db(), |pool| {
+            let mut q = sqlx::query_as(&sql).bind(tenant_id);
+            for id in customer_ids {
+                q = q.bind(id);
+            }
+            q.fetch_all(pool).await
+        })?;
+        Ok(rows
+            .into_iter()
+            .filter(|(_, due)| *due != i64::MAX)
+            .map(|(id, due)| (id, from_ms(due)))
+            .collect())
+    }
+}
+
+fn user_receiver(user_id: &str) -> WatchdogReceiver {
+    WatchdogReceiver {
+        kind: ReceiverType::User,
+        value: user_id.to_string(),
+    }
+}

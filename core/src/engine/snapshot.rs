@@ -1,0 +1,231 @@
+//! What the engines read before they decide: the conversation, the opening hours
+//! its rules name, and the agents of a queue's target.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+
+use super::{
+    balance::{Candidate, Presence},
+    hours::Schedule,
+    routing::Situation,
+};
+use crate::{
+    config::{
+        opening_hours::OpeningHours,
+        rules::{Channel, Condition, QueueTarget, QueueTargetType},
+    },
+    conversations::ConversationStatus,
+    db::Tx,
+    error::{CoreError, CoreResult},
+    with_tx, Services,
+};
+
+/// A conversation as the engines see it, read inside the deciding transaction.
+#[derive(Debug, Clone)]
+pub struct ConversationFacts {
+    /// The customer's id.
+    pub customer_id: String,
+    /// The customer's external id.
+    pub external_id: Option<String>,
+    /// The customer's tags.
+    pub tags: Vec<String>,
+    /// The customer's language (BCP 47).
+    pub language: Option<String>,
+    /// The page the visitor is on.
+    pub page_url: Option<String>,
+    /// The agent it is assigned to.
+    pub assigned_user: Option<String>,
+    /// The team it is assigned to.
+    pub assigned_team: Option<String>,
+    /// Its status.
+    pub status: ConversationStatus,
+    /// Since when the oldest unanswered customer message waits (unix ms).
+    pub awaiting_since: Option<i64>,
+    /// When an agent first answered since the conversation (re)started.
+    pub first_reply_at: Option<i64>,
+    /// The routing decision that last routed it, since it (re)started.
+    pub routing_id: Option<String>,
+}
+
+type FactsRow = (
+    Option<String>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+);
+
+/// Reads a conversation in `tx`; `NotFound` when the tenant has no such customer.
+pub(crate) async fn conversation_facts(
+    tx: &mut Tx,
+    tenant_id: &str,
+    customer_id: &str,
+) -> CoreResult<ConversationFacts> {
+    let row: Option<FactsRow> = with_tx!(tx, |conn| sqlx::query_as(
+        "select external_id, tags, language, page_url, assigned_user_id, assigned_team_id, status, \
+         awaiting_reply_since, first_reply_at, routing_id from customers where tenant_id = $1 and id = $2"
+    )
+    .bind(tenant_id)
+    .bind(customer_id)
+    .fetch_optional(conn)
+    .await)?;
+    let (external_id, tags, language, page_url, assigned_user, assigned_team, status, awaiting, first_reply, routing) =
+        row.ok_or(CoreError::NotFound("customer"))?;
+    Ok(ConversationFacts {
+        customer_id: customer_id.to_string(),
+        external_id,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        language,
+        page_url,
+        assigned_user,
+        assigned_team,
+        status: ConversationStatus::parse(&status).unwrap_or(ConversationStatus::Unread),
+        awaiting_since: awaiting,
+        first_reply_at: first_reply,
+        routing_id: routing,
+    })
+}
+
+impl ConversationFacts {
+    /// The situation the routing rules are tried in.
+    pub fn situation<'a>(
+        &'a self,
+        channel: Channel,
+        now: DateTime<Utc>,
+        hours: &'a HashMap<String, Schedule>,
+    ) -> Situation<'a> {
+        Situation {
+            channel,
+            customer_id: &self.customer_id,
+            external_id: self.external_id.as_deref(),
+            tags: &self.tags,
+            url: self.page_url.as_deref(),
+            waiting_seconds: self
+                .awaiting_since
+                .map(|since| (now.timestamp_millis() - since).max(0) / 1000),
+            now,
+            hours,
+        }
+    }
+}
+
+impl Services {
+    /// The schedules of the opening hours that `conditions` name.
+    pub(crate) async fn schedules_for<'c>(
+        &self,
+        tenant_id: &str,
+        conditions: impl Iterator<Item = &'c Condition>,
+    ) -> CoreResult<HashMap<String, Schedule>> {
+        let wanted: HashSet<&str> = conditions
+            .filter_map(|c| match c {
+                Condition::OpeningHour { opening_hours_id, .. } => Some(opening_hours_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        if wanted.is_empty() {
+            return Ok(HashMap::new());
+        }
+        Ok(self
+            .config_all::<OpeningHours>(tenant_id)
+            .await?
+            .iter()
+            .filter_map(|h| {
+                let id = h.meta.id.clone()?;
+                wanted.contains(id.as_str()).then(|| (id, Schedule::new(h)))
+            })
+            .collect())
+    }
+
+    /// The schedule SLA clocks run on: the tenant's business hours, or around the
+    /// clock when it has none.
+    pub(crate) async fn business_schedule(
+        &self,
+        tenant_id: &str,
+        business_hours_id: Option<&str>,
+    ) -> CoreResult<Schedule> {
+        let Some(id) = business_hours_id else {
+            return Ok(Schedule::always());
+        };
+        match self.config_get::<OpeningHours>(tenant_id, id).await {
+            Ok(hours) => Ok(Schedule::new(&hours)),
+            Err(CoreError::NotFound(_)) => Ok(Schedule::always()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+type CandidateRow = (String, i64, Option<i64>, String, i64, i64);
+
+/// The agents of `target`, with their load, capacity and presence, read in `tx`.
+pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &str, target: &QueueTarget) -> CoreResult<Vec<Candidate>> {
+    // One statement: each agent's open conversations and open presence intervals
+    // come from the indexes on (tenant, assignee, status) and (tenant, user, end).
+    let filter = match target.kind {
+        QueueTargetType::User => "and u.id = $2",
+        QueueTargetType::Team => "and u.id in (select m.user_id from team_members m where m.team_id = $2)",
+        // Tags are a JSON list; they are matched below, after a cheap prefilter.
+        QueueTargetType::Tag => "and u.tags like '%' || $2 || '%'",
+    };
+    let sql = format!(
+        "select u.id, coalesce(u.max_chats, t.max_chats), u.last_assigned_at, u.tags, \
+           (select count(*) from customers c where c.tenant_id = u.tenant_id and c.assigned_user_id = u.id \
+              and c.status <> 'DONE'), \
+           (select cast(coalesce(max(case p.state when 'ONLINE' then 2 when 'AWAY' then 1 else 0 end), 0) as bigint) \
+              from presence_intervals p where p.tenant_id = u.tenant_id and p.user_id = u.id and p.ended_at is null) \
+         from users u join tenants t on t.id = u.tenant_id where u.tenant_id = $1 {filter}"
+    );
+    let rows: Vec<CandidateRow> = with_tx!(tx, |conn| sqlx::query_as(&sql)
+        .bind(tenant_id)
+        .bind(&target.value)
+        .fetch_all(conn)
+        .await)?;
+    Ok(rows
+        .into_iter()
+        .filter(|(_, _, _, tags, _, _)| {
+            target.kind != QueueTargetType::Tag
+                || serde_json::from_str::<Vec<String>>(tags)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|t| t.eq_ignore_ascii_case(&target.value))
+        })
+        .map(|(user_id, capacity, last_assigned_at, _, load, presence)| Candidate {
+            user_id,
+            load,
+            capacity,
+            presence: match presence {
+                2 => Presence::Online,
+                1 => Presence::Away,
+                _ => Presence::Offline,
+            },
+            last_assigned_at,
+        })
+        .collect())
+}
+
+/// Locks `user_id`'s row for the rest of `tx` and counts their open conversations
+/// again: two transactions assigning to one agent at once are serialised here, so
+/// capacity holds under concurrency.
+pub(crate) async fn lock_agent_load(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<i64> {
+    with_tx!(tx, |conn| sqlx::query(
+        "update users set last_assigned_at = last_assigned_at where tenant_id = $1 and id = $2"
+    )
+    .bind(tenant_id)
+    .bind(user_id)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    let load: i64 = with_tx!(tx, |conn| sqlx::query_scalar(
+        "select count(*) from customers where tenant_id = $1 and assigned_user_id = $2 and status <> 'DONE'"
+    )
+    .bind(tenant_id)
+    .bind(user_id)
+    .fetch_one(conn)
+    .await)?;
+    Ok(load)
+}
