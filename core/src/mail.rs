@@ -1,12 +1,18 @@
 //! Outgoing e-mail: the outbox every mail is written to, and appointment
 //! invitations.
 //!
-//! A mail is a row of `mail_outbox`, written in the same step as what caused it.
-//! The server's mail worker (with an SMTP server configured) claims `PENDING`
-//! mails, sends them, and records `SENT`, or a retry, or `FAILED` once the
-//! attempts of [`mail_backoff`] are spent. Without an SMTP server the mails stay
-//! `PENDING`, and admins read them in the dashboard's outbox: trying Rapport
-//! needs no mail server, and nothing written is lost.
+//! A mail is a row of `mail_outbox`, written in the same step as what caused it,
+//! together with a durable job ([`crate::jobs::kinds::MAIL`], keyed by the mail
+//! id) that the server's job runner runs to send it. With an SMTP server
+//! configured the runner sends the mail and records `SENT`, or moves the job to
+//! the next retry, or records `FAILED` once the attempts of [`mail_backoff`] are
+//! spent. Without an SMTP server the runner parks the job and the mail stays
+//! `PENDING`: admins read it in the dashboard's outbox, trying Rapport needs no
+//! mail server, and nothing written is lost. A server started with SMTP gives
+//! every `PENDING` mail a due job again ([`Services::schedule_pending_mail`]).
+//!
+//! The outbox row keeps the mail's own schedule (`attempts`, `next_attempt_at`,
+//! what the dashboard shows); the job only says when the runner looks at it next.
 
 use std::time::Duration;
 
@@ -17,8 +23,9 @@ use crate::{
     appointments::{Appointment, ValidType},
     audit::{self, Actor},
     backoff::Backoff,
-    db::{Backend, Tx},
+    db::Tx,
     error::CoreResult,
+    jobs::{self, kinds},
     model::{Page, PageRequest},
     time::{duration_ms, from_ms, now_ms},
     validate::Paging,
@@ -114,16 +121,17 @@ pub(crate) struct NewMail {
     pub about: Option<String>,
 }
 
-/// Writes mails to the outbox as part of `tx`.
+/// Writes mails to the outbox as part of `tx`, each with the job that sends it.
 pub(crate) async fn queue(tx: &mut Tx, tenant_id: &str, mails: &[NewMail]) -> CoreResult<()> {
     let now = now_ms();
     for mail in mails {
+        let id = uuid::Uuid::now_v7().to_string();
         with_tx!(tx, |conn| {
             sqlx::query(
             "insert into mail_outbox (id, tenant_id, to_address, subject, body, about, status, next_attempt_at, created_at) \
              values ($1, $2, $3, $4, $5, $6, 'PENDING', $7, $7)"
         )
-        .bind(uuid::Uuid::now_v7().to_string())
+        .bind(&id)
         .bind(tenant_id)
         .bind(&mail.to)
         .bind(&mail.subject)
@@ -134,6 +142,8 @@ pub(crate) async fn queue(tx: &mut Tx, tenant_id: &str, mails: &[NewMail]) -> Co
         .await
         .map(|r| r.rows_affected())
         })?;
+        // The payload stays empty: what the mail says stays in the outbox.
+        jobs::schedule(tx, Some(tenant_id), kinds::MAIL, &id, now, &serde_json::json!({})).await?;
     }
     Ok(())
 }
@@ -258,27 +268,43 @@ impl Services {
         Ok(paging.page(total, rows.into_iter().map(|r| r.into_claimed().mail).collect()))
     }
 
-    /// Claims up to `limit` mails due for sending, for `lease_ms`; each claim
-    /// counts as an attempt. Mails of every tenant (the worker is the server's).
-    pub async fn claim_mail(&self, limit: i64, lease_ms: i64) -> CoreResult<Vec<ClaimedMail>> {
-        let now = now_ms();
-        let lock = match self.db().backend() {
-            Backend::Postgres => "for update skip locked",
-            Backend::Sqlite => "",
-        };
+    /// Starts an attempt to send the mail `id`: counts it and returns the mail,
+    /// or `None` when it is no longer `PENDING` (sent, failed or deleted since its
+    /// job was scheduled). Mails of every tenant (the runner is the server's).
+    pub async fn start_mail_attempt(&self, id: &str) -> CoreResult<Option<ClaimedMail>> {
         let sql = format!(
-            "update mail_outbox set next_attempt_at = $2, attempts = attempts + 1 \
-             where id in (select id from mail_outbox where status = 'PENDING' and next_attempt_at <= $1 \
-               order by next_attempt_at, id limit $3 {lock}) \
-             returning {COLUMNS}"
+            "update mail_outbox set attempts = attempts + 1 where id = $1 and status = 'PENDING' returning {COLUMNS}"
         );
-        let rows: Vec<MailRow> = with_db!(self.writer(), |pool| sqlx::query_as(&sql)
-            .bind(now)
-            .bind(now + lease_ms)
-            .bind(limit)
-            .fetch_all(pool)
+        let row: Option<MailRow> = with_db!(self.writer(), |pool| sqlx::query_as(&sql)
+            .bind(id)
+            .fetch_optional(pool)
             .await)?;
-        Ok(rows.into_iter().map(MailRow::into_claimed).collect())
+        Ok(row.map(MailRow::into_claimed))
+    }
+
+    /// Gives every `PENDING` mail a job due at its next attempt, unless it has
+    /// one that is not parked: what a server with an SMTP server does at start,
+    /// so that mail kept while none was configured (or written before mail went
+    /// through the job runner) is sent. Returns how many jobs were added or
+    /// unparked.
+    pub async fn schedule_pending_mail(&self) -> CoreResult<u64> {
+        let mut tx = self.db().begin().await?;
+        // The job's id is derived from the mail's, so one statement does it all.
+        let changed = with_tx!(&mut tx, |conn| sqlx::query(
+            "insert into jobs (id, tenant_id, kind, job_key, payload, due_at, created_at) \
+             select 'mail_' || id, tenant_id, $1, id, '{}', next_attempt_at, $2 from mail_outbox \
+             where status = 'PENDING' \
+             on conflict (kind, job_key) do update set due_at = excluded.due_at, lease_until = null, attempts = 0 \
+             where jobs.due_at = $3"
+        )
+        .bind(kinds::MAIL)
+        .bind(now_ms())
+        .bind(jobs::PARKED)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        Ok(changed)
     }
 
     /// Makes a mail of the tenant due now: a pending one skips the rest of its
@@ -303,43 +329,63 @@ impl Services {
             }
             Some(_) => {}
         }
-        with_db!(self.writer(), |pool| sqlx::query(
+        let now = now_ms();
+        let mut tx = self.db().begin().await?;
+        let changed = with_tx!(&mut tx, |conn| sqlx::query(
             "update mail_outbox set next_attempt_at = $3, status = 'PENDING', \
              attempts = case when status = 'FAILED' then 0 else attempts end \
              where tenant_id = $1 and id = $2 and status <> 'SENT'"
         )
         .bind(tenant_id)
         .bind(id)
-        .bind(now_ms())
-        .execute(pool)
+        .bind(now)
+        .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
-        Ok(())
+        if changed > 0 {
+            // Due now, whether its job waited for a retry, was parked, or was
+            // dropped when the mail failed.
+            jobs::schedule(&mut tx, Some(tenant_id), kinds::MAIL, id, now, &serde_json::json!({})).await?;
+        }
+        tx.commit().await
     }
 
-    /// Records the end of an attempt: sent, or the error, retried later until the
-    /// attempts are spent.
-    pub async fn finish_mail(&self, id: &str, attempts: i64, result: Result<(), String>) -> CoreResult<()> {
+    /// Records the end of an attempt started by [`Services::start_mail_attempt`]:
+    /// sent, or the error, retried later (the mail's job moves to the retry) until
+    /// the attempts are spent and the mail is `FAILED`.
+    pub async fn finish_mail(&self, claimed: &ClaimedMail, result: Result<(), String>) -> CoreResult<()> {
         let now = now_ms();
         let (status, next, error, sent_at) = match result {
             Ok(()) => ("SENT", now, None, Some(now)),
-            Err(e) => match mail_backoff().after(attempts) {
+            Err(e) => match mail_backoff().after(claimed.mail.attempts) {
                 Some(wait) => ("PENDING", now + duration_ms(wait), Some(e), None),
                 None => ("FAILED", now, Some(e), None),
             },
         };
-        with_db!(self.writer(), |pool| sqlx::query(
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
             "update mail_outbox set status = $2, next_attempt_at = $3, last_error = $4, sent_at = $5 where id = $1"
         )
-        .bind(id)
+        .bind(&claimed.mail.id)
         .bind(status)
         .bind(next)
         .bind(error)
         .bind(sent_at)
-        .execute(pool)
+        .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
-        Ok(())
+        if status == "PENDING" {
+            jobs::schedule(
+                &mut tx,
+                Some(&claimed.tenant_id),
+                kinds::MAIL,
+                &claimed.mail.id,
+                next,
+                &serde_json::json!({}),
+            )
+            .await?;
+        }
+        tx.commit().await
     }
 }
 

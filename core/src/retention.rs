@@ -12,6 +12,10 @@
 //! stays in the outbox. Each step deletes one bounded batch in its own short
 //! transaction, so pruning a large history never holds the writer for long and
 //! interleaves with the requests' writes.
+//!
+//! The server runs it as a recurring job of the job runner
+//! ([`crate::jobs::kinds::RETENTION`], hourly), each run bounded in time
+//! ([`Services::prune_until`]) so that it ends well within its lease.
 
 use crate::{error::CoreResult, with_tx, Services};
 
@@ -116,17 +120,39 @@ impl Services {
     /// Prunes everything older than `before`, one batch per transaction, calling
     /// `pause` between batches (the server sleeps there, so requests' writes go
     /// first). Returns what it deleted.
-    pub async fn prune_before<F, Fut>(&self, before: i64, batch: i64, mut pause: F) -> CoreResult<Pruned>
+    pub async fn prune_before<F, Fut>(&self, before: i64, batch: i64, pause: F) -> CoreResult<Pruned>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = ()>,
     {
+        Ok(self.prune_until(before, batch, pause, None).await?.0)
+    }
+
+    /// [`Services::prune_before`], but stops at the first batch boundary after
+    /// `deadline`, if one is given. Returns what it deleted and whether it
+    /// finished (`false`: stopped by the deadline with old work left). A run that
+    /// stopped early starts over next time; what it deleted stays deleted.
+    pub async fn prune_until<F, Fut>(
+        &self,
+        before: i64,
+        batch: i64,
+        mut pause: F,
+        deadline: Option<std::time::Instant>,
+    ) -> CoreResult<(Pruned, bool)>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let out_of_time = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
         let mut pruned = Pruned::default();
         loop {
             let n = self.prune_deliveries(before, batch).await?;
             pruned.deliveries += n;
             if i64::try_from(n).unwrap_or(i64::MAX) < batch {
                 break;
+            }
+            if out_of_time() {
+                return Ok((pruned, false));
             }
             pause().await;
         }
@@ -138,6 +164,9 @@ impl Services {
                 Some(next) => cursor = next,
                 None => break,
             }
+            if out_of_time() {
+                return Ok((pruned, false));
+            }
             pause().await;
         }
         loop {
@@ -146,8 +175,11 @@ impl Services {
             if i64::try_from(n).unwrap_or(i64::MAX) < batch {
                 break;
             }
+            if out_of_time() {
+                return Ok((pruned, false));
+            }
             pause().await;
         }
-        Ok(pruned)
+        Ok((pruned, true))
     }
 }

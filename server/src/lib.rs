@@ -15,3 +15,4 @@ pub mod retention;
 pub mod serve;
 pub mod state;
 pub mod webhooks;
+pub mod workers;

@@ -1,10 +1,13 @@
-//! The mail worker: sends the outbox (see `rapport_core::mail`) through the
-//! configured SMTP server with lettre.
+//! Sending mail: the job runner's handler for `kinds::MAIL` jobs (one per mail
+//! of the outbox, see `rapport_core::mail`), through the configured SMTP server
+//! with lettre.
 //!
-//! It claims due mails every few seconds, sends each, and records the outcome:
-//! sent, or retried on a growing schedule until the attempts are spent. Without
-//! `RAPPORT_SMTP_URL` it does not run, and mail stays in the outbox for admins to
-//! read. Recipients' addresses are not logged, only mail ids.
+//! A run starts an attempt (counted on the mail), sends, and records the
+//! outcome: sent, or retried on the mail's growing schedule (its job moves to the
+//! retry), or failed once the attempts are spent. Without `RAPPORT_SMTP_URL` the
+//! job is parked, no attempt is counted, and the mail stays in the outbox for
+//! admins to read; a server started with SMTP sends it. Recipients' addresses are
+//! not logged, only mail ids.
 
 use std::time::Duration;
 
@@ -13,15 +16,15 @@ use lettre::{
     message::{header::ContentType, Mailbox},
     AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
 };
-use rapport_core::{mail::ClaimedMail, Services};
-use tokio::sync::watch;
+use rapport_core::{
+    error::CoreResult,
+    jobs::{Job, PARKED},
+    mail::ClaimedMail,
+    Services,
+};
 
-/// How often the worker looks for mail to send.
-const POLL: Duration = Duration::from_secs(2);
-/// Most mails claimed at once.
-const CLAIM_BATCH: i64 = 32;
-/// How long a claimed mail stays reserved (above lettre's own 60 s timeout).
-const LEASE_MS: i64 = 120_000;
+/// How long one SMTP exchange may take.
+const SMTP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where mail goes and who it is from.
 #[derive(Clone)]
@@ -38,6 +41,9 @@ impl MailSettings {
         };
         let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url.trim())
             .context("RAPPORT_SMTP_URL is not a usable SMTP URL")?
+            // Well within the job runner's lease, so a hanging server never lets
+            // another run of the same mail start beside this one.
+            .timeout(Some(SMTP_TIMEOUT))
             .build();
         let from = config
             .from
@@ -69,47 +75,21 @@ async fn send(settings: &MailSettings, claimed: &ClaimedMail) -> Result<(), Stri
         .map_err(|e| format!("the SMTP server refused or failed: {e}"))
 }
 
-/// One round: claims due mails and sends them one after the other. Returns how
-/// many were claimed.
-pub async fn run_once(services: &Services, settings: &MailSettings) -> usize {
-    let claimed = match services.claim_mail(CLAIM_BATCH, LEASE_MS).await {
-        Ok(claimed) => claimed,
-        Err(err) => {
-            tracing::warn!(error = %err, "claiming mail failed");
-            return 0;
-        }
+/// Runs the mail job `job` (its key is the mail id): sends the mail with
+/// `settings`, or parks the job when there are none.
+pub async fn deliver(services: &Services, settings: Option<&MailSettings>, job: &Job) -> CoreResult<()> {
+    let Some(settings) = settings else {
+        // Kept in the outbox; a start with SMTP unparks it.
+        services.defer_job(job, PARKED).await?;
+        return Ok(());
     };
-    for mail in &claimed {
-        let result = send(settings, mail).await;
-        if let Err(error) = &result {
-            tracing::warn!(mail_id = %mail.mail.id, attempt = mail.mail.attempts, %error, "sending mail failed");
-        }
-        if let Err(err) = services.finish_mail(&mail.mail.id, mail.mail.attempts, result).await {
-            tracing::warn!(mail_id = %mail.mail.id, error = %err, "recording a mail's outcome failed");
-        }
+    // Sent, failed for good or deleted since: nothing to do.
+    let Some(claimed) = services.start_mail_attempt(&job.key).await? else {
+        return Ok(());
+    };
+    let result = send(settings, &claimed).await;
+    if let Err(error) = &result {
+        tracing::warn!(mail_id = %claimed.mail.id, attempt = claimed.mail.attempts, %error, "sending mail failed");
     }
-    claimed.len()
-}
-
-/// Starts the worker; it ends when `shutdown` turns true.
-pub fn spawn(
-    services: Services,
-    settings: MailSettings,
-    mut shutdown: watch::Receiver<bool>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            // A full batch means more may be waiting: go again at once.
-            if run_once(&services, &settings).await as i64 == CLAIM_BATCH {
-                continue;
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(POLL) => {}
-                _ = shutdown.changed() => {}
-            }
-            if *shutdown.borrow() {
-                break;
-            }
-        }
-    })
+    services.finish_mail(&claimed, result).await
 }

@@ -1,46 +1,54 @@
-//! The retention worker: once at start and then every hour, deletes what is
-//! older than `RAPPORT_RETENTION` (see `rapport_core::retention`), a bounded batch
-//! per transaction with a pause between batches, so the requests' writes go first.
+//! Retention as a recurring job of the runner (`kinds::RETENTION`): hourly,
+//! deletes what is older than `RAPPORT_RETENTION` (see `rapport_core::retention`),
+//! a bounded batch per transaction with a pause between batches, so the requests'
+//! writes go first. The job is added at the first start (due at once).
+//!
+//! A run stops after [`BUDGET`], well within the runner's lease, so that another
+//! instance never takes over a run still under way; a large backlog is pruned by
+//! several runs one after the other.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rapport_core::{retention::BATCH, time::now_ms, Services};
-use tokio::sync::watch;
+use rapport_core::{error::CoreResult, jobs::Job, retention::BATCH, time::now_ms, Services};
 
-/// How often the worker prunes.
-const EVERY: Duration = Duration::from_secs(3600);
+use crate::workers::recurring;
+
+/// How often retention runs.
+pub const EVERY: Duration = Duration::from_secs(3600);
 /// Pause between two batches: the writer is free for other work meanwhile.
 const PAUSE: Duration = Duration::from_millis(20);
+/// How long one run prunes before it hands over to the next.
+pub const BUDGET: Duration = Duration::from_secs(20);
 
-/// Starts the worker; `period` is how long finished work is kept. It ends when
-/// `shutdown` turns true.
-pub fn spawn(services: Services, period: Duration, mut shutdown: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let period_ms = i64::try_from(period.as_millis()).unwrap_or(i64::MAX);
-        loop {
-            let before = now_ms().saturating_sub(period_ms);
-            let pruning = services.prune_before(before, BATCH, || tokio::time::sleep(PAUSE));
-            tokio::select! {
-                result = pruning => match result {
-                    Ok(p) if p.deliveries + p.events + p.mails > 0 => tracing::info!(
-                        deliveries = p.deliveries,
-                        events = p.events,
-                        mails = p.mails,
-                        "pruned work older than the retention period"
-                    ),
-                    Ok(_) => {}
-                    Err(err) => tracing::warn!(error = %err, "pruning old work failed; trying again later"),
-                },
-                // A batch in progress is one transaction: dropping it rolls it back.
-                _ = shutdown.changed() => break,
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(EVERY) => {}
-                _ = shutdown.changed() => break,
-            }
-            if *shutdown.borrow() {
-                break;
-            }
-        }
-    })
+/// Runs the retention job: `period` is how long finished work is kept (`None`:
+/// forever, and the job is dropped).
+pub async fn run(services: &Services, period: Option<Duration>, job: &Job) -> CoreResult<()> {
+    let Some(period) = period else {
+        return Ok(());
+    };
+    recurring::next_run(services, job, EVERY).await?;
+    let period_ms = i64::try_from(period.as_millis()).unwrap_or(i64::MAX);
+    let before = now_ms().saturating_sub(period_ms);
+    let (pruned, finished) = services
+        .prune_until(
+            before,
+            BATCH,
+            || tokio::time::sleep(PAUSE),
+            Some(Instant::now() + BUDGET),
+        )
+        .await?;
+    if pruned.deliveries + pruned.events + pruned.mails > 0 {
+        tracing::info!(
+            deliveries = pruned.deliveries,
+            events = pruned.events,
+            mails = pruned.mails,
+            finished,
+            "pruned work older than the retention period"
+        );
+    }
+    if !finished {
+        // More is left: the next run goes on at once.
+        recurring::next_run(services, job, Duration::ZERO).await?;
+    }
+    Ok(())
 }

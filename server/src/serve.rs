@@ -17,6 +17,7 @@ use crate::{
     http::{metrics::Metrics, rate_limit::Limiters},
     state::AppState,
     webhooks::{self, WorkerSettings},
+    workers,
 };
 
 /// Builds the application state for `services` and `config`.
@@ -59,21 +60,21 @@ pub async fn serve(
     } else {
         None
     };
-    let mailer = match crate::mail::MailSettings::from_config(&state.config.mail)? {
-        Some(settings) => Some(crate::mail::spawn(
-            state.services.clone(),
-            settings,
-            stop_worker.subscribe(),
-        )),
-        None => {
-            tracing::info!("no RAPPORT_SMTP_URL: mail is kept in the outbox (Settings → Mail outbox)");
-            None
-        }
+    // Timers, mail, retention and the presence sweep: the one job runner.
+    let handlers = workers::Handlers {
+        mail: crate::mail::MailSettings::from_config(&state.config.mail)?,
+        retention: state.config.retention()?,
+        presence_timeout_ms: Some(state.config.presence_timeout_ms()?),
+        probe: None,
     };
-    let retention = state
-        .config
-        .retention()?
-        .map(|period| crate::retention::spawn(state.services.clone(), period, stop_worker.subscribe()));
+    let runner = workers::spawn(
+        state.services.clone(),
+        handlers,
+        workers::RunnerSettings::default(),
+        stop_worker.subscribe(),
+    );
+    // The rate limiters live in this instance's memory, so pruning them is not a
+    // shared job but a plain interval.
     let limiters = state.limiters.clone();
     let pruner = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
@@ -82,20 +83,9 @@ pub async fn serve(
             limiters.prune();
         }
     });
-    let presence_timeout = state.config.presence_timeout_ms()?;
-    let services = state.services.clone();
-    let presence_sweeper = tokio::spawn(async move {
-        // Closes the presence of agents whose dashboard stopped sending heartbeats.
-        let mut tick = tokio::time::interval(Duration::from_secs(30));
-        loop {
-            tick.tick().await;
-            if let Err(err) = services.close_stale_presence(presence_timeout).await {
-                tracing::warn!(error = %err, "closing stale presence failed");
-            }
-        }
-    });
     // With several instances on PostgreSQL, live screens also hear the changes
-    // made through the others.
+    // made through the others. A held connection, not work that falls due: it
+    // stays out of the job runner.
     let relay = (state.services.db().backend() == Backend::Postgres).then(|| {
         let services = state.services.clone();
         tokio::spawn(async move {
@@ -112,7 +102,6 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await;
     pruner.abort();
-    presence_sweeper.abort();
     if let Some(relay) = relay {
         relay.abort();
     }
@@ -120,12 +109,7 @@ pub async fn serve(
     if let Some(worker) = worker {
         let _ = worker.await;
     }
-    if let Some(mailer) = mailer {
-        let _ = mailer.await;
-    }
-    if let Some(retention) = retention {
-        let _ = retention.await;
-    }
+    let _ = runner.await;
     result.context("server error")
 }
 

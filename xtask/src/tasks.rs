@@ -27,15 +27,17 @@ pub fn build(args: &[String]) -> Result<()> {
     run_cmd(&mut cmd)
 }
 
-/// `cargo xtask bench [webhooks|writes|reports]`: the benchmarks, in release mode,
-/// each with ratios to a baseline measured in the same run: webhook delivery
+/// `cargo xtask bench [webhooks|writes|timers|reports]`: the benchmarks, in release
+/// mode, each with ratios to a baseline measured in the same run: webhook delivery
 /// throughput and latency, the write path of the `rapport` process over HTTP
-/// (creates, their latency, reads beside them, memory in a soak), and report
-/// latency over 10 million facts.
+/// (creates, their latency, reads beside them, memory in a soak), the job
+/// runner's timer lateness behind 100,000 pending timers, and report latency over
+/// 10 million facts.
 pub fn bench(args: &[String]) -> Result<()> {
     let all = [
         ("rapport-server", "webhooks"),
         ("rapport-server", "writes"),
+        ("rapport-server", "timers"),
         ("rapport-core", "reports"),
     ];
     let chosen: Vec<_> = all
@@ -43,7 +45,7 @@ pub fn bench(args: &[String]) -> Result<()> {
         .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
         .collect();
     if chosen.is_empty() {
-        bail!("unknown benchmark; choose from webhooks, writes, reports");
+        bail!("unknown benchmark; choose from webhooks, writes, timers, reports");
     }
     for (package, name) in chosen {
         run_cmd(cargo().args(["bench", "--package", package, "--bench", name]))?;

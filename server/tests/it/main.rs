@@ -12,6 +12,8 @@ mod dashboard_settings;
 mod durability;
 mod errors;
 mod inbox;
+mod instance;
+mod jobs;
 mod link_grants;
 mod links_open;
 mod mail;
