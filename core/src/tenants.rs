@@ -1,10 +1,16 @@
-//! Tenants: create, list, get, update, delete. Managed by platform admins only;
-//! callers check that before calling.
+//! Tenants: create, list, get, update, delete. Managed by platform admins (and a
+//! tenant's own admins for its workspace settings); callers check that before
+//! calling.
+//!
+//! Besides its name, slug and zone a tenant holds the settings the engines read
+//! ([`EngineSettings`]): the default language of system messages, the default
+//! agent capacity, and the business hours SLA clocks run on.
 
 use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
+    config::opening_hours::OpeningHours,
     db::unique_violation,
     error::{CoreError, CoreResult},
     model::{Page, PageRequest, Tenant},
@@ -44,7 +50,53 @@ pub struct TenantUpdate {
     /// New IANA time zone.
     #[schema(example = "Europe/Berlin")]
     pub timezone: Option<String>,
+    /// New default language: a BCP 47 tag such as `en` or `de-CH` (at most 35
+    /// characters). System messages go out in it when none exists in the
+    /// customer's language.
+    #[schema(max_length = 35, example = "de")]
+    pub language: Option<String>,
+    /// New default agent capacity: how many open conversations an agent without a
+    /// capacity of their own (`maxConcurrentChats`) holds at once, 1–100.
+    #[schema(minimum = 1, maximum = 100, example = 5)]
+    pub max_chats: Option<i64>,
+    /// The id of the tenant's opening hours that SLA clocks run on; `null` makes
+    /// the clocks run around the clock; omitted keeps the current value.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub business_hours_id: Option<Option<String>>,
 }
+
+/// Reads a field that may be omitted (`None`), `null` (`Some(None)`) or a value:
+/// for settings where `null` clears and omitted keeps. Use with `#[serde(default)]`.
+pub fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// The tenant settings that routing, SLA clocks and system messages read
+/// ([`Services::engine_settings`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineSettings {
+    /// Default language (BCP 47) of system messages, when the customer's language
+    /// has none; `en` unless changed.
+    pub language: String,
+    /// Default agent capacity (open conversations at once), 1–100; 5 unless changed.
+    pub max_chats: i64,
+    /// Opening hours SLA clocks run on; `None`: around the clock.
+    pub business_hours_id: Option<String>,
+    /// The tenant's IANA time zone.
+    pub timezone: String,
+}
+
+/// The default language of a tenant that never set one.
+pub const DEFAULT_LANGUAGE: &str = "en";
+/// The default agent capacity of a tenant that never set one.
+pub const DEFAULT_MAX_CHATS: i64 = 5;
+/// Capacities (tenant default and per user) lie within this range.
+pub const MAX_CHATS_RANGE: std::ops::RangeInclusive<i64> = 1..=100;
 
 #[derive(sqlx::FromRow)]
 struct TenantRow {
@@ -53,6 +105,9 @@ struct TenantRow {
     slug: String,
     timezone: String,
     created_at: i64,
+    language: String,
+    max_chats: i64,
+    business_hours_id: Option<String>,
 }
 
 impl From<TenantRow> for Tenant {
@@ -63,11 +118,33 @@ impl From<TenantRow> for Tenant {
             slug: r.slug,
             timezone: r.timezone,
             created_at: from_ms(r.created_at),
+            language: r.language,
+            max_chats: r.max_chats,
+            business_hours_id: r.business_hours_id,
         }
     }
 }
 
-const COLUMNS: &str = "id, name, slug, timezone, created_at";
+const COLUMNS: &str = "id, name, slug, timezone, created_at, language, max_chats, business_hours_id";
+
+/// A BCP 47 tag, normalised (`de-ch` → `de-CH`), or a field error.
+pub(crate) fn language_tag(checks: &mut Checks, field: &str, value: &str) -> String {
+    let value = checks.required_text(field, Some(value), 35);
+    if value.is_empty() {
+        return value;
+    }
+    match language_tags::LanguageTag::parse(&value) {
+        Ok(tag) if tag.is_valid() => tag.to_string(),
+        _ => {
+            checks.push(
+                field,
+                "invalid_language",
+                format!("{field} must be a BCP 47 tag such as en or de-CH"),
+            );
+            value
+        }
+    }
+}
 
 fn slug_conflict(err: sqlx::Error) -> CoreError {
     if unique_violation(&err, "tenants_slug_key", "tenants.slug") {
@@ -115,6 +192,9 @@ impl Services {
             slug,
             timezone,
             created_at: from_ms(now_ms()),
+            language: DEFAULT_LANGUAGE.to_string(),
+            max_chats: DEFAULT_MAX_CHATS,
+            business_hours_id: None,
         };
         let created = tenant.created_at.timestamp_millis();
         let mut tx = self.db().begin().await?;
@@ -184,7 +264,8 @@ impl Services {
         Ok(paging.page(total, rows.into_iter().map(Tenant::from).collect()))
     }
 
-    /// Updates a tenant's name, slug or time zone.
+    /// Updates a tenant's name, slug, time zone or engine settings; omitted fields
+    /// keep their value. `businessHoursId` must name opening hours of the tenant.
     pub async fn update_tenant(&self, id: &str, input: TenantUpdate, actor: &Actor) -> CoreResult<Tenant> {
         let current = self.get_tenant(id).await?;
         let mut checks = Checks::new();
@@ -196,15 +277,38 @@ impl Services {
         checks.slug("slug", &slug);
         let timezone = input.timezone.unwrap_or_else(|| current.timezone.clone());
         checks.timezone("timezone", &timezone);
+        let language = match input.language.as_deref() {
+            Some(l) => language_tag(&mut checks, "language", l),
+            None => current.language,
+        };
+        let max_chats = input.max_chats.unwrap_or(current.max_chats);
+        checks.in_range("maxChats", max_chats, MAX_CHATS_RANGE);
+        let business_hours_id = match input.business_hours_id {
+            Some(given) => given.map(|h| h.trim().to_string()).filter(|h| !h.is_empty()),
+            None => current.business_hours_id,
+        };
+        if let Some(hours) = business_hours_id.as_deref() {
+            if !self.config_exists::<OpeningHours>(id, hours).await? {
+                checks.push(
+                    "businessHoursId",
+                    "unknown_reference",
+                    format!("no opening hours {hours} in this tenant"),
+                );
+            }
+        }
         checks.finish()?;
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
-            "update tenants set name = $2, slug = $3, timezone = $4 where id = $1"
+            "update tenants set name = $2, slug = $3, timezone = $4, language = $5, max_chats = $6, \
+             business_hours_id = $7 where id = $1"
         )
         .bind(id)
         .bind(&name)
         .bind(&slug)
         .bind(&timezone)
+        .bind(&language)
+        .bind(max_chats)
+        .bind(&business_hours_id)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))
@@ -267,6 +371,18 @@ impl Services {
         tx.commit().await?;
         self.keys_changed();
         Ok(())
+    }
+
+    /// The settings the engines read: default language and capacity, business
+    /// hours and zone. A tenant that never set them gets `en`, 5 and `None`.
+    pub async fn engine_settings(&self, tenant_id: &str) -> CoreResult<EngineSettings> {
+        let tenant = self.get_tenant(tenant_id).await?;
+        Ok(EngineSettings {
+            language: tenant.language,
+            max_chats: tenant.max_chats,
+            business_hours_id: tenant.business_hours_id,
+            timezone: tenant.timezone,
+        })
     }
 
     /// Number of tenants (used by first-start bootstrap).

@@ -4,6 +4,10 @@
 //! the tenant; `roleId` is `ADMIN`, `SUPERVISOR` or `AGENT`, and `admin` is true
 //! exactly for `ADMIN`; `tags` are unique; the password is hashed with argon2id and
 //! never returned. A tenant always keeps at least one admin.
+//!
+//! Our extension `maxConcurrentChats` is the user's capacity: how many open
+//! conversations routing gives them at once (1–100); `null` means the tenant's
+//! default (`maxChats` of the workspace settings).
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +47,10 @@ pub struct User {
     pub mco_enabled: bool,
     /// True exactly when `roleId` is `ADMIN`.
     pub admin: bool,
+    /// Capacity: how many open conversations routing gives the user at once
+    /// (1–100); `null` means the tenant's default (`maxChats`). Our extension.
+    #[schema(minimum = 1, maximum = 100)]
+    pub max_concurrent_chats: Option<i64>,
     /// Whether the user has a password (and so can sign in).
     pub has_password: bool,
     /// When the user was created.
@@ -83,6 +91,10 @@ pub struct UserIn {
     pub mco_enabled: Option<bool>,
     /// Shorthand for `roleId: ADMIN`; must agree with `roleId` when both are given.
     pub admin: Option<bool>,
+    /// Capacity: how many open conversations routing gives the user at once,
+    /// 1–100. Omitted or `null`: the tenant's default (`maxChats`). Our extension.
+    #[schema(minimum = 1, maximum = 100, example = 3)]
+    pub max_concurrent_chats: Option<i64>,
 }
 
 impl UserIn {
@@ -135,6 +147,7 @@ struct UserRow {
     role_id: String,
     tags: String,
     mco_enabled: bool,
+    max_chats: Option<i64>,
     has_password: bool,
     created_at: i64,
     updated_at: i64,
@@ -153,6 +166,7 @@ impl UserRow {
             tags: serde_json::from_str(&self.tags).unwrap_or_default(),
             mco_enabled: self.mco_enabled,
             admin: role == Role::Admin,
+            max_concurrent_chats: self.max_chats,
             has_password: self.has_password,
             created_at: from_ms(self.created_at),
             updated_at: from_ms(self.updated_at),
@@ -161,7 +175,7 @@ impl UserRow {
 }
 
 const USER_COLUMNS: &str = "id, email, external_id, display_name, description, role_id, tags, mco_enabled, \
-     password_hash is not null as has_password, created_at, updated_at";
+     max_chats, password_hash is not null as has_password, created_at, updated_at";
 
 /// A checked [`UserIn`].
 struct ValidUser {
@@ -173,6 +187,7 @@ struct ValidUser {
     password: Option<String>,
     tags: Vec<String>,
     mco_enabled: bool,
+    max_chats: Option<i64>,
 }
 
 fn validate_user(input: &UserIn) -> CoreResult<ValidUser> {
@@ -210,6 +225,9 @@ fn validate_user(input: &UserIn) -> CoreResult<ValidUser> {
     }
     let tags = input.tags.clone().unwrap_or_default();
     checks.tags("tags", &tags, MAX_TAGS);
+    if let Some(n) = input.max_concurrent_chats {
+        checks.in_range("maxConcurrentChats", n, crate::tenants::MAX_CHATS_RANGE);
+    }
     checks.finish()?;
     Ok(ValidUser {
         email,
@@ -220,6 +238,7 @@ fn validate_user(input: &UserIn) -> CoreResult<ValidUser> {
         password: input.password.clone(),
         tags,
         mco_enabled: input.mco_enabled.unwrap_or(false),
+        max_chats: input.max_concurrent_chats,
     })
 }
 
@@ -301,8 +320,8 @@ impl Services {
         };
         with_tx!(&mut tx, |conn| sqlx::query(
             "update users set email = $3, external_id = $4, display_name = $5, description = $6, role_id = $7, \
-             tags = $8, mco_enabled = $9, password_hash = coalesce($10, password_hash), updated_at = $11 \
-             where tenant_id = $1 and id = $2"
+             tags = $8, mco_enabled = $9, password_hash = coalesce($10, password_hash), updated_at = $11, \
+             max_chats = $12 where tenant_id = $1 and id = $2"
         )
         .bind(tenant_id)
         .bind(id)
@@ -315,6 +334,7 @@ impl Services {
         .bind(valid.mco_enabled)
         .bind(&hash)
         .bind(now_ms())
+        .bind(valid.max_chats)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))
@@ -479,8 +499,8 @@ async fn insert_user(
     let now = now_ms();
     with_tx!(tx, |conn| sqlx::query(
         "insert into users (id, tenant_id, email, password_hash, role_id, display_name, description, external_id, \
-         tags, mco_enabled, platform_admin, created_at, updated_at) \
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)"
+         tags, mco_enabled, platform_admin, created_at, updated_at, max_chats) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)"
     )
     .bind(id)
     .bind(tenant_id)
@@ -494,6 +514,7 @@ async fn insert_user(
     .bind(valid.mco_enabled)
     .bind(platform_admin)
     .bind(now)
+    .bind(valid.max_chats)
     .execute(conn)
     .await
     .map(|r| r.rows_affected()))

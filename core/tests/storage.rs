@@ -100,6 +100,7 @@ async fn tenant_lifecycle(t: TestDb) {
                 name: Some("ACME".into()),
                 slug: Some("acme".into()),
                 timezone: None,
+                ..Default::default()
             },
             &actor(),
         )

@@ -43,6 +43,20 @@ pub struct HolidayForm {
     pub from: String,
     /// Last day off (the first when empty).
     pub to: String,
+    /// Checkbox, present means on: the same dates every year (`fixedDate`).
+    pub every_year: Option<String>,
+}
+
+/// Whether opening hours are open now, as the dashboard says it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HoursNow {
+    /// The opening hours' id.
+    pub id: String,
+    /// Whether they are open now.
+    pub open: bool,
+    /// E.g. "Open now — closes at 18:00 (Europe/Berlin)" or "Closed — opens at
+    /// 09:00 on Monday (Europe/Berlin)": local times in the hours' own zone.
+    pub text: String,
 }
 
 /// Opening hours as the editor shows and posts them.
@@ -180,6 +194,7 @@ mod convert {
                     name: h.name.unwrap_or_default(),
                     from: date_text(h.from, h.from_date),
                     to: date_text(h.to, h.to_date),
+                    every_year: (h.fixed_date == Some(true)).then(|| "on".to_string()),
                 })
                 .collect(),
         }
@@ -230,6 +245,7 @@ mod convert {
                         from: Some(from),
                         to: Some(to),
                         name: Some(h.name.trim().to_string()).filter(|n| !n.is_empty()),
+                        fixed_date: h.every_year.is_some().then_some(true),
                         ..Default::default()
                     });
                     holiday_rows.push(row);
@@ -284,6 +300,64 @@ mod convert {
 #[cfg(feature = "ssr")]
 async fn admin() -> Result<(crate::ssr::DashboardContext, rapport_core::model::SessionUser), ServerFnError> {
     crate::ssr::require_role(rapport_core::model::Role::Admin).await
+}
+
+/// What the dashboard says of `schedule` at `now`, in the hours' own zone.
+#[cfg(feature = "ssr")]
+pub fn describe_now(
+    id: String,
+    schedule: &rapport_core::engine::hours::Schedule,
+    now: chrono::DateTime<chrono::Utc>,
+) -> HoursNow {
+    let open = schedule.is_open(now);
+    let when = schedule.next_change(now).map(|change| {
+        let (today, then) = (schedule.local(now), schedule.local(change));
+        let time = then.format("%H:%M");
+        let days = (then.date_naive() - today.date_naive()).num_days();
+        match days {
+            0 => format!("at {time}"),
+            1 => format!("at {time} tomorrow"),
+            2..=6 => format!("at {time} on {}", then.format("%A")),
+            _ => format!("at {time} on {}", then.format("%a %-d %b %Y")),
+        }
+    });
+    let state = match (open, when) {
+        (true, Some(when)) => format!("Open now — closes {when}"),
+        (false, Some(when)) => format!("Closed — opens {when}"),
+        (true, None) => "Open now — no closing time within two years".to_string(),
+        (false, None) => "Closed — no opening time within two years".to_string(),
+    };
+    HoursNow {
+        id,
+        open,
+        text: format!("{state} ({})", schedule.zone_name()),
+    }
+}
+
+/// Whether opening hours are open now: those with `id`, or all of the tenant's
+/// when `id` is `None`. `new` (the editor of hours not yet saved) has none.
+#[server(endpoint = "opening_hours_now")]
+pub async fn opening_hours_now(id: Option<String>) -> Result<Vec<HoursNow>, ServerFnError> {
+    use rapport_core::{config::opening_hours::OpeningHours, engine::hours::Schedule};
+    let (ctx, user) = admin().await?;
+    let now = chrono::Utc::now();
+    let all = match id.as_deref() {
+        Some("new") => Vec::new(),
+        Some(id) => vec![ctx
+            .services
+            .config_get::<OpeningHours>(&user.tenant_id, id)
+            .await
+            .map_err(crate::ssr::to_server_error)?],
+        None => ctx
+            .services
+            .config_all::<OpeningHours>(&user.tenant_id)
+            .await
+            .map_err(crate::ssr::to_server_error)?,
+    };
+    Ok(all
+        .iter()
+        .map(|h| describe_now(h.meta.id.clone().unwrap_or_default(), &Schedule::new(h), now))
+        .collect())
 }
 
 /// Every opening hours object of the tenant.

@@ -97,6 +97,7 @@ pub async fn edit_tenant(id: String, name: String, slug: String, timezone: Strin
         name: Some(name.trim().to_string()),
         slug: Some(slug.trim().to_string()),
         timezone: Some(timezone.trim().to_string()),
+        ..Default::default()
     };
     ctx.services
         .update_tenant(&id, update, &crate::ssr::actor(&user))

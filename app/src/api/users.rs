@@ -30,6 +30,8 @@ pub struct UserView {
     pub tags: Vec<String>,
     /// MCO integration.
     pub mco_enabled: bool,
+    /// Capacity: open conversations at once; `None`: the workspace default.
+    pub max_concurrent_chats: Option<i64>,
     /// Whether the user can sign in.
     pub has_password: bool,
 }
@@ -63,6 +65,7 @@ fn view(u: rapport_core::users::User) -> UserView {
         role: u.role_id,
         tags: u.tags,
         mco_enabled: u.mco_enabled,
+        max_concurrent_chats: u.max_concurrent_chats,
         has_password: u.has_password,
     }
 }
@@ -135,11 +138,23 @@ pub struct UserForm {
     pub description: String,
     /// Checkbox: present means on.
     pub mco_enabled: Option<String>,
+    /// Capacity, a number 1–100; empty for the workspace default.
+    pub max_concurrent_chats: String,
 }
 
 #[cfg(feature = "ssr")]
-fn user_in(form: UserForm, password: Option<String>) -> rapport_core::users::UserIn {
-    rapport_core::users::UserIn {
+fn user_in(form: UserForm, password: Option<String>) -> Result<rapport_core::users::UserIn, ServerFnError> {
+    let max_concurrent_chats = match non_empty(Some(form.max_concurrent_chats)) {
+        None => None,
+        Some(n) => Some(n.parse::<i64>().map_err(|_| {
+            crate::ssr::to_server_error(rapport_core::CoreError::invalid(
+                "maxConcurrentChats",
+                "invalid_type",
+                "the capacity must be a whole number from 1 to 100, or empty for the workspace default",
+            ))
+        })?),
+    };
+    Ok(rapport_core::users::UserIn {
         id: None,
         email: Some(form.email.trim().to_string()),
         external_id: non_empty(Some(form.external_id)),
@@ -150,7 +165,8 @@ fn user_in(form: UserForm, password: Option<String>) -> rapport_core::users::Use
         tags: Some(split_tags(&form.tags)),
         mco_enabled: Some(form.mco_enabled.is_some()),
         admin: None,
-    }
+        max_concurrent_chats,
+    })
 }
 
 /// Adds a user. Without a password Rapport generates one, shown once (without
@@ -160,7 +176,7 @@ pub async fn add_user(form: UserForm, password: Option<String>) -> Result<Passwo
     let (ctx, user) = admin().await?;
     let chosen = non_empty(password);
     let generated = chosen.is_none().then(rapport_core::crypto::generate_password);
-    let input = user_in(form, chosen.or_else(|| generated.clone()));
+    let input = user_in(form, chosen.or_else(|| generated.clone()))?;
     let created = ctx
         .services
         .save_user(&user.tenant_id, input, &crate::ssr::actor(&user))
@@ -186,7 +202,7 @@ pub async fn take_user_password() -> Result<Option<PasswordShown>, ServerFnError
 pub async fn edit_user(id: String, form: UserForm) -> Result<UserView, ServerFnError> {
     let (ctx, user) = admin().await?;
     ctx.services
-        .update_user(&user.tenant_id, &id, user_in(form, None), &crate::ssr::actor(&user))
+        .update_user(&user.tenant_id, &id, user_in(form, None)?, &crate::ssr::actor(&user))
         .await
         .map(view)
         .map_err(crate::ssr::to_server_error)

@@ -1,5 +1,6 @@
-//! The workspace's own settings (admins): name, time zone and the widget key the
-//! visitor script authenticates with.
+//! The workspace's own settings (admins): name, time zone, the widget key the
+//! visitor script authenticates with, and the settings the engines read (default
+//! language, default agent capacity, business hours).
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,14 @@ pub struct WorkspaceView {
     pub timezone: String,
     /// The key the visitor script and widget send (public, but rotatable).
     pub widget_key: String,
+    /// Default language (BCP 47) of system messages.
+    pub language: String,
+    /// Default agent capacity: open conversations at once.
+    pub max_chats: i64,
+    /// The opening hours SLA clocks run on; `None`: around the clock.
+    pub business_hours_id: Option<String>,
+    /// The tenant's opening hours to choose from, as `(id, name)`.
+    pub opening_hours: Vec<(String, String)>,
 }
 
 #[cfg(feature = "ssr")]
@@ -37,11 +46,23 @@ async fn load(ctx: &crate::ssr::DashboardContext, tenant_id: &str) -> Result<Wor
         .widget_key(tenant_id)
         .await
         .map_err(crate::ssr::to_server_error)?;
+    let opening_hours = ctx
+        .services
+        .config_all::<rapport_core::config::opening_hours::OpeningHours>(tenant_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?
+        .into_iter()
+        .map(|h| (h.meta.id.unwrap_or_default(), h.name.unwrap_or_default()))
+        .collect();
     Ok(WorkspaceView {
         name: tenant.name,
         slug: tenant.slug,
         timezone: tenant.timezone,
         widget_key,
+        language: tenant.language,
+        max_chats: tenant.max_chats,
+        business_hours_id: tenant.business_hours_id,
+        opening_hours,
     })
 }
 
@@ -64,6 +85,44 @@ pub async fn update_workspace(name: String, timezone: String) -> Result<Workspac
                 name: Some(name.trim().to_string()),
                 slug: None,
                 timezone: Some(timezone.trim().to_string()),
+                ..Default::default()
+            },
+            &crate::ssr::actor(&user),
+        )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    load(&ctx, &user.tenant_id).await
+}
+
+/// Sets the settings routing and SLA clocks read: the default language of system
+/// messages, the default agent capacity (a number 1–100), and the business hours
+/// (an opening hours id; empty: around the clock).
+#[server(endpoint = "update_engine_settings")]
+pub async fn update_engine_settings(
+    language: String,
+    max_chats: String,
+    business_hours_id: String,
+) -> Result<WorkspaceView, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    let max_chats = match max_chats.trim().parse::<i64>() {
+        Ok(n) => n,
+        Err(_) => {
+            return Err(crate::ssr::to_server_error(rapport_core::CoreError::invalid(
+                "maxChats",
+                "invalid_type",
+                "the default capacity must be a whole number from 1 to 100",
+            )))
+        }
+    };
+    let business_hours_id = Some(business_hours_id.trim().to_string()).filter(|id| !id.is_empty());
+    ctx.services
+        .update_tenant(
+            &user.tenant_id,
+            rapport_core::tenants::TenantUpdate {
+                language: Some(language.trim().to_string()),
+                max_chats: Some(max_chats),
+                business_hours_id: Some(business_hours_id),
+                ..Default::default()
             },
             &crate::ssr::actor(&user),
         )

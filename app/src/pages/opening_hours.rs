@@ -2,6 +2,7 @@
 //! `/settings/opening-hours/{id}` (or `new`) is the weekly editor: each day has
 //! its intervals plus one empty slot to add another, then holidays and the zone.
 //! Empty slots are ignored on save, so the editor needs no script to grow.
+//! Both say whether the hours are open now and when that changes, in their zone.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -12,8 +13,8 @@ use crate::erase::EraseView;
 use crate::{
     api::{
         opening_hours::{
-            get_opening_hours, list_opening_hours, DeleteOpeningHoursEntry, HoursForm, IntervalForm,
-            SaveOpeningHoursForm, DAYS, OPENING_HOURS_PATH,
+            get_opening_hours, list_opening_hours, opening_hours_now, DeleteOpeningHoursEntry, HoursForm, HoursNow,
+            IntervalForm, SaveOpeningHoursForm, DAYS, OPENING_HOURS_PATH,
         },
         problem::Problem,
     },
@@ -29,6 +30,7 @@ use crate::{
 #[component]
 pub fn OpeningHoursListPage() -> impl IntoView {
     let hours = Resource::new(|| (), |_| list_opening_hours());
+    let now = Resource::new(|| (), |_| opening_hours_now(None));
     view! {
         <Title text="Opening hours" />
         <Guard allowed=admins>
@@ -39,11 +41,13 @@ pub fn OpeningHoursListPage() -> impl IntoView {
             <section class="card">
                 <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading opening hours…"</p> }>
                     {move || Suspend::new(async move {
+                        // The state is a nicety: the list shows without it.
+                        let states = now.await.unwrap_or_default();
                         match hours.await {
                             Ok(list) if list.is_empty() => view! {
                                 <p class="empty">"No opening hours yet. Create the first to use them in rules."</p>
                             }.erase(),
-                            Ok(list) => view! { <HoursTable list /> }.erase(),
+                            Ok(list) => view! { <HoursTable list states /> }.erase(),
                             Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
@@ -54,7 +58,7 @@ pub fn OpeningHoursListPage() -> impl IntoView {
 }
 
 #[component]
-fn HoursTable(list: Vec<HoursForm>) -> impl IntoView {
+fn HoursTable(list: Vec<HoursForm>, states: Vec<HoursNow>) -> impl IntoView {
     view! {
         <div class="table-wrap">
             <table>
@@ -64,24 +68,41 @@ fn HoursTable(list: Vec<HoursForm>) -> impl IntoView {
                         <th scope="col">"Name"</th>
                         <th scope="col">"Week"</th>
                         <th scope="col">"Time zone"</th>
+                        <th scope="col">"Now"</th>
                         <th scope="col" class="num">"Holidays"</th>
                     </tr>
                 </thead>
                 <tbody>
                     {list
                         .into_iter()
-                        .map(|h| view! {
+                        .map(|h| {
+                            let state = states.iter().find(|s| s.id == h.id).cloned();
+                            view! {
                             <tr>
                                 <td><a href=format!("{OPENING_HOURS_PATH}/{}", h.id)>{display_name(&h)}</a></td>
                                 <td>{h.summary()}</td>
                                 <td>{h.timezone.clone()}</td>
+                                <td>{state.map(|s| view! { <NowBadge state=s /> })}</td>
                                 <td class="num">{h.holidays.len()}</td>
                             </tr>
+                            }
                         })
                         .collect_view()}
                 </tbody>
             </table>
         </div>
+    }
+}
+
+/// "Open now — closes at 18:00 (Europe/Berlin)", marked open or closed.
+#[component]
+fn NowBadge(state: HoursNow) -> impl IntoView {
+    view! {
+        <span class="hours-now" data-open=state.open.to_string()>
+            <span class=if state.open { "badge ok" } else { "badge muted" }>{if state.open { "Open" } else { "Closed" }}</span>
+            " "
+            {state.text}
+        </span>
     }
 }
 
@@ -110,6 +131,7 @@ fn HoursEditor() -> impl IntoView {
     let delete = FormAction::<DeleteOpeningHoursEntry>::new();
     let saved = successes(save.value());
     let hours = Resource::new(move || (id(), saved.get()), |(id, _)| get_opening_hours(id));
+    let now = Resource::new(move || (id(), saved.get()), |(id, _)| opening_hours_now(Some(id)));
     let problem = action_problem(save.value());
     let zones = load_zone_names();
     let back = BackTo {
@@ -117,11 +139,12 @@ fn HoursEditor() -> impl IntoView {
         crumb: "Settings › Opening hours".into(),
         text: "Back to the list".into(),
     };
-    let render = move |h: HoursForm| {
+    let render = move |(h, state): (HoursForm, Option<HoursNow>)| {
         let is_new = h.id.is_empty();
         let delete_id = h.id.clone();
         view! {
             <h1>{if is_new { "New opening hours".to_string() } else { display_name(&h) }}</h1>
+            {state.map(|state| view! { <p class="lead" role="status"><NowBadge state /></p> })}
             <PostForm action=save attr:data-unsaved-guard="" attr:class="hours-editor">
                 <input type="hidden" name="form[id]" value=h.id.clone() />
                 <section class="card">
@@ -162,7 +185,14 @@ fn HoursEditor() -> impl IntoView {
     };
     // The resources above are created outside the guard's `Suspense` (see `Guard`).
     view! {
-        <DetailFrame title="Opening hours" allowed=admins back loading="Loading opening hours…" load=move || hours render />
+        <DetailFrame title="Opening hours" allowed=admins back loading="Loading opening hours…"
+            load=move || async move {
+                let h = hours.await?;
+                // The state is a nicety: the editor shows without it.
+                let state = now.await.ok().and_then(|states| states.into_iter().next());
+                Ok((h, state))
+            }
+            render />
     }
 }
 
@@ -246,7 +276,10 @@ fn Holidays(hours: HoursForm, problem: Signal<Option<Problem>>) -> impl IntoView
     view! {
         <section class="card">
             <h2>"Holidays"</h2>
-            <p class="hint">"Closed all day, from the first to the last date. Fill the empty row to add one; clear a row to remove it."</p>
+            <p class="hint">
+                "Closed all day, from the first to the last date, whatever the week says. "
+                "Every year: the same dates each year (Christmas). Fill the empty row to add one; clear a row to remove it."
+            </p>
             <div class="table-wrap">
                 <table>
                     <caption class="visually-hidden">"Holidays"</caption>
@@ -255,6 +288,7 @@ fn Holidays(hours: HoursForm, problem: Signal<Option<Problem>>) -> impl IntoView
                             <th scope="col">"Name"</th>
                             <th scope="col">"First day"</th>
                             <th scope="col">"Last day"</th>
+                            <th scope="col">"Every year"</th>
                         </tr>
                     </thead>
                     <tbody>
@@ -280,6 +314,10 @@ fn Holidays(hours: HoursForm, problem: Signal<Option<Problem>>) -> impl IntoView
                                         <td>
                                             <input type="date" name=format!("form[holidays][{row}][to]") value=h.to
                                                 aria-label=format!("{label}: last day") aria-describedby=error_id />
+                                        </td>
+                                        <td>
+                                            <input type="checkbox" name=format!("form[holidays][{row}][every_year]") value="on"
+                                                checked=h.every_year.is_some() aria-label=format!("{label}: every year") />
                                         </td>
                                     </tr>
                                 }

@@ -127,6 +127,7 @@ fn UserFields(user: Option<UserView>, problem: Signal<Option<Problem>>) -> impl 
         role: Role::Agent,
         tags: Vec::new(),
         mco_enabled: false,
+        max_concurrent_chats: None,
         has_password: false,
     });
     let prefix = if u.id.is_empty() { "new" } else { "edit" };
@@ -172,6 +173,17 @@ fn UserFields(user: Option<UserView>, problem: Signal<Option<Problem>>) -> impl 
                     value=u.external_id.clone().unwrap_or_default() autocomplete="off"
                     aria-invalid=field_invalid(problem, "externalId") aria-describedby=id("external-error") />
                 <FieldMessage problem field="externalId" id=id("external-error") />
+            </div>
+            <div class="field">
+                <label for=id("capacity")>"Capacity"</label>
+                <input id=id("capacity") name="form[max_concurrent_chats]" type="number" min="1" max="100" step="1"
+                    value=u.max_concurrent_chats.map(|n| n.to_string()).unwrap_or_default()
+                    placeholder="Workspace default" aria-invalid=field_invalid(problem, "maxConcurrentChats")
+                    aria-describedby=format!("{} {}", id("capacity-hint"), id("capacity-error")) />
+                <p class="hint" id=id("capacity-hint")>
+                    "Open conversations routing gives this user at once (1–100). Empty: the workspace default (Settings › Workspace)."
+                </p>
+                <FieldMessage problem field="maxConcurrentChats" id=id("capacity-error") />
             </div>
         </div>
         <div class="field">

@@ -1,4 +1,5 @@
-//! Settings → Workspace (admins): name, time zone and the widget key.
+//! Settings → Workspace (admins): name, time zone, the widget key, and the
+//! settings routing and SLA clocks read (language, capacity, business hours).
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -6,7 +7,10 @@ use leptos_meta::Title;
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
 use crate::{
-    api::workspace::{get_workspace, RotateWidgetKey, UpdateWorkspace},
+    api::{
+        opening_hours::OPENING_HOURS_PATH,
+        workspace::{get_workspace, RotateWidgetKey, UpdateEngineSettings, UpdateWorkspace, WorkspaceView},
+    },
     components::{
         copy::CopyField,
         feedback::{action_problem, field_invalid, successes, ActionError, ErrorNote, FieldMessage, SavedNote},
@@ -28,9 +32,11 @@ pub fn WorkspacePage() -> impl IntoView {
 fn WorkspaceSettings() -> impl IntoView {
     let update = FormAction::<UpdateWorkspace>::new();
     let rotate = FormAction::<RotateWidgetKey>::new();
+    let engines = FormAction::<UpdateEngineSettings>::new();
     let update_saved = successes(update.value());
+    let engines_saved = successes(engines.value());
     let workspace = Resource::new(
-        move || (update_saved.get(), rotate.version().get()),
+        move || (update_saved.get(), engines_saved.get(), rotate.version().get()),
         |_| get_workspace(),
     );
     let problem = action_problem(update.value());
@@ -43,7 +49,7 @@ fn WorkspaceSettings() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the workspace…"</p> }>
                 {move || Suspend::new(async move {
                     match workspace.await {
-                        Ok(w) => view! {
+                        Ok(w) => { let settings = w.clone(); view! {
                             <section class="card">
                                 <h2>"General"</h2>
                                 <p>"Sign-in handle: " <code>{w.slug.clone()}</code></p>
@@ -74,6 +80,7 @@ fn WorkspaceSettings() -> impl IntoView {
                                 <ActionError value=update.value() />
                                 <SavedNote value=update.value() />
                             </section>
+                            <EngineSettings w=settings action=engines />
                             <section class="card">
                                 <h2>"Widget key"</h2>
                                 <p>
@@ -89,11 +96,69 @@ fn WorkspaceSettings() -> impl IntoView {
                                 </details>
                                 <ActionError value=rotate.value() />
                             </section>
-                        }.erase(),
+                        }.erase() }
                         Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
                 })}
             </Suspense>
         </Guard>
+    }
+}
+
+/// Conversations: the default language, the default capacity, the business hours.
+#[component]
+fn EngineSettings(w: WorkspaceView, action: FormAction<UpdateEngineSettings>) -> impl IntoView {
+    let problem = action_problem(action.value());
+    let chosen = w.business_hours_id.clone().unwrap_or_default();
+    let no_hours = w.opening_hours.is_empty();
+    view! {
+        <section class="card">
+            <h2>"Conversations"</h2>
+            <PostForm action attr:data-unsaved-guard="">
+                <div class="field-row">
+                    <div class="field">
+                        <label for="workspace-language">"Default language"</label>
+                        <input id="workspace-language" name="language" type="text" required=true maxlength="35"
+                            value=w.language.clone() autocomplete="off" placeholder="en"
+                            aria-invalid=field_invalid(problem, "language")
+                            aria-describedby="workspace-language-hint workspace-language-error" />
+                        <p class="hint" id="workspace-language-hint">
+                            "A language tag such as en or de-CH. System messages go out in it when none exists in the customer's language."
+                        </p>
+                        <FieldMessage problem field="language" id="workspace-language-error" />
+                    </div>
+                    <div class="field">
+                        <label for="workspace-max-chats">"Default capacity"</label>
+                        <input id="workspace-max-chats" name="max_chats" type="number" required=true min="1" max="100" step="1"
+                            value=w.max_chats.to_string() aria-invalid=field_invalid(problem, "maxChats")
+                            aria-describedby="workspace-max-chats-hint workspace-max-chats-error" />
+                        <p class="hint" id="workspace-max-chats-hint">
+                            "Open conversations an agent is given at once (1–100), unless the user has a capacity of their own."
+                        </p>
+                        <FieldMessage problem field="maxChats" id="workspace-max-chats-error" />
+                    </div>
+                    <div class="field">
+                        <label for="workspace-business-hours">"Business hours"</label>
+                        <select id="workspace-business-hours" name="business_hours_id"
+                            aria-invalid=field_invalid(problem, "businessHoursId")
+                            aria-describedby="workspace-business-hours-hint workspace-business-hours-error">
+                            <option value="" selected=chosen.is_empty()>"None: around the clock"</option>
+                            {w.opening_hours
+                                .iter()
+                                .map(|(id, name)| view! { <option value=id.clone() selected=*id == chosen>{name.clone()}</option> })
+                                .collect_view()}
+                        </select>
+                        <p class="hint" id="workspace-business-hours-hint">
+                            "SLA clocks run only while these opening hours are open: nights, weekends and holidays do not count."
+                            {no_hours.then(|| view! { " " <a href=format!("{OPENING_HOURS_PATH}/new")>"Create opening hours"</a> " first." })}
+                        </p>
+                        <FieldMessage problem field="businessHoursId" id="workspace-business-hours-error" />
+                    </div>
+                </div>
+                <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save"</button>
+            </PostForm>
+            <ActionError value=action.value() />
+            <SavedNote value=action.value() />
+        </section>
     }
 }

@@ -8,13 +8,22 @@
 //! - a holiday gives its range as date-times (`fromDate`/`toDate`) or as calendar
 //!   dates (`from`/`to`), or both when they agree; `countryCode` is ISO 3166 alpha-2;
 //! - `timezoneOffset` is minutes east of UTC (−840…840); our extension `timezone`, an
-//!   IANA zone, wins when both are given because it follows daylight saving time.
+//!   IANA zone, wins when both are given because it follows daylight saving time;
+//!   with neither the hours are in UTC.
+//!
+//! How they are read (by [`crate::engine::hours::Schedule`], which documents the
+//! details): intervals are local wall-clock times, half-open `[start, end)`, and an
+//! end of `23:59` runs to midnight; a holiday closes whole local days from its first
+//! to its last date (`from`/`to`, else the UTC calendar dates of
+//! `fromDate`/`toDate`), every year when `fixedDate`; holidays win over weekdays.
+//! [`Services::opening_hours_state`] says whether they are open at an instant and
+//! when that next changes.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{in_use, rules::RoutingRule, rules::SlaRule, ConfigKind, Meta};
-use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
+use crate::{audit::Actor, engine::hours::Schedule, error::CoreResult, validate::Checks, Services};
 
 /// Opening hours.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -41,6 +50,18 @@ pub struct OpeningHours {
     #[serde(default)]
     #[schema(max_items = 500)]
     pub holidays: Vec<Holiday>,
+}
+
+/// Whether opening hours are open at an instant, and when that next changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"open": true, "nextChangeAt": "2026-03-30T16:00:00Z"}))]
+pub struct OpeningHoursState {
+    /// Whether they are open at the instant asked about.
+    pub open: bool,
+    /// When they next close (if open) or open (if closed); `null` when that does not
+    /// happen within two years (always open, or never open in that time).
+    pub next_change_at: Option<DateTime<Utc>>,
 }
 
 /// One weekly interval.
@@ -277,9 +298,34 @@ impl Services {
         self.config_write(tenant_id, input, actor).await
     }
 
-    /// Deletes opening hours that no rule uses.
+    /// The schedule of the tenant's opening hours `id` (404 when it has none by
+    /// that id).
+    pub async fn opening_hours_schedule(&self, tenant_id: &str, id: &str) -> CoreResult<Schedule> {
+        Ok(Schedule::new(&self.config_get::<OpeningHours>(tenant_id, id).await?))
+    }
+
+    /// Whether the tenant's opening hours `id` are open at `at`, and when that next
+    /// changes (see [`Schedule::is_open`] and [`Schedule::next_change`]).
+    pub async fn opening_hours_state(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        at: DateTime<Utc>,
+    ) -> CoreResult<OpeningHoursState> {
+        let schedule = self.opening_hours_schedule(tenant_id, id).await?;
+        Ok(OpeningHoursState {
+            open: schedule.is_open(at),
+            next_change_at: schedule.next_change(at),
+        })
+    }
+
+    /// Deletes opening hours that no rule uses and that are not the tenant's
+    /// business hours.
     pub async fn delete_opening_hours(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
         let mut users = Vec::new();
+        if self.get_tenant(tenant_id).await?.business_hours_id.as_deref() == Some(id) {
+            users.push("the workspace's business hours (Settings → Workspace)".to_string());
+        }
         for rule in self.config_all::<RoutingRule>(tenant_id).await? {
             if rule.opening_hours_ids().contains(&id.to_string()) {
                 users.push(format!("routing rule \"{}\"", rule.name.clone().unwrap_or_default()));

@@ -116,6 +116,66 @@ config_resource!(
     remove = "Delete opening hours (409 while a rule uses them)"
 );
 
+/// `GET /openinghours/{id}/state`: whether opening hours are open at an instant.
+pub mod opening_hours_state {
+    use chrono::{DateTime, Utc};
+    use rapport_core::{config::opening_hours::OpeningHoursState, CoreError};
+    use serde::Deserialize;
+
+    use super::*;
+
+    pub fn router() -> OpenApiRouter<AppState> {
+        OpenApiRouter::new().routes(routes!(state))
+    }
+
+    /// The instant to ask about.
+    #[derive(Debug, Deserialize, utoipa::IntoParams)]
+    #[into_params(parameter_in = Query)]
+    struct StateQuery {
+        /// An RFC 3339 date-time, e.g. `2026-03-30T09:00:00Z` (an offset's `+` may
+        /// be sent unencoded); default now.
+        #[param(value_type = Option<String>, format = DateTime, example = "2026-03-30T09:00:00Z")]
+        at: Option<String>,
+    }
+
+    /// The query's `at`, read leniently: a `+` sent unencoded arrives as a space.
+    fn instant(at: Option<&str>) -> Result<DateTime<Utc>, CoreError> {
+        let Some(text) = at.map(str::trim).filter(|t| !t.is_empty()) else {
+            return Ok(Utc::now());
+        };
+        DateTime::parse_from_rfc3339(&text.replace(' ', "+"))
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|_| {
+                CoreError::invalid(
+                    "at",
+                    "invalid_value",
+                    "at must be an RFC 3339 date-time such as 2026-03-30T09:00:00Z",
+                )
+            })
+    }
+
+    /// Whether the opening hours are open at `at` (default now), and when that
+    /// next changes: when they close if open, when they open if closed. Intervals
+    /// are local times in the hours' zone (DST included), holidays close whole
+    /// days; `nextChangeAt` is `null` when no change comes within two years.
+    #[utoipa::path(get, path = "/openinghours/{id}/state", tag = "openinghours",
+        summary = "Whether opening hours are open, and when that changes",
+        params(("id" = String, Path, description = "Id"), StateQuery),
+        security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+        responses((status = 200, body = OpeningHoursState), AuthErrors, InputErrors, NotFoundError))]
+    async fn state(
+        auth: TenantAuth,
+        State(state): State<AppState>,
+        Path(id): Path<String>,
+        ApiQuery(query): ApiQuery<StateQuery>,
+    ) -> ApiResult<Json<OpeningHoursState>> {
+        let at = instant(query.at.as_deref())?;
+        Ok(Json(
+            state.services.opening_hours_state(&auth.tenant_id, &id, at).await?,
+        ))
+    }
+}
+
 config_resource!(
     system_messages,
     SystemMessage,
@@ -180,6 +240,7 @@ config_resource!(
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(opening_hours::router())
+        .merge(opening_hours_state::router())
         .merge(system_messages::router())
         .merge(watchdogs::router())
         .merge(routing_rules::router())

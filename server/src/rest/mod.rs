@@ -51,6 +51,7 @@ pub const BASE: &str = "/rest/v1";
     components(schemas(Problem, rapport_core::FieldError)),
     tags(
         (name = "tenant", description = "Tenant management (platform key)"),
+        (name = "workspace", description = "The API key's own tenant and its settings"),
         (name = "apikey", description = "Tenant API keys"),
         (name = "customer", description = "Customers and their assignment"),
         (name = "conversation", description = "Conversation status and messages (spec 2.2, 2.3, 3)"),

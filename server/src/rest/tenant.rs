@@ -1,4 +1,5 @@
-//! `/tenant`: tenant management with a platform key.
+//! `/tenant`: tenant management with a platform key; `/workspace`: the API key's
+//! own tenant and its settings, with a tenant key.
 
 use axum::{
     extract::{Path, State},
@@ -15,7 +16,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::{
     http::{
         error::{ApiResult, AuthErrors, ConflictError, InputErrors, NotFoundError},
-        extract::{ApiJson, ApiQuery, PlatformAuth},
+        extract::{ApiJson, ApiQuery, PlatformAuth, TenantAuth},
     },
     state::AppState,
 };
@@ -24,6 +25,70 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_tenants, create_tenant))
         .routes(routes!(get_tenant, update_tenant, delete_tenant))
+        .routes(routes!(get_workspace, update_workspace))
+}
+
+/// Changes to the API key's own tenant; omitted fields keep their value. The
+/// handle (`slug`) is changed with a platform key only.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"language": "de", "maxChats": 3, "businessHoursId": "0190f0c8-61a4-7c55-9a8e-0c7f1d3b9a21"}))]
+pub struct WorkspaceUpdate {
+    /// New display name (not blank, at most 200 characters).
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    pub name: Option<String>,
+    /// New IANA time zone (reports are cut in it).
+    #[schema(example = "Europe/Berlin")]
+    pub timezone: Option<String>,
+    /// New default language: a BCP 47 tag such as `en` or `de-CH` (at most 35
+    /// characters). System messages go out in it when none exists in the
+    /// customer's language.
+    #[schema(max_length = 35, example = "de")]
+    pub language: Option<String>,
+    /// New default agent capacity: how many open conversations an agent without a
+    /// `maxConcurrentChats` of their own is given at once, 1–100.
+    #[schema(minimum = 1, maximum = 100, example = 5)]
+    pub max_chats: Option<i64>,
+    /// Id of the tenant's opening hours that SLA clocks run on (they count only
+    /// while these are open); `null`: around the clock; omitted keeps the current.
+    #[serde(default, deserialize_with = "rapport_core::tenants::present")]
+    #[schema(value_type = Option<String>)]
+    pub business_hours_id: Option<Option<String>>,
+}
+
+/// The API key's own tenant, with its settings.
+#[utoipa::path(get, path = "/workspace", tag = "workspace",
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Tenant), AuthErrors))]
+async fn get_workspace(auth: TenantAuth, State(state): State<AppState>) -> ApiResult<Json<Tenant>> {
+    Ok(Json(state.services.get_tenant(&auth.tenant_id).await?))
+}
+
+/// Change the API key's own tenant: name, time zone, default language, default
+/// agent capacity, business hours. A `businessHoursId` that names no opening hours
+/// of the tenant is a 422 (`unknown_reference`).
+#[utoipa::path(put, path = "/workspace", tag = "workspace", request_body = WorkspaceUpdate,
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Tenant), AuthErrors, InputErrors))]
+async fn update_workspace(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<WorkspaceUpdate>,
+) -> ApiResult<Json<Tenant>> {
+    let update = TenantUpdate {
+        name: input.name,
+        slug: None,
+        timezone: input.timezone,
+        language: input.language,
+        max_chats: input.max_chats,
+        business_hours_id: input.business_hours_id,
+    };
+    Ok(Json(
+        state
+            .services
+            .update_tenant(&auth.tenant_id, update, &auth.actor)
+            .await?,
+    ))
 }
 
 /// A new tenant, optionally with its first admin.
@@ -131,7 +196,8 @@ async fn get_tenant(
     Ok(Json(state.services.get_tenant(&id).await?))
 }
 
-/// Update a tenant's name, slug or time zone; omitted fields keep their value.
+/// Update a tenant's name, slug, time zone, default language, default agent
+/// capacity or business hours; omitted fields keep their value.
 #[utoipa::path(put, path = "/tenant/{id}", tag = "tenant", params(("id" = String, Path, description = "Tenant id")),
     request_body = TenantUpdate,
     security(("platformKey" = []), ("platformKeyQuery" = [])),

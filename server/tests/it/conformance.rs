@@ -366,6 +366,9 @@ impl Gen<'_> {
             (_, "userId" | "owner" | "assignedUser") if is("string") => id(&f.user),
             (_, "teamId" | "assignedTeam") if is("string") => id(&f.team),
             (_, "openingHoursId") => id(&f.opening_hours),
+            // The tenant a platform key updates has no opening hours; null clears.
+            ("TenantUpdate", "businessHoursId") => Some(Value::Null),
+            (_, "businessHoursId") => id(&f.opening_hours),
             (_, "systemMessageId") => id(&f.system_message),
             (_, "ruleId") => id(&f.rule),
             (_, "sessionId") if is("string") => id(&f.session),

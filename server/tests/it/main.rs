@@ -10,6 +10,7 @@ mod dashboard_forms;
 mod dashboard_rules;
 mod dashboard_settings;
 mod durability;
+mod engine_settings;
 mod errors;
 mod inbox;
 mod instance;
