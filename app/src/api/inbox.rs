@@ -1,7 +1,9 @@
 //! The agents' inbox (agents and up): conversations by status, a thread, reply,
 //! assignment and status, over the same services as `/rest/v1/conversation` and
 //! `/rest/v1/message`. Live updates arrive through `GET /inbox/events` (see the
-//! server's `http::inbox_events`).
+//! server's `http::inbox_events`). Each conversation also says which routing rule
+//! sent it where (the match log, see [`super::routing_log`]) and, while it waits,
+//! its SLA deadline.
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -35,6 +37,10 @@ pub struct InboxRow {
     pub waiting: i64,
     /// The assignee's name (a user's, else a team's), if any.
     pub assignee: Option<String>,
+    /// The routing rule that last routed it (names joined by `›`), if one matched.
+    pub routed_by: Option<String>,
+    /// The earliest running SLA deadline of a waiting conversation, unix ms.
+    pub sla_due_ms: Option<i64>,
 }
 
 /// The list for one tab, with every tab's count.
@@ -46,6 +52,9 @@ pub struct InboxView {
     pub rows: Vec<InboxRow>,
     /// Whether older conversations exist beyond these.
     pub more: bool,
+    /// When the server read the list, unix ms: the SLA countdowns start from it,
+    /// so that the page renders the same on the server and in the browser.
+    pub now_ms: i64,
 }
 
 /// One message of a thread.
@@ -82,6 +91,11 @@ pub struct ThreadView {
     pub status: String,
     /// `user:<id>`, `team:<id>` or empty: the assignment picker's value.
     pub assigned: String,
+    /// Why it went where it went: the decision that last routed it.
+    pub routing: Option<crate::api::routing_log::RoutingLine>,
+    /// Its routing decisions, newest first (at most
+    /// [`crate::api::routing_log::CONVERSATION_ROUTING_SHOWN`]).
+    pub routing_history: Vec<crate::api::routing_log::RoutingLine>,
     /// Oldest first; at most [`THREAD_LIMIT`], the newest.
     pub messages: Vec<MessageView>,
     /// Messages older than those shown.
@@ -101,7 +115,11 @@ pub struct Assignees {
 
 #[cfg(feature = "ssr")]
 mod server {
+    use std::collections::HashMap;
+
     use rapport_core::{model::PageRequest, Services};
+
+    use crate::api::routing_log::{server::lines, RoutingLine, CONVERSATION_ROUTING_SHOWN};
 
     /// Every user's and team's name by id, for the assignment picker.
     pub(super) async fn names(
@@ -141,6 +159,44 @@ mod server {
         Ok((users, teams))
     }
 
+    /// Per conversation of `ids`: the names of the rule that last routed it (when
+    /// one matched), and its earliest running SLA deadline (unix ms).
+    pub(super) async fn routing_and_deadlines(
+        services: &Services,
+        tenant_id: &str,
+        ids: &[String],
+    ) -> rapport_core::error::CoreResult<(HashMap<String, String>, HashMap<String, i64>)> {
+        let routed = services
+            .latest_routing(tenant_id, ids)
+            .await?
+            .into_iter()
+            .filter(|r| !r.rule_names.is_empty())
+            .map(|r| (r.customer_id, r.rule_names.join(" › ")))
+            .collect();
+        let deadlines = services
+            .sla_deadlines(tenant_id, ids)
+            .await?
+            .into_iter()
+            .map(|(id, due)| (id, due.timestamp_millis()))
+            .collect();
+        Ok((routed, deadlines))
+    }
+
+    /// A conversation's latest routing decision and its routing history.
+    pub(super) async fn routing_of(
+        services: &Services,
+        tenant_id: &str,
+        customer_id: &str,
+    ) -> rapport_core::error::CoreResult<(Option<RoutingLine>, Vec<RoutingLine>)> {
+        let ids = [customer_id.to_string()];
+        let latest = services.latest_routing(tenant_id, &ids).await?;
+        let history = services
+            .routing_log_of_conversation(tenant_id, customer_id, CONVERSATION_ROUTING_SHOWN)
+            .await?;
+        let latest = lines(services, tenant_id, latest, false).await?.pop();
+        Ok((latest, lines(services, tenant_id, history, false).await?))
+    }
+
     /// `YYYY-MM-DD HH:MM` in UTC.
     pub(super) fn minute(at: chrono::DateTime<chrono::Utc>) -> String {
         at.format("%Y-%m-%d %H:%M").to_string()
@@ -169,9 +225,15 @@ pub async fn inbox_list(status: String, mine: bool, shown: Option<i64>) -> Resul
         .map_err(crate::ssr::to_server_error)?;
     let more = items.len() as i64 > shown;
     items.truncate(shown as usize);
+    let ids: Vec<String> = items.iter().map(|i| i.customer_id.clone()).collect();
+    let (routed, deadlines) = server::routing_and_deadlines(services, tenant, &ids)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
     let rows = items
         .into_iter()
         .map(|i| InboxRow {
+            routed_by: routed.get(&i.customer_id).cloned(),
+            sla_due_ms: deadlines.get(&i.customer_id).copied(),
             assignee: i.assignee_name,
             customer_id: i.customer_id,
             name: i.display_name,
@@ -185,6 +247,7 @@ pub async fn inbox_list(status: String, mine: bool, shown: Option<i64>) -> Resul
         counts: [counts.unread, counts.unresolved, counts.done],
         rows,
         more,
+        now_ms: chrono::Utc::now().timestamp_millis(),
     })
 }
 
@@ -254,12 +317,17 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         (None, Some(t)) => format!("team:{t}"),
         _ => String::new(),
     };
+    let (routing, routing_history) = server::routing_of(services, tenant, &customer_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
     Ok(ThreadView {
         customer_id,
         name: customer_name,
         email: customer.email,
         status: conversation.status.as_str().to_string(),
         assigned,
+        routing,
+        routing_history,
         messages,
         earlier,
     })

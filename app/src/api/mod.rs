@@ -12,6 +12,7 @@ pub mod presence;
 pub mod problem;
 pub mod reference;
 pub mod reports;
+pub mod routing_log;
 #[cfg(feature = "ssr")]
 mod rule_store;
 pub mod rules;

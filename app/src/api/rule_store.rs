@@ -107,7 +107,8 @@ async fn all_drafts(services: &Services, tenant_id: &str, kind: RuleKind) -> Cor
     })
 }
 
-/// Every rule of a kind, by name, with its matches over the last month.
+/// Every rule of a kind with its matches over the last month: routing rules in
+/// the order they are tried (as the engine sorts them), SLA rules by name.
 pub(crate) async fn list(services: &Services, tenant_id: &str, kind: RuleKind) -> CoreResult<Vec<RuleSummary>> {
     let counts = match_counts(services, tenant_id, kind, None).await?;
     let mut list: Vec<RuleSummary> = all_drafts(services, tenant_id, kind)
@@ -116,12 +117,17 @@ pub(crate) async fn list(services: &Services, tenant_id: &str, kind: RuleKind) -
         .map(|(id, draft)| RuleSummary {
             matches: counts.get(&id).copied().unwrap_or_default(),
             about: summary_about(&draft, kind),
+            priority: draft.priority,
             name: draft.name,
             active: draft.active,
             id,
         })
         .collect();
-    list.sort_by_key(|r| r.name.to_lowercase());
+    match kind {
+        // `all_drafts` reads them in the engine's name order; the sort is stable.
+        RuleKind::Routing => list.sort_by_key(|r| r.priority.unwrap_or(i64::MAX)),
+        RuleKind::Sla => list.sort_by_key(|r| r.name.to_lowercase()),
+    }
     Ok(list)
 }
 
@@ -221,7 +227,12 @@ pub(crate) async fn references(services: &Services, tenant_id: &str) -> CoreResu
         let text = m.message.clone().unwrap_or_default();
         let short: String = text.chars().take(60).collect();
         let ellipsis = if short.len() < text.len() { "…" } else { "" };
-        format!("[{}] {short}{ellipsis}", m.language.clone().unwrap_or_default())
+        let language = m.language.clone().unwrap_or_default();
+        match m.name.as_deref().filter(|n| !n.is_empty()) {
+            // The name first: the customer gets its translation in their language.
+            Some(name) => format!("{name} · [{language}] {short}{ellipsis}"),
+            None => format!("[{language}] {short}{ellipsis}"),
+        }
     });
     refs.routing_rules = named(services.config_all::<RoutingRule>(tenant_id).await?, |r| {
         r.display_name()

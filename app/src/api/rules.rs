@@ -103,6 +103,9 @@ pub struct RuleDraft {
     pub name: String,
     /// Applied or not.
     pub active: bool,
+    /// Routing, top-level rules: where it stands in the order rules are tried
+    /// (lower first); none keeps its place, or puts a new rule last.
+    pub priority: Option<i64>,
     /// Conditions, all of which must hold.
     pub conditions: Vec<ConditionDraft>,
     /// Routing: `CHAT`, `CALL`.
@@ -126,6 +129,7 @@ impl Default for RuleDraft {
         Self {
             name: String::new(),
             active: true,
+            priority: None,
             conditions: Vec::new(),
             types: vec!["CHAT".into()],
             actions: Vec::new(),
@@ -262,6 +266,9 @@ impl RuleDraft {
         );
         match kind {
             RuleKind::Routing => {
+                if let Some(priority) = self.priority {
+                    out.insert("priority".into(), json!(priority));
+                }
                 out.insert("types".into(), json!(self.types));
                 out.insert(
                     "actions".into(),
@@ -302,6 +309,7 @@ impl RuleDraft {
         RuleDraft {
             name: text(v, "name"),
             active: v.get("active").and_then(Value::as_bool).unwrap_or(true),
+            priority: v.get("priority").and_then(Value::as_i64),
             conditions: list("conditions").iter().map(ConditionDraft::from_api).collect(),
             types: list("types")
                 .iter()
@@ -342,6 +350,8 @@ pub struct RuleSummary {
     pub id: String,
     /// Name.
     pub name: String,
+    /// Routing: its priority (lower is tried first), if it has one.
+    pub priority: Option<i64>,
     /// Applied.
     pub active: bool,
     /// Routing: channels; SLA: response times, in words.
@@ -381,7 +391,8 @@ async fn admin() -> Result<(crate::ssr::DashboardContext, rapport_core::model::S
     crate::ssr::require_role(rapport_core::model::Role::Admin).await
 }
 
-/// Every rule of a kind with its match count over the last month, by name.
+/// Every rule of a kind with its match count over the last month: routing
+/// rules in the order they are tried, SLA rules by name.
 #[server(endpoint = "list_rules")]
 pub async fn list_rules(kind: RuleKind) -> Result<Vec<RuleSummary>, ServerFnError> {
     let (ctx, user) = admin().await?;
@@ -437,6 +448,49 @@ pub async fn remove_rule(kind: RuleKind, id: String) -> Result<(), ServerFnError
     Ok(())
 }
 
+/// Moves a routing rule one place earlier (`direction` `up`) or later (`down`)
+/// in the order rules are tried. Answers the id of the button pressed
+/// (`move-<id>-<direction>`), which the list focuses again once redrawn.
+#[server(endpoint = "move_rule")]
+pub async fn move_rule(id: String, direction: String) -> Result<String, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    let up = match direction.as_str() {
+        "up" => true,
+        "down" => false,
+        _ => {
+            return Err(crate::ssr::to_server_error(rapport_core::CoreError::invalid(
+                "direction",
+                "invalid_value",
+                "direction is up or down",
+            )))
+        }
+    };
+    ctx.services
+        .move_routing_rule(&user.tenant_id, &id, up, &crate::ssr::actor(&user))
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(format!("move-{id}-{direction}"))
+}
+
+/// A routing rule's recent matches, newest first.
+#[server(endpoint = "rule_matches")]
+pub async fn rule_matches(id: String) -> Result<Vec<crate::api::routing_log::RoutingLine>, ServerFnError> {
+    use crate::api::routing_log::{server::lines, RULE_MATCHES_SHOWN};
+    let (ctx, user) = admin().await?;
+    let services = &ctx.services;
+    let tenant = &user.tenant_id;
+    async {
+        // Another tenant's rule is as unknown as a missing one.
+        services
+            .config_get::<rapport_core::config::rules::RoutingRule>(tenant, &id)
+            .await?;
+        let records = services.routing_log_of_rule(tenant, &id, RULE_MATCHES_SHOWN).await?;
+        lines(services, tenant, records, true).await
+    }
+    .await
+    .map_err(crate::ssr::to_server_error)
+}
+
 /// What the builder's pickers offer.
 #[server(endpoint = "rule_references")]
 pub async fn rule_references() -> Result<RuleChoices, ServerFnError> {
@@ -455,6 +509,7 @@ mod tests {
         let api = json!({
             "name": "VIP",
             "active": true,
+            "priority": 30,
             "types": ["CHAT"],
             "conditions": [
                 {"type": "HAS_TAG", "tags": ["vip", "gold"], "match": "ALL"},
@@ -470,6 +525,7 @@ mod tests {
         let draft = RuleDraft::from_api(&api);
         assert_eq!(draft.conditions[0].list, "vip, gold");
         assert_eq!(draft.else_rules[0].actions[0].reference, "m1");
+        assert_eq!((draft.priority, draft.else_rules[0].priority), (Some(30), None));
         assert_eq!(draft.to_api(RuleKind::Routing), api);
     }
 

@@ -1,6 +1,8 @@
 //! System messages of the tenant, from the dashboard (admins): the same services
-//! as `/rest/v1/systemmessage`. Each message is one text in one language; the
-//! page groups them by language.
+//! as `/rest/v1/systemmessage`. Each message is one text in one language; messages
+//! that share a `name` are translations of each other, and a routing rule that
+//! sends one sends the customer the one in their language. The page groups them by
+//! language.
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -17,6 +19,8 @@ pub struct SystemMessageView {
     pub language: String,
     /// The text.
     pub message: String,
+    /// The name shared by its translations; empty without one.
+    pub name: String,
 }
 
 #[cfg(feature = "ssr")]
@@ -30,10 +34,11 @@ mod server {
             id: m.meta.id.unwrap_or_default(),
             language: m.language.unwrap_or_default(),
             message: m.message.unwrap_or_default(),
+            name: m.name.unwrap_or_default(),
         }
     }
 
-    pub(super) fn input(id: Option<String>, language: String, message: String) -> SystemMessage {
+    pub(super) fn input(id: Option<String>, language: String, message: String, name: Option<String>) -> SystemMessage {
         SystemMessage {
             meta: rapport_core::config::Meta {
                 id,
@@ -41,6 +46,8 @@ mod server {
             },
             message: Some(message),
             language: Some(language.trim().to_string()),
+            // Blank means none; the service trims and checks the rest.
+            name: name.filter(|n| !n.trim().is_empty()),
         }
     }
 }
@@ -50,8 +57,8 @@ async fn admin() -> Result<(crate::ssr::DashboardContext, rapport_core::model::S
     crate::ssr::require_role(rapport_core::model::Role::Admin).await
 }
 
-/// Every system message, by language then text; with `language`, only that
-/// language's.
+/// Every system message, by language, name and text; with `language`, only
+/// that language's.
 #[server(endpoint = "list_system_messages")]
 pub async fn list_system_messages(language: Option<String>) -> Result<Vec<SystemMessageView>, ServerFnError> {
     use rapport_core::config::system_messages::SystemMessage;
@@ -66,7 +73,7 @@ pub async fn list_system_messages(language: Option<String>) -> Result<Vec<System
         .map(server::view)
         .filter(|m| wanted.as_ref().is_none_or(|w| m.language.to_lowercase() == *w))
         .collect();
-    all.sort_by(|a, b| (&a.language, &a.message).cmp(&(&b.language, &b.message)));
+    all.sort_by(|a, b| (&a.language, &a.name, &a.message).cmp(&(&b.language, &b.name, &b.message)));
     Ok(all)
 }
 
@@ -82,14 +89,18 @@ pub async fn get_system_message(id: String) -> Result<SystemMessageView, ServerF
         .map_err(crate::ssr::to_server_error)
 }
 
-/// Adds a system message.
+/// Adds a system message (`name` is optional).
 #[server(endpoint = "add_system_message")]
-pub async fn add_system_message(language: String, message: String) -> Result<SystemMessageView, ServerFnError> {
+pub async fn add_system_message(
+    language: String,
+    message: String,
+    name: Option<String>,
+) -> Result<SystemMessageView, ServerFnError> {
     let (ctx, user) = admin().await?;
     ctx.services
         .save_system_message(
             &user.tenant_id,
-            server::input(None, language, message),
+            server::input(None, language, message, name),
             &crate::ssr::actor(&user),
         )
         .await
@@ -97,12 +108,13 @@ pub async fn add_system_message(language: String, message: String) -> Result<Sys
         .map_err(crate::ssr::to_server_error)
 }
 
-/// Changes a system message's language and text.
+/// Changes a system message's language, text and name (blank or absent: none).
 #[server(endpoint = "edit_system_message")]
 pub async fn edit_system_message(
     id: String,
     language: String,
     message: String,
+    name: Option<String>,
 ) -> Result<SystemMessageView, ServerFnError> {
     use rapport_core::config::system_messages::SystemMessage;
     let (ctx, user) = admin().await?;
@@ -115,7 +127,7 @@ pub async fn edit_system_message(
     ctx.services
         .save_system_message(
             &user.tenant_id,
-            server::input(Some(id), language, message),
+            server::input(Some(id), language, message, name),
             &crate::ssr::actor(&user),
         )
         .await

@@ -182,6 +182,7 @@ fn rule_view(b: Builder, path: Vec<usize>, rule: RuleDraft) -> AnyView {
                     <label for=id("active")>"Applied"</label>
                 </div>
             </div>
+            {(routing && path.is_empty()).then(|| priority(b, &rule))}
             {routing.then(|| channels(b, &path, &rule))}
             {(!routing && path.is_empty()).then(|| sla_fields(b, &rule))}
             {conditions(b, &path, &rule)}
@@ -190,6 +191,31 @@ fn rule_view(b: Builder, path: Vec<usize>, rule: RuleDraft) -> AnyView {
         </fieldset>
     }
     .erase()
+}
+
+/// A top-level routing rule's place in the order rules are tried. Left empty,
+/// a saved rule keeps its place and a new one goes last.
+fn priority(b: Builder, rule: &RuleDraft) -> impl IntoView {
+    let on_input = move |ev| {
+        let v = event_target_value(&ev);
+        // Anything but a whole number is left to the field's own validation;
+        // the server names `priority` when it is out of range.
+        b.edit(&[], |r| r.priority = v.trim().parse().ok())
+    };
+    view! {
+        <div class="field">
+            <label for="r-priority">"Priority"</label>
+            <input id="r-priority" type="number" min="0" max="1000000" step="1" inputmode="numeric"
+                prop:value=rule.priority.map(|p| p.to_string()).unwrap_or_default() on:input=on_input
+                aria-describedby="r-priority-hint r-priority-error" />
+            <p class="hint" id="r-priority-hint">
+                "Rules are tried from the lowest priority up; equal ones by name. Leave it empty to keep the rule's place ("
+                "a new rule goes last), or change the order with “Move up” and “Move down” in the "
+                <a href=crate::api::rules::ROUTING_RULES_PATH>"list"</a> "."
+            </p>
+            <div id="r-priority-error">{error_line(b.exact("priority".into()))}</div>
+        </div>
+    }
 }
 
 fn channels(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {

@@ -24,6 +24,7 @@ use crate::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
         layout::{agents, encode_query, Guard},
     },
+    pages::inbox_routing::{ticking_clock, RoutingWhy, SlaCountdown},
 };
 
 /// The status tabs: wire value and label.
@@ -122,7 +123,7 @@ pub fn InboxPage() -> impl IntoView {
                             match list.await {
                                 Ok(view_) => {
                                     let s = state.get_untracked();
-                                    view! { <Tabs state=s.clone() counts=view_.counts /> <ConversationList state=s rows=view_.rows more=view_.more /> }.erase()
+                                    view! { <Tabs state=s.clone() counts=view_.counts /> <ConversationList state=s rows=view_.rows more=view_.more now_ms=view_.now_ms /> }.erase()
                                 }
                                 Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                             }
@@ -198,10 +199,15 @@ fn Tabs(state: InboxState, counts: [i64; 3]) -> impl IntoView {
 }
 
 #[component]
-fn ConversationList(state: InboxState, rows: Vec<InboxRow>, more: bool) -> impl IntoView {
+fn ConversationList(state: InboxState, rows: Vec<InboxRow>, more: bool, now_ms: i64) -> impl IntoView {
     if rows.is_empty() {
         return view! { <p class="empty">"No conversations here."</p> }.erase();
     }
+    // One clock for every SLA countdown of the list, ticking only when one shows.
+    let now = rows
+        .iter()
+        .any(|r| r.sla_due_ms.is_some())
+        .then(|| ticking_clock(now_ms));
     // Older conversations extend the list rather than replace it, so that live
     // updates keep the whole list current.
     let older = (more && state.shown < INBOX_MOST_SHOWN).then(|| {
@@ -229,6 +235,8 @@ fn ConversationList(state: InboxState, rows: Vec<InboxRow>, more: bool) -> impl 
                                 <time>{row.last_active}</time>
                                 {row.assignee.map(|a| view! { " · " {a} })}
                             </span>
+                            {row.routed_by.map(|r| view! { <span class="routed-by">{format!("Rule: {r}")}</span> })}
+                            {row.sla_due_ms.zip(now).map(|(due, now)| view! { <SlaCountdown due now /> })}
                         </a>
                     </li>
                 }
@@ -268,6 +276,7 @@ fn Thread(
             </div>
             <span class=format!("badge status-{}", thread.status.to_lowercase())>{thread.status.clone()}</span>
         </header>
+        <RoutingWhy latest=thread.routing.clone() history=thread.routing_history.clone() />
         <div class="thread-actions">
             {TABS.iter().filter(|(value, _)| *value != thread.status).map(|(value, label)| view! {
                 <PostForm action=status>

@@ -6,6 +6,7 @@ pub mod appointments;
 pub mod audit;
 pub mod home;
 pub mod inbox;
+pub mod inbox_routing;
 pub mod link_tools;
 pub mod links;
 pub mod login;

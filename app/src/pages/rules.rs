@@ -1,7 +1,9 @@
 //! Settings → Routing rules and SLA rules (admins). `/settings/routing-rules`
 //! and `/settings/sla-rules` list the rules with their matches over the last
-//! month; `…/new` and `…/{id}` open the rule builder (see
-//! [`crate::components::rule_builder`]), which saves, and deletes a saved rule.
+//! month; routing rules in the order they are tried, numbered, each with "Move
+//! up" / "Move down". `…/new` and `…/{id}` open the rule builder (see
+//! [`crate::components::rule_builder`]), which saves, and deletes a saved rule;
+//! a routing rule's page lists its recent matches from the match log.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -10,9 +12,12 @@ use leptos_router::hooks::use_params_map;
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
 use crate::{
-    api::rules::{
-        get_rule, list_rules, rule_references, RemoveRule, RuleChoices, RuleDraft, RuleKind, RuleSummary, SaveRule,
-        SavedRule,
+    api::{
+        routing_log::RoutingLine,
+        rules::{
+            get_rule, list_rules, rule_matches, rule_references, MoveRule, RemoveRule, RuleChoices, RuleDraft,
+            RuleKind, RuleSummary, SaveRule, SavedRule,
+        },
     },
     components::{
         detail::{BackTo, DetailFrame},
@@ -28,7 +33,7 @@ fn words(kind: RuleKind) -> (&'static str, &'static str, &'static str) {
         RuleKind::Routing => (
             "Routing rules",
             "routing rule",
-            "Who gets a new conversation: conditions on the customer, the page and the time, actions that queue or answer, and else-rules tried when a rule does not match.",
+            "Who gets a new conversation: conditions on the customer, the page and the time, actions that queue or answer, and else-rules tried when a rule does not match. Rules are tried in the order below; the first that matches acts.",
         ),
         RuleKind::Sla => (
             "SLA rules",
@@ -52,7 +57,8 @@ pub fn SlaRulesPage() -> impl IntoView {
 
 #[component]
 fn RulesList(kind: RuleKind) -> impl IntoView {
-    let rules = Resource::new(|| (), move |_| list_rules(kind));
+    let moved = FormAction::<MoveRule>::new();
+    let rules = Resource::new(move || moved.version().get(), move |_| list_rules(kind));
     let (title, noun, lead) = words(kind);
     view! {
         <Title text=title />
@@ -63,35 +69,45 @@ fn RulesList(kind: RuleKind) -> impl IntoView {
             <p><a class="button primary" href=format!("{}/new", kind.path())>{format!("New {noun}")}</a></p>
             <section class="card">
                 <h2>{title}</h2>
-                <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading rules…"</p> }>
+                // A transition: after a move the old order stays until the new one is read.
+                <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading rules…"</p> }>
                     {move || Suspend::new(async move {
                         match rules.await {
                             Ok(list) if list.is_empty() => view! {
                                 <p class="empty">{format!("No {noun} yet. Start one with “New {noun}”.")}</p>
                             }.erase(),
-                            Ok(list) => view! { <RuleTable kind list /> }.erase(),
+                            Ok(list) => view! { <RuleTable kind list moved /> }.erase(),
                             Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                         }
                     })}
-                </Suspense>
+                </Transition>
+                <ActionError value=moved.value() />
             </section>
         </Guard>
     }
 }
 
 #[component]
-fn RuleTable(kind: RuleKind, list: Vec<RuleSummary>) -> impl IntoView {
-    let about = if kind == RuleKind::Routing {
-        "Channels"
-    } else {
-        "Response times"
-    };
+fn RuleTable(kind: RuleKind, list: Vec<RuleSummary>, moved: FormAction<MoveRule>) -> impl IntoView {
+    let routing = kind == RuleKind::Routing;
+    let about = if routing { "Channels" } else { "Response times" };
+    let last = list.len().saturating_sub(1);
+    // After a move the table is drawn anew: keep the keyboard on the rule moved.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if let Some(Ok(target)) = moved.value().get_untracked() {
+            focus_move_button(&target);
+        }
+    });
     view! {
         <div class="table-wrap">
-            <table>
-                <caption class="visually-hidden">{words(kind).0}</caption>
+            <table class="rule-table">
+                <caption class="visually-hidden">
+                    {words(kind).0} {routing.then_some(", in the order they are tried")}
+                </caption>
                 <thead>
                     <tr>
+                        {routing.then(|| view! { <th scope="col">"Order"</th> })}
                         <th scope="col">"Name"</th>
                         <th scope="col">{about}</th>
                         <th scope="col">"Applied"</th>
@@ -99,8 +115,18 @@ fn RuleTable(kind: RuleKind, list: Vec<RuleSummary>) -> impl IntoView {
                     </tr>
                 </thead>
                 <tbody>
-                    {list.into_iter().map(|r| view! {
+                    {list.into_iter().enumerate().map(|(i, r)| view! {
                         <tr>
+                            {routing.then(|| view! {
+                                <td>
+                                    <div class="rule-order">
+                                        <span class="position" title=r.priority.map(|p| format!("Priority {p}"))>
+                                            {(i + 1).to_string()}
+                                        </span>
+                                        <MoveButtons id=r.id.clone() name=r.name.clone() first=i == 0 last=i == last moved />
+                                    </div>
+                                </td>
+                            })}
                             <td><a href=format!("{}/{}", kind.path(), r.id)>{r.name.clone()}</a></td>
                             <td>{r.about.clone()}</td>
                             <td>{if r.active { "Yes" } else { "No" }}</td>
@@ -110,6 +136,51 @@ fn RuleTable(kind: RuleKind, list: Vec<RuleSummary>) -> impl IntoView {
                 </tbody>
             </table>
         </div>
+    }
+}
+
+/// "Move up" and "Move down" of one rule: one form, the button pressed says
+/// which way. The first rule has no "Move up", the last no "Move down".
+#[component]
+fn MoveButtons(id: String, name: String, first: bool, last: bool, moved: FormAction<MoveRule>) -> impl IntoView {
+    let rule_id = id.clone();
+    let button = move |direction: &'static str, label: &'static str| {
+        view! {
+            <button type="submit" id=format!("move-{id}-{direction}") class="button small secondary"
+                name="direction" value=direction disabled=move || moved.pending().get()>
+                {label} <span class="visually-hidden">{format!(": {name}")}</span>
+            </button>
+        }
+    };
+    let up = (!first).then(|| button("up", "Move up"));
+    let down = (!last).then(|| button("down", "Move down"));
+    view! {
+        <PostForm action=moved attr:class="move-rule">
+            <input type="hidden" name="id" value=rule_id />
+            {up}
+            {down}
+        </PostForm>
+    }
+}
+
+/// Focuses the button `move_rule` names, or the rule's other one when the rule
+/// reached the end that has no such button.
+#[cfg(feature = "hydrate")]
+fn focus_move_button(target: &str) {
+    use wasm_bindgen::JsCast;
+    let other = match target.strip_suffix("-up") {
+        Some(stem) => format!("{stem}-down"),
+        None => format!("{}-up", target.trim_end_matches("-down")),
+    };
+    let document = document();
+    let found = [target, other.as_str()]
+        .into_iter()
+        .find_map(|id| document.get_element_by_id(id))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+    if let Some(button) = found {
+        // Focusing cannot fail on a button in the page; were it to, the
+        // keyboard would only start from the top again.
+        let _ = button.focus();
     }
 }
 
@@ -144,6 +215,14 @@ fn RuleEditor(kind: RuleKind) -> impl IntoView {
         },
     );
     let refs = Resource::new(|| (), |_| rule_references());
+    // A routing rule's recent matches (the match log); SLA rules have none.
+    let recent = Resource::new(id, move |id| async move {
+        if kind == RuleKind::Routing && id != "new" {
+            rule_matches(id).await.map(Some)
+        } else {
+            Ok(None)
+        }
+    });
     let problem = action_problem(save.value());
     let (title, noun, _) = words(kind);
     let back = BackTo {
@@ -151,7 +230,7 @@ fn RuleEditor(kind: RuleKind) -> impl IntoView {
         crumb: format!("Settings › {title}"),
         text: format!("Back to the {}", title.to_lowercase()),
     };
-    let render = move |(saved, refs): (Option<SavedRule>, RuleChoices)| {
+    let render = move |(saved, refs, recent): (Option<SavedRule>, RuleChoices, Option<Vec<RoutingLine>>)| {
         let (heading, id, draft, matches) = match saved {
             Some(SavedRule { id, draft, matches }) => (draft.name.clone(), Some(id), draft, Some(matches)),
             None => (format!("New {noun}"), None, RuleDraft::default(), None),
@@ -174,6 +253,7 @@ fn RuleEditor(kind: RuleKind) -> impl IntoView {
                 <ActionError value=save.value() />
                 <SavedNote value=save.value() />
             </section>
+            {recent.map(|lines| view! { <RecentMatches lines /> })}
             {remove_id.map(|rid| view! {
                 <DangerZone title="Delete the rule" summary="Delete this rule…"
                     consequence="Refused while another routing rule continues with it. This cannot be undone.">
@@ -187,9 +267,67 @@ fn RuleEditor(kind: RuleKind) -> impl IntoView {
             })}
         }
     };
-    let load = move || async move { Ok((rule.await?, refs.await?)) };
+    let load = move || async move { Ok((rule.await?, refs.await?, recent.await?)) };
     view! {
         <Title text=noun />
         <DetailFrame title=noun allowed=admins back loading="Loading the rule…" load render />
+    }
+}
+
+/// The decisions in which a routing rule (or one of its else-rules) matched,
+/// newest first.
+#[component]
+fn RecentMatches(lines: Vec<RoutingLine>) -> impl IntoView {
+    let body = if lines.is_empty() {
+        view! { <p class="empty">"No conversation has matched this rule yet."</p> }.erase()
+    } else {
+        view! {
+            <div class="table-wrap">
+                <table class="routing-log">
+                    <caption class="visually-hidden">"Recent matches, newest first"</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Time"</th>
+                            <th scope="col">"Conversation"</th>
+                            <th scope="col">"Reason"</th>
+                            <th scope="col">"Result"</th>
+                            <th scope="col">"Agent"</th>
+                            <th scope="col">"Actions"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {lines.into_iter().map(|l| view! {
+                            <tr>
+                                <td class="nowrap">{l.at.clone()}</td>
+                                <td>
+                                    <a href=format!("/inbox/{}", l.customer_id)>
+                                        {l.customer.clone().unwrap_or_else(|| l.customer_id.clone())}
+                                    </a>
+                                    {l.rules.clone().filter(|r| r.contains('›')).map(|r| view! {
+                                        <span class="muted small">{format!(" via {r}")}</span>
+                                    })}
+                                </td>
+                                <td>{l.reason.clone()}</td>
+                                <td>{l.result.clone()}</td>
+                                <td>{l.agent.clone().unwrap_or_else(|| "—".into())}</td>
+                                <td>
+                                    <ul class="plain-list actions-taken">
+                                        {l.actions.into_iter().map(|a| view! { <li>{a}</li> }).collect_view()}
+                                    </ul>
+                                </td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        }
+        .erase()
+    };
+    view! {
+        <section class="card" aria-labelledby="recent-matches">
+            <h2 id="recent-matches">"Recent matches"</h2>
+            <p class="hint">"The latest conversations this rule routed, newest first; times in the workspace's time zone."</p>
+            {body}
+        </section>
     }
 }

@@ -1,5 +1,6 @@
 //! Settings → System messages (admins): texts routing rules send, one language
-//! each. `/settings/system-messages` lists them grouped by language (filter with
+//! each; messages with the same name are translations of each other.
+//! `/settings/system-messages` lists them grouped by language (filter with
 //! `?language=de`) and adds one; `/settings/system-messages/{id}` edits or
 //! deletes one (refused while a routing rule sends it).
 
@@ -55,7 +56,12 @@ pub fn SystemMessagesPage() -> impl IntoView {
         <Guard allowed=admins>
             <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
             <h1>"System messages"</h1>
-            <p class="lead">"Texts routing rules send to customers, such as “all agents are busy”. Write one per language."</p>
+            <p class="lead">
+                "Texts routing rules send to customers, such as “all agents are busy”. Write one per language, "
+                "with the same name for each translation: a rule that sends one sends the customer the one in "
+                "their language, else the one in the workspace's language. "
+                "To send several messages in a row, or a card with a link, use a " <a href="/settings/flows">"flow"</a> "."
+            </p>
             <section class="card">
                 <h2>"Add a message"</h2>
                 <PostForm action=add node_ref=form attr:data-unsaved-guard="">
@@ -108,7 +114,10 @@ fn ByLanguage(list: Vec<SystemMessageView>) -> impl IntoView {
                 <h3><a href=filter>{heading}</a></h3>
                 <ul class="plain-list">
                     {messages.into_iter().map(|m| view! {
-                        <li><a href=format!("{SYSTEM_MESSAGES_PATH}/{}", m.id)>{m.message}</a></li>
+                        <li>
+                            {(!m.name.is_empty()).then(|| view! { <span class="tag message-name">{m.name.clone()}</span> " " })}
+                            <a href=format!("{SYSTEM_MESSAGES_PATH}/{}", m.id)>{m.message}</a>
+                        </li>
                     }).collect_view()}
                 </ul>
             }
@@ -129,8 +138,16 @@ fn language_name(tag: &str) -> String {
 fn MessageFields(message: Option<SystemMessageView>, problem: Signal<Option<Problem>>) -> impl IntoView {
     let prefix = if message.is_some() { "edit" } else { "new" };
     let id = move |name: &str| format!("{prefix}-system-message-{name}");
-    let (language, text) = message.map(|m| (m.language, m.message)).unwrap_or_default();
+    let (language, text, name) = message.map(|m| (m.language, m.message, m.name)).unwrap_or_default();
     view! {
+        <div class="field">
+            <label for=id("name")>"Name " <span class="muted">"(optional)"</span></label>
+            <input id=id("name") name="name" type="text" maxlength="200" value=name autocomplete="off"
+                placeholder="busy" aria-invalid=field_invalid(problem, "name")
+                aria-describedby=format!("{} {}", id("name-hint"), id("name-error")) />
+            <p class="hint" id=id("name-hint")>"Messages with the same name are translations of each other."</p>
+            <FieldMessage problem field="name" id=id("name-error") />
+        </div>
         <div class="field">
             <label for=id("language")>"Language"</label>
             <input id=id("language") name="language" type="text" required=true maxlength="35" value=language

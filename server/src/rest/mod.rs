@@ -26,6 +26,7 @@ mod customer;
 mod links;
 mod refine;
 mod report;
+mod routing;
 mod session;
 mod team;
 mod tenant;
@@ -114,6 +115,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(user::router())
         .merge(team::router())
         .merge(config::router())
+        .merge(routing::router())
         .merge(appointment::router())
         .merge(links::router())
         .merge(session::router())
