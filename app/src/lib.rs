@@ -90,6 +90,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/teams") view={Lazy::<TeamsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/system-messages") view={Lazy::<SystemMessagesRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/system-messages/:id") view={Lazy::<SystemMessageRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/flows") view={Lazy::<FlowsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/flows/:id") view={Lazy::<FlowRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams/:id") view={Lazy::<TeamRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/routing-rules") view={Lazy::<RoutingRulesRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/routing-rules/:id") view={Lazy::<RoutingRuleRoute>::new()} ssr=SsrMode::Async />

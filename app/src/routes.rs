@@ -26,6 +26,7 @@ use crate::pages::{
     api_reference::ApiReferencePage,
     appointments::{AppointmentPage, AppointmentsPage, NewAppointmentPage},
     audit::AuditPage,
+    flows::{FlowPage, FlowsPage},
     inbox::InboxPage,
     link_tools::LinksPage,
     links::{CobrowsePage, JoinPage, LiveViewPage},
@@ -169,10 +170,12 @@ lazy_area! {
 }
 
 lazy_area! {
-    /// System messages.
+    /// System messages and flows: what rules send to customers.
     messages_area, __preload_messages_area, MessagePages {
         SystemMessagesRoute => SystemMessagesPage,
         SystemMessageRoute => SystemMessagePage,
+        FlowsRoute => FlowsPage,
+        FlowRoute => FlowPage,
     }
 }
 

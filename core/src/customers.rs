@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    db::{unique_violation, Tx},
     conversations::ConversationStatus,
+    db::{unique_violation, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
     live::LiveEvent,
@@ -264,8 +264,10 @@ struct ValidCustomer {
 /// (`Some(None)`), else a BCP 47 tag.
 fn check_language(checks: &mut Checks, field: &str, value: Option<&str>) -> Option<Option<String>> {
     let value = value?;
-    let language = checks.optional_text(field, Some(value), 35)?;
-    Some(checks.language(field, &language))
+    match checks.optional_text(field, Some(value), 35) {
+        None => Some(None),
+        Some(language) => Some(checks.language(field, &language)),
+    }
 }
 
 fn conflict(err: sqlx::Error) -> CoreError {

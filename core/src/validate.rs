@@ -144,6 +144,22 @@ impl Checks {
         }
     }
 
+    /// A BCP 47 language tag such as `en` or `de-CH` (callers bound its length);
+    /// returns it as parsed, or `None` after recording an error.
+    pub fn language(&mut self, field: &str, value: &str) -> Option<String> {
+        match language_tags::LanguageTag::parse(value) {
+            Ok(tag) if tag.is_valid() => Some(tag.to_string()),
+            _ => {
+                self.push(
+                    field,
+                    "invalid_language",
+                    format!("{field} must be a BCP 47 tag such as en or de-CH"),
+                );
+                None
+            }
+        }
+    }
+
     /// A number within `range`.
     pub fn in_range(&mut self, field: &str, value: i64, range: std::ops::RangeInclusive<i64>) {
         if !range.contains(&value) {

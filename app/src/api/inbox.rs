@@ -1,5 +1,5 @@
 //! The agents' inbox (agents and up): conversations by status, a thread, reply,
-//! assignment and status, over the same services as `/rest/v1/conversation` and
+//! assignment, status and the customer's tags, over the same services as `/rest/v1/conversation` and
 //! `/rest/v1/message`. Live updates arrive through `GET /inbox/events` (see the
 //! server's `http::inbox_events`). Each conversation also says which routing rule
 //! sent it where (the match log, see [`super::routing_log`]) and, while it waits,
@@ -91,6 +91,12 @@ pub struct ThreadView {
     pub status: String,
     /// `user:<id>`, `team:<id>` or empty: the assignment picker's value.
     pub assigned: String,
+    /// The customer's tags.
+    pub tags: Vec<String>,
+    /// The page the visitor was last on.
+    pub page_url: Option<String>,
+    /// The customer's language (BCP 47).
+    pub language: Option<String>,
     /// Why it went where it went: the decision that last routed it.
     pub routing: Option<crate::api::routing_log::RoutingLine>,
     /// Its routing decisions, newest first (at most
@@ -326,6 +332,9 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         email: customer.email,
         status: conversation.status.as_str().to_string(),
         assigned,
+        tags: customer.tags,
+        page_url: customer.page_url,
+        language: customer.language,
         routing,
         routing_history,
         messages,
@@ -389,6 +398,26 @@ pub async fn inbox_status(customer_id: String, status: String) -> Result<(), Ser
             StatusIn { status: Some(status) },
             &crate::ssr::actor(&user),
         )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(())
+}
+
+/// Adds tags to a conversation's customer (`add`, separated by commas) and
+/// removes one (`remove`); either may be empty.
+#[server(endpoint = "inbox_tags")]
+pub async fn inbox_tags(customer_id: String, add: Option<String>, remove: Option<String>) -> Result<(), ServerFnError> {
+    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    let add: Vec<String> = add
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect();
+    let remove: Vec<String> = remove.into_iter().filter(|t| !t.trim().is_empty()).collect();
+    ctx.services
+        .change_customer_tags(&user.tenant_id, &customer_id, &add, &remove, &crate::ssr::actor(&user))
         .await
         .map_err(crate::ssr::to_server_error)?;
     Ok(())

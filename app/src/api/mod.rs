@@ -3,6 +3,7 @@
 
 pub mod appointments;
 pub mod audit;
+pub mod flows;
 pub mod inbox;
 pub mod keys;
 pub mod links;

@@ -5,6 +5,7 @@
 use rapport_core::{
     audit::Actor,
     config::{
+        flows::Flow,
         opening_hours::OpeningHours,
         rules::{RoutingRule, SlaRule},
         system_messages::SystemMessage,
@@ -187,7 +188,7 @@ pub(crate) async fn save(
     get(services, tenant_id, kind, &saved_id.unwrap_or_default()).await
 }
 
-/// Every user, team, opening hours, system message and routing rule of the tenant.
+/// Every user, team, opening hours, system message, routing rule and flow of the tenant.
 pub(crate) async fn references(services: &Services, tenant_id: &str) -> CoreResult<RuleChoices> {
     let mut refs = RuleChoices::default();
     for number in 0.. {
@@ -237,12 +238,14 @@ pub(crate) async fn references(services: &Services, tenant_id: &str) -> CoreResu
     refs.routing_rules = named(services.config_all::<RoutingRule>(tenant_id).await?, |r| {
         r.display_name()
     });
+    refs.flows = named(services.config_all::<Flow>(tenant_id).await?, |f| f.display_name());
     for list in [
         &mut refs.users,
         &mut refs.teams,
         &mut refs.opening_hours,
         &mut refs.system_messages,
         &mut refs.routing_rules,
+        &mut refs.flows,
     ] {
         list.sort_by_key(|(_, label)| label.to_lowercase());
     }

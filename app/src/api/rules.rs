@@ -384,6 +384,8 @@ pub struct RuleChoices {
     pub system_messages: Vec<(String, String)>,
     /// Routing rules (`ROUTING_TO`).
     pub routing_rules: Vec<(String, String)>,
+    /// Flows (`SEND_FLOW`).
+    pub flows: Vec<(String, String)>,
 }
 
 #[cfg(feature = "ssr")]

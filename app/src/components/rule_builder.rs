@@ -540,12 +540,17 @@ fn action_view(b: Builder, path: &[usize], i: usize, a: ActionDraft) -> impl Int
     };
     let refs = b.refs.get_value();
     let fields = match a.kind.as_str() {
-        "SYSTEM_MESSAGE" | "ROUTING_TO" => {
-            let (label, list) = if a.kind == "SYSTEM_MESSAGE" {
-                ("System message", refs.system_messages)
-            } else {
-                let own = b.self_id.get_value().unwrap_or_default();
-                ("Routing rule", refs.routing_rules.into_iter().filter(|(rid, _)| *rid != own).collect())
+        "SYSTEM_MESSAGE" | "ROUTING_TO" | "SEND_FLOW" => {
+            let (label, list) = match a.kind.as_str() {
+                "SYSTEM_MESSAGE" => ("System message", refs.system_messages),
+                "SEND_FLOW" => ("Flow", refs.flows),
+                _ => {
+                    let own = b.self_id.get_value().unwrap_or_default();
+                    (
+                        "Routing rule",
+                        refs.routing_rules.into_iter().filter(|(rid, _)| *rid != own).collect(),
+                    )
+                }
             };
             view! {
                 <div class="field grow">
@@ -557,14 +562,6 @@ fn action_view(b: Builder, path: &[usize], i: usize, a: ActionDraft) -> impl Int
             }
             .erase()
         }
-        "SEND_FLOW" => view! {
-            <div class="field grow">
-                <label for=id("reference")>"Flow id"</label>
-                <input id=id("reference") type="text" prop:value=a.reference.clone() autocomplete="off"
-                    on:input=move |ev| { let v = event_target_value(&ev); set(false, Box::new(move |a| a.reference = v)) } />
-            </div>
-        }
-        .erase(),
         _ => {
             let (s1, s2, s3, s4) = (set.clone(), set.clone(), set.clone(), set.clone());
             let target = match a.target_kind.as_str() {

@@ -1,5 +1,8 @@
 //! `/inbox` (agents and up): conversations by status with their waiting counts,
-//! the open thread with every message type, reply, assignment and status.
+//! the open thread with every message type, reply, assignment and status, and
+//! the customer's page, language and tags (see [`super::inbox_customer`]), why
+//! a conversation was routed and each waiting one's SLA countdown (see
+//! [`super::inbox_routing`]).
 //!
 //! The view is in the URL (`?status=UNRESOLVED&mine=1&c=<customer>`), so every
 //! state is a link and every form works without JavaScript. `/inbox/<customer>` is
@@ -18,12 +21,13 @@ use crate::erase::EraseView;
 use crate::{
     api::inbox::{
         inbox_assignees, inbox_list, inbox_thread, Assignees, InboxAssign, InboxReply, InboxRow, InboxStatus,
-        MessageView, ThreadView, INBOX_LIMIT, INBOX_MOST_SHOWN, INBOX_PATH,
+        InboxTags, MessageView, ThreadView, INBOX_LIMIT, INBOX_MOST_SHOWN, INBOX_PATH,
     },
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
         layout::{agents, encode_query, Guard},
     },
+    pages::inbox_customer::CustomerFacts,
     pages::inbox_routing::{ticking_clock, RoutingWhy, SlaCountdown},
 };
 
@@ -88,7 +92,15 @@ pub fn InboxPage() -> impl IntoView {
     let reply = FormAction::<InboxReply>::new();
     let status = FormAction::<InboxStatus>::new();
     let assign = FormAction::<InboxAssign>::new();
-    let changed = move || (reply.version().get(), status.version().get(), assign.version().get());
+    let tags = FormAction::<InboxTags>::new();
+    let changed = move || {
+        (
+            reply.version().get(),
+            status.version().get(),
+            assign.version().get(),
+            tags.version().get(),
+        )
+    };
     let list = Resource::new(
         move || (state.get(), list_tick.get(), changed()),
         |(s, ..)| inbox_list(s.status, s.mine, Some(s.shown)),
@@ -136,7 +148,7 @@ pub fn InboxPage() -> impl IntoView {
                             let people = assignees.await.unwrap_or_default();
                             match thread.await {
                                 Ok(Some(t)) => view! {
-                                    <Thread state=state.get_untracked() thread=t people reply status assign />
+                                    <Thread state=state.get_untracked() thread=t people reply status assign tags />
                                 }.erase(),
                                 Ok(None) => view! {
                                     <h2 id="thread-title" class="visually-hidden">"Conversation"</h2>
@@ -255,6 +267,7 @@ fn Thread(
     reply: FormAction<InboxReply>,
     status: FormAction<InboxStatus>,
     assign: FormAction<InboxAssign>,
+    tags: FormAction<InboxTags>,
 ) -> impl IntoView {
     let back = InboxState {
         open: None,
@@ -276,6 +289,7 @@ fn Thread(
             </div>
             <span class=format!("badge status-{}", thread.status.to_lowercase())>{thread.status.clone()}</span>
         </header>
+        <CustomerFacts thread=thread.clone() tags />
         <RoutingWhy latest=thread.routing.clone() history=thread.routing_history.clone() />
         <div class="thread-actions">
             {TABS.iter().filter(|(value, _)| *value != thread.status).map(|(value, label)| view! {

@@ -52,6 +52,12 @@ pub const SETTINGS: &[Destination] = &[
         visible: admins,
     },
     Destination {
+        href: "/settings/flows",
+        title: "Flows",
+        about: "Messages and cards a routing rule sends to customers, one after the other.",
+        visible: admins,
+    },
+    Destination {
         href: "/settings/routing-rules",
         title: "Routing rules",
         about: "Who gets a new conversation, with else-rules when a rule does not match.",

@@ -1,5 +1,5 @@
-//! Tenant settings objects: opening hours, system messages, watchdogs, routing
-//! rules and SLA rules.
+//! Tenant settings objects: opening hours, system messages, flows, watchdogs,
+//! routing rules and SLA rules.
 //!
 //! Each kind is a typed document ([`ConfigKind`]) validated in Rust and stored whole
 //! (`config_objects`), because each is read and written as one piece and its nested
@@ -11,6 +11,7 @@
 //! creates; with the `id` of an existing object it overrides that object; an unknown
 //! `id` is a 404 (so ids never leak across tenants).
 
+pub mod flows;
 pub mod opening_hours;
 pub mod rules;
 pub mod system_messages;

@@ -1,5 +1,11 @@
 //! The visitor widget: a tenant's public widget key, visitors and their tokens, and
 //! the messages a visitor writes and reads.
+//!
+//! The widget also says where the visitor is: `pageUrl` (the page it is on) and
+//! `language` (the browser's), when it starts and with each message. They are kept
+//! on the customer, for the `URL` routing condition and for the language of the
+//! system messages rules send. The visitor script may tag its visitor
+//! ([`Services::add_visitor_tags`]), for `HAS_TAG`.
 
 use serde::{Deserialize, Serialize};
 
@@ -7,7 +13,7 @@ use super::messages::{validate_content, Channel, Direction, Message, MessageType
 use crate::{
     audit::{self, Actor, ActorKind},
     crypto::{random_token, token_digest},
-    customers::{Customer, CustomerIn},
+    customers::{check_visitor_context, Customer, CustomerIn},
     error::{CoreError, CoreResult},
     model::{Page, PageRequest},
     validate::Checks,
@@ -27,6 +33,50 @@ pub struct WidgetMessageIn {
     /// An http(s) URL; required for `AUDIO`, `VIDEO` and `FILE`.
     #[schema(format = "uri", max_length = 2048)]
     pub url: Option<String>,
+    /// The page the visitor is on now (an http(s) URL); kept on the customer for
+    /// `URL` routing conditions. Our extension.
+    #[schema(format = "uri", max_length = 2048)]
+    pub page_url: Option<String>,
+    /// The visitor's language now, a BCP 47 tag (`de-CH`); kept on the customer.
+    /// Our extension.
+    #[schema(max_length = 35, example = "de-CH")]
+    pub language: Option<String>,
+}
+
+/// A visitor starting: the profile it gives (the customer's fields; an `id` or
+/// an assignment is ignored) and the page it is on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"firstName": "Eve", "language": "de-CH", "pageUrl": "https://shop.example.com/checkout"}))]
+pub struct VisitorIn {
+    /// The visitor's profile.
+    #[serde(flatten)]
+    pub profile: CustomerIn,
+    /// The page the visitor is on (an http(s) URL), for `URL` routing
+    /// conditions. Our extension.
+    #[schema(format = "uri", max_length = 2048)]
+    pub page_url: Option<String>,
+}
+
+/// Tags the visitor script gives its visitor.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"tags": ["vip", "checkout"]}))]
+pub struct VisitorTagsIn {
+    /// Tags to add (1–50, unique, each 1–64 characters); tags the visitor has
+    /// already are kept, and at most 50 in all.
+    #[serde(default)]
+    #[schema(value_type = Vec<crate::validate::Tag>, required = true, min_items = 1, max_items = 50)]
+    pub tags: Vec<String>,
+}
+
+/// A visitor's tags after a change.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VisitorTags {
+    /// Every tag the visitor's customer has now.
+    #[schema(value_type = Vec<crate::validate::Tag>)]
+    pub tags: Vec<String>,
 }
 
 impl WidgetMessageIn {
@@ -110,23 +160,33 @@ impl Services {
     pub async fn start_visitor(
         &self,
         widget_key: &str,
-        profile: CustomerIn,
+        input: VisitorIn,
         mut actor: Actor,
     ) -> CoreResult<(String, VisitorIdentity)> {
         let tenant_id = self.tenant_by_widget_key(widget_key).await?;
+        let mut checks = Checks::new();
+        let (page_url, _) = check_visitor_context(&mut checks, input.page_url.as_deref(), None);
+        checks.finish()?;
         // A visitor may name itself, but not pick an id or an assignment.
         let profile = CustomerIn {
             id: None,
             assigned_user: None,
             assigned_team: None,
-            ..profile
+            ..input.profile
         };
         let customer_id = uuid::Uuid::now_v7().to_string();
         actor.kind = ActorKind::Customer;
         actor.id = customer_id.clone();
         let token = format!("vt_{}", random_token(32));
-        self.create_customer_with_id(&tenant_id, &customer_id, profile, Some(&token_digest(&token)), &actor)
-            .await?;
+        self.create_customer_with_id(
+            &tenant_id,
+            &customer_id,
+            profile,
+            Some(&token_digest(&token)),
+            page_url.as_deref(),
+            &actor,
+        )
+        .await?;
         Ok((
             tenant_id,
             VisitorIdentity {
@@ -151,7 +211,8 @@ impl Services {
         Ok((tenant_id, customer))
     }
 
-    /// A message a visitor writes in the widget.
+    /// A message a visitor writes in the widget. Its `pageUrl` and `language`
+    /// are kept on the customer first, so that routing the message sees them.
     pub async fn visitor_message(
         &self,
         tenant_id: &str,
@@ -171,9 +232,33 @@ impl Services {
         if content.kind == MessageType::Card {
             checks.push("type", "not_allowed", "visitors cannot send cards");
         }
+        let (page_url, language) =
+            check_visitor_context(&mut checks, input.page_url.as_deref(), input.language.as_deref());
         checks.finish()?;
+        if page_url.is_some() || language.is_some() {
+            let customer = self.get_customer(tenant_id, customer_id).await?;
+            self.set_visitor_context(tenant_id, &customer, page_url, language)
+                .await?;
+        }
         self.record_inbound(tenant_id, customer_id, content, Channel::Widget, actor)
             .await
+    }
+
+    /// Adds tags to the visitor's customer (the visitor script's tag call).
+    pub async fn add_visitor_tags(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        input: VisitorTagsIn,
+        actor: &Actor,
+    ) -> CoreResult<VisitorTags> {
+        if input.tags.is_empty() {
+            return Err(CoreError::invalid("tags", "required", "tags needs at least one tag"));
+        }
+        let customer = self
+            .change_customer_tags(tenant_id, customer_id, &input.tags, &[], actor)
+            .await?;
+        Ok(VisitorTags { tags: customer.tags })
     }
 
     /// The visitor's conversation, newest first; marks the outbound messages on the

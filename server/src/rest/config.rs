@@ -1,5 +1,5 @@
-//! The tenant settings objects (opening hours, system messages, watchdogs, routing
-//! and SLA rules) share one shape of API, generated here: list (paged), create or
+//! The tenant settings objects (opening hours, system messages, flows, watchdogs,
+//! routing and SLA rules) share one shape of API, generated here: list (paged), create or
 //! override (`POST`, an existing `id` overrides), get, replace (`PUT`), delete.
 
 use axum::{
@@ -9,6 +9,7 @@ use axum::{
 };
 use rapport_core::{
     config::{
+        flows::Flow,
         opening_hours::OpeningHours,
         rules::{RoutingRule, SlaRule},
         system_messages::SystemMessage,
@@ -192,6 +193,21 @@ config_resource!(
 );
 
 config_resource!(
+    flows,
+    Flow,
+    tag = "flow",
+    collection = "/flow",
+    item = "/flow/{id}",
+    save = save_flow,
+    delete = delete_flow,
+    list = "List flows",
+    create = "Create or override a flow",
+    get = "Get a flow",
+    update = "Replace a flow",
+    remove = "Delete a flow (409 while a rule sends it)"
+);
+
+config_resource!(
     watchdogs,
     Watchdog,
     tag = "watchdog",
@@ -242,6 +258,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(opening_hours::router())
         .merge(opening_hours_state::router())
         .merge(system_messages::router())
+        .merge(flows::router())
         .merge(watchdogs::router())
         .merge(routing_rules::router())
         .merge(sla_rules::router())

@@ -1,4 +1,10 @@
 //! `/customer`: customers (spec 2.1), their lookup by `externalId`, and assignment.
+//!
+//! Tags and language (our extensions, which routing rules read) are fields of the
+//! customer: set them with create/override or `PUT /customer/{id}` (omitted, they
+//! are kept), and find customers by tag with `GET /customer?tag=`. There is no
+//! separate tag resource: one customer object, one way to change it, as for every
+//! other field. The visitor script adds tags with `POST /widget/tags`.
 
 use axum::{
     extract::{Path, State},
@@ -45,9 +51,13 @@ struct CustomerQuery {
     external_id: Option<String>,
     /// Matches e-mail, first or last name.
     search: Option<String>,
+    /// Only customers with this tag (the whole tag, exactly; blank: no filter).
+    /// Our extension.
+    tag: Option<String>,
 }
 
-/// List customers, newest first; `externalId` finds one by the client's own id.
+/// List customers, newest first; `externalId` finds one by the client's own id,
+/// `tag` those with a tag.
 #[utoipa::path(get, path = "/customer", tag = "customer", params(CustomerQuery),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 200, body = Page<Customer>), AuthErrors, InputErrors))]
@@ -64,13 +74,15 @@ async fn list_customers(
     let filter = CustomerFilter {
         external_id: q.external_id,
         search: q.search,
+        tag: q.tag,
     };
     Ok(Json(
         state.services.list_customers(&auth.tenant_id, &filter, &page).await?,
     ))
 }
 
-/// Create a customer, or override an existing one by `id`.
+/// Create a customer, or override an existing one by `id`. On an override an
+/// omitted `tags` or `language` keeps the customer's.
 #[utoipa::path(post, path = "/customer", tag = "customer", request_body = CustomerIn,
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 201, body = Customer, description = "Created"), (status = 200, body = Customer, description = "Overridden"),
@@ -108,7 +120,8 @@ async fn get_customer(
     Ok(Json(state.services.get_customer(&auth.tenant_id, &id).await?))
 }
 
-/// Replace a customer's fields.
+/// Replace a customer's fields; an omitted `tags` or `language` keeps the
+/// customer's (`[]` and `""` remove them).
 #[utoipa::path(put, path = "/customer/{id}", tag = "customer", params(("id" = String, Path, description = "Customer id")),
     request_body = CustomerIn,
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),

@@ -62,6 +62,7 @@ pub const BASE: &str = "/rest/v1";
         (name = "team", description = "Teams"),
         (name = "openinghours", description = "Opening hours"),
         (name = "systemmessage", description = "System messages"),
+        (name = "flow", description = "Flows: ordered messages a routing rule's SEND_FLOW sends (our extension)"),
         (name = "watchdog", description = "Watchdogs"),
         (name = "rule", description = "Routing and SLA rules"),
         (name = "appointment", description = "Video-conference appointments"),

@@ -13,7 +13,7 @@
 
 use rapport_core::{
     appointments::AppointmentIn,
-    config::{opening_hours::Holiday, rules::QueueTarget, watchdogs::WatchdogReceiver},
+    config::{flows::FlowMessage, opening_hours::Holiday, rules::QueueTarget, watchdogs::WatchdogReceiver},
     conversations::{MessageIn, WidgetMessageIn},
     customers::{Assignment, CustomerIn},
     links::LiveViewLinkRequest,
@@ -35,6 +35,7 @@ pub fn refine(doc: &mut Value) {
     let conditions = [
         (MessageIn::name(), MessageIn::schema_conditions()),
         (WidgetMessageIn::name(), WidgetMessageIn::schema_conditions()),
+        (FlowMessage::name(), FlowMessage::schema_conditions()),
         (CustomerIn::name(), CustomerIn::schema_conditions()),
         (Assignment::name(), Assignment::schema_conditions()),
         (UserIn::name(), UserIn::schema_conditions()),

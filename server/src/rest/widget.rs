@@ -17,8 +17,7 @@ use axum::{
 use futures_util::{Stream, StreamExt};
 use rapport_core::{
     audit::{Actor, ActorKind},
-    conversations::{Direction, Message, VisitorIdentity, WidgetMessageIn},
-    customers::CustomerIn,
+    conversations::{Direction, Message, VisitorIdentity, VisitorIn, VisitorTags, VisitorTagsIn, WidgetMessageIn},
     live::LiveEvent,
     model::{Page, PageRequest},
     reports::ingest::{TrackBatch, TrackResult},
@@ -44,6 +43,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(start_visitor))
         .routes(routes!(list_messages, post_message))
         .routes(routes!(stream))
+        .routes(routes!(add_tags))
         .routes(routes!(track))
         .layer(
             CorsLayer::new()
@@ -125,13 +125,14 @@ async fn rotate_key(auth: TenantAuth, State(state): State<AppState>) -> ApiResul
 
 /// Start a visitor (widget): creates its customer, which fires `customer.created`
 /// and `conversation.created`, and returns the visitor token, shown only here.
-#[utoipa::path(post, path = "/widget/visitor", tag = "widget", request_body = CustomerIn,
+/// `pageUrl` and `language` say where the visitor is, for routing rules.
+#[utoipa::path(post, path = "/widget/visitor", tag = "widget", request_body = VisitorIn,
     security(("widgetKey" = [])),
     responses((status = 201, body = VisitorIdentity), AuthErrors, InputErrors, ConflictError))]
 async fn start_visitor(
     State(state): State<AppState>,
     parts: AnonymousVisitor,
-    ApiJson(profile): ApiJson<CustomerIn>,
+    ApiJson(profile): ApiJson<VisitorIn>,
 ) -> ApiResult<(StatusCode, Json<VisitorIdentity>)> {
     let (_, identity) = state
         .services
@@ -159,7 +160,8 @@ async fn list_messages(
 }
 
 /// The visitor writes: the conversation becomes `UNREAD` and `message.received`
-/// fires. `type` defaults to `MESSAGE`; visitors cannot send cards.
+/// fires. `type` defaults to `MESSAGE`; visitors cannot send cards. `pageUrl` and
+/// `language`, when given, are kept on the customer before the message is routed.
 #[utoipa::path(post, path = "/widget/message", tag = "widget", request_body = WidgetMessageIn,
     security(("widgetKey" = [], "visitorToken" = [])),
     responses((status = 201, body = Message), AuthErrors, InputErrors))]
@@ -173,6 +175,25 @@ async fn post_message(
         .visitor_message(&visitor.tenant_id, &visitor.customer_id, input, &visitor.actor)
         .await?;
     Ok((StatusCode::CREATED, Json(message)))
+}
+
+/// Tag the visitor (the visitor script's tag call): adds the tags to its customer,
+/// keeping those it has (tags compare case-insensitively), at most 50 in all, and
+/// fires `customer.updated` when they change. Routing rules' `HAS_TAG` reads them.
+#[utoipa::path(post, path = "/widget/tags", tag = "widget", request_body = VisitorTagsIn,
+    security(("widgetKey" = [], "visitorToken" = [])),
+    responses((status = 200, body = VisitorTags), AuthErrors, InputErrors))]
+async fn add_tags(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<VisitorTagsIn>,
+) -> ApiResult<Json<VisitorTags>> {
+    Ok(Json(
+        state
+            .services
+            .add_visitor_tags(&visitor.tenant_id, &visitor.customer_id, input, &visitor.actor)
+            .await?,
+    ))
 }
 
 /// Server-sent events: each message sent to the visitor arrives as a `message`

@@ -108,6 +108,7 @@ struct Fixtures {
     customer_external_id: String,
     opening_hours: String,
     system_message: String,
+    flow: String,
     rule: String,
     session: String,
 }
@@ -370,6 +371,7 @@ impl Gen<'_> {
             ("TenantUpdate", "businessHoursId") => Some(Value::Null),
             (_, "businessHoursId") => id(&f.opening_hours),
             (_, "systemMessageId") => id(&f.system_message),
+            (_, "flowId") => id(&f.flow),
             (_, "ruleId") => id(&f.rule),
             (_, "sessionId") if is("string") => id(&f.session),
             (_, "members") if is("array") => Some(json!([f.user])),
@@ -991,6 +993,10 @@ async fn fixtures(app: &TestApp) -> Fixtures {
         "systemmessage",
         id(&create("/rest/v1/systemmessage", message("Target")).await),
     );
+    let flow = |name: &str| json!({"name": name, "messages": [{"type": "MESSAGE", "message": "Hello"}]});
+    f.flow = id(&create("/rest/v1/flow", flow("Anchor")).await);
+    f.targets
+        .insert("flow", id(&create("/rest/v1/flow", flow("Target")).await));
     let rule = |name: &str| json!({"name": name, "types": ["CHAT"], "actions": [{"type": "QUEUE", "target": {"type": "TAG", "value": "support"}}]});
     f.rule = id(&create("/rest/v1/rule/routing", rule("Anchor")).await);
     f.targets

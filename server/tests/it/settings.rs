@@ -247,13 +247,23 @@ async fn rules_and_watchdogs(db: TestDb) {
     assert!(p["errors"][0]["message"].as_str().unwrap().contains("ROUTING_TO"));
 
     let queue = json!({"type": "QUEUE", "target": {"type": "USER", "value": agent["id"]}, "agentState": "ONLINE"});
+    let welcome = ok_json(
+        app.post(
+            "/rest/v1/flow",
+            &t,
+            json!({"name": "Welcome", "messages": [{"type": "MESSAGE", "message": "Hello"}]}),
+        )
+        .await,
+        StatusCode::CREATED,
+    )
+    .await;
     let a = ok_json(
         app.post(
             "/rest/v1/rule/routing",
             &t,
             json!({"name": "A", "types": ["CHAT"], "conditions": [{"type": "URL", "urls": ["https://shop.test/*"]}],
                    "actions": [queue],
-                   "elseRules": [{"name": "A else", "types": ["CHAT"], "actions": [{"type": "SEND_FLOW", "flowId": "welcome"}],
+                   "elseRules": [{"name": "A else", "types": ["CHAT"], "actions": [{"type": "SEND_FLOW", "flowId": welcome["id"]}],
                                   "elseRules": [{"name": "A else else", "types": ["CHAT"], "actions": [{"type": "QUEUE", "target": {"type": "TAG", "value": "de"}}]}]}]}),
         )
         .await,
