@@ -787,7 +787,6 @@ pub(crate) async fn assign_in(
     let customer = customer_in(tx, tenant_id, id).await?;
     crate::engine::watchdogs::customer_assigned(tx, tenant_id, &customer).await?;
     events::enqueue(tx, tenant_id, actor, EventType::CustomerAssigned, Some(id), &customer).await?;
-    crate::engine::watchdogs::customer_assigned(tx, tenant_id, &customer).await?;
     Ok(customer)
 }
 

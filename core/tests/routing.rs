@@ -265,7 +265,7 @@ async fn balance_capacity_and_the_queue(t: TestDb) {
     f.close(&of_b).await;
     assert!(f.fire(None).await >= 1, "closing schedules a drain");
     assert_eq!(f.assignee(&seventh).await.as_deref(), Some(b.as_str()));
-    assert_eq!(f.queued().await, [eighth.clone()]);
+    assert_eq!(f.queued().await, std::slice::from_ref(&eighth));
     // The match log says why, and the rule report counts the matches.
     let log = f.s.routing_log_of_conversation(&f.tenant, &seventh, 10).await.unwrap();
     assert_eq!(log.len(), 1);
@@ -419,7 +419,7 @@ async fn a_finished_wait_asks_the_else_rules(t: TestDb) {
         "update customers set language = 'de-AT' where id = '{customer}'"
     ))
     .await;
-    assert_eq!(f.queued().await, [customer.clone()]);
+    assert_eq!(f.queued().await, std::slice::from_ref(&customer));
     assert_eq!(f.fire(Some(kinds::QUEUE_TIMEOUT)).await, 1);
     assert!(f.queued().await.is_empty());
     let messages =
@@ -476,7 +476,10 @@ async fn sla_clocks_are_met_or_missed_and_alert(t: TestDb) {
         .id
         .unwrap();
     let customer = f.writes("s1", "help").await;
-    let deadlines = f.s.sla_deadlines(&f.tenant, &[customer.clone()]).await.unwrap();
+    let deadlines =
+        f.s.sla_deadlines(&f.tenant, std::slice::from_ref(&customer))
+            .await
+            .unwrap();
     assert_eq!(deadlines.len(), 1);
     let left = (deadlines[0].1 - chrono::Utc::now()).num_seconds();
     assert!((55..=60).contains(&left), "{left}");
@@ -496,7 +499,7 @@ async fn sla_clocks_are_met_or_missed_and_alert(t: TestDb) {
     .unwrap();
     assert!(f
         .s
-        .sla_deadlines(&f.tenant, &[customer.clone()])
+        .sla_deadlines(&f.tenant, std::slice::from_ref(&customer))
         .await
         .unwrap()
         .is_empty());

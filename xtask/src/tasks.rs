@@ -37,6 +37,7 @@ pub fn bench(args: &[String]) -> Result<()> {
     let all = [
         ("rapport-server", "webhooks"),
         ("rapport-server", "writes"),
+        ("rapport-server", "routing"),
         ("rapport-server", "timers"),
         ("rapport-core", "reports"),
     ];
@@ -45,7 +46,7 @@ pub fn bench(args: &[String]) -> Result<()> {
         .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
         .collect();
     if chosen.is_empty() {
-        bail!("unknown benchmark; choose from webhooks, writes, timers, reports");
+        bail!("unknown benchmark; choose from webhooks, writes, routing, timers, reports");
     }
     for (package, name) in chosen {
         run_cmd(cargo().args(["bench", "--package", package, "--bench", name]))?;
