@@ -6,10 +6,7 @@
 //! the outbox always has its job; and concurrent claimers (two `Services` on one
 //! PostgreSQL database) never get the same job twice.
 
-use std::{
-    collections::{HashMap, HashSet},
-    time::Duration,
-};
+use std::collections::{HashMap, HashSet};
 
 use rapport_core::{
     audit::Actor,
@@ -35,6 +32,21 @@ async fn state(s: &Services, key: &str) -> Option<JobState> {
 
 async fn count(s: &Services, sql: &str) -> i64 {
     with_db!(s.db(), |pool| sqlx::query_scalar(sql).fetch_one(pool).await).unwrap()
+}
+
+/// Lets an hour pass for the probe job `key`: its due time and lease move an
+/// hour back (no test sleeps out a lease on a shared machine).
+async fn an_hour_passes(s: &Services, key: &str) {
+    with_db!(s.writer(), |pool| sqlx::query(
+        "update jobs set due_at = due_at - 3600000, lease_until = lease_until - 3600000 \
+         where kind = $1 and job_key = $2"
+    )
+    .bind(kinds::PROBE)
+    .bind(key)
+    .execute(pool)
+    .await
+    .map(|r| r.rows_affected()))
+    .unwrap();
 }
 
 fn keys(jobs: &[Job]) -> Vec<&str> {
@@ -128,10 +140,10 @@ async fn claims_take_due_jobs_oldest_first_under_a_lease(db: TestDb) {
 async fn a_lapsed_lease_is_claimed_again_and_only_the_later_claim_finishes_it(db: TestDb) {
     let s = db.services();
     schedule(&s, "slow", now_ms() - 1, json!({})).await;
-    let first = s.claim_jobs(10, 50).await.unwrap();
+    let first = s.claim_jobs(10, LEASE).await.unwrap();
     assert_eq!(keys(&first), ["slow"]);
-    assert!(s.claim_jobs(10, 50).await.unwrap().is_empty(), "the lease holds");
-    tokio::time::sleep(Duration::from_millis(120)).await;
+    assert!(s.claim_jobs(10, LEASE).await.unwrap().is_empty(), "the lease holds");
+    an_hour_passes(&s, "slow").await;
     let second = s.claim_jobs(10, LEASE).await.unwrap();
     assert_eq!(keys(&second), ["slow"], "the lease lapsed");
     assert_eq!(second[0].attempts, 1, "the first run counts");
@@ -141,6 +153,7 @@ async fn a_lapsed_lease_is_claimed_again_and_only_the_later_claim_finishes_it(db
     assert!(!s.fail_job(&first[0], "late", Some(now_ms() + 1_000)).await.unwrap());
     assert!(!s.defer_job(&first[0], PARKED).await.unwrap());
     let held = state(&s, "slow").await.unwrap();
+    assert!(held.lease_until.unwrap() > now_ms(), "the second claim's lease");
     assert_eq!((held.attempts, held.last_error), (2, None));
     assert!(s.complete_job(&second[0]).await.unwrap());
     assert_eq!(state(&s, "slow").await, None);
@@ -170,7 +183,7 @@ async fn a_failed_run_is_retried_later_and_dropped_when_spent(db: TestDb) {
     let s = db.services();
     schedule(&s, "flaky", now_ms() - 1, json!({"secret": "never logged"})).await;
     let claimed = s.claim_jobs(10, LEASE).await.unwrap();
-    let retry_at = now_ms() + 100;
+    let retry_at = now_ms() + 60_000;
     assert!(s
         .fail_job(&claimed[0], "the receiver said no", Some(retry_at))
         .await
@@ -186,7 +199,7 @@ async fn a_failed_run_is_retried_later_and_dropped_when_spent(db: TestDb) {
         }
     );
     assert!(s.claim_jobs(10, LEASE).await.unwrap().is_empty(), "not yet due");
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    an_hour_passes(&s, "flaky").await;
     let again = s.claim_jobs(10, LEASE).await.unwrap();
     assert_eq!(again[0].attempts, 1);
     assert!(s.fail_job(&again[0], &"x".repeat(10_000), None).await.unwrap());
