@@ -163,31 +163,6 @@ pub struct CustomerFilter {
     pub tag: Option<String>,
 }
 
-/// What routing needs to know about a customer, read in one query.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CustomerFacts {
-    /// The customer's id.
-    pub id: String,
-    /// The client's own id.
-    pub external_id: Option<String>,
-    /// Tags.
-    pub tags: Vec<String>,
-    /// BCP 47 language tag.
-    pub language: Option<String>,
-    /// The page the visitor is on.
-    pub page_url: Option<String>,
-    /// Assigned user's id.
-    pub assigned_user: Option<String>,
-    /// Assigned team's id.
-    pub assigned_team: Option<String>,
-    /// The conversation's status.
-    pub status: ConversationStatus,
-    /// Unix ms of the oldest customer message nobody answered yet.
-    pub awaiting_reply_since: Option<i64>,
-    /// Unix ms of the first answer since the conversation (re)started.
-    pub first_reply_at: Option<i64>,
-}
-
 /// A row of a customer page: the customer and, when the list is unfiltered, the
 /// tenant's kept customer count.
 #[derive(sqlx::FromRow)]
@@ -813,44 +788,6 @@ pub(crate) fn check_visitor_context(
     }
     let language = check_language(checks, "language", language).flatten();
     (page_url, language)
-}
-
-/// What routing needs about a customer, read inside `tx` in one query.
-pub async fn routing_facts(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<CustomerFacts> {
-    type Row = (
-        String,
-        Option<String>,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        String,
-        Option<i64>,
-        Option<i64>,
-    );
-    let row: Option<Row> = with_tx!(tx, |conn| sqlx::query_as(
-        "select id, external_id, tags, language, page_url, assigned_user_id, assigned_team_id, status, \
-         awaiting_reply_since, first_reply_at from customers where tenant_id = $1 and id = $2"
-    )
-    .bind(tenant_id)
-    .bind(customer_id)
-    .fetch_optional(conn)
-    .await)?;
-    let (id, external_id, tags, language, page_url, assigned_user, assigned_team, status, awaiting, first_reply) =
-        row.ok_or(CoreError::NotFound("customer"))?;
-    Ok(CustomerFacts {
-        id,
-        external_id,
-        tags: read_tags(&tags),
-        language,
-        page_url,
-        assigned_user,
-        assigned_team,
-        status: ConversationStatus::parse(&status).unwrap_or(ConversationStatus::Unread),
-        awaiting_reply_since: awaiting,
-        first_reply_at: first_reply,
-    })
 }
 
 /// Unassigns every customer of a user (when the user is deleted).

@@ -214,7 +214,8 @@ mod tests {
     use crate::{
         audit::ActorKind,
         conversations::{ConversationStatus, Direction},
-        customers::{routing_facts, CustomerIn},
+        customers::CustomerIn,
+        engine::snapshot::conversation_facts,
         model::PageRequest,
         tenants::NewTenant,
         testing::TestDb,
@@ -264,7 +265,7 @@ mod tests {
             .await
             .unwrap();
         assert!(gone.is_empty(), "an unknown flow sends nothing");
-        let facts = routing_facts(&mut tx, &tenant, &customer).await.unwrap();
+        let facts = conversation_facts(&mut tx, &tenant, &customer).await.unwrap();
         tx.commit().await.unwrap();
 
         let kinds: Vec<MessageType> = sent.iter().map(|m| m.kind).collect();

@@ -134,7 +134,18 @@ pub(crate) async fn closed(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> C
 
 /// Asks for the tenant's queue to be offered again soon (a durable job, so that
 /// it happens even if this instance stops right after the commit).
+/// Only a tenant with queued conversations writes the job: every close and
+/// presence change of a tenant would otherwise update the same row.
 pub(crate) async fn schedule_drain(tx: &mut Tx, tenant_id: &str) -> CoreResult<()> {
+    let queued: Option<i64> = with_tx!(tx, |conn| sqlx::query_scalar(
+        "select 1 from routing_queue where tenant_id = $1 limit 1"
+    )
+    .bind(tenant_id)
+    .fetch_optional(conn)
+    .await)?;
+    if queued.is_none() {
+        return Ok(());
+    }
     jobs::schedule(tx, Some(tenant_id), kinds::DRAIN, tenant_id, now_ms(), &json!({})).await
 }
 
