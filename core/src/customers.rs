@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    conversations::ConversationStatus,
     db::{unique_violation, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
