@@ -110,6 +110,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/docs/api") view={Lazy::<ApiReferenceRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/inbox") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/inbox/:id") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/notifications") view={Lazy::<NotificationsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/appointments") view={Lazy::<AppointmentsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/appointments/new") view={Lazy::<NewAppointmentRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/appointments/:id") view={Lazy::<AppointmentRoute>::new()} ssr=SsrMode::Async />

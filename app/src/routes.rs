@@ -30,6 +30,7 @@ use crate::pages::{
     inbox::InboxPage,
     link_tools::LinksPage,
     links::{CobrowsePage, JoinPage, LiveViewPage},
+    notifications::NotificationsPage,
     opening_hours::{OpeningHoursListPage, OpeningHoursPage},
     outbox::OutboxPage,
     reports::{ReportPage, ReportsIndexPage},
@@ -231,9 +232,10 @@ lazy_area! {
 }
 
 lazy_area! {
-    /// The agents' inbox.
+    /// The agents' inbox, and each user's notifications.
     inbox_area, __preload_inbox_area, InboxPages {
         InboxRoute => InboxPage,
+        NotificationsRoute => NotificationsPage,
     }
 }
 

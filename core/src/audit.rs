@@ -127,7 +127,8 @@ pub struct AuditFilter {
     pub action: Option<String>,
 }
 
-/// Records an entry inside `tx`.
+/// Records an entry inside `tx`. A settings write also fires the tenant's
+/// `SETTING_CHANGED` watchdogs (`engine::watchdogs::is_setting_action`).
 pub async fn record(
     tx: &mut Tx,
     tenant_id: Option<&str>,
@@ -155,6 +156,11 @@ pub async fn record(
     .await
     .map(|r| r.rows_affected())
     })?;
+    // A settings write fires the tenant's SETTING_CHANGED watchdogs; deciding
+    // here covers every audited setting, present and future.
+    if let Some(tenant_id) = tenant_id {
+        crate::engine::watchdogs::audited(tx, tenant_id, action, resource_type, resource_id, actor).await?;
+    }
     Ok(())
 }
 

@@ -54,6 +54,14 @@ pub enum EventType {
     /// Sent on request to one endpoint ("send test event"). Body: `{"message": …}`.
     #[serde(rename = "webhook.test")]
     WebhookTest,
+    /// A watchdog fired; sent only to the watchdog's `WEBHOOK` receivers, signed
+    /// with the tenant's alert secret. Body: the alert (`engine::alerts::AlertPayload`).
+    #[serde(rename = "watchdog.alert")]
+    WatchdogAlert,
+    /// An SLA clock was missed; sent only to `WEBHOOK` receivers, signed with the
+    /// tenant's alert secret. Body: the alert.
+    #[serde(rename = "sla.missed")]
+    SlaMissed,
 }
 
 /// The schema of the event types a subscription's `eventTypes` takes (named
@@ -73,7 +81,8 @@ impl utoipa::PartialSchema for SubscribableEventType {
             .enum_values(Some(names))
             .description(Some(
                 "An event type a webhook endpoint can subscribe to (`<resource>.<verb>`, sent in the \
-                 `rapport-event-type` header). `webhook.test` is not one: it is sent only on request.",
+                 `rapport-event-type` header). `webhook.test` is not one: it is sent only on request; nor \
+                 are `watchdog.alert` and `sla.missed`, sent only to the receivers of a watchdog or SLA rule.",
             ))
             .into()
     }
@@ -86,13 +95,18 @@ impl utoipa::ToSchema for SubscribableEventType {
 }
 
 impl EventType {
-    /// Whether a subscription may name this type (all but `webhook.test`).
+    /// Whether a subscription may name this type: all but `webhook.test` (sent on
+    /// request) and the alerts (sent to the receivers their watchdog or SLA rule
+    /// names).
     pub fn is_subscribable(self) -> bool {
-        self != EventType::WebhookTest
+        !matches!(
+            self,
+            EventType::WebhookTest | EventType::WatchdogAlert | EventType::SlaMissed
+        )
     }
 
     /// Every event type, in documentation order.
-    pub const ALL: [EventType; 9] = [
+    pub const ALL: [EventType; 11] = [
         EventType::ConversationCreated,
         EventType::ConversationStatusChanged,
         EventType::MessageReceived,
@@ -102,6 +116,8 @@ impl EventType {
         EventType::CustomerDeleted,
         EventType::CustomerAssigned,
         EventType::WebhookTest,
+        EventType::WatchdogAlert,
+        EventType::SlaMissed,
     ];
 
     /// The wire name, e.g. `conversation.created`.
@@ -116,6 +132,8 @@ impl EventType {
             EventType::CustomerDeleted => "customer.deleted",
             EventType::CustomerAssigned => "customer.assigned",
             EventType::WebhookTest => "webhook.test",
+            EventType::WatchdogAlert => "watchdog.alert",
+            EventType::SlaMissed => "sla.missed",
         }
     }
 
@@ -146,7 +164,7 @@ pub async fn enqueue(
 ) -> CoreResult<usize> {
     let body = serde_json::to_string(payload).map_err(|e| CoreError::Internal(format!("event payload: {e}")))?;
     let endpoints: Vec<(String, String)> = with_tx!(tx, |conn| sqlx::query_as(
-        "select id, event_types from webhook_endpoints where tenant_id = $1 and enabled"
+        "select id, event_types from webhook_endpoints where tenant_id = $1 and enabled and not receiver"
     )
     .bind(tenant_id)
     .fetch_all(conn)

@@ -49,6 +49,8 @@ pub mod live;
 #[cfg(feature = "server")]
 pub mod mail;
 #[cfg(feature = "server")]
+pub mod notifications;
+#[cfg(feature = "server")]
 pub mod retention;
 #[cfg(feature = "server")]
 mod services;

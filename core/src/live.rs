@@ -1,5 +1,6 @@
 //! Fan-out of what changed, for the screens that show it live: the visitor
-//! widget (messages to its customer) and the agents' inbox.
+//! widget (messages to its customer), the agents' inbox, and each user's
+//! notifications (the dashboard's bell).
 //!
 //! Within an instance it is a broadcast channel: subscribers get every event of
 //! the instance and keep what concerns them; a subscriber that falls behind
@@ -39,6 +40,12 @@ pub enum LiveEvent {
     Conversation(Conversation),
     /// A customer was assigned, reassigned or unassigned.
     Assigned(Customer),
+    /// A notification was written for one user of the tenant (published with
+    /// an empty customer): only that user's screens hear it.
+    Notification {
+        /// The user it is for.
+        user_id: String,
+    },
     /// Changes may have been missed (another instance's, while the connection
     /// that hears them was being remade): screens should read everything
     /// again. Published with an empty tenant and customer: it concerns all.
@@ -93,6 +100,9 @@ enum Changed {
     Conversation,
     /// The customer's assignment.
     Assigned,
+    /// A notification for a user; nothing to read back, the screen asks for
+    /// its own count.
+    Notification { user: String },
 }
 
 impl LiveHub {
@@ -140,6 +150,7 @@ impl Services {
             LiveEvent::Message(m) => Some(Changed::Message { id: m.id.clone() }),
             LiveEvent::Conversation(_) => Some(Changed::Conversation),
             LiveEvent::Assigned(_) => Some(Changed::Assigned),
+            LiveEvent::Notification { user_id } => Some(Changed::Notification { user: user_id.clone() }),
             LiveEvent::Resync => None,
         };
         if let (Tx::Postgres(t), Some(changed)) = (tx, changed) {
@@ -201,6 +212,7 @@ impl Services {
                     .get_customer(&heard.tenant, &heard.customer)
                     .await
                     .map(LiveEvent::Assigned),
+                Changed::Notification { user } => Ok(LiveEvent::Notification { user_id: user.clone() }),
             };
             if let Ok(event) = event {
                 self.live().publish(LiveUpdate {

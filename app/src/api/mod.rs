@@ -1,6 +1,7 @@
 //! Server functions: the dashboard's calls to the server. Each one checks the
 //! session and role first, then calls a `rapport_core` service.
 
+pub mod alerts;
 pub mod appointments;
 pub mod audit;
 pub mod flows;
@@ -8,6 +9,7 @@ pub mod inbox;
 pub mod keys;
 pub mod links;
 pub mod mail;
+pub mod notifications;
 pub mod opening_hours;
 pub mod presence;
 pub mod problem;

@@ -82,7 +82,7 @@ pub async fn webhook_event_types() -> Result<Vec<(String, String)>, ServerFnErro
     admin().await?;
     Ok(rapport_core::webhooks::deliveries::event_catalogue()
         .into_iter()
-        .filter(|(t, _)| *t != rapport_core::events::EventType::WebhookTest)
+        .filter(|(t, _)| t.is_subscribable())
         .map(|(t, what)| (t.as_str().to_string(), what.to_string()))
         .collect())
 }

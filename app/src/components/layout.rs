@@ -1,5 +1,6 @@
-//! The signed-in frame: top bar with navigation that follows the user's role, and
-//! the page below. Signed-out visitors are sent to the login page.
+//! The signed-in frame: top bar with navigation that follows the user's role,
+//! the notifications bell with its unread count, and the page below. Signed-out
+//! visitors are sent to the login page.
 
 use leptos::prelude::*;
 use leptos_router::{
@@ -12,6 +13,7 @@ use rapport_core::{
 };
 
 use crate::api::{
+    notifications::{notification_count, NOTIFICATIONS_PATH},
     presence::{my_presence, presence_heartbeat, SetMyPresence},
     session::current_user,
 };
@@ -20,6 +22,19 @@ use crate::erase::{EraseView, SyncChildrenFn};
 
 /// The signed-in user, loaded once per page and shared with every page.
 pub type UserResource = Resource<Result<Option<SessionUser>, ServerFnError>>;
+
+/// Bumped when the user's notifications may have changed (a live event, or
+/// the user marked them read): the bell reads its count again. Provided by
+/// [`Layout`] to every page.
+#[derive(Clone, Copy)]
+pub struct BellTick(pub RwSignal<u32>);
+
+impl BellTick {
+    /// Asks the bell to read its count again.
+    pub fn bump(self) {
+        self.0.update(|n| *n = n.wrapping_add(1));
+    }
+}
 
 /// One navigation entry and who sees it.
 struct NavItem {
@@ -146,8 +161,17 @@ pub fn Layout() -> impl IntoView {
     let login = login_here();
     provide_context(user);
     // Created here, outside the suspended top bar, so that the server and the
-    // browser register it in the same order while hydrating.
+    // browser register them in the same order while hydrating.
     let presence = Resource::new(|| (), |_| my_presence());
+    let tick = BellTick(RwSignal::new(0));
+    provide_context(tick);
+    let unread = Resource::new(move || tick.0.get(), |_| notification_count());
+    // Effects run in the browser only: the bell follows the event stream once
+    // the page is live.
+    Effect::new(move |_| {
+        #[cfg(feature = "hydrate")]
+        bell_live::follow(tick);
+    });
     view! {
         <a class="skip-link" href="#main">"Skip to content"</a>
         <Suspense fallback=|| view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }>
@@ -155,7 +179,7 @@ pub fn Layout() -> impl IntoView {
                 match user.await {
                     Ok(Some(u)) => {
                         let status = presence.await.ok().flatten();
-                        view! { <TopBar user=u presence=status /> }.erase()
+                        view! { <TopBar user=u presence=status unread /> }.erase()
                     }
                     Ok(None) => view! { <Redirect path=login() /> }.erase(),
                     Err(_) => view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }.erase(),
@@ -169,7 +193,11 @@ pub fn Layout() -> impl IntoView {
 }
 
 #[component]
-fn TopBar(user: SessionUser, presence: Option<PresenceStatus>) -> impl IntoView {
+fn TopBar(
+    user: SessionUser,
+    presence: Option<PresenceStatus>,
+    unread: Resource<Result<i64, ServerFnError>>,
+) -> impl IntoView {
     let items: Vec<_> = NAV.iter().filter(|item| (item.visible)(&user)).collect();
     view! {
         <header class="topbar">
@@ -184,6 +212,7 @@ fn TopBar(user: SessionUser, presence: Option<PresenceStatus>) -> impl IntoView 
                 </ul>
             </nav>
             <div class="account">
+                <Bell unread />
                 <PresenceSwitch initial=presence />
                 <span class="who">
                     <span class="name">{user.name().to_string()}</span>
@@ -194,6 +223,41 @@ fn TopBar(user: SessionUser, presence: Option<PresenceStatus>) -> impl IntoView 
                 </form>
             </div>
         </header>
+    }
+}
+
+/// The bell: a link to the notifications with the unread count, which follows
+/// live. The count is also said in words in a polite live region, so a screen
+/// reader hears when a notification arrives.
+#[component]
+fn Bell(unread: Resource<Result<i64, ServerFnError>>) -> impl IntoView {
+    let words = |n: i64| match n {
+        0 => "No unread notifications".to_string(),
+        1 => "1 unread notification".to_string(),
+        n => format!("{n} unread notifications"),
+    };
+    // The last count read, kept while the next one loads.
+    let count = RwSignal::new(None::<i64>);
+    Effect::new(move |_| {
+        if let Some(Ok(n)) = unread.get() {
+            count.set(Some(n));
+        }
+    });
+    view! {
+        <Transition fallback=|| view! { <a class="bell" href=NOTIFICATIONS_PATH>"Notifications"</a> }>
+            {move || Suspend::new(async move {
+                let first = unread.await.unwrap_or(0);
+                let n = move || count.get().unwrap_or(first);
+                view! {
+                    <a class="bell" href=NOTIFICATIONS_PATH aria-describedby="bell-count">
+                        <span class="bell-icon" aria-hidden="true">"🔔"</span>
+                        <span class="visually-hidden">"Notifications"</span>
+                        <span class="bell-badge" aria-hidden="true" hidden=move || n() == 0>{move || n().to_string()}</span>
+                    </a>
+                    <span id="bell-count" class="visually-hidden" role="status" aria-live="polite">{move || words(n())}</span>
+                }
+            })}
+        </Transition>
     }
 }
 
@@ -296,6 +360,76 @@ fn Forbidden() -> impl IntoView {
             <p>"Ask an admin of your workspace if you need access to this page."</p>
             <p><a href="/">"Back to the start page"</a></p>
         </section>
+    }
+}
+
+#[cfg(feature = "hydrate")]
+mod bell_live {
+    //! The bell's side of `GET /inbox/events?only=notifications`: a notification
+    //! for this user (or a resync) makes the bell read its count again.
+
+    use leptos::prelude::*;
+    use wasm_bindgen::{closure::Closure, JsCast};
+
+    use super::BellTick;
+
+    /// Opens the stream for as long as the frame is shown; the browser
+    /// reconnects by itself after a network error, and after an error answer
+    /// this opens a new stream a few seconds later.
+    pub(super) fn follow(tick: BellTick) {
+        let current = StoredValue::new_local(None::<web_sys::EventSource>);
+        let shown = StoredValue::new(true);
+        connect(tick, current, shown, false);
+        on_cleanup(move || {
+            shown.set_value(false);
+            current.with_value(|s| {
+                if let Some(s) = s {
+                    s.close();
+                }
+            });
+        });
+    }
+
+    /// `after_outage`: a stream was down before this one, so notifications
+    /// may have been missed and the count is read again once it opens.
+    fn connect(
+        tick: BellTick,
+        current: StoredValue<Option<web_sys::EventSource>, LocalStorage>,
+        shown: StoredValue<bool>,
+        after_outage: bool,
+    ) {
+        let Ok(source) = web_sys::EventSource::new("/inbox/events?only=notifications") else {
+            return;
+        };
+        let down = std::rc::Rc::new(std::cell::Cell::new(after_outage));
+        let failed = source.clone();
+        let went_down = down.clone();
+        let on_error = Closure::<dyn FnMut()>::new(move || {
+            went_down.set(true);
+            if failed.ready_state() == web_sys::EventSource::CLOSED && shown.get_value() {
+                set_timeout(
+                    move || connect(tick, current, shown, true),
+                    std::time::Duration::from_secs(5),
+                );
+            }
+        });
+        let on_open = Closure::<dyn FnMut()>::new(move || {
+            if down.replace(false) {
+                tick.bump();
+            }
+        });
+        let on_event = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| tick.bump());
+        source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        for name in ["notification", "resync"] {
+            let _ = source.add_event_listener_with_callback(name, on_event.as_ref().unchecked_ref());
+        }
+        // The closures live as long as the source; once it is closed they are
+        // never called again.
+        on_error.forget();
+        on_open.forget();
+        on_event.forget();
+        current.set_value(Some(source));
     }
 }
 

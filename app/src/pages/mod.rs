@@ -13,6 +13,7 @@ pub mod link_tools;
 pub mod links;
 pub mod login;
 pub mod not_found;
+pub mod notifications;
 pub mod opening_hours;
 pub mod outbox;
 pub mod reports;

@@ -6,15 +6,25 @@
 //! Receivers are rows of a kind and a value. The form always offers two empty
 //! rows, so it works without JavaScript (save, and two more appear); once the
 //! page is live, "Add a receiver" adds rows in place.
+//!
+//! The list page also says how alerts go out (`engine::watchdogs` and
+//! `engine::alerts` in the core): the grouping period, which admins choose; the
+//! alert secret that signs alerts to webhook URLs (shown on request, with
+//! `?secret=show`, and rotated); and each receiver URL's state, with a way to
+//! enable one that Rapport stopped sending to.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
 use crate::{
     api::{
+        alerts::{
+            alert_secret, alert_settings, AlertSettingsView, EnableAlertReceiver, RotateAlertSecret, SetAlertWindow,
+            WINDOW_MINUTES,
+        },
         problem::Problem,
         teams::{team_candidates, Member},
         watchdogs::{
@@ -23,9 +33,10 @@ use crate::{
         },
     },
     components::{
+        copy::CopyField,
         detail::{BackTo, DeleteCard, DetailFrame, EditCard},
         feedback::{action_problem, field_invalid, reset_on_success, successes, ActionError, ErrorNote, FieldMessage},
-        layout::{admins, Guard},
+        layout::{admins, utc_time, Guard},
     },
 };
 
@@ -42,12 +53,34 @@ pub fn WatchdogsPage() -> impl IntoView {
     let people: People = Resource::new(|| (), |_| team_candidates());
     let form = NodeRef::new();
     reset_on_success(add.value(), form);
+    let alerts = AlertActions {
+        window: FormAction::<SetAlertWindow>::new(),
+        rotate: FormAction::<RotateAlertSecret>::new(),
+        enable: FormAction::<EnableAlertReceiver>::new(),
+    };
+    let settings = Resource::new(
+        move || (alerts.window.version().get(), alerts.enable.version().get()),
+        |_| alert_settings(),
+    );
+    let query = use_query_map();
+    let show_secret = move || query.with(|q| q.get("secret").as_deref() == Some("show"));
+    // Shown on request, and again after a rotation (the new one).
+    let secret = Resource::new(
+        move || (show_secret(), alerts.rotate.version().get()),
+        |(show, rotations)| async move {
+            if show || rotations > 0 {
+                alert_secret().await.map(Some)
+            } else {
+                Ok(None)
+            }
+        },
+    );
     view! {
         <Title text="Watchdogs" />
         <Guard allowed=admins>
             <p class="breadcrumb"><a href="/settings">"Settings"</a></p>
             <h1>"Watchdogs"</h1>
-            <p class="lead">"Alerts for things worth knowing at once, such as script errors on your site, sent by e-mail, to users, or to a webhook."</p>
+            <p class="lead">"Alerts for things worth knowing at once: a script error on your site, a customer message, an assignment, a visitor's form, a changed setting. They go by e-mail, to users (the bell at the top of every page), or to a webhook URL."</p>
             <section class="card">
                 <h2>"Watchdogs"</h2>
                 <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading watchdogs…"</p> }>
@@ -76,7 +109,116 @@ pub fn WatchdogsPage() -> impl IntoView {
                     </p>
                 })}
             </section>
+            <section class="card">
+                <h2>"How alerts are sent"</h2>
+                <Transition fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
+                    {move || Suspend::new(async move {
+                        let shown = secret.await;
+                        match settings.await {
+                            Ok(current) => view! { <AlertSettings current secret=shown alerts /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
+                        }
+                    })}
+                </Transition>
+            </section>
         </Guard>
+    }
+}
+
+/// The forms of the alert settings card.
+#[derive(Clone, Copy)]
+struct AlertActions {
+    window: FormAction<SetAlertWindow>,
+    rotate: FormAction<RotateAlertSecret>,
+    enable: FormAction<EnableAlertReceiver>,
+}
+
+/// The grouping period, the alert secret and the receiver URLs.
+#[component]
+fn AlertSettings(
+    current: AlertSettingsView,
+    secret: Result<Option<String>, ServerFnError>,
+    alerts: AlertActions,
+) -> impl IntoView {
+    let minutes = (current.window_seconds / 60).max(1);
+    let mut choices: Vec<i64> = WINDOW_MINUTES.to_vec();
+    if !choices.contains(&minutes) {
+        choices.push(minutes);
+        choices.sort_unstable();
+    }
+    let problem = action_problem(alerts.window.value());
+    let shown = match secret {
+        Ok(Some(s)) => view! { <CopyField label="Alert secret" value=s /> }.erase(),
+        Ok(None) => view! {
+            <p><a href=format!("{WATCHDOGS_PATH}?secret=show")>"Show the alert secret"</a></p>
+        }
+        .erase(),
+        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
+    };
+    view! {
+        <p>
+            "Alerts are grouped per watchdog and period: the first event of a period is sent at once; "
+            "what follows within it is counted and sent as one summary when the period ends. "
+            "A storm of a thousand script errors brings each receiver two alerts per period, not a thousand."
+        </p>
+        <PostForm action=alerts.window attr:class="field-row">
+            <div class="field">
+                <label for="alert-window">"Period"</label>
+                <select id="alert-window" name="minutes" aria-invalid=field_invalid(problem, "minutes")
+                    aria-describedby="alert-window-error">
+                    {choices.into_iter().map(|m| view! {
+                        <option value=m.to_string() selected=m == minutes>
+                            {if m == 1 { "1 minute".to_string() } else { format!("{m} minutes") }}
+                        </option>
+                    }).collect_view()}
+                </select>
+                <FieldMessage problem field="minutes" id="alert-window-error" />
+            </div>
+            <button type="submit" class="button secondary" disabled=move || alerts.window.pending().get()>"Save the period"</button>
+        </PostForm>
+        <h3>"Webhook receivers"</h3>
+        <p>
+            "Alerts to a webhook URL are POSTed as " <code>"watchdog.alert"</code> " (and SLA misses as "
+            <code>"sla.missed"</code> ") events, signed per Standard Webhooks with this workspace's alert secret, "
+            "and retried like any webhook delivery."
+        </p>
+        {shown}
+        <PostForm action=alerts.rotate>
+            <button type="submit" class="button secondary" disabled=move || alerts.rotate.pending().get()>"Rotate the alert secret"</button>
+            <span class="hint">" The previous secret keeps signing beside the new one for 24 hours."</span>
+        </PostForm>
+        <ActionError value=alerts.rotate.value() />
+        {if current.receivers.is_empty() {
+            view! { <p class="empty">"No webhook receiver has had an alert yet."</p> }.erase()
+        } else {
+            view! {
+                <ul class="receiver-states">
+                    {current.receivers.into_iter().map(|r| {
+                        let state = match (&r.disabled_reason, &r.failing_since) {
+                            _ if !r.enabled => format!(
+                                "stopped: {}",
+                                r.disabled_reason.clone().unwrap_or_else(|| "disabled".into())
+                            ),
+                            (_, Some(since)) => format!("failing since {}", utc_time(since, false)),
+                            _ => "working".to_string(),
+                        };
+                        let url = r.url.clone();
+                        view! {
+                            <li>
+                                <code>{r.url.clone()}</code> " — " {state}
+                                {(!r.enabled).then(|| view! {
+                                    <PostForm action=alerts.enable>
+                                        <input type="hidden" name="url" value=url />
+                                        <button type="submit" class="button secondary small">"Send alerts again"</button>
+                                    </PostForm>
+                                })}
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            }.erase()
+        }}
+        <ActionError value=alerts.enable.value() />
     }
 }
 

@@ -342,6 +342,8 @@ impl Services {
         let mut result = TrackResult::default();
         let mut tx = self.db().begin().await?;
         let zone = rollup_zone(&mut tx, tenant_id).await?;
+        // New script errors fire the JAVASCRIPT_ERROR watchdogs, once per batch.
+        let mut new_errors: Vec<&ScriptErrorIn> = Vec::new();
         for event in &batch.events {
             let inserted = match event {
                 TrackEvent::Visit(v) => store_visit(&mut tx, tenant_id, zone, v).await?,
@@ -359,13 +361,23 @@ impl Services {
                     record(&mut tx, tenant_id, &fact).await?
                 }
                 TrackEvent::Resource(r) => store_resource(&mut tx, tenant_id, zone, r).await?,
-                TrackEvent::ScriptError(e) => store_script_error(&mut tx, tenant_id, zone, e).await?,
+                TrackEvent::ScriptError(e) => {
+                    let stored = store_script_error(&mut tx, tenant_id, zone, e).await?;
+                    if stored {
+                        new_errors.push(e);
+                    }
+                    stored
+                }
             };
             if inserted {
                 result.accepted += 1;
             } else {
                 result.duplicates += 1;
             }
+        }
+        if let Some(first) = new_errors.first() {
+            let count = i64::try_from(new_errors.len()).unwrap_or(i64::MAX);
+            crate::engine::watchdogs::script_errors(&mut tx, tenant_id, &first.message, &first.url, count).await?;
         }
         tx.commit().await?;
         Ok(result)

@@ -997,6 +997,12 @@ pub fn event_catalogue() -> Vec<(EventType, &'static str)> {
                 EventType::CustomerDeleted => "a customer was deleted; body: Customer as it was",
                 EventType::CustomerAssigned => "a customer was assigned or unassigned; body: Customer",
                 EventType::WebhookTest => "sent on request to one endpoint (not subscribable)",
+                EventType::WatchdogAlert => {
+                    "a watchdog fired; sent to its WEBHOOK receivers only (not subscribable); body: the alert"
+                }
+                EventType::SlaMissed => {
+                    "an SLA clock was missed; sent to WEBHOOK receivers only (not subscribable); body: the alert"
+                }
             };
             (t, what)
         })

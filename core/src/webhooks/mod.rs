@@ -6,6 +6,10 @@
 //! as a digest: signing needs the key itself. Rotation keeps the previous secret
 //! for an overlap (24 hours by default), during which every delivery carries both
 //! signatures, so receivers can switch without losing a message.
+//!
+//! Rows marked `receiver` are not subscriptions: they carry alerts to the
+//! `WEBHOOK` receivers of watchdogs and SLA rules (`engine::alerts`), and this
+//! API neither lists nor changes them.
 
 pub mod deliveries;
 
@@ -210,7 +214,7 @@ impl Services {
 
     /// One subscription.
     pub async fn get_webhook(&self, tenant_id: &str, id: &str) -> CoreResult<WebhookEndpoint> {
-        let sql = format!("select {COLUMNS} from webhook_endpoints where tenant_id = $1 and id = $2");
+        let sql = format!("select {COLUMNS} from webhook_endpoints where tenant_id = $1 and id = $2 and not receiver");
         let row: Option<EndpointRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
             .bind(id)
@@ -223,10 +227,10 @@ impl Services {
     pub async fn list_webhooks(&self, tenant_id: &str, page: &PageRequest) -> CoreResult<Page<WebhookEndpoint>> {
         let paging = Paging::from_request(page)?;
         let sql = format!(
-            "select {COLUMNS} from webhook_endpoints where tenant_id = $1 order by created_at, id limit $2 offset $3"
+            "select {COLUMNS} from webhook_endpoints where tenant_id = $1 and not receiver order by created_at, id limit $2 offset $3"
         );
         let (total, rows): (i64, Vec<EndpointRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar("select count(*) from webhook_endpoints where tenant_id = $1")
+            let total: i64 = sqlx::query_scalar("select count(*) from webhook_endpoints where tenant_id = $1 and not receiver")
                 .bind(tenant_id)
                 .fetch_one(pool)
                 .await?;
@@ -260,7 +264,7 @@ impl Services {
              failing_since = case when $6 and not enabled then null else failing_since end, \
              failures = case when $6 and not enabled then 0 else failures end, \
              next_attempt_at = case when $6 and (not enabled or url <> $3) then 0 else next_attempt_at end, \
-             updated_at = $7 where tenant_id = $1 and id = $2"
+             updated_at = $7 where tenant_id = $1 and id = $2 and not receiver"
         )
         .bind(tenant_id)
         .bind(id)
@@ -286,7 +290,7 @@ impl Services {
         let mut tx = self.db().begin().await?;
         // Attempts reference deliveries, deliveries reference the endpoint; both cascade.
         let deleted = with_tx!(&mut tx, |conn| sqlx::query(
-            "delete from webhook_endpoints where tenant_id = $1 and id = $2"
+            "delete from webhook_endpoints where tenant_id = $1 and id = $2 and not receiver"
         )
         .bind(tenant_id)
         .bind(id)
@@ -318,7 +322,7 @@ impl Services {
         let mut tx = self.db().begin().await?;
         let changed = with_tx!(&mut tx, |conn| sqlx::query(
             "update webhook_endpoints set previous_secret = secret, previous_secret_until = $4, secret = $3, \
-             updated_at = $5 where tenant_id = $1 and id = $2"
+             updated_at = $5 where tenant_id = $1 and id = $2 and not receiver"
         )
         .bind(tenant_id)
         .bind(id)

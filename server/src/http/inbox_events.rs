@@ -1,17 +1,23 @@
 //! `GET /inbox/events`: the agents' inbox hears what changed in its tenant as
-//! server-sent events, so lists and threads update without a reload.
+//! server-sent events, so lists and threads update without a reload; and every
+//! dashboard page hears the signed-in user's new notifications (the bell).
 //!
 //! Events carry only which conversation changed (`{"customerId": …}`); the page
 //! then reads it through its server functions, which check the role again.
 //! Event names: `message` (a message stored, either way), `conversation` (a
-//! status change), `assigned`, and `resync` when this subscriber fell behind and
-//! lost events (or changes made through another instance may have been missed,
-//! see `rapport_core::live`), so the page reloads everything it shows.
+//! status change), `assigned`, `notification` (a notification for this user,
+//! and for no one else: `{}`; the page asks for its unread count), and `resync`
+//! when this subscriber fell behind and lost events (or changes made through
+//! another instance may have been missed, see `rapport_core::live`), so the page
+//! reloads everything it shows.
+//!
+//! `?only=notifications` leaves out the conversation events: the bell on pages
+//! other than the inbox needs nothing else.
 
 use std::convert::Infallible;
 
 use axum::{
-    extract::State,
+    extract::{Query, State},
     http::{HeaderMap, StatusCode},
     response::{
         sse::{Event, KeepAlive, Sse},
@@ -27,8 +33,18 @@ use tokio_stream::{
 
 use crate::state::AppState;
 
+/// The stream's query: `only=notifications` to hear notifications alone.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct EventsQuery {
+    only: Option<String>,
+}
+
 /// The stream, for a signed-in agent (or higher) of the tenant.
-pub async fn inbox_events(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub async fn inbox_events(
+    State(state): State<AppState>,
+    Query(query): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> Response {
     let user = match session_token(&headers) {
         Some(token) => state.services.session_user(&token).await,
         None => Ok(None),
@@ -44,13 +60,20 @@ pub async fn inbox_events(State(state): State<AppState>, headers: HeaderMap) -> 
     if !user.role.includes(Role::Agent) {
         return (StatusCode::FORBIDDEN, "your role does not allow this").into_response();
     }
-    let tenant_id = user.tenant_id;
+    let notifications_only = query.only.as_deref() == Some("notifications");
+    let (tenant_id, user_id) = (user.tenant_id, user.id);
     let updates = BroadcastStream::new(state.services.live().subscribe()).filter_map(move |update| {
         let (name, customer_id) = match update {
             Err(BroadcastStreamRecvError::Lagged(_)) => ("resync", String::new()),
             Ok(u) => match u.event {
                 LiveEvent::Resync => ("resync", String::new()),
                 _ if u.tenant_id != tenant_id => return None,
+                // A user's notifications are theirs alone.
+                LiveEvent::Notification { user_id: to } if to == user_id => {
+                    return Some(Ok(Event::default().event("notification").data("{}")));
+                }
+                LiveEvent::Notification { .. } => return None,
+                _ if notifications_only => return None,
                 LiveEvent::Message(_) => ("message", u.customer_id),
                 LiveEvent::Conversation(_) => ("conversation", u.customer_id),
                 LiveEvent::Assigned(_) => ("assigned", u.customer_id),

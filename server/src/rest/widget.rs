@@ -17,7 +17,9 @@ use axum::{
 use futures_util::{Stream, StreamExt};
 use rapport_core::{
     audit::{Actor, ActorKind},
-    conversations::{Direction, Message, VisitorIdentity, VisitorIn, VisitorTags, VisitorTagsIn, WidgetMessageIn},
+    conversations::{
+        Direction, FormIn, Message, VisitorIdentity, VisitorIn, VisitorTags, VisitorTagsIn, WidgetMessageIn,
+    },
     live::LiveEvent,
     model::{Page, PageRequest},
     reports::ingest::{TrackBatch, TrackResult},
@@ -43,6 +45,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(start_visitor))
         .routes(routes!(list_messages, post_message))
         .routes(routes!(stream))
+        .routes(routes!(post_form))
         .routes(routes!(add_tags))
         .routes(routes!(track))
         .layer(
@@ -173,6 +176,27 @@ async fn post_message(
     let message = state
         .services
         .visitor_message(&visitor.tenant_id, &visitor.customer_id, input, &visitor.actor)
+        .await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+/// The visitor sends an offline or contact form: it is stored as the visitor's
+/// message in its conversation (type `MESSAGE`, the form's parts laid out as
+/// text: `Contact form`, name, e-mail, page, the message, then each field as
+/// `label: value`), so agents see it in the inbox and routing and SLA rules treat
+/// it as a customer message (`message.received` fires). It is audited as
+/// `form.submit` and fires the tenant's `FORM_SUBMISSION` watchdogs.
+#[utoipa::path(post, path = "/widget/form", tag = "widget", request_body = FormIn,
+    security(("widgetKey" = [], "visitorToken" = [])),
+    responses((status = 201, description = "The form, stored as the visitor's message", body = Message), AuthErrors, InputErrors))]
+async fn post_form(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<FormIn>,
+) -> ApiResult<(StatusCode, Json<Message>)> {
+    let message = state
+        .services
+        .visitor_form(&visitor.tenant_id, &visitor.customer_id, input, &visitor.actor)
         .await?;
     Ok((StatusCode::CREATED, Json(message)))
 }

@@ -35,4 +35,5 @@ mod settings;
 mod smtp;
 mod tenants;
 mod utils;
+mod watchdogs;
 mod webhooks;
