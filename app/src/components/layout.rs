@@ -163,9 +163,11 @@ pub fn Layout() -> impl IntoView {
     // Created here, outside the suspended top bar, so that the server and the
     // browser register them in the same order while hydrating.
     let presence = Resource::new(|| (), |_| my_presence());
+    // The count the page is rendered with; later counts are read by the bell
+    // itself, so that neither this resource nor the top bar is ever redone.
+    let unread = Resource::new(|| (), |_| notification_count());
     let tick = BellTick(RwSignal::new(0));
     provide_context(tick);
-    let unread = Resource::new(move || tick.0.get(), |_| notification_count());
     // Effects run in the browser only: the bell follows the event stream once
     // the page is live.
     Effect::new(move |_| {
@@ -179,7 +181,8 @@ pub fn Layout() -> impl IntoView {
                 match user.await {
                     Ok(Some(u)) => {
                         let status = presence.await.ok().flatten();
-                        view! { <TopBar user=u presence=status unread /> }.erase()
+                        let unread = unread.await.unwrap_or(0);
+                        view! { <TopBar user=u presence=status unread tick /> }.erase()
                     }
                     Ok(None) => view! { <Redirect path=login() /> }.erase(),
                     Err(_) => view! { <header class="topbar"><span class="brand">"Rapport"</span></header> }.erase(),
@@ -193,11 +196,7 @@ pub fn Layout() -> impl IntoView {
 }
 
 #[component]
-fn TopBar(
-    user: SessionUser,
-    presence: Option<PresenceStatus>,
-    unread: Resource<Result<i64, ServerFnError>>,
-) -> impl IntoView {
+fn TopBar(user: SessionUser, presence: Option<PresenceStatus>, unread: i64, tick: BellTick) -> impl IntoView {
     let items: Vec<_> = NAV.iter().filter(|item| (item.visible)(&user)).collect();
     view! {
         <header class="topbar">
@@ -212,7 +211,7 @@ fn TopBar(
                 </ul>
             </nav>
             <div class="account">
-                <Bell unread />
+                <Bell unread tick />
                 <PresenceSwitch initial=presence />
                 <span class="who">
                     <span class="name">{user.name().to_string()}</span>
@@ -227,37 +226,36 @@ fn TopBar(
 }
 
 /// The bell: a link to the notifications with the unread count, which follows
-/// live. The count is also said in words in a polite live region, so a screen
-/// reader hears when a notification arrives.
+/// live (read again whenever [`BellTick`] moves). The count is also said in
+/// words in a polite live region, so a screen reader hears when a notification
+/// arrives. No `Suspense` in here: the top bar sits in the frame's own, which
+/// the server may render twice, and a nested one would shift the ids of the
+/// page's resources.
 #[component]
-fn Bell(unread: Resource<Result<i64, ServerFnError>>) -> impl IntoView {
-    let words = |n: i64| match n {
+fn Bell(unread: i64, tick: BellTick) -> impl IntoView {
+    let count = RwSignal::new(unread);
+    // Effects run in the browser only: a tick reads the count again.
+    Effect::new(move |_| {
+        if tick.0.get() > 0 {
+            leptos::task::spawn_local(async move {
+                if let Ok(n) = notification_count().await {
+                    count.set(n);
+                }
+            });
+        }
+    });
+    let words = move || match count.get() {
         0 => "No unread notifications".to_string(),
         1 => "1 unread notification".to_string(),
         n => format!("{n} unread notifications"),
     };
-    // The last count read, kept while the next one loads.
-    let count = RwSignal::new(None::<i64>);
-    Effect::new(move |_| {
-        if let Some(Ok(n)) = unread.get() {
-            count.set(Some(n));
-        }
-    });
     view! {
-        <Transition fallback=|| view! { <a class="bell" href=NOTIFICATIONS_PATH>"Notifications"</a> }>
-            {move || Suspend::new(async move {
-                let first = unread.await.unwrap_or(0);
-                let n = move || count.get().unwrap_or(first);
-                view! {
-                    <a class="bell" href=NOTIFICATIONS_PATH aria-describedby="bell-count">
-                        <span class="bell-icon" aria-hidden="true">"🔔"</span>
-                        <span class="visually-hidden">"Notifications"</span>
-                        <span class="bell-badge" aria-hidden="true" hidden=move || n() == 0>{move || n().to_string()}</span>
-                    </a>
-                    <span id="bell-count" class="visually-hidden" role="status" aria-live="polite">{move || words(n())}</span>
-                }
-            })}
-        </Transition>
+        <a class="bell" href=NOTIFICATIONS_PATH aria-describedby="bell-count">
+            <span class="bell-icon" aria-hidden="true">"🔔"</span>
+            <span class="visually-hidden">"Notifications"</span>
+            <span class="bell-badge" aria-hidden="true" hidden=move || count.get() == 0>{move || count.get().to_string()}</span>
+        </a>
+        <span id="bell-count" class="visually-hidden" role="status" aria-live="polite">{words}</span>
     }
 }
 
