@@ -20,7 +20,7 @@ use reqwest::{header, Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::{
-    dashboard::{server_fn_ok, session},
+    dashboard::{page, server_fn, server_fn_ok, session},
     receiver::Receiver,
     utils::{actor, expect_problem, fields, ok_json, TestApp},
 };
@@ -287,6 +287,9 @@ async fn each_type_fires_on_its_real_event(db: TestDb) {
         );
         kinds.push(kind);
     }
+    // The receiver URL is no subscription.
+    let subscriptions = ok_json(app.get("/rest/v1/webhook", &key).await, StatusCode::OK).await;
+    assert_eq!(subscriptions["page"]["totalElements"], 0, "{subscriptions}");
     kinds.sort();
     let mut expected: Vec<String> = TYPES.iter().map(|t| t.to_string()).collect();
     expected.sort();
@@ -529,6 +532,75 @@ async fn notifications_are_per_user_and_tenant(db: TestDb) {
     app.stop().await;
 }
 
+async fn admins_set_how_alerts_are_sent(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, key) = app.tenant_with_key("Alpha").await;
+    app.user(&tenant, "admin@alpha.example", Role::Admin, false).await;
+    app.user(&tenant, "agent@alpha.example", Role::Agent, false).await;
+    let admin = session(&app, "admin@alpha.example").await;
+    let agent = session(&app, "agent@alpha.example").await;
+    for name in ["alert_settings", "alert_secret", "rotate_alert_secret"] {
+        assert_eq!(
+            server_fn(&app, name, &agent, &[]).await.status(),
+            StatusCode::FORBIDDEN,
+            "{name}"
+        );
+    }
+
+    // The grouping period, in minutes.
+    let settings = server_fn_ok(&app, "alert_settings", &admin, &[]).await;
+    assert_eq!(settings["window_seconds"], 300, "{settings}");
+    assert_eq!(
+        server_fn_ok(&app, "set_alert_window", &admin, &[("minutes", "15")]).await,
+        15
+    );
+    assert_eq!(app.services.watchdog_window(&tenant).await.unwrap(), 900);
+    let refused = server_fn(&app, "set_alert_window", &admin, &[("minutes", "0")]).await;
+    assert_ne!(refused.status(), StatusCode::OK);
+    assert_eq!(app.services.watchdog_window(&tenant).await.unwrap(), 900);
+
+    // The alert secret signs alerts to webhook URLs; after a rotation both
+    // sign during the overlap, and the new one verifies.
+    let hook = Receiver::start().await;
+    let secret = server_fn_ok(&app, "alert_secret", &admin, &[]).await;
+    let secret = secret.as_str().unwrap().to_string();
+    assert!(secret.starts_with("whsec_"));
+    watchdog(
+        &app,
+        &key,
+        "Changes",
+        "SETTING_CHANGED",
+        json!([{"type": "WEBHOOK", "value": hook.url}]),
+    )
+    .await;
+    hook.wait_for(1, WAIT).await[0].verify(&secret);
+    let rotated = server_fn_ok(&app, "rotate_alert_secret", &admin, &[]).await;
+    let rotated = rotated.as_str().unwrap().to_string();
+    assert_ne!(rotated, secret);
+    assert_eq!(server_fn_ok(&app, "alert_secret", &admin, &[]).await, rotated.as_str());
+    // Shortening the period is a settings write too, counted in a window of
+    // the new length: a new window, so it alerts at once.
+    app.services.set_watchdog_window(&tenant, 1, &actor()).await.unwrap();
+    let got = hook.wait_for(2, WAIT).await;
+    let last = got.last().unwrap();
+    last.verify(&rotated);
+    last.verify(&secret);
+    assert_eq!(last.header("webhook-signature").split(' ').count(), 2);
+
+    // The receiver URL is listed with its state, and the page says so.
+    let settings = server_fn_ok(&app, "alert_settings", &admin, &[]).await;
+    assert_eq!(settings["receivers"][0]["url"], hook.url.as_str(), "{settings}");
+    assert_eq!(settings["receivers"][0]["enabled"], true, "{settings}");
+    let html = page(&app, "/settings/watchdogs?secret=show", &admin)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains(&rotated), "the page shows the secret on request");
+    assert!(html.contains(&hook.url));
+    app.stop().await;
+}
+
 /// Two instances on one PostgreSQL database: a notification written through
 /// one reaches the user's bell on the other. SQLite runs one instance per
 /// file, so this is PostgreSQL's.
@@ -583,6 +655,7 @@ async fn notifications_reach_the_bell_on_another_instance() {
 
 backend_tests!(
     each_type_fires_on_its_real_event,
+    admins_set_how_alerts_are_sent,
     a_storm_of_script_errors_is_grouped,
     notifications_are_per_user_and_tenant,
 );
