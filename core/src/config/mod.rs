@@ -117,6 +117,22 @@ impl Services {
         rows.into_iter().map(decode::<K>).collect()
     }
 
+    /// Every object of kind `K` of the tenant, read inside `tx`: the engines read
+    /// settings while they hold a conversation's lock, and on PostgreSQL a read
+    /// from the pool then would need a second connection per request.
+    pub(crate) async fn config_all_in<K: ConfigKind>(tx: &mut crate::db::Tx, tenant_id: &str) -> CoreResult<Vec<K>> {
+        let rows: Vec<ConfigRow> = crate::with_tx!(tx, |conn| {
+            sqlx::query_as(
+            "select id, body, created_at, updated_at from config_objects where tenant_id = $1 and kind = $2 order by name, id"
+        )
+        .bind(tenant_id)
+        .bind(K::KIND)
+        .fetch_all(conn)
+        .await
+        })?;
+        rows.into_iter().map(decode::<K>).collect()
+    }
+
     /// One object of kind `K`.
     pub async fn config_get<K: ConfigKind>(&self, tenant_id: &str, id: &str) -> CoreResult<K> {
         let row: Option<ConfigRow> = with_db!(self.db(), |pool| {

@@ -638,6 +638,20 @@ impl Services {
         Ok(rules)
     }
 
+    /// [`Services::routing_rules_in_order`], read inside `tx`.
+    pub(crate) async fn routing_rules_in_order_in(
+        tx: &mut crate::db::Tx,
+        tenant_id: &str,
+    ) -> CoreResult<Vec<RoutingRule>> {
+        let mut rules: Vec<RoutingRule> = Services::config_all_in::<RoutingRule>(tx, tenant_id)
+            .await?
+            .into_iter()
+            .filter(|r| r.active != Some(false))
+            .collect();
+        rules.sort_by_key(|r| r.priority.unwrap_or(i64::MAX));
+        Ok(rules)
+    }
+
     /// Deletes a routing rule that no other rule routes to.
     pub async fn delete_routing_rule(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
         let users: Vec<String> = self

@@ -221,7 +221,7 @@ impl Services {
     /// Schedules a timer for every `NO_ANSWER` threshold the tenant's rules use,
     /// counted from `since`.
     async fn schedule_no_answer(&self, tx: &mut Tx, tenant_id: &str, customer_id: &str, since: i64) -> CoreResult<()> {
-        let rules = self.routing_rules_in_order(tenant_id).await?;
+        let rules = Services::routing_rules_in_order_in(tx, tenant_id).await?;
         let mut thresholds: Vec<i64> = rules.iter().flat_map(RoutingRule::no_answer_seconds).collect();
         thresholds.sort_unstable();
         thresholds.dedup();
@@ -248,12 +248,12 @@ impl Services {
         facts: &ConversationFacts,
         reason: Reason,
     ) -> CoreResult<Effects> {
-        let rules = self.routing_rules_in_order(tenant_id).await?;
+        let rules = Services::routing_rules_in_order_in(tx, tenant_id).await?;
         if rules.is_empty() {
             return Ok(Effects::default());
         }
         let hours = self
-            .schedules_for(tenant_id, rules.iter().flat_map(RoutingRule::all_conditions))
+            .schedules_for(tx, tenant_id, rules.iter().flat_map(RoutingRule::all_conditions))
             .await?;
         let decision = routing::decide(&rules, &facts.situation(Channel::Chat, Utc::now(), &hours));
         self.apply(tx, tenant_id, facts, reason, decision).await
@@ -585,9 +585,9 @@ impl Services {
         };
         leave_queue(&mut tx, tenant_id, customer_id).await?;
         let facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
-        let rules = self.routing_rules_in_order(tenant_id).await?;
+        let rules = Services::routing_rules_in_order_in(&mut tx, tenant_id).await?;
         let hours = self
-            .schedules_for(tenant_id, rules.iter().flat_map(RoutingRule::all_conditions))
+            .schedules_for(&mut tx, tenant_id, rules.iter().flat_map(RoutingRule::all_conditions))
             .await?;
         let decision = match RulePath::parse(&path) {
             Some(from) => routing::decide_else(&rules, &from, &facts.situation(Channel::Chat, Utc::now(), &hours)),

@@ -23,7 +23,7 @@ impl Services {
         id: &str,
         actor: &Actor,
     ) -> CoreResult<Option<(Message, String)>> {
-        let all = self.config_all::<SystemMessage>(tenant_id).await?;
+        let all = Services::config_all_in::<SystemMessage>(tx, tenant_id).await?;
         let Some(named) = all.iter().find(|m| m.meta.id.as_deref() == Some(id)) else {
             return Ok(None);
         };

@@ -70,8 +70,7 @@ impl Services {
         facts: &ConversationFacts,
         since: i64,
     ) -> CoreResult<()> {
-        let rules: Vec<SlaRule> = self
-            .config_all::<SlaRule>(tenant_id)
+        let rules: Vec<SlaRule> = Services::config_all_in::<SlaRule>(tx, tenant_id)
             .await?
             .into_iter()
             .filter(|r| r.active != Some(false) && r.trigger.is_some())
@@ -80,7 +79,7 @@ impl Services {
             return Ok(());
         }
         let hours = self
-            .schedules_for(tenant_id, rules.iter().flat_map(|r| r.conditions.iter()))
+            .schedules_for(tx, tenant_id, rules.iter().flat_map(|r| r.conditions.iter()))
             .await?;
         let started: DateTime<Utc> = from_ms(since);
         let situation = facts.situation(Channel::Chat, started, &hours);

@@ -119,6 +119,7 @@ impl Services {
     /// The schedules of the opening hours that `conditions` name.
     pub(crate) async fn schedules_for<'c>(
         &self,
+        tx: &mut Tx,
         tenant_id: &str,
         conditions: impl Iterator<Item = &'c Condition>,
     ) -> CoreResult<HashMap<String, Schedule>> {
@@ -131,8 +132,7 @@ impl Services {
         if wanted.is_empty() {
             return Ok(HashMap::new());
         }
-        Ok(self
-            .config_all::<OpeningHours>(tenant_id)
+        Ok(Services::config_all_in::<OpeningHours>(tx, tenant_id)
             .await?
             .iter()
             .filter_map(|h| {
