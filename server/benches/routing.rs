@@ -78,9 +78,9 @@ async fn tenant(s: &Services, name: &str) -> (String, String) {
 }
 
 /// 200 rules of mixed conditions; only the last (a catch-all to `team`) matches a
-/// customer without tags on no page.
-async fn rules(s: &Services, tenant_id: &str, team: &str, agent: &str) {
-    let hours = s
+/// customer without tags on no page. Returns the opening hours the rules name.
+async fn rules(s: &Services, tenant_id: &str, team: &str, agent: &str) -> OpeningHours {
+    let saved = s
         .save_opening_hours(
             tenant_id,
             OpeningHours {
@@ -97,10 +97,8 @@ async fn rules(s: &Services, tenant_id: &str, team: &str, agent: &str) {
             &actor(),
         )
         .await
-        .unwrap()
-        .meta
-        .id
         .unwrap();
+    let hours = saved.meta.id.clone().unwrap();
     for i in 0..RULES {
         let last = i == RULES - 1;
         let conditions = if last {
@@ -156,6 +154,7 @@ async fn rules(s: &Services, tenant_id: &str, team: &str, agent: &str) {
         .await
         .unwrap();
     }
+    saved
 }
 
 /// A team of online agents with room for every message of the run.
@@ -223,7 +222,7 @@ async fn decision_time(dir: &Path) {
     let s = Services::new(db);
     let (tenant_id, _) = tenant(&s, "Decide").await;
     let (team, agent) = agents(&s, &tenant_id).await;
-    rules(&s, &tenant_id, &team, &agent).await;
+    let office = rules(&s, &tenant_id, &team, &agent).await;
 
     let mut reads = Vec::new();
     for _ in 0..300 {
@@ -233,7 +232,8 @@ async fn decision_time(dir: &Path) {
         assert_eq!(rules.len(), RULES);
     }
     let rules = s.routing_rules_in_order(&tenant_id).await.unwrap();
-    let hours: HashMap<String, Schedule> = HashMap::new();
+    // The snapshot holds the schedules of the hours the rules name, as routing reads them.
+    let hours: HashMap<String, Schedule> = HashMap::from([(office.meta.id.clone().unwrap(), Schedule::new(&office))]);
     let tags: Vec<String> = vec![];
     let mut decisions = Vec::new();
     for n in 0..3000 {
