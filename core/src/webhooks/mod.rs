@@ -230,10 +230,11 @@ impl Services {
             "select {COLUMNS} from webhook_endpoints where tenant_id = $1 and not receiver order by created_at, id limit $2 offset $3"
         );
         let (total, rows): (i64, Vec<EndpointRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar("select count(*) from webhook_endpoints where tenant_id = $1 and not receiver")
-                .bind(tenant_id)
-                .fetch_one(pool)
-                .await?;
+            let total: i64 =
+                sqlx::query_scalar("select count(*) from webhook_endpoints where tenant_id = $1 and not receiver")
+                    .bind(tenant_id)
+                    .fetch_one(pool)
+                    .await?;
             let rows = sqlx::query_as(&sql)
                 .bind(tenant_id)
                 .bind(paging.limit)
