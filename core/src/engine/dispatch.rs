@@ -138,7 +138,7 @@ pub(crate) async fn closed(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> C
 /// presence change of a tenant would otherwise update the same row.
 pub(crate) async fn schedule_drain(tx: &mut Tx, tenant_id: &str) -> CoreResult<()> {
     let queued: Option<i64> = with_tx!(tx, |conn| sqlx::query_scalar(
-        "select 1 from routing_queue where tenant_id = $1 limit 1"
+        "select cast(1 as bigint) from routing_queue where tenant_id = $1 limit 1"
     )
     .bind(tenant_id)
     .fetch_optional(conn)
