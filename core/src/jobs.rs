@@ -50,6 +50,9 @@ pub mod kinds {
     pub const SLA_DEADLINE: &str = "sla.deadline";
     /// The end of a watchdog's grouping window (`engine::watchdogs`).
     pub const WATCHDOG_SUMMARY: &str = "watchdog.summary";
+    /// Delivering one alert (watchdog or SLA) to its receivers, once
+    /// (`engine::alerts`).
+    pub const ALERT: &str = "alert.deliver";
     /// Deleting finished work older than the retention period (`retention`).
     pub const RETENTION: &str = "retention";
     /// Sending one mail of the outbox (`server/src/mail.rs`), keyed by the mail id.

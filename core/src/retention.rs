@@ -5,7 +5,9 @@
 //!   attempts (the delivery log);
 //! - events (the outbox) that no delivery refers to any more and that were written
 //!   before the cutoff;
-//! - mail that was sent, or failed for good, before the cutoff.
+//! - mail that was sent, or failed for good, before the cutoff;
+//! - the engines' history: routing decisions (the match log) made, SLA clocks
+//!   ended, and notifications read before the cutoff.
 //!
 //! Nothing unfinished is deleted: a delivery still pending (an endpoint disabled
 //! for a month, say) keeps its event, and mail still waiting for an SMTP server
@@ -31,7 +33,24 @@ pub struct Pruned {
     pub events: u64,
     /// Sent or failed mail.
     pub mails: u64,
+    /// Routing decisions, ended SLA clocks and read notifications.
+    pub engine_history: u64,
 }
+
+impl Pruned {
+    /// Rows deleted in all.
+    pub fn total(&self) -> u64 {
+        self.deliveries + self.events + self.mails + self.engine_history
+    }
+}
+
+/// The engines' history that retention deletes: `(table, the column that says
+/// when a row finished)`; a row whose column is null has not finished.
+const ENGINE_HISTORY: [(&str, &str); 3] = [
+    ("routing_decisions", "at"),
+    ("sla_clocks", "ended_at"),
+    ("notifications", "read_at"),
+];
 
 /// Where the sweep over old events goes on: events older than the cutoff are read
 /// in `(created_at, id)` order, a batch at a time, so events that must stay (a
@@ -117,6 +136,24 @@ impl Services {
         Ok(deleted)
     }
 
+    /// Deletes up to `batch` rows of `table` (one of [`ENGINE_HISTORY`]) whose
+    /// `finished` column is before `before`.
+    async fn prune_history(&self, table: &str, finished: &str, before: i64, batch: i64) -> CoreResult<u64> {
+        let sql = format!(
+            "delete from {table} where id in (select id from {table} \
+             where {finished} < $1 order by {finished} limit $2)"
+        );
+        let mut tx = self.db().begin().await?;
+        let deleted = with_tx!(&mut tx, |conn| sqlx::query(&sql)
+            .bind(before)
+            .bind(batch)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        Ok(deleted)
+    }
+
     /// Prunes everything older than `before`, one batch per transaction, calling
     /// `pause` between batches (the server sleeps there, so requests' writes go
     /// first). Returns what it deleted.
@@ -179,6 +216,19 @@ impl Services {
                 return Ok((pruned, false));
             }
             pause().await;
+        }
+        for (table, finished) in ENGINE_HISTORY {
+            loop {
+                let n = self.prune_history(table, finished, before, batch).await?;
+                pruned.engine_history += n;
+                if i64::try_from(n).unwrap_or(i64::MAX) < batch {
+                    break;
+                }
+                if out_of_time() {
+                    return Ok((pruned, false));
+                }
+                pause().await;
+            }
         }
         Ok((pruned, true))
     }

@@ -77,7 +77,7 @@ test('a rule routes a message to an agent, who sees why, and a missed SLA notifi
   await expect(row).toBeVisible();
   await expect(row.getByRole('timer')).toContainText('SLA');
   await row.click();
-  await expect(grace.getByText('My order never arrived.')).toBeVisible();
+  await expect(grace.getByRole('list', { name: 'Messages' }).getByText('My order never arrived.')).toBeVisible();
   await expect(grace.locator('.routing-why .routed')).toContainText(`Routed by rule ${ruleName}`);
   await expect(grace.locator('.routing-why .routed')).toContainText('new conversation');
   await grace.getByText(/Routing history/).click();

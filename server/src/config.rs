@@ -87,7 +87,8 @@ pub struct ServeConfig {
 
     /// How long finished work is kept (humantime, e.g. `30d`): webhook deliveries
     /// that succeeded or failed, with their attempts, the events they delivered,
-    /// and sent or failed mail are deleted once older. `0` keeps them forever.
+    /// sent or failed mail, the routing match log, ended SLA clocks and read
+    /// notifications are deleted once older. `0` keeps them forever.
     #[arg(long, env = "RAPPORT_RETENTION", default_value = "30d")]
     pub retention: String,
 

@@ -37,11 +37,12 @@ pub async fn run(services: &Services, period: Option<Duration>, job: &Job) -> Co
             Some(Instant::now() + BUDGET),
         )
         .await?;
-    if pruned.deliveries + pruned.events + pruned.mails > 0 {
+    if pruned.total() > 0 {
         tracing::info!(
             deliveries = pruned.deliveries,
             events = pruned.events,
             mails = pruned.mails,
+            engine_history = pruned.engine_history,
             finished,
             "pruned work older than the retention period"
         );

@@ -155,7 +155,7 @@ fn EngineSettings(w: WorkspaceView, action: FormAction<UpdateEngineSettings>) ->
                         <FieldMessage problem field="businessHoursId" id="workspace-business-hours-error" />
                     </div>
                 </div>
-                <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save"</button>
+                <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save conversation settings"</button>
             </PostForm>
             <ActionError value=action.value() />
             <SavedNote value=action.value() />

@@ -1,7 +1,7 @@
 //! Alerts: what a watchdog or an SLA rule sends to its receivers.
 //!
 //! [`deliver`] is called in the transaction of whatever raised the alert, and
-//! only queues it there: one durable job ([`ALERT_JOB`]), which the job runner
+//! only queues it there: one durable job ([`kinds::ALERT`]), which the job runner
 //! runs a moment later (within its poll interval, 200 ms). That job writes, in
 //! one transaction of its own:
 //! - `EMAIL`: a mail in the outbox ([`crate::mail`]), which the runner sends over
@@ -35,15 +35,12 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    jobs::{self, Job},
+    jobs::{self, kinds, Job},
     live::LiveEvent,
     mail::{self, NewMail},
     time::{from_ms, now_ms},
     with_tx, Services,
 };
-
-/// The job kind that delivers one alert (handled by [`Services::run_alert_job`]).
-pub const ALERT_JOB: &str = "alert.deliver";
 
 /// [`Alert::kind`] of a missed SLA; its webhook event is `sla.missed`.
 pub const SLA_MISSED: &str = "SLA_MISSED";
@@ -139,7 +136,7 @@ pub(crate) async fn deliver(
     })
     .map_err(|e| CoreError::Internal(format!("alert payload: {e}")))?;
     let key = format!("{tenant_id}:{}", uuid::Uuid::now_v7().simple());
-    jobs::schedule(tx, Some(tenant_id), ALERT_JOB, &key, now_ms(), &payload).await
+    jobs::schedule(tx, Some(tenant_id), kinds::ALERT, &key, now_ms(), &payload).await
 }
 
 /// Deletes the row of `job`'s claim in `tx`, so that what `tx` writes happens
@@ -168,7 +165,7 @@ pub(crate) struct Notified {
 }
 
 impl Services {
-    /// Runs an [`ALERT_JOB`]: writes the alert for each receiver, once.
+    /// Runs an [`kinds::ALERT`]: writes the alert for each receiver, once.
     pub async fn run_alert_job(&self, job: &Job) -> CoreResult<()> {
         let tenant_id = job
             .tenant_id

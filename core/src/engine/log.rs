@@ -146,17 +146,8 @@ impl Services {
         customer_id: &str,
         limit: i64,
     ) -> CoreResult<Vec<RoutingRecord>> {
-        let sql = format!(
-            "select {COLUMNS} from routing_decisions where tenant_id = $1 and customer_id = $2 \
-             order by at desc, id desc limit $3"
-        );
-        let rows: Vec<Row> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
-            .bind(tenant_id)
-            .bind(customer_id)
-            .bind(limit.clamp(1, 200))
-            .fetch_all(pool)
-            .await)?;
-        Ok(rows.into_iter().map(record).collect())
+        self.routing_log_where("customer_id", tenant_id, customer_id, limit)
+            .await
     }
 
     /// The decisions in which a routing rule matched, newest first (at most `limit`).
@@ -166,13 +157,25 @@ impl Services {
         rule_id: &str,
         limit: i64,
     ) -> CoreResult<Vec<RoutingRecord>> {
+        self.routing_log_where("rule_id", tenant_id, rule_id, limit).await
+    }
+
+    /// Decisions whose `column` (a fixed column name, never input) is `value`,
+    /// newest first (at most `limit`, clamped to 1–200).
+    async fn routing_log_where(
+        &self,
+        column: &'static str,
+        tenant_id: &str,
+        value: &str,
+        limit: i64,
+    ) -> CoreResult<Vec<RoutingRecord>> {
         let sql = format!(
-            "select {COLUMNS} from routing_decisions where tenant_id = $1 and rule_id = $2 \
+            "select {COLUMNS} from routing_decisions where tenant_id = $1 and {column} = $2 \
              order by at desc, id desc limit $3"
         );
         let rows: Vec<Row> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
-            .bind(rule_id)
+            .bind(value)
             .bind(limit.clamp(1, 200))
             .fetch_all(pool)
             .await)?;

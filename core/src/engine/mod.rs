@@ -47,7 +47,7 @@ impl Services {
                 None => Ok(()),
             },
             kinds::WATCHDOG_SUMMARY => self.watchdog_summary(job).await,
-            alerts::ALERT_JOB => self.run_alert_job(job).await,
+            kinds::ALERT => self.run_alert_job(job).await,
             other => Err(CoreError::Internal(format!("no engine handles jobs of kind {other}"))),
         }
     }

@@ -31,6 +31,7 @@ mod reports;
 mod resources;
 mod rollups;
 mod routing_api;
+mod routing_timers;
 mod settings;
 mod smtp;
 mod tenants;
