@@ -1,0 +1,365 @@
+// chat.js: the chat widget, loaded by the loader when the page is idle or the
+// visitor opens the chat. It renders in an open shadow root on its own host
+// element, styled only by an adopted stylesheet (see styles.ts), so neither the
+// host page's CSS nor a strict CSP can break it. Server data is only ever set as
+// text or as checked http(s) links, never as HTML.
+
+import type { Chat, ChunkFactory, Core, Message, WidgetConfig } from '../types';
+import { load, save } from '../util';
+import { pickLanguage, strings } from './i18n';
+import { readStream } from './sse';
+import { css } from './styles';
+
+type Child = Node | string | null | undefined | false;
+
+/** Builds an element; `on…` attributes become listeners, the rest attributes. */
+function h(tag: string, attrs: Record<string, unknown> = {}, ...children: Child[]): HTMLElement {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === false || value == null) continue;
+    if (name.startsWith('on')) el.addEventListener(name.slice(2), value as EventListener);
+    else el.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children) if (child) el.append(child);
+  return el;
+}
+
+/** A speech-bubble icon, built as SVG nodes (no markup strings). */
+function icon(): SVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  const path = document.createElementNS(ns, 'path');
+  path.setAttribute('d', 'M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm3 6.5a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01z');
+  svg.append(path);
+  return svg;
+}
+
+/** The URL if it is an absolute http(s) URL: no javascript: links from server data. */
+function safeUrl(url?: string | null): string | null {
+  try {
+    const parsed = new URL(url || '');
+    return /^https?:$/.test(parsed.protocol) ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}
+
+const CONFIG_MAX_AGE = 60_000;
+
+const createChat: ChunkFactory = (core: Core): Chat => {
+  const lang = pickLanguage([...(navigator.languages || []), navigator.language]);
+  const t = strings(lang);
+  const draftKey = `rapport:${core.key}:draft`;
+  const time = new Intl.DateTimeFormat(lang, { hour: 'numeric', minute: '2-digit' });
+
+  const host = document.createElement('rapport-widget');
+  const shadow = host.attachShadow({ mode: 'open' });
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync(css);
+  shadow.adoptedStyleSheets = [sheet];
+
+  // Launcher.
+  const badge = h('span', { class: 'badge', 'aria-hidden': 'true', hidden: true });
+  const launcher = h(
+    'button',
+    { type: 'button', class: 'launcher', 'aria-label': t.launcher, 'aria-expanded': 'false', 'aria-controls': 'panel' },
+    icon(),
+    badge,
+  );
+  launcher.addEventListener('click', () => (panel.hidden ? open() : close()));
+
+  // Panel: header, status line, message log, composer or offline form.
+  const status = h('p', { class: 'status', role: 'status', hidden: true });
+  const log = h(
+    'div',
+    { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': t.messages, tabindex: '0' },
+    h('p', { class: 'note' }, t.greeting),
+  );
+  const input = h('textarea', {
+    id: 'input',
+    rows: '1',
+    autocomplete: 'off',
+    maxlength: '10000',
+    onkeydown: (e: KeyboardEvent) => {
+      // Enter sends; Shift+Enter is a new line; Enter that ends an IME
+      // composition (Japanese input) only confirms the text.
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        submit();
+      }
+    },
+    oninput: () => save(draftKey, input.value || null, true),
+  }) as HTMLTextAreaElement;
+  input.value = load(draftKey, true) || '';
+  const composer = h(
+    'form',
+    { class: 'composer', onsubmit: (e: Event) => (e.preventDefault(), submit()) },
+    h('label', { for: 'input', class: 'sr' }, t.yourMessage),
+    input,
+    h('button', { type: 'submit', class: 'send' }, t.send),
+  );
+  const offline = h('form', { class: 'offline', hidden: true });
+  const panel = h(
+    'div',
+    {
+      id: 'panel',
+      class: 'panel',
+      role: 'dialog',
+      'aria-label': t.launcher,
+      'aria-labelledby': 'title',
+      hidden: true,
+      onkeydown: (e: KeyboardEvent) => e.key === 'Escape' && close(),
+    },
+    h(
+      'header',
+      {},
+      h('h2', { id: 'title' }, t.launcher),
+      h('button', { type: 'button', class: 'close', 'aria-label': t.close, onclick: () => close() }, '×'),
+    ),
+    status,
+    log,
+    composer,
+    offline,
+  );
+  const root = h('div', { class: 'root', lang }, panel, launcher);
+  shadow.append(root);
+  (document.body || document.documentElement).append(host);
+
+  // Messages, by id, so history reloads and stream events never show one twice.
+  const shown = new Map<string, HTMLElement>();
+  let unread = 0;
+
+  const scrollDown = () => (log.scrollTop = log.scrollHeight);
+  const setUnread = (count: number) => {
+    unread = count;
+    badge.textContent = String(count);
+    badge.hidden = !count;
+    launcher.setAttribute('aria-label', count ? `${t.launcher} (${count} ${t.unread})` : t.launcher);
+  };
+  const meta = (el: HTMLElement, text: string) => {
+    el.querySelectorAll('.meta, .retry').forEach((n) => n.remove());
+    el.append(h('span', { class: 'meta' }, text));
+  };
+  const bubble = (inbound: boolean, at: string) =>
+    h('div', { class: `msg ${inbound ? 'in' : 'out'}`, 'data-at': at }, inbound && h('span', { class: 'sr' }, `${t.you}: `));
+
+  const render = (m: Message): HTMLElement => {
+    const el = bubble(m.direction === 'INBOUND', m.createdAt);
+    const text = m.message || '';
+    if (m.type === 'CARD') {
+      el.classList.add('card');
+      if (text) el.append(h('span', {}, text));
+      const link = safeUrl(m.buttonLink);
+      if (link) {
+        el.append(
+          h('a', { class: 'button', href: link, target: '_blank', rel: 'noopener noreferrer' }, m.buttonText || link),
+        );
+      }
+    } else if (m.type === 'FILE' || m.type === 'AUDIO' || m.type === 'VIDEO') {
+      const link = safeUrl(m.url);
+      const kind = m.type === 'FILE' ? t.file : m.type === 'AUDIO' ? t.audio : t.video;
+      const label = `${kind}: ${text || (link ? decodeURIComponent(link.split('/').pop() || link) : '')}`;
+      el.append(link ? h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, label) : label);
+    } else {
+      el.append(text);
+    }
+    meta(el, time.format(new Date(m.createdAt)));
+    return el;
+  };
+
+  /** Shows a message from the server; returns false if it was shown already. */
+  const add = (m: Message): boolean => {
+    if (shown.has(m.id)) return false;
+    const el = render(m);
+    shown.set(m.id, el);
+    // Keep the log in time order: history may arrive after live messages.
+    const after = Array.from(log.querySelectorAll<HTMLElement>('.msg')).find(
+      (n) => (n.getAttribute('data-at') || '') > m.createdAt,
+    );
+    log.insertBefore(el, after || null);
+    scrollDown();
+    return true;
+  };
+
+  // Sending: the bubble shows "Sending…", then the time, or "Not sent." with a
+  // retry. The text stays in the bubble until it is sent.
+  const send = (text: string, el: HTMLElement) => {
+    el.classList.remove('failed');
+    meta(el, t.sending);
+    core
+      .request<Message>('/widget/message', {
+        body: { message: text, pageUrl: location.href, language: navigator.language },
+        visitor: true,
+      })
+      .then((m) => {
+        if (shown.has(m.id)) el.remove();
+        else {
+          shown.set(m.id, el);
+          el.setAttribute('data-at', m.createdAt);
+          meta(el, time.format(new Date(m.createdAt)));
+        }
+        listen();
+        core.emit('messageSent', m);
+      })
+      .catch((e) => {
+        el.classList.add('failed');
+        meta(el, t.failed);
+        el.append(h('button', { type: 'button', class: 'retry', onclick: () => send(text, el) }, t.retry));
+        core.emit('error', e);
+      });
+  };
+  function submit() {
+    const text = input.value.trim();
+    if (!text) return;
+    input.value = '';
+    save(draftKey, null, true);
+    const el = bubble(true, '\uffff');
+    el.append(text);
+    log.append(el);
+    scrollDown();
+    send(text, el);
+  }
+
+  // History: newest first from the server. Outbound messages the widget had not
+  // received yet count as unread while the panel is closed.
+  const loadHistory = async () => {
+    const page = await core.request<{ results: Message[] }>('/widget/message?pageSize=100', { visitor: true });
+    let fresh = 0;
+    for (const m of page.results.slice().reverse()) {
+      if (add(m) && m.direction === 'OUTBOUND' && !(m as { deliveredAt?: string }).deliveredAt) fresh++;
+    }
+    if (panel.hidden && fresh) setUnread(unread + fresh);
+  };
+
+  // Live messages, once the visitor exists.
+  let stopStream: (() => void) | null = null;
+  function listen() {
+    if (stopStream || !core.customerId()) return;
+    stopStream = readStream((signal) => core.fetchRaw('/widget/stream', signal), {
+      event(name, data) {
+        if (name !== 'message') return;
+        try {
+          const m = JSON.parse(data) as Message;
+          if (add(m)) {
+            if (panel.hidden) setUnread(unread + 1);
+            core.emit('message', m);
+          }
+        } catch (e) {
+          core.emit('error', e);
+        }
+      },
+      open() {
+        status.hidden = true;
+        // (Re)connected: fetch what arrived while the stream was down.
+        loadHistory().catch((e) => core.emit('error', e));
+      },
+      down() {
+        status.textContent = t.unreachable;
+        status.hidden = false;
+      },
+    });
+  }
+
+  // Opening hours: closed shows the offline form. A server without the endpoint,
+  // or one that cannot be reached, counts as open.
+  let config: WidgetConfig = { open: true };
+  let configAt = 0;
+  let configTimer: ReturnType<typeof setTimeout> | undefined;
+  const refreshConfig = async () => {
+    configAt = Date.now();
+    try {
+      config = (await core.request<WidgetConfig>('/widget/config')) || { open: true };
+    } catch {
+      config = { open: true };
+    }
+    clearTimeout(configTimer);
+    const next = config.nextChangeAt ? Date.parse(config.nextChangeAt) - Date.now() : NaN;
+    if (next > 0) configTimer = setTimeout(refreshConfig, Math.min(next + 1000, 86_400_000));
+    showMode();
+  };
+  const showMode = () => {
+    const closed = config.open === false;
+    composer.hidden = closed;
+    offline.hidden = !closed;
+    if (closed && !offline.firstChild) buildOffline();
+  };
+  const buildOffline = () => {
+    const field = (label: string, el: HTMLElement) => h('label', {}, label, el);
+    const name = h('input', { name: 'name', autocomplete: 'name', maxlength: '200' }) as HTMLInputElement;
+    const email = h('input', { name: 'email', type: 'email', autocomplete: 'email', maxlength: '254' }) as HTMLInputElement;
+    const message = h('textarea', { name: 'message', required: true, maxlength: '10000' }) as HTMLTextAreaElement;
+    const button = h('button', { type: 'submit', class: 'send' }, t.sendForm) as HTMLButtonElement;
+    const result = h('p', { role: 'status' });
+    offline.append(
+      h('h3', {}, t.offlineTitle),
+      h('p', {}, t.offlineText),
+      field(t.name, name),
+      field(t.email, email),
+      field(t.message, message),
+      button,
+      result,
+    );
+    offline.addEventListener('submit', (e) => {
+      e.preventDefault();
+      if (!message.value.trim()) return message.focus();
+      button.disabled = true;
+      const body = {
+        name: name.value.trim() || undefined,
+        email: email.value.trim() || undefined,
+        message: message.value.trim(),
+        url: location.href,
+      };
+      core
+        .request<Message>('/widget/form', { body, visitor: true })
+        .then((m) => {
+          offline.replaceChildren(h('p', { role: 'status', class: 'thanks' }, t.thanks));
+          core.emit('messageSent', m);
+        })
+        .catch((err) => {
+          result.textContent = t.formFailed;
+          button.disabled = false;
+          core.emit('error', err);
+        });
+    });
+  };
+
+  function open() {
+    if (panel.hidden) {
+      panel.hidden = false;
+      root.classList.add('open');
+      launcher.setAttribute('aria-expanded', 'true');
+      setUnread(0);
+      scrollDown();
+      core.emit('open');
+    }
+    if (Date.now() - configAt > CONFIG_MAX_AGE) void refreshConfig();
+    // Opening starts the visitor, so the stream and history follow.
+    core
+      .startVisitor()
+      .then(listen)
+      .catch((e) => {
+        status.textContent = t.unreachable;
+        status.hidden = false;
+        core.emit('error', e);
+      });
+    const first = offline.hidden ? input : offline.querySelector<HTMLElement>('input, textarea');
+    (first || input).focus();
+  }
+  function close() {
+    if (panel.hidden) return;
+    panel.hidden = true;
+    root.classList.remove('open');
+    launcher.setAttribute('aria-expanded', 'false');
+    launcher.focus();
+    core.emit('close');
+  }
+
+  // A returning visitor listens at once, so answers reach it with the panel closed.
+  listen();
+  return { open, close };
+};
+
+// The loader injects this script only after setting up the registry.
+if (window.__rapportChunks) window.__rapportChunks.push(['chat', createChat]);

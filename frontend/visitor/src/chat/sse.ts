@@ -1,0 +1,70 @@
+// A Server-Sent Events reader over fetch. EventSource cannot send headers, and
+// `/widget/stream` authenticates with the widget key and visitor token headers,
+// so the stream is read from a ReadableStream and parsed here (the subset of the
+// SSE format the server sends: `event`, `data`, comments), with reconnects that
+// back off while Rapport is unreachable.
+
+export interface StreamHandlers {
+  /** One dispatched event. */
+  event(name: string, data: string): void;
+  /** The stream is (again) open: a chance to fetch what was missed meanwhile. */
+  open(): void;
+  /** The stream broke; it will reconnect after `retryMs`. */
+  down(retryMs: number): void;
+}
+
+/** Calls `connect` again whenever the stream ends; returns a stop function. */
+export function readStream(connect: (signal: AbortSignal) => Promise<Response>, on: StreamHandlers): () => void {
+  let stopped = false;
+  let controller: AbortController | null = null;
+  let failures = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const run = async () => {
+    controller = new AbortController();
+    try {
+      const response = await connect(controller.signal);
+      if (!response.body) throw new Error('no stream');
+      failures = 0;
+      on.open();
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      let name = '';
+      let data: string[] = [];
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const lines = buffer.split(/\r\n|\r|\n/);
+        buffer = lines.pop() || '';
+        for (const line of lines) {
+          if (line === '') {
+            if (data.length) on.event(name || 'message', data.join('\n'));
+            name = '';
+            data = [];
+          } else if (line[0] !== ':') {
+            const colon = line.indexOf(':');
+            const field = colon < 0 ? line : line.slice(0, colon);
+            const text = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+            if (field === 'event') name = text;
+            else if (field === 'data') data.push(text);
+          }
+        }
+      }
+    } catch {
+      // Closed or unreachable: reconnect below.
+    }
+    if (stopped) return;
+    // A stream the server closed normally reconnects soon; repeated failures wait
+    // longer each time, up to a minute.
+    const wait = Math.min(60_000, 1000 * 2 ** Math.min(failures++, 6)) * (0.5 + Math.random() / 2);
+    on.down(wait);
+    timer = setTimeout(run, wait);
+  };
+  void run();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    if (controller) controller.abort();
+  };
+}

@@ -1,0 +1,258 @@
+// loader.js: the one script customers embed. It must stay small (≤ 5 KB gzip) and
+// harmless: it reads the widget key from its own tag, exposes the `Rapport` API
+// (replaying calls queued by the inline stub), tracks visits, resources and
+// errors, and fetches the chat UI (chat.js) when the page is idle or the visitor
+// asks for it. Nothing here may throw into the host page or block it: every
+// network call is caught, and failures back off.
+
+import { call, callJson, Endpoint } from './net';
+import { startTracking } from './track';
+import type { Chat, Core, EventName, RequestOptions } from './types';
+import { backoff, load, newId, save } from './util';
+
+type Listener = (data?: unknown) => void;
+type Profile = Record<string, unknown>;
+interface Api {
+  (command: string, ...args: unknown[]): unknown;
+  q?: ArrayLike<unknown>[];
+  [method: string]: unknown;
+}
+declare global {
+  interface Window {
+    Rapport?: Api;
+  }
+}
+
+(() => {
+  const existing = window.Rapport;
+  // Embedded twice: the first copy owns the page.
+  if (existing && existing.loaded) return;
+
+  const script =
+    (document.currentScript as HTMLScriptElement | null) ||
+    document.querySelector<HTMLScriptElement>('script[data-rapport-key]');
+  const key = script && script.getAttribute('data-rapport-key');
+  if (!script || !key) {
+    console.warn('Rapport: the loader script needs data-rapport-key');
+    return;
+  }
+  const src = new URL(script.src, location.href);
+  const base = src.href.replace(/[^/]*$/, '');
+  const prefix = `rapport:${key}:`;
+
+  // Identity: the visitor token (chat) and an anonymous id (tracking).
+  interface Identity {
+    customerId: string;
+    visitorToken: string;
+  }
+  let identity: Identity | null = null;
+  try {
+    identity = JSON.parse(load(prefix + 'visitor') || 'null');
+  } catch {
+    // A damaged entry starts a new visitor.
+  }
+  let visitorId = load(prefix + 'vid');
+  if (!visitorId) save(prefix + 'vid', (visitorId = newId()));
+  let profile: Profile = {};
+  let tags: string[] = [];
+  try {
+    tags = JSON.parse(load(prefix + 'tags') || '[]');
+  } catch {
+    // Start without tags.
+  }
+
+  const end: Endpoint = { origin: src.origin, key, token: () => identity && identity.visitorToken };
+
+  // Events for the host page's callbacks; a callback that throws is reported on
+  // the console, never allowed to stop the widget.
+  const listeners: Partial<Record<EventName, Listener[]>> = {};
+  let ready = false;
+  const emit = (event: EventName, data?: unknown) => {
+    for (const cb of listeners[event] || []) {
+      try {
+        cb(data);
+      } catch (e) {
+        console.error('Rapport: an event callback threw', e);
+      }
+    }
+  };
+
+  // Starting the visitor creates a customer, so it happens only when needed: on
+  // open, first message, tag or identify. One start at a time; a lost network
+  // retries with backoff.
+  let starting: Promise<string> | null = null;
+  const startVisitor = (): Promise<string> => {
+    if (identity) return Promise.resolve(identity.customerId);
+    if (!starting) {
+      starting = (async () => {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            const body = { language: navigator.language, ...profile, pageUrl: location.href };
+            identity = await callJson<Identity>(end, '/widget/visitor', { body });
+            save(prefix + 'visitor', JSON.stringify(identity));
+            save(prefix + 'profile', JSON.stringify(profile));
+            return identity.customerId;
+          } catch (e) {
+            const status = (e as { status?: number }).status;
+            // A profile the server refuses must not keep the visitor from chatting.
+            if (status === 422 && Object.keys(profile).length) {
+              emit('error', e);
+              profile = {};
+            } else if ((status && status < 500 && status !== 429) || attempt >= 4) {
+              throw e;
+            } else await new Promise((r) => setTimeout(r, backoff(attempt)));
+          }
+        }
+      })();
+      starting.catch(() => undefined).then(() => (starting = null));
+    }
+    return starting;
+  };
+
+  // A REST call as the visitor. A token the server no longer knows (key rotated,
+  // customer deleted) is dropped, and the call retried once with a new visitor.
+  const request = async <T>(path: string, options: RequestOptions = {}, retried?: boolean): Promise<T> => {
+    if (options.visitor) await startVisitor();
+    try {
+      return await callJson<T>(end, path, options);
+    } catch (e) {
+      if (options.visitor && (e as { status?: number }).status === 401 && !retried) {
+        identity = null;
+        save(prefix + 'visitor', null);
+        return request(path, options, true);
+      }
+      throw e;
+    }
+  };
+
+  // Swallows a failed background call, telling `error` listeners.
+  const quietly = (promise: Promise<unknown>) => promise.catch((e) => emit('error', e));
+
+  const core: Core = {
+    origin: end.origin,
+    key,
+    request,
+    fetchRaw: (path, signal) => call(end, path, { visitor: true, signal }),
+    startVisitor,
+    customerId: () => identity && identity.customerId,
+    emit,
+  };
+
+  // The chat chunk: a classic async script (a cross-origin module would need
+  // CORS), which registers itself on window.__rapportChunks.
+  let chat: Chat | null = null;
+  let chatRequested = false;
+  let wantOpen: boolean | null = null;
+  const chunkAttempts: Record<string, number> = {};
+  window.__rapportChunks = {
+    push([name, factory]) {
+      if (name !== 'chat' || chat) return;
+      try {
+        chat = factory(core);
+        ready = true;
+        emit('ready');
+        if (wantOpen) chat.open();
+      } catch (e) {
+        emit('error', e);
+      }
+    },
+  };
+  const loadChunk = (name: string) => {
+    const el = document.createElement('script');
+    el.async = true;
+    el.src = `${base}${name}.js`;
+    el.onerror = () => {
+      el.remove();
+      // Rapport unreachable: try again later, less and less often.
+      const attempt = (chunkAttempts[name] = (chunkAttempts[name] || 0) + 1);
+      if (attempt < 6) setTimeout(() => loadChunk(name), backoff(attempt, 5000));
+    };
+    (document.head || document.documentElement).appendChild(el);
+  };
+  const loadChat = () => {
+    if (chatRequested) return;
+    chatRequested = true;
+    loadChunk('chat');
+  };
+  const whenIdle = (fn: () => void) => {
+    const idle = () =>
+      'requestIdleCallback' in window ? requestIdleCallback(fn, { timeout: 4000 }) : setTimeout(fn, 1500);
+    if (document.readyState === 'complete') idle();
+    else addEventListener('load', idle, { once: true });
+  };
+
+  // The script API.
+  const sameProfile = (a: Profile, b: Profile) => JSON.stringify(a) === JSON.stringify(b);
+  const methods: Record<string, (...args: any[]) => unknown> = {
+    identify(given: Profile) {
+      if (!given || typeof given !== 'object') return;
+      profile = { ...profile, ...given };
+      if (!identity) return quietly(startVisitor());
+      // Already started: update the customer, once per change. The endpoint is
+      // new; a server without it (404) is not an error worth reporting.
+      if (sameProfile(JSON.parse(load(prefix + 'profile') || '{}'), profile)) return;
+      return request('/widget/profile', { body: profile, visitor: true }).then(
+        () => save(prefix + 'profile', JSON.stringify(profile)),
+        (e) => e.status !== 404 && emit('error', e),
+      );
+    },
+    tag(...given: unknown[]) {
+      const list = ([] as unknown[])
+        .concat(...given)
+        .map((t) => String(t).trim())
+        .filter((t) => t && t.length <= 64);
+      if (!list.length) return;
+      tags = Array.from(new Set(tags.concat(list))).slice(0, 50);
+      save(prefix + 'tags', JSON.stringify(tags));
+      return quietly(request('/widget/tags', { body: { tags: list }, visitor: true }));
+    },
+    open() {
+      wantOpen = true;
+      if (chat) chat.open();
+      else loadChat();
+    },
+    close() {
+      wantOpen = false;
+      if (chat) chat.close();
+    },
+    on(event: EventName, cb: Listener) {
+      if (typeof cb !== 'function') return;
+      (listeners[event] = listeners[event] || []).push(cb);
+      if (event === 'ready' && ready) cb();
+    },
+    off(event: EventName, cb: Listener) {
+      listeners[event] = (listeners[event] || []).filter((l) => l !== cb);
+    },
+    // Recording consent, kept for the recorder (a later chunk).
+    consent(given: boolean) {
+      save(prefix + 'consent', given ? '1' : '0');
+    },
+    visitorId: () => visitorId,
+  };
+  const api = function (command: string, ...args: unknown[]) {
+    const method = methods[command];
+    if (!method) return console.warn(`Rapport: unknown command ${command}`);
+    try {
+      return method(...args);
+    } catch (e) {
+      emit('error', e);
+    }
+  } as Api;
+  for (const name in methods) api[name] = (...args: unknown[]) => api(name, ...args);
+  api.loaded = true;
+  const queued = (existing && existing.q) || [];
+  window.Rapport = api;
+
+  try {
+    startTracking(end, {
+      visitorId,
+      externalId: () => (profile.externalId ? String(profile.externalId) : undefined),
+      tags: () => tags,
+    });
+  } catch (e) {
+    emit('error', e);
+  }
+  for (const args of Array.from(queued)) api(...(Array.from(args) as [string, ...unknown[]]));
+  // A returning visitor has a conversation to listen to: load the chat soon.
+  whenIdle(loadChat);
+})();

@@ -1,0 +1,72 @@
+// Types shared by the loader and the chunks it loads (chat.js, later recorder.js).
+// Only types live here: each chunk is its own IIFE bundle, so anything with a
+// runtime value would be duplicated into every file.
+
+/** A message as the REST API returns it (core/src/conversations/messages.rs). */
+export interface Message {
+  id: string;
+  customerId: string;
+  direction: 'INBOUND' | 'OUTBOUND';
+  type: 'MESSAGE' | 'AUDIO' | 'VIDEO' | 'FILE' | 'CARD';
+  message?: string | null;
+  url?: string | null;
+  buttonText?: string | null;
+  buttonLink?: string | null;
+  channel: string;
+  senderType: string;
+  createdAt: string;
+}
+
+/** `GET /widget/config`: whether agents are there now. */
+export interface WidgetConfig {
+  open: boolean;
+  nextChangeAt?: string | null;
+  language?: string;
+}
+
+export type EventName = 'ready' | 'open' | 'close' | 'message' | 'messageSent' | 'error';
+
+/** A REST call; `visitor` adds the visitor token, starting the visitor first. */
+export interface RequestOptions {
+  method?: string;
+  body?: unknown;
+  visitor?: boolean;
+  keepalive?: boolean;
+  signal?: AbortSignal;
+}
+
+/** What the loader hands to a chunk: the one place that talks to Rapport. */
+export interface Core {
+  /** The Rapport origin, e.g. `https://rapport.example.com`. */
+  origin: string;
+  key: string;
+  /** JSON of a REST call under /rest/v1; throws {@link HttpError} or a network error. */
+  request<T>(path: string, options?: RequestOptions): Promise<T>;
+  /** A raw response (the SSE stream), with the widget key and visitor token set. */
+  fetchRaw(path: string, signal: AbortSignal): Promise<Response>;
+  /** Starts the visitor if needed; resolves to its customer id. */
+  startVisitor(): Promise<string>;
+  /** The visitor's customer id, if it has started (this page or an earlier one). */
+  customerId(): string | null;
+  emit(event: EventName, data?: unknown): void;
+}
+
+/** What the chat chunk gives back to the loader. */
+export interface Chat {
+  open(): void;
+  close(): void;
+}
+
+export type ChunkFactory = (core: Core) => Chat;
+
+export interface HttpError extends Error {
+  status: number;
+  retryAfter?: number;
+}
+
+declare global {
+  interface Window {
+    /** Where chunks register: `push([name, factory])`. */
+    __rapportChunks?: { push(chunk: [string, ChunkFactory]): void };
+  }
+}
