@@ -1,0 +1,354 @@
+// The visitor script (frontend/visitor) on a customer's website: the demo shop,
+// served from DEMO_URL, another origin than Rapport (BASE_URL), with the snippet
+// filled in with this server's default workspace's widget key.
+import { APIRequestContext, Browser, BrowserContext, expect, Page, test } from '@playwright/test';
+import { createApiKey, expectAccessible, hydrated, screenshot, signIn } from './helpers';
+
+const demoUrl = (process.env.DEMO_URL ?? 'http://127.0.0.1:3001').replace(/\/$/, '');
+const rapportOrigin = new URL(process.env.BASE_URL ?? 'http://127.0.0.1:3000').origin;
+
+let auth: Record<string, string>;
+let widgetKey: string;
+
+test.beforeAll(async ({ browser }) => {
+  const page = await browser.newPage();
+  await signIn(page);
+  auth = { Authorization: `Bearer ${await createApiKey(page)}` };
+  const key = await page.request.get('/rest/v1/widget/key', { headers: auth });
+  expect(key.status()).toBe(200);
+  widgetKey = (await key.json()).widgetKey;
+  await page.close();
+});
+
+/** A visitor's browser: records uncaught errors of the page. */
+async function visitor(browser: Browser, options = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  return { context, page, errors };
+}
+
+/** Opens a demo page and checks it embeds this server's widget key. */
+async function openDemo(page: Page, path = 'index.html') {
+  await page.goto(`${demoUrl}/${path}`);
+  await expect(page.locator('script[data-rapport-key]')).toHaveAttribute('data-rapport-key', widgetKey);
+}
+
+const widget = (page: Page) => page.locator('rapport-widget');
+const launcher = (page: Page) => widget(page).getByRole('button', { name: /^Chat with us/ });
+const dialog = (page: Page) => widget(page).getByRole('dialog', { name: 'Chat with us' });
+const log = (page: Page) => widget(page).getByRole('log', { name: 'Messages' });
+
+/** The visitor's ids, as the script keeps them. */
+async function ids(page: Page): Promise<{ visitorId: string; customerId?: string }> {
+  return page.evaluate((key) => {
+    const stored = JSON.parse(localStorage.getItem(`rapport:${key}:visitor`) || 'null');
+    return { visitorId: (window as any).Rapport.visitorId(), customerId: stored?.customerId };
+  }, widgetKey);
+}
+
+/** Writes in the open widget and waits until the message is sent. */
+async function write(page: Page, text: string) {
+  await dialog(page).getByRole('textbox', { name: 'Your message' }).fill(text);
+  await dialog(page).getByRole('button', { name: 'Send' }).click();
+  const bubble = log(page).locator('.msg', { hasText: text });
+  await expect(bubble).toBeVisible();
+  await expect(bubble).not.toContainText('Sending');
+  await expect(bubble).not.toHaveClass(/failed/);
+}
+
+async function customer(request: APIRequestContext, id: string) {
+  const response = await request.get(`/rest/v1/customer/${id}`, { headers: auth });
+  expect(response.status()).toBe(200);
+  return response.json();
+}
+
+test('a visitor on another origin chats with an agent, live', async ({ browser, page: agent, request }) => {
+  test.setTimeout(90_000);
+  const { context, page, errors } = await visitor(browser);
+  const name = `Vera ${Date.now()}`;
+  await openDemo(page);
+  // The launcher appears once the chat UI has loaded, at idle.
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  await page.evaluate((n) => (window as any).Rapport('identify', { firstName: n, externalId: `ext-${n}` }), name);
+  await launcher(page).click();
+  await expect(dialog(page)).toBeVisible();
+  await expect(dialog(page).getByRole('heading', { name: 'Chat with us' })).toBeVisible();
+  await expect(dialog(page).getByRole('textbox', { name: 'Your message' })).toBeFocused();
+  await write(page, 'Hello! Is the Sencha in stock?');
+
+  // The agent sees it in the inbox and answers.
+  await signIn(agent);
+  await agent.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Inbox' }).click();
+  await hydrated(agent);
+  const row = agent.getByRole('link', { name: new RegExp(name) });
+  await expect(row).toBeVisible();
+  await row.click();
+  const thread = agent.getByRole('list', { name: 'Messages' });
+  await expect(thread.getByText('Hello! Is the Sencha in stock?')).toBeVisible();
+  await agent.getByLabel('Reply').fill('Yes, we have plenty. It ships today.');
+  await agent.getByRole('button', { name: 'Send' }).click();
+
+  // The visitor sees the answer without a reload.
+  await expect(log(page).getByText('Yes, we have plenty. It ships today.')).toBeVisible();
+  await expectAccessible(page);
+  await screenshot(page, 'visitor-chat');
+
+  // The profile given before the start, and the page URL, are on the customer.
+  const { customerId } = await ids(page);
+  const stored = await customer(request, customerId!);
+  expect(stored.firstName).toBe(name);
+  expect(stored.externalId).toBe(`ext-${name}`);
+
+  // Esc closes and gives focus back to the launcher; a reload keeps the conversation.
+  await page.keyboard.press('Escape');
+  await expect(dialog(page)).toBeHidden();
+  await expect(launcher(page)).toBeFocused();
+  await page.reload();
+  await page.evaluate(() => (window as any).Rapport.open());
+  await expect(log(page).getByText('Yes, we have plenty. It ships today.')).toBeVisible({ timeout: 15_000 });
+  expect((await ids(page)).customerId).toBe(customerId);
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('the script API tags the visitor, and events reach the callbacks', async ({ browser, request }) => {
+  const { context, page, errors } = await visitor(browser);
+  await openDemo(page);
+  // Object style, registered before the chat UI loads.
+  await page.evaluate(() => {
+    const w = window as any;
+    w.seen = [];
+    for (const name of ['ready', 'open', 'close', 'messageSent']) w.Rapport.on(name, () => w.seen.push(name));
+  });
+  await page.evaluate(() => (window as any).Rapport.tag('vip', ['checkout']));
+  await expect.poll(async () => (await ids(page)).customerId).toBeTruthy();
+  const { customerId } = await ids(page);
+  await expect.poll(async () => (await customer(request, customerId!)).tags, { timeout: 10_000 }).toEqual(
+    expect.arrayContaining(['vip', 'checkout']),
+  );
+  await page.evaluate(() => (window as any).Rapport('open'));
+  await write(page, 'Tagged and ready.');
+  await page.evaluate(() => (window as any).Rapport.close());
+  await expect(dialog(page)).toBeHidden();
+  expect(await page.evaluate(() => (window as any).seen)).toEqual(['ready', 'open', 'messageSent', 'close']);
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('script errors, resources and visits reach the reports', async ({ browser, request }) => {
+  test.setTimeout(60_000);
+  const { context, page, errors } = await visitor(browser);
+  await openDemo(page);
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  const { visitorId } = await ids(page);
+  // The demo's button throws from its click handler: an uncaught error.
+  await page.getByRole('button', { name: 'Throw a script error' }).click();
+  expect(errors).toEqual(['Demo checkout failed: coupon service timed out']);
+  // Leaving the page sends what is pending (keepalive), the visit included.
+  await page.getByRole('navigation', { name: 'Shop' }).getByRole('link', { name: 'Teas & teaware' }).click();
+  await expect(page.getByRole('heading', { name: 'Teas & teaware' })).toBeVisible();
+
+  await expect
+    .poll(
+      async () => {
+        const report = await request.post('/rest/v1/report/scripterrors', { headers: auth, data: { visitorIds: [visitorId] } });
+        expect(report.status()).toBe(200);
+        return (await report.json()).errors;
+      },
+      { timeout: 15_000 },
+    )
+    .toEqual([
+      expect.objectContaining({
+        message: 'Error: Demo checkout failed: coupon service timed out',
+        fileName: `${demoUrl}/shop.js`,
+        count: 1,
+      }),
+    ]);
+
+  await expect
+    .poll(
+      async () => {
+        const report = await request.post('/rest/v1/report/resources', { headers: auth, data: { visitorIds: [visitorId] } });
+        expect(report.status()).toBe(200);
+        return (await report.json()).rows.map((r: { resourceName: string; type: string }) => `${r.type} ${r.resourceName}`);
+      },
+      { timeout: 15_000 },
+    )
+    // The page itself and its own files; never Rapport's requests.
+    .toEqual(expect.arrayContaining(['document index.html', 'css shop.css', 'script shop.js']));
+  const rows = await (await request.post('/rest/v1/report/resources', { headers: auth, data: { visitorIds: [visitorId] } })).json();
+  expect(rows.rows.map((r: { resourceName: string }) => r.resourceName)).not.toContain('loader.js');
+
+  // A single-page app's URL changes are page views of the same visit: two
+  // filters on the catalogue, then leaving it, make a visit of three pages.
+  await page.getByRole('button', { name: 'Tea', exact: true }).click();
+  await expect(page).toHaveURL(/category=tea/);
+  await page.getByRole('button', { name: 'Teaware' }).click();
+  await page.getByRole('navigation', { name: 'Shop' }).getByRole('link', { name: 'Home' }).click();
+  await expect(page.getByRole('heading', { name: 'Good tea, kindly sent.' })).toBeVisible();
+  const totals = async () => {
+    const report = await request.post('/rest/v1/report/visit', {
+      headers: auth,
+      data: {
+        metrics: ['VISITS', 'PAGE_VIEWS'].map((metricName) => ({ metricName, visitorIds: [visitorId] })),
+        dateFilter: { grouping: 'LAST_7_DAYS' },
+      },
+    });
+    expect(report.status()).toBe(200);
+    const sum = { VISITS: 0, PAGE_VIEWS: 0 };
+    for (const bucket of Object.values((await report.json()).results) as Record<string, string>[]) {
+      sum.VISITS += Number(bucket.VISITS);
+      sum.PAGE_VIEWS += Number(bucket.PAGE_VIEWS);
+    }
+    return sum;
+  };
+  // The home page (one view), then the catalogue (three).
+  await expect.poll(totals, { timeout: 15_000 }).toEqual({ VISITS: 2, PAGE_VIEWS: 4 });
+  await context.close();
+});
+
+test('the widget renders and works under hostile global CSS', async ({ browser }) => {
+  const { context, page, errors } = await visitor(browser);
+  await openDemo(page, 'hostile-css.html');
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  const button = await launcher(page).boundingBox();
+  expect(button!.width).toBe(56);
+  expect(button!.height).toBe(56);
+  const viewport = page.viewportSize()!;
+  // Bottom right corner, where it belongs.
+  expect(button!.x + button!.width).toBeGreaterThan(viewport.width - 40);
+  expect(button!.y + button!.height).toBeGreaterThan(viewport.height - 40);
+  await launcher(page).click();
+  await expect(dialog(page)).toBeVisible();
+  const panel = await dialog(page).boundingBox();
+  expect(panel!.width).toBe(370);
+  const box = dialog(page).getByRole('textbox', { name: 'Your message' });
+  expect(await box.evaluate((el) => getComputedStyle(el).fontSize)).toBe('16px');
+  await write(page, 'Writing from a page with hostile CSS.');
+  await screenshot(page, 'visitor-hostile-css');
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('the widget works under a strict Content-Security-Policy', async ({ browser }) => {
+  const { context, page, errors } = await visitor(browser);
+  const violations: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  await openDemo(page, 'strict-csp.html');
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  // Styled through the constructed stylesheet (no inline style is allowed here).
+  expect(await launcher(page).evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(29, 78, 216)');
+  await launcher(page).click();
+  await write(page, 'Writing from a page with a strict CSP.');
+  // Leave the page: tracking's keepalive request is a connection the CSP allows.
+  await page.goto(`${demoUrl}/strict-csp.html`);
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  expect(violations).toEqual([]);
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('on a phone the chat fills the screen and inputs do not zoom', async ({ browser }) => {
+  const { context, page } = await visitor(browser, { viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  await openDemo(page);
+  await page.evaluate(() => (window as any).Rapport('open'));
+  await expect(dialog(page)).toBeVisible({ timeout: 15_000 });
+  await dialog(page).evaluate((el) => Promise.all(el.getAnimations().map((a) => a.finished)));
+  const panel = await dialog(page).boundingBox();
+  expect([panel!.x, panel!.y, panel!.width, panel!.height].map(Math.round)).toEqual([0, 0, 390, 844]);
+  const box = dialog(page).getByRole('textbox', { name: 'Your message' });
+  expect(await box.evaluate((el) => getComputedStyle(el).fontSize)).toBe('16px');
+  await screenshot(page, 'visitor-phone');
+  await context.close();
+});
+
+test('when Rapport is unreachable the shop still works, with no uncaught error', async ({ browser }) => {
+  test.setTimeout(90_000);
+  // Rapport down altogether: not even the loader arrives.
+  const { context, page, errors } = await visitor(browser);
+  await context.route(`${rapportOrigin}/**`, (route) => route.abort('connectionrefused'));
+  await openDemo(page);
+  await page.getByRole('button', { name: 'Ask us anything' }).click();
+  await page.getByRole('button', { name: 'Add to cart' }).first().click();
+  await expect(page.locator('#cart-count')).toHaveText('1');
+  await page.waitForTimeout(2000);
+  expect(errors).toEqual([]);
+  await context.close();
+
+  // The scripts load but the API is down: the chat says so, keeps what the
+  // visitor typed, and sends it once Rapport is back.
+  const second = await visitor(browser);
+  await second.context.route(`${rapportOrigin}/rest/**`, (route) => route.abort('connectionrefused'));
+  await openDemo(second.page);
+  await launcher(second.page).click();
+  await expect(dialog(second.page).getByRole('status').first()).toContainText('cannot be reached', { timeout: 20_000 });
+  await dialog(second.page).getByRole('textbox', { name: 'Your message' }).fill('Are you there?');
+  await dialog(second.page).getByRole('button', { name: 'Send' }).click();
+  const bubble = log(second.page).locator('.msg', { hasText: 'Are you there?' });
+  await expect(bubble).toHaveClass(/failed/, { timeout: 30_000 });
+  await second.page.getByRole('button', { name: 'Add to cart' }).first().click();
+  await expect(second.page.locator('#cart-count')).toHaveText('1');
+  await second.context.unroute(`${rapportOrigin}/rest/**`);
+  await bubble.getByRole('button', { name: 'Retry' }).click();
+  await expect(bubble).not.toHaveClass(/failed/);
+  await expect(bubble).not.toContainText('Sending', { timeout: 15_000 });
+  expect(second.errors).toEqual([]);
+  await second.context.close();
+});
+
+// GET /widget/config is stubbed here (closed) until the server has it; the form
+// itself goes to the real POST /widget/form.
+test('outside opening hours the visitor leaves an offline form', async ({ browser, request }) => {
+  const { context, page, errors } = await visitor(browser);
+  await context.route(`${rapportOrigin}/rest/v1/widget/config`, (route) =>
+    route.fulfill({
+      status: route.request().method() === 'OPTIONS' ? 204 : 200,
+      headers: {
+        'access-control-allow-origin': '*',
+        'access-control-allow-headers': 'rapport-widget-key, authorization, content-type',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ open: false, nextChangeAt: null, language: 'en' }),
+    }),
+  );
+  await openDemo(page);
+  await launcher(page).click();
+  const form = dialog(page);
+  await expect(form.getByRole('heading', { name: 'We are away right now' })).toBeVisible();
+  await expect(form.getByRole('textbox', { name: 'Your message' })).toBeHidden();
+  await form.getByLabel('Name').fill('Olga Offline');
+  await form.getByLabel('E-mail').fill('olga@example.com');
+  await form.getByLabel('Message', { exact: true }).fill('Please call me back about order 1042.');
+  await form.getByRole('button', { name: 'Send message' }).click();
+  await expect(form.getByText('Thank you! We will get back to you soon.')).toBeVisible();
+  const { customerId } = await ids(page);
+  const messages = await request.get(`/rest/v1/customer/${customerId}/message`, { headers: auth });
+  const text = (await messages.json()).results.map((m: { message: string }) => m.message).join('\n');
+  expect(text).toContain('Please call me back about order 1042.');
+  expect(text).toContain('olga@example.com');
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+// Needs the server's POST /rest/v1/widget/profile (not there yet: the script
+// tolerates its 404). Remove `.fixme` once it exists.
+test.fixme('identify after the visitor started updates the customer (needs POST /widget/profile)', async ({ browser, request }) => {
+  const { context, page, errors } = await visitor(browser);
+  await openDemo(page);
+  await page.evaluate(() => (window as any).Rapport.tag('returning'));
+  await expect.poll(async () => (await ids(page)).customerId).toBeTruthy();
+  const { customerId } = await ids(page);
+  await page.evaluate(() => (window as any).Rapport.identify({ email: 'late@example.com', firstName: 'Lately' }));
+  await expect
+    .poll(async () => {
+      const c = await customer(request, customerId!);
+      return [c.email, c.firstName];
+    })
+    .toEqual(['late@example.com', 'Lately']);
+  expect(errors).toEqual([]);
+  await context.close();
+});
