@@ -29,6 +29,9 @@ pub struct DashboardContext {
     pub openapi: Arc<serde_json::Value>,
     /// Whether mail goes to an SMTP server; else it is kept in the outbox.
     pub smtp_configured: bool,
+    /// The base URL under which users reach Rapport (`RAPPORT_PUBLIC_URL`), for
+    /// what is pasted elsewhere: the visitor script's snippet.
+    pub public_url: String,
 }
 
 /// The context, or an error if the server forgot to provide it.

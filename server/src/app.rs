@@ -108,5 +108,6 @@ fn dashboard_context(state: &AppState, doc: &Arc<serde_json::Value>) -> Dashboar
             .smtp_url
             .as_deref()
             .is_some_and(|u| !u.trim().is_empty()),
+        public_url: state.config.public_url(),
     }
 }

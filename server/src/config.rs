@@ -55,6 +55,16 @@ pub struct ServeConfig {
     #[arg(long, env = "RAPPORT_SITE_DIR", default_value = "target/site")]
     pub site_dir: PathBuf,
 
+    /// Serve the demo shop (pages with the visitor script embedded) on this
+    /// address too, as another origin than Rapport's: for trying Rapport out.
+    /// Unset: no demo shop. `cargo xtask run` sets `127.0.0.1:3001`.
+    #[arg(long, env = "RAPPORT_DEMO_ADDR")]
+    pub demo_addr: Option<SocketAddr>,
+
+    /// The workspace (handle or id) whose widget key the demo shop embeds.
+    #[arg(long, env = "RAPPORT_DEMO_WORKSPACE", default_value = "default")]
+    pub demo_workspace: String,
+
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "RAPPORT_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     pub max_body_bytes: usize,
@@ -243,6 +253,8 @@ impl ServeConfig {
             admin_email: Some("admin@rapport.test".into()),
             admin_password: Some("admin-password".into()),
             site_dir: PathBuf::from("target/site"),
+            demo_addr: None,
+            demo_workspace: "default".into(),
             max_body_bytes: 64 * 1024,
             request_timeout_secs: 30,
             rate_limit_per_token: 1200,

@@ -148,6 +148,19 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     let public_url = config.public_url();
     let db = services.db().clone();
     println!("Rapport is running at {public_url} (listening on {addr}). Sign in at {public_url}/login");
+    if let Some(demo_addr) = config.demo_addr {
+        // It ends with the process; nothing in it needs a graceful stop.
+        let demo = crate::demo::serve(
+            demo_addr,
+            services.clone(),
+            config.site_dir.clone(),
+            public_url.clone(),
+            config.demo_workspace.clone(),
+            std::future::pending(),
+        )
+        .await?;
+        println!("The demo shop, with the visitor script, is at http://{demo}/");
+    }
     serve(listener, state(config, services), shutdown_signal()).await?;
     db.close().await;
     tracing::info!("stopped");

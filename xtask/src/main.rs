@@ -14,6 +14,7 @@
 mod site;
 mod tasks;
 mod tools;
+mod visitor;
 
 use std::process::ExitCode;
 

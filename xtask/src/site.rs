@@ -122,6 +122,7 @@ pub fn build_site(release: bool) -> Result<BundleSize> {
     }
     fs::write(pkg.join("rapport.css"), css)?;
     copy_dir(&root().join("public"), &site)?;
+    crate::visitor::build_visitor(&site, !release)?;
     precompress(&pkg, release)?;
 
     let add = |(a, b): (u64, u64), (c, d): (u64, u64)| (a + c, b + d);
@@ -355,7 +356,7 @@ fn compressed_gz(bytes: &[u8]) -> Result<Vec<u8>> {
     Ok(gz.finish()?)
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     if !from.is_dir() {
         return Ok(());
     }

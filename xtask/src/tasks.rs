@@ -66,6 +66,10 @@ pub fn run(args: &[String]) -> Result<()> {
     if std::env::var_os("RAPPORT_SITE_DIR").is_none() {
         cmd.env("RAPPORT_SITE_DIR", site_dir());
     }
+    // The demo shop, on its own origin, so a newcomer can chat as a visitor.
+    if std::env::var_os("RAPPORT_DEMO_ADDR").is_none() {
+        cmd.env("RAPPORT_DEMO_ADDR", "127.0.0.1:3001");
+    }
     eprintln!("xtask: starting Rapport");
     let status = cmd.status().context("cannot start rapport")?;
     if !status.success() {
@@ -224,7 +228,7 @@ fn end_to_end(tally: &mut Tally) -> Result<bool> {
     let data = tempdir()?;
     // The server's own logs go to a file, shown only when a browser test fails.
     let log_path = target_dir().join("e2e-server.log");
-    let (server, base_url) = start_server("debug", &data, &log_path)?;
+    let (server, base_url, demo_url) = start_server("debug", &data, &log_path)?;
     // A short history, so report pages have numbers and charts to show.
     demo_data("debug", &data, &["--days", "10", "--agents", "3", "--scale", "0.3"])?;
     let ok = run_counting(
@@ -232,6 +236,7 @@ fn end_to_end(tally: &mut Tally) -> Result<bool> {
             .args(["playwright", "test", "--reporter=list"])
             .current_dir(&e2e)
             .env("BASE_URL", &base_url)
+            .env("DEMO_URL", &demo_url)
             .env("ADMIN_EMAIL", E2E_ADMIN_EMAIL)
             .env("ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
             .env("CHROMIUM_PATH", CHROMIUM),
@@ -260,7 +265,7 @@ pub fn budget(_args: &[String]) -> Result<()> {
     ensure_npm_packages(&e2e)?;
     let data = tempdir()?;
     let log_path = target_dir().join("budget-server.log");
-    let (server, base_url) = start_server("release", &data, &log_path)?;
+    let (server, base_url, _) = start_server("release", &data, &log_path)?;
     demo_data("release", &data, &["--days", "30", "--agents", "10"])?;
     let measured = run_cmd(
         Command::new("node")
@@ -277,14 +282,19 @@ pub fn budget(_args: &[String]) -> Result<()> {
 
 /// Starts `target/<profile>/rapport serve` on a fresh SQLite database in `data`,
 /// with the test admin, logging to `log_path`; returns it and its base URL.
-fn start_server(profile: &str, data: &Path, log_path: &Path) -> Result<(Server, String)> {
+/// Starts `rapport serve` on a fresh port, with the demo shop on another: returns
+/// the server and both base URLs.
+fn start_server(profile: &str, data: &Path, log_path: &Path) -> Result<(Server, String, String)> {
     let port = free_port()?;
+    let demo_port = free_port()?;
     let log = std::fs::File::create(log_path)?;
     let base_url = format!("http://127.0.0.1:{port}");
+    let demo_url = format!("http://127.0.0.1:{demo_port}");
     let mut server = Server(
         Command::new(target_dir().join(profile).join("rapport"))
             .arg("serve")
             .env("RAPPORT_ADDR", format!("127.0.0.1:{port}"))
+            .env("RAPPORT_DEMO_ADDR", format!("127.0.0.1:{demo_port}"))
             .env("RAPPORT_DATA_DIR", data)
             .env_remove("DATABASE_URL")
             .env("RAPPORT_SITE_DIR", site_dir())
@@ -300,7 +310,7 @@ fn start_server(profile: &str, data: &Path, log_path: &Path) -> Result<(Server, 
             .context("cannot start rapport")?,
     );
     wait_ready(&base_url, &mut server.0)?;
-    Ok((server, base_url))
+    Ok((server, base_url, demo_url))
 }
 
 /// Fills the default tenant of the database in `data` with demo history.

@@ -19,6 +19,8 @@ pub struct WorkspaceView {
     pub timezone: String,
     /// The key the visitor script and widget send (public, but rotatable).
     pub widget_key: String,
+    /// The HTML that embeds the visitor script on a website, with the key.
+    pub snippet: String,
     /// Default language (BCP 47) of system messages.
     pub language: String,
     /// Default agent capacity: open conversations at once.
@@ -58,12 +60,23 @@ async fn load(ctx: &crate::ssr::DashboardContext, tenant_id: &str) -> Result<Wor
         name: tenant.name,
         slug: tenant.slug,
         timezone: tenant.timezone,
+        snippet: snippet(&ctx.public_url, &widget_key),
         widget_key,
         language: tenant.language,
         max_chats: tenant.max_chats,
         business_hours_id: tenant.business_hours_id,
         opening_hours,
     })
+}
+
+/// The tag a website embeds to load the visitor script: one async script, so the
+/// page never waits for it and works on when Rapport cannot be reached.
+pub fn snippet(public_url: &str, widget_key: &str) -> String {
+    format!(
+        "<script async src=\"{}/visitor/loader.js\" data-rapport-key=\"{}\"></script>",
+        public_url.trim_end_matches('/'),
+        widget_key
+    )
 }
 
 /// The signed-in admin's workspace.

@@ -82,9 +82,20 @@ fn WorkspaceSettings() -> impl IntoView {
                             </section>
                             <EngineSettings w=settings action=engines />
                             <section class="card">
-                                <h2>"Widget key"</h2>
+                                <h2>"Website snippet"</h2>
                                 <p>
-                                    "The chat widget and the visitor script send this key. It is not a secret (it is in your pages), "
+                                    "Paste this tag into the pages of your website, before "<code>"</body>"</code>
+                                    ". It loads the chat widget and the visitor script without ever making the page wait, "
+                                    "and the page works on if Rapport cannot be reached."
+                                </p>
+                                <CopyField label="snippet" value=w.snippet.clone() />
+                                <p class="hint">
+                                    "The script API ("<code>"Rapport.identify"</code>", "<code>"Rapport.tag"</code>
+                                    ", "<code>"Rapport.open"</code>", …) and the Content Security Policy your pages need are in the README."
+                                </p>
+                                <h3>"Widget key"</h3>
+                                <p>
+                                    "The snippet names your workspace with this key. It is not a secret (it is in your pages), "
                                     "but rotating it stops pages that still embed the old one."
                                 </p>
                                 <CopyField label="widget key" value=w.widget_key.clone() />

@@ -5,8 +5,12 @@
 //! `language` (the browser's), when it starts and with each message. They are kept
 //! on the customer, for the `URL` routing condition and for the language of the
 //! system messages rules send. The visitor script may tag its visitor
-//! ([`Services::add_visitor_tags`]), for `HAS_TAG`.
+//! ([`Services::add_visitor_tags`]), for `HAS_TAG`, and name it
+//! ([`Services::identify_visitor`]). Before showing anything, the widget asks
+//! whether the workspace is open ([`Services::widget_config`]): closed, it offers
+//! the offline form instead of a chat.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::messages::{validate_content, Channel, Direction, Message, MessageType};
@@ -102,6 +106,21 @@ pub struct VisitorIdentity {
     pub visitor_token: String,
 }
 
+/// What the widget needs before it shows anything.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetConfig {
+    /// Whether the workspace is open now, by its business hours (Settings →
+    /// Workspace, `businessHoursId`: holidays and the zone included). Without
+    /// business hours it is always open. Closed, the widget shows the offline form.
+    pub open: bool,
+    /// When `open` next changes, if it ever does.
+    pub next_change_at: Option<DateTime<Utc>>,
+    /// The workspace's default language (BCP 47), for the widget's texts when the
+    /// browser's language is not one it speaks.
+    pub language: String,
+}
+
 /// A new per-tenant widget key (public: it names the tenant to the widget).
 pub fn new_widget_key() -> String {
     format!("wk_{}", uuid::Uuid::new_v4().simple())
@@ -194,6 +213,47 @@ impl Services {
                 visitor_token: token,
             },
         ))
+    }
+
+    /// Whether the workspace of a widget key is open now, and its language.
+    pub async fn widget_config(&self, widget_key: &str) -> CoreResult<WidgetConfig> {
+        let tenant_id = self.tenant_by_widget_key(widget_key).await?;
+        let settings = self.engine_settings(&tenant_id).await?;
+        let schedule = self
+            .business_schedule(&tenant_id, settings.business_hours_id.as_deref())
+            .await?;
+        let now = Utc::now();
+        Ok(WidgetConfig {
+            open: schedule.is_open(now),
+            next_change_at: schedule.next_change(now),
+            language: settings.language,
+        })
+    }
+
+    /// The visitor script names its visitor (`Rapport.identify`): the fields given
+    /// replace the customer's, the others are kept, and so are its assignment and
+    /// tags. An `externalId` another customer of the tenant has is refused (409).
+    pub async fn identify_visitor(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        profile: CustomerIn,
+        actor: &Actor,
+    ) -> CoreResult<Customer> {
+        let current = self.get_customer(tenant_id, customer_id).await?;
+        let merged = CustomerIn {
+            id: None,
+            email: profile.email.or(current.email),
+            first_name: profile.first_name.or(current.first_name),
+            last_name: profile.last_name.or(current.last_name),
+            gender: profile.gender.or(current.gender),
+            external_id: profile.external_id.or(current.external_id),
+            assigned_user: current.assigned_user,
+            assigned_team: current.assigned_team,
+            tags: None,
+            language: profile.language,
+        };
+        self.update_customer(tenant_id, customer_id, merged, actor).await
     }
 
     /// The tenant and customer a widget key and visitor token stand for.

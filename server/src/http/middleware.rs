@@ -39,12 +39,14 @@ pub async fn problem_fallback(req: Request, next: Next) -> Response {
     response
 }
 
-/// The dashboard's bundle (`/pkg/…`) is revalidated on every use: its file
-/// names carry no content hash, and a page's wasm chunks only work with the
-/// main module of the same build, so a browser must never mix a cached old
-/// file with a new one. Unchanged files cost a 304.
+/// The dashboard's bundle (`/pkg/…`) and the visitor script (`/visitor/…`) are
+/// revalidated on every use: their file names carry no content hash, and a
+/// page's wasm chunks (or the script's loader and chat UI) only work with files
+/// of the same build, so a browser must never mix a cached old file with a new
+/// one. Unchanged files cost a 304.
 pub async fn revalidate_bundle(req: Request, next: Next) -> Response {
-    let is_bundle = req.uri().path().starts_with("/pkg/");
+    let path = req.uri().path();
+    let is_bundle = path.starts_with("/pkg/") || path.starts_with("/visitor/");
     let mut response = next.run(req).await;
     if is_bundle && !response.headers().contains_key(header::CACHE_CONTROL) {
         response

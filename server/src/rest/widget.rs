@@ -18,8 +18,10 @@ use futures_util::{Stream, StreamExt};
 use rapport_core::{
     audit::{Actor, ActorKind},
     conversations::{
-        Direction, FormIn, Message, VisitorIdentity, VisitorIn, VisitorTags, VisitorTagsIn, WidgetMessageIn,
+        Direction, FormIn, Message, VisitorIdentity, VisitorIn, VisitorTags, VisitorTagsIn, WidgetConfig,
+        WidgetMessageIn,
     },
+    customers::CustomerIn,
     live::LiveEvent,
     model::{Page, PageRequest},
     reports::ingest::{TrackBatch, TrackResult},
@@ -42,7 +44,9 @@ pub const WIDGET_KEY_HEADER: &str = "rapport-widget-key";
 
 pub fn router() -> OpenApiRouter<AppState> {
     let public = OpenApiRouter::new()
+        .routes(routes!(config))
         .routes(routes!(start_visitor))
+        .routes(routes!(identify))
         .routes(routes!(list_messages, post_message))
         .routes(routes!(stream))
         .routes(routes!(post_form))
@@ -142,6 +146,36 @@ async fn start_visitor(
         .start_visitor(&parts.widget_key, profile, parts.actor)
         .await?;
     Ok((StatusCode::CREATED, Json(identity)))
+}
+
+/// What the widget needs before it shows anything: whether the workspace is open
+/// now by its business hours (closed, the widget offers the offline form), when
+/// that changes, and the workspace's language.
+#[utoipa::path(get, path = "/widget/config", tag = "widget",
+    security(("widgetKey" = [])),
+    responses((status = 200, body = WidgetConfig), AuthErrors))]
+async fn config(State(state): State<AppState>, parts: AnonymousVisitor) -> ApiResult<Json<WidgetConfig>> {
+    Ok(Json(state.services.widget_config(&parts.widget_key).await?))
+}
+
+/// The visitor script names its visitor (`Rapport.identify`): the profile's fields
+/// replace the customer's, fields left out are kept, and so are its assignment
+/// and tags (`id`, `assignedUser`, `assignedTeam` and `tags` are ignored).
+/// `customer.updated` fires. An `externalId` that another customer of the
+/// workspace has is refused with 409 `external_id_taken`.
+#[utoipa::path(post, path = "/widget/profile", tag = "widget", request_body = CustomerIn,
+    security(("widgetKey" = [], "visitorToken" = [])),
+    responses((status = 204, description = "The profile was saved"), AuthErrors, InputErrors, ConflictError))]
+async fn identify(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    ApiJson(profile): ApiJson<CustomerIn>,
+) -> ApiResult<StatusCode> {
+    state
+        .services
+        .identify_visitor(&visitor.tenant_id, &visitor.customer_id, profile, &visitor.actor)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// The visitor's messages, newest first. Messages to the visitor on the page count

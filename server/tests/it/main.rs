@@ -38,3 +38,4 @@ mod tenants;
 mod utils;
 mod watchdogs;
 mod webhooks;
+mod widget_script;
