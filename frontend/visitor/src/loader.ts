@@ -2,12 +2,13 @@
 // harmless: it reads the widget key from its own tag, exposes the `Rapport` API
 // (replaying calls queued by the inline stub), tracks visits, resources and
 // errors, and fetches the chat UI (chat.js) when the page is idle or the visitor
-// asks for it. Nothing here may throw into the host page or block it: every
+// asks for it, and the session recorder (recorder.js) when the workspace records
+// and the visitor's consent allows it. Nothing here may throw into the host page or block it: every
 // network call is caught, and failures back off.
 
 import { call, callJson, Endpoint } from './net';
 import { startTracking } from './track';
-import type { Chat, Core, EventName, RequestOptions } from './types';
+import type { Chat, Core, EventName, Recorder, RecorderFactory, RecordingConfig, RequestOptions, WidgetConfig } from './types';
 import { backoff, load, newId, save } from './util';
 
 type Listener = (data?: unknown) => void;
@@ -136,6 +137,11 @@ declare global {
     startVisitor,
     customerId: () => identity && identity.customerId,
     emit,
+    on: (event, cb) => (listeners[event] = listeners[event] || []).push(cb),
+    visitorToken: () => identity && identity.visitorToken,
+    visitorId,
+    tags: () => tags,
+    externalId: () => (profile.externalId ? String(profile.externalId) : undefined),
   };
 
   // The chat chunk: a classic async script (a cross-origin module would need
@@ -144,11 +150,30 @@ declare global {
   let chatRequested = false;
   let wantOpen: boolean | null = null;
   const chunkAttempts: Record<string, number> = {};
+  // The recorder: loaded once the workspace's config says it records and the
+  // visitor's consent allows it; `consent(false)` stops it.
+  let recording: RecordingConfig | null = null;
+  let recorder: Recorder | null = null;
+  let startRecorder: RecorderFactory | null = null;
+  let recorderRequested = false;
+  const maybeRecord = () => {
+    const given = load(prefix + 'consent');
+    if (!recording || !recording.enabled || given === '0' || (recording.requireConsent && given !== '1') || recorder) return;
+    if (startRecorder) recorder = startRecorder(core, recording);
+    else if (!recorderRequested) {
+      recorderRequested = true;
+      loadChunk('recorder');
+    }
+  };
   window.__rapportChunks = {
-    push([name, factory]) {
-      if (name !== 'chat' || chat) return;
+    push(chunk) {
       try {
-        chat = factory(core);
+        if (chunk[0] === 'recorder') {
+          startRecorder = startRecorder || chunk[1];
+          return maybeRecord();
+        }
+        if (chat) return;
+        chat = chunk[1](core);
         ready = true;
         emit('ready');
         if (wantOpen) chat.open();
@@ -216,16 +241,23 @@ declare global {
       if (chat) chat.close();
     },
     on(event: EventName, cb: Listener) {
-      if (typeof cb !== 'function') return;
+      // Events with a leading `_` are the chunks' own.
+      if (typeof cb !== 'function' || event[0] === '_') return;
       (listeners[event] = listeners[event] || []).push(cb);
       if (event === 'ready' && ready) cb();
     },
     off(event: EventName, cb: Listener) {
       listeners[event] = (listeners[event] || []).filter((l) => l !== cb);
     },
-    // Recording consent, kept for the recorder (a later chunk).
+    // Recording consent, kept in the browser: true may start the recorder, false
+    // stops it (and keeps it off even where the workspace does not ask for consent).
     consent(given: boolean) {
       save(prefix + 'consent', given ? '1' : '0');
+      if (given) maybeRecord();
+      else if (recorder) {
+        recorder.stop();
+        recorder = null;
+      }
     },
     visitorId: () => visitorId,
   };
@@ -246,13 +278,22 @@ declare global {
   try {
     startTracking(end, {
       visitorId,
-      externalId: () => (profile.externalId ? String(profile.externalId) : undefined),
-      tags: () => tags,
+      externalId: core.externalId,
+      tags: core.tags,
+      page: () => emit('_page'),
+      error: (message, file, line) => emit('_error', { message, file, line }),
     });
   } catch (e) {
     emit('error', e);
   }
   for (const args of Array.from(queued)) api(...(Array.from(args) as [string, ...unknown[]]));
-  // A returning visitor has a conversation to listen to: load the chat soon.
-  whenIdle(loadChat);
+  // A returning visitor has a conversation to listen to: load the chat soon. The
+  // workspace's config says whether to record this page.
+  whenIdle(() => {
+    loadChat();
+    request<WidgetConfig>('/widget/config').then((config) => {
+      recording = config && config.recording || null;
+      maybeRecord();
+    }, () => undefined);
+  });
 })();

@@ -33,6 +33,10 @@ export interface TrackContext {
   visitorId: string;
   externalId(): string | undefined;
   tags(): string[];
+  /** Told of each new page of a single-page app, and each reported script
+   * error (the recorder marks them in the recording). */
+  page(): void;
+  error(message: string, file?: string, line?: number): void;
 }
 
 type Event = Record<string, unknown> & { type: string; id: string };
@@ -115,6 +119,7 @@ export function startTracking(end: Endpoint, ctx: TrackContext): void {
     if (visitOpen) visit.pageViews++;
     seenErrors = {};
     errorCount = 0;
+    ctx.page();
   };
   for (const name of ['pushState', 'replaceState'] as const) {
     const original = history[name];
@@ -186,6 +191,7 @@ export function startTracking(end: Endpoint, ctx: TrackContext): void {
     if (seenErrors[signature] || errorCount >= MAX_ERRORS) return;
     seenErrors[signature] = 1;
     errorCount++;
+    ctx.error(message, file, line);
     push({
       type: 'SCRIPT_ERROR',
       id: newId(),

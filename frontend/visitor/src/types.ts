@@ -1,4 +1,4 @@
-// Types shared by the loader and the chunks it loads (chat.js, later recorder.js).
+// Types shared by the loader and the chunks it loads (chat.js, recorder.js).
 // Only types live here: each chunk is its own IIFE bundle, so anything with a
 // runtime value would be duplicated into every file.
 
@@ -17,14 +17,28 @@ export interface Message {
   createdAt: string;
 }
 
-/** `GET /widget/config`: whether agents are there now. */
+/** `GET /widget/config`: whether agents are there now, and session recording. */
 export interface WidgetConfig {
   open: boolean;
   nextChangeAt?: string | null;
   language?: string;
+  recording?: RecordingConfig | null;
 }
 
-export type EventName = 'ready' | 'open' | 'close' | 'message' | 'messageSent' | 'error';
+/** The workspace's session recording settings (issue 23). */
+export interface RecordingConfig {
+  enabled: boolean;
+  /** Record only after the page called `Rapport('consent', true)`. */
+  requireConsent: boolean;
+  /** CSS selectors whose text is masked, and whose elements are left out. */
+  maskSelector?: string | null;
+  blockSelector?: string | null;
+}
+
+/** The host page's events, plus the loader's internal ones (leading `_`), which
+ * only chunks can listen to: `_page` (a single-page app changed its path or
+ * query) and `_error` (a script error, as `{message, file, line}`). */
+export type EventName = 'ready' | 'open' | 'close' | 'message' | 'messageSent' | 'error' | '_page' | '_error';
 
 /** A REST call; `visitor` adds the visitor token, starting the visitor first. */
 export interface RequestOptions {
@@ -49,6 +63,14 @@ export interface Core {
   /** The visitor's customer id, if it has started (this page or an earlier one). */
   customerId(): string | null;
   emit(event: EventName, data?: unknown): void;
+  /** Listens to the loader's events (the host page's and the internal ones). */
+  on(event: EventName, cb: (data?: unknown) => void): void;
+  /** The visitor token, if the visitor has started; never starts it. */
+  visitorToken(): string | null;
+  /** The tracking reports' anonymous visitor id, the visitor's tags and external id. */
+  visitorId: string;
+  tags(): string[];
+  externalId(): string | undefined;
 }
 
 /** What the chat chunk gives back to the loader. */
@@ -59,6 +81,14 @@ export interface Chat {
 
 export type ChunkFactory = (core: Core) => Chat;
 
+/** What the recorder chunk gives back: `stop` ends the recording on this page
+ * (consent withdrawn), dropping what was not sent yet. */
+export interface Recorder {
+  stop(): void;
+}
+
+export type RecorderFactory = (core: Core, config: RecordingConfig) => Recorder;
+
 export interface HttpError extends Error {
   status: number;
   retryAfter?: number;
@@ -67,6 +97,6 @@ export interface HttpError extends Error {
 declare global {
   interface Window {
     /** Where chunks register: `push([name, factory])`. */
-    __rapportChunks?: { push(chunk: [string, ChunkFactory]): void };
+    __rapportChunks?: { push(chunk: ['chat', ChunkFactory] | ['recorder', RecorderFactory]): void };
   }
 }

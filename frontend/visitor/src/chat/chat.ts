@@ -7,7 +7,7 @@
 import type { Chat, ChunkFactory, Core, Message, WidgetConfig } from '../types';
 import { load, save } from '../util';
 import { pickLanguage, strings } from './i18n';
-import { readStream } from './sse';
+import { readStream } from '../sse';
 import { css } from './styles';
 
 type Child = Node | string | null | undefined | false;

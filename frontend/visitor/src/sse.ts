@@ -1,8 +1,9 @@
-// A Server-Sent Events reader over fetch. EventSource cannot send headers, and
-// `/widget/stream` authenticates with the widget key and visitor token headers,
-// so the stream is read from a ReadableStream and parsed here (the subset of the
-// SSE format the server sends: `event`, `data`, comments), with reconnects that
-// back off while Rapport is unreachable.
+// A Server-Sent Events reader over fetch, shared by the chunks (chat.js reads
+// `/widget/stream`, recorder.js the recording's control stream; each bundles its
+// own copy). EventSource cannot send headers, and these streams authenticate with
+// the widget key and a bearer token, so the stream is read from a ReadableStream
+// and parsed here (the subset of the SSE format the server sends: `event`, `data`,
+// comments), with reconnects that back off while Rapport is unreachable.
 
 export interface StreamHandlers {
   /** One dispatched event. */

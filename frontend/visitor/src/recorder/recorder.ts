@@ -1,0 +1,235 @@
+// recorder.js: session recording with rrweb, loaded by the loader only when the
+// workspace records and the visitor's consent allows it (issue 23). It records
+// the page privately by default (every input masked, `rapport-mask` and
+// `rapport-block` classes, the workspace's selectors, no canvas, never the chat
+// widget), marks pages, script errors and chat messages as custom events the
+// replay can jump to, and streams while an agent watches: a reply or the control
+// stream says `watched`, and batches then go out every 100 ms, starting with a
+// fresh full snapshot. Nothing here may throw into the host page.
+
+import { record } from '@rrweb/record';
+import type { eventWithTime } from '@rrweb/types';
+import { readStream } from '../sse';
+import type { Core, Message, Recorder, RecorderFactory, RecordingConfig } from '../types';
+import { cut } from '../util';
+import { createUploader } from './uploader';
+
+const MASK_CLASS = 'rapport-mask';
+const BLOCK_CLASS = 'rapport-block';
+/** The chat widget's own element: never part of a recording. */
+const WIDGET = 'rapport-widget';
+const FULL_SNAPSHOT_EVERY_MS = 5 * 60 * 1000;
+const BATCH_MS = 5000;
+const LIVE_BATCH_MS = 100;
+const TEXT_MAX = 200;
+/** rrweb's incremental snapshot event type. */
+const INCREMENTAL = 3;
+/** A single-page app sets its title after changing its URL: wait for it. */
+const TITLE_DELAY_MS = 250;
+
+/** Whether an incremental event is about the chat widget. Blocking its element
+ * keeps its DOM out, but rrweb still observes its open shadow root: the widget's
+ * adopted stylesheet would be recorded, and its text box's value setter reports
+ * inputs for a node outside the recording (id -1). */
+function widgetEvent(event: eventWithTime): boolean {
+  if (event.type !== INCREMENTAL) return false;
+  const id = (event.data as { id?: number }).id;
+  if (id === undefined) return false;
+  if (id === -1) return true;
+  const node = record.mirror.getNode(id);
+  return !!node && node.nodeType === 1 && !!(node as Element).closest(WIDGET);
+}
+
+/** The selector if the browser accepts it: an invalid one would make rrweb throw
+ * on every node it checks. */
+function selector(value?: string | null): string | null {
+  if (!value || !value.trim()) return null;
+  try {
+    document.createDocumentFragment().querySelector(value);
+    return value;
+  } catch {
+    console.warn(`Rapport: ignoring the invalid recording selector ${value}`);
+    return null;
+  }
+}
+
+const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): Recorder => {
+  let stopRecord: (() => void) | undefined;
+  let stopControl: (() => void) | null = null;
+  let watched = false;
+  const cleanups: (() => void)[] = [];
+  const listen = (target: EventTarget, event: string, fn: (e: Event) => void) => {
+    target.addEventListener(event, fn);
+    cleanups.push(() => target.removeEventListener(event, fn));
+  };
+
+  const snapshot = () => {
+    if (stopRecord) record.takeFullSnapshot(true);
+  };
+  const setWatched = (now: boolean) => {
+    if (now === watched) return;
+    watched = now;
+    // A viewer who joins needs the whole page: a full snapshot now, then every
+    // change within about 100 ms.
+    if (now) snapshot();
+    uploader.setInterval(now ? LIVE_BATCH_MS : BATCH_MS);
+    if (now) uploader.flush();
+  };
+
+  const uploader = createUploader({
+    origin: core.origin,
+    key: core.key,
+    start: () => ({
+      visitorId: core.visitorId,
+      url: location.href,
+      tags: core.tags(),
+      externalId: core.externalId(),
+    }),
+    visitorToken: core.visitorToken,
+    snapshot,
+    started: () => control(),
+    watched: setWatched,
+    refused: () => stop(),
+  });
+
+  // The control stream says when an agent starts or stops watching. It stays
+  // open only while the page is visible: a hidden page changes nothing worth
+  // watching, and an idle connection per background tab costs the server.
+  const control = () => {
+    if (stopControl || document.visibilityState !== 'visible' || !uploader.session()) return;
+    stopControl = readStream(
+      async (signal) => {
+        const session = uploader.session();
+        if (!session) throw new Error('no session');
+        const response = await fetch(
+          `${core.origin}/rest/v1/widget/recording/${encodeURIComponent(session.sessionId)}/control`,
+          {
+            headers: { 'rapport-widget-key': core.key, authorization: `Bearer ${session.writeToken}` },
+            credentials: 'omit',
+            mode: 'cors',
+            signal,
+          },
+        );
+        if (!response.ok) throw new Error(`Rapport answered ${response.status}`);
+        return response;
+      },
+      {
+        event(name, data) {
+          if (name !== 'watch') return;
+          try {
+            setWatched(!!JSON.parse(data).watched);
+          } catch {
+            // A malformed event changes nothing.
+          }
+        },
+        open() {},
+        down() {},
+      },
+    );
+  };
+  const stopStream = () => {
+    if (stopControl) stopControl();
+    stopControl = null;
+  };
+
+  const custom = (tag: string, payload: Record<string, unknown>) => {
+    try {
+      if (stopRecord) record.addCustomEvent(tag, payload);
+    } catch {
+      // A mark the recording misses is not worth an error on the page.
+    }
+  };
+  const message = (data: unknown) => {
+    const m = data as Message | undefined;
+    if (!m || typeof m !== 'object') return;
+    // As in Rapport: `in` is the visitor's message, `out` an agent's.
+    custom('rapport.message', {
+      direction: m.direction === 'OUTBOUND' ? 'out' : 'in',
+      text: cut(m.message || m.url || m.type || '', TEXT_MAX),
+    });
+  };
+
+  function stop() {
+    if (stopRecord) stopRecord();
+    stopRecord = undefined;
+    stopStream();
+    uploader.stop();
+    cleanups.splice(0).forEach((fn) => fn());
+  }
+
+  const blockSelector = [WIDGET, selector(config.blockSelector)].filter(Boolean).join(', ');
+  try {
+    stopRecord = record<eventWithTime>({
+      emit(event) {
+        if (!widgetEvent(event)) uploader.add(event.type, event);
+      },
+      maskAllInputs: true,
+      maskTextClass: MASK_CLASS,
+      maskTextSelector: selector(config.maskSelector) || undefined,
+      blockClass: BLOCK_CLASS,
+      blockSelector,
+      recordCanvas: false,
+      collectFonts: false,
+      inlineStylesheet: true,
+      inlineImages: false,
+      recordCrossOriginIframes: false,
+      slimDOMOptions: 'all',
+      // Mouse moves and scrolls are throttled. Inputs are not: rrweb's `input:
+      // 'last'` records only `change` events, so a live viewer would see typing
+      // only when the field loses focus (and each keystroke is one small event).
+      sampling: { mousemove: 50, scroll: 150, media: 800 },
+      checkoutEveryNms: FULL_SNAPSHOT_EVERY_MS,
+      // An observer that fails is skipped, never rethrown into the page.
+      errorHandler: () => true,
+    });
+  } catch (e) {
+    stop();
+    core.emit('error', e);
+    return { stop };
+  }
+  if (!stopRecord) {
+    // rrweb refused (e.g. not the top document and no parent recorder).
+    stop();
+    return { stop };
+  }
+
+  core.on('_page', () => {
+    const url = cut(location.href, 2000);
+    setTimeout(() => custom('rapport.page', { url, title: cut(document.title, TEXT_MAX) }), TITLE_DELAY_MS);
+  });
+  core.on('_error', (data) => {
+    const e = (data || {}) as { message?: string; file?: string; line?: number };
+    custom('rapport.error', { message: cut(String(e.message || ''), TEXT_MAX), file: cut(e.file || '', 2000), line: e.line });
+  });
+  core.on('message', message);
+  core.on('messageSent', message);
+
+  listen(document, 'visibilitychange', () => {
+    if (document.visibilityState === 'hidden') {
+      uploader.flush(true);
+      stopStream();
+    } else control();
+  });
+  listen(window, 'pagehide', () => {
+    uploader.flush(true);
+    stopStream();
+  });
+  listen(window, 'pageshow', (e) => {
+    // Back from the back/forward cache: another page of this tab may have used
+    // the session since, so take it again and start from a full snapshot.
+    if ((e as PageTransitionEvent).persisted) {
+      uploader.resume();
+      control();
+    }
+  });
+  // The first batch (the page's Meta and full snapshot) goes out at once,
+  // starting the session unless this tab continues one; the control stream
+  // opens once the session exists.
+  uploader.flush();
+  control();
+
+  return { stop };
+};
+
+// The loader injects this script only after setting up the registry.
+if (window.__rapportChunks) window.__rapportChunks.push(['recorder', createRecorder]);
