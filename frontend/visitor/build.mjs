@@ -2,8 +2,10 @@
 // Each entry is its own minified IIFE (no ES modules: a cross-origin module script
 // would need CORS on Rapport's static files): loader.js, which customers embed,
 // and the chunks it loads (chat.js, recorder.js), which register on
-// window.__rapportChunks. Prints each file's raw and gzip size and fails when a
-// budget of issue 23 is exceeded.
+// window.__rapportChunks. replay.js and replay.css are the dashboard's session
+// replay and live view, built here because they share rrweb with the recorder.
+// Prints each file's raw and gzip size and fails when a budget of issue 23 is
+// exceeded (the replay has none: only Rapport's own pages load it).
 // `cargo xtask` runs `npm ci` then `node build.mjs $CARGO_TARGET_DIR/site/visitor`.
 
 import { build } from 'esbuild';
@@ -25,7 +27,7 @@ const visitorEntries = {
   chat: 'src/chat/chat.ts',
   recorder: 'src/recorder/recorder.ts',
 };
-const entries = visitorEntries;
+const entries = { ...visitorEntries, replay: 'src/replay/replay.ts' };
 // Gzip budgets in bytes: the loader alone, and everything together.
 const LOADER_BUDGET = 5 * 1024;
 const TOTAL_BUDGET = 60 * 1024;
@@ -63,6 +65,9 @@ for (const name of Object.keys(visitorEntries)) {
   }
 }
 console.log(`${'total'.padEnd(12)} ${' '.repeat(14)}${String(total).padStart(6)} B gzip (budget ${TOTAL_BUDGET}, loader ${LOADER_BUDGET})`);
+console.log('dashboard only, no budget:');
+size('replay.js');
+size('replay.css');
 if (!dev && total > TOTAL_BUDGET) {
   console.error('the visitor script is over its total budget');
   failed = true;
