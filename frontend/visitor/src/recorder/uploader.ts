@@ -130,16 +130,16 @@ export function createUploader(o: UploaderOptions): Uploader {
   const startSession = async () => {
     starting = true;
     try {
-      const headers: Record<string, string> = { 'rapport-widget-key': o.key, 'content-type': 'application/json' };
+      const post = (token: string | null) => {
+        const headers: Record<string, string> = { 'rapport-widget-key': o.key, 'content-type': 'application/json' };
+        if (token) headers.authorization = `Bearer ${token}`;
+        return fetch(base, { method: 'POST', headers, body: JSON.stringify(o.start()), credentials: 'omit', mode: 'cors' });
+      };
       const token = o.visitorToken();
-      if (token) headers.authorization = `Bearer ${token}`;
-      const response = await fetch(base, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(o.start()),
-        credentials: 'omit',
-        mode: 'cors',
-      });
+      let response = await post(token);
+      // A visitor token Rapport no longer knows (customer deleted) must not stop
+      // the recording: record the visitor anonymously instead.
+      if (response.status === 401 && token) response = await post(null);
       if (!response.ok) throw error(response);
       const reply = await response.json();
       if (stopped) return;
