@@ -87,7 +87,11 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
     }),
     visitorToken: core.visitorToken,
     snapshot,
-    started: () => control(),
+    // A new session (also after the old one expired): its own control stream.
+    started: () => {
+      stopStream();
+      control();
+    },
     watched: setWatched,
     refused: () => stop(),
   });
