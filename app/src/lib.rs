@@ -111,6 +111,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/inbox") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/inbox/:id") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/notifications") view={Lazy::<NotificationsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/sessions") view={Lazy::<SessionsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/sessions/:id") view={Lazy::<SessionRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/sessions/:id/live-view") view={Lazy::<SessionLiveRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/appointments") view={Lazy::<AppointmentsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/appointments/new") view={Lazy::<NewAppointmentRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/appointments/:id") view={Lazy::<AppointmentRoute>::new()} ssr=SsrMode::Async />

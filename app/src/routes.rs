@@ -35,6 +35,7 @@ use crate::pages::{
     outbox::OutboxPage,
     reports::{ReportPage, ReportsIndexPage},
     rules::{RoutingRulePage, RoutingRulesPage, SlaRulePage, SlaRulesPage},
+    sessions::{SessionLivePage, SessionPage, SessionsPage},
     settings::SettingsPage,
     system_messages::{SystemMessagePage, SystemMessagesPage},
     teams::{TeamPage, TeamsPage},
@@ -236,6 +237,15 @@ lazy_area! {
     inbox_area, __preload_inbox_area, InboxPages {
         InboxRoute => InboxPage,
         NotificationsRoute => NotificationsPage,
+    }
+}
+
+lazy_area! {
+    /// Recorded visitor sessions: the list, the replay and the live view.
+    sessions_area, __preload_sessions_area, SessionPages {
+        SessionsRoute => SessionsPage,
+        SessionRoute => SessionPage,
+        SessionLiveRoute => SessionLivePage,
     }
 }
 

@@ -51,6 +51,8 @@ pub mod mail;
 #[cfg(feature = "server")]
 pub mod notifications;
 #[cfg(feature = "server")]
+pub mod recordings;
+#[cfg(feature = "server")]
 pub mod retention;
 #[cfg(feature = "server")]
 mod services;

@@ -1,6 +1,7 @@
 //! Fan-out of what changed, for the screens that show it live: the visitor
-//! widget (messages to its customer), the agents' inbox, and each user's
-//! notifications (the dashboard's bell).
+//! widget (messages to its customer), the agents' inbox, each user's
+//! notifications (the dashboard's bell), and recorded sessions' live views
+//! (new batches for viewers, a new viewer for the visitor script).
 //!
 //! Within an instance it is a broadcast channel: subscribers get every event of
 //! the instance and keep what concerns them; a subscriber that falls behind
@@ -45,6 +46,20 @@ pub enum LiveEvent {
     Notification {
         /// The user it is for.
         user_id: String,
+    },
+    /// A batch of a recorded session's events was stored (published with an
+    /// empty customer): its live viewers read it.
+    RecordingChunk {
+        /// The recorded session.
+        session_id: String,
+        /// The batch's number.
+        seq: i64,
+    },
+    /// A live viewer started (or goes on) watching a recorded session
+    /// (published with an empty customer): its visitor script streams.
+    RecordingWatched {
+        /// The recorded session.
+        session_id: String,
     },
     /// Changes may have been missed (another instance's, while the connection
     /// that hears them was being remade): screens should read everything
@@ -103,6 +118,10 @@ enum Changed {
     /// A notification for a user; nothing to read back, the screen asks for
     /// its own count.
     Notification { user: String },
+    /// A stored batch of a recorded session; viewers read it from storage.
+    Recording { session: String, seq: i64 },
+    /// A live viewer watches a recorded session.
+    Watched { session: String },
 }
 
 impl LiveHub {
@@ -151,6 +170,13 @@ impl Services {
             LiveEvent::Conversation(_) => Some(Changed::Conversation),
             LiveEvent::Assigned(_) => Some(Changed::Assigned),
             LiveEvent::Notification { user_id } => Some(Changed::Notification { user: user_id.clone() }),
+            LiveEvent::RecordingChunk { session_id, seq } => Some(Changed::Recording {
+                session: session_id.clone(),
+                seq: *seq,
+            }),
+            LiveEvent::RecordingWatched { session_id } => Some(Changed::Watched {
+                session: session_id.clone(),
+            }),
             LiveEvent::Resync => None,
         };
         if let (Tx::Postgres(t), Some(changed)) = (tx, changed) {
@@ -213,6 +239,13 @@ impl Services {
                     .await
                     .map(LiveEvent::Assigned),
                 Changed::Notification { user } => Ok(LiveEvent::Notification { user_id: user.clone() }),
+                Changed::Recording { session, seq } => Ok(LiveEvent::RecordingChunk {
+                    session_id: session.clone(),
+                    seq: *seq,
+                }),
+                Changed::Watched { session } => Ok(LiveEvent::RecordingWatched {
+                    session_id: session.clone(),
+                }),
             };
             if let Ok(event) = event {
                 self.live().publish(LiveUpdate {

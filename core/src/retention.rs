@@ -7,7 +7,9 @@
 //!   before the cutoff;
 //! - mail that was sent, or failed for good, before the cutoff;
 //! - the engines' history: routing decisions (the match log) made, SLA clocks
-//!   ended, and notifications read before the cutoff.
+//!   ended, and notifications read before the cutoff;
+//! - recorded sessions, with their events, once older than their workspace's
+//!   recording retention (`retentionDays` of the recording settings).
 //!
 //! Nothing unfinished is deleted: a delivery still pending (an endpoint disabled
 //! for a month, say) keeps its event, and mail still waiting for an SMTP server
@@ -35,12 +37,15 @@ pub struct Pruned {
     pub mails: u64,
     /// Routing decisions, ended SLA clocks and read notifications.
     pub engine_history: u64,
+    /// Recorded sessions past their workspace's recording retention, with
+    /// their events.
+    pub recordings: u64,
 }
 
 impl Pruned {
     /// Rows deleted in all.
     pub fn total(&self) -> u64 {
-        self.deliveries + self.events + self.mails + self.engine_history
+        self.deliveries + self.events + self.mails + self.engine_history + self.recordings
     }
 }
 
@@ -229,6 +234,19 @@ impl Services {
                 }
                 pause().await;
             }
+        }
+        // Recordings follow each workspace's own retention (days), not `before`.
+        let now = crate::time::now_ms();
+        loop {
+            let n = self.prune_recordings(now, batch).await?;
+            pruned.recordings += n;
+            if i64::try_from(n).unwrap_or(i64::MAX) < batch {
+                break;
+            }
+            if out_of_time() {
+                return Ok((pruned, false));
+            }
+            pause().await;
         }
         Ok((pruned, true))
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    db::placeholders,
+    db::{placeholders, Tx},
     error::{CoreError, CoreResult},
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
@@ -144,6 +144,33 @@ struct SessionRow {
     ended_at: Option<i64>,
 }
 
+/// Replaces a session's tags with `tags` (checked by the caller), in `tx`.
+pub(crate) async fn replace_tags(tx: &mut Tx, tenant_id: &str, session_id: &str, tags: &[String]) -> CoreResult<()> {
+    with_tx!(tx, |conn| sqlx::query(
+        "delete from recorded_session_tags where tenant_id = $1 and session_id = $2"
+    )
+    .bind(tenant_id)
+    .bind(session_id)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    let mut unique: Vec<&String> = tags.iter().collect();
+    unique.sort();
+    unique.dedup();
+    for tag in unique {
+        with_tx!(tx, |conn| sqlx::query(
+            "insert into recorded_session_tags (tenant_id, session_id, tag) values ($1, $2, $3)"
+        )
+        .bind(tenant_id)
+        .bind(session_id)
+        .bind(tag)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+    }
+    Ok(())
+}
+
 impl Services {
     /// Records (or updates) a session's metadata.
     pub async fn record_session(
@@ -196,25 +223,7 @@ impl Services {
         .await
         .map(|r| r.rows_affected())
         })?;
-        with_tx!(&mut tx, |conn| sqlx::query(
-            "delete from recorded_session_tags where tenant_id = $1 and session_id = $2"
-        )
-        .bind(tenant_id)
-        .bind(&id)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        for tag in &tags {
-            with_tx!(&mut tx, |conn| sqlx::query(
-                "insert into recorded_session_tags (tenant_id, session_id, tag) values ($1, $2, $3)"
-            )
-            .bind(tenant_id)
-            .bind(&id)
-            .bind(tag)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected()))?;
-        }
+        replace_tags(&mut tx, tenant_id, &id, &tags).await?;
         audit::record(&mut tx, Some(tenant_id), actor, "session.record", "session", Some(&id)).await?;
         tx.commit().await?;
         self.get_recorded_session(tenant_id, &id).await

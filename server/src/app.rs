@@ -25,7 +25,10 @@ use tower_http::{
 };
 
 use crate::{
-    http::{downloads, error::ApiError, health, inbox_events, metrics, middleware as mw, request_id, session},
+    http::{
+        downloads, error::ApiError, health, inbox_events, metrics, middleware as mw, recording_views, request_id,
+        session,
+    },
     rest,
     state::AppState,
 };
@@ -54,6 +57,8 @@ pub fn build(state: AppState) -> Router {
         .route("/liveview/open", get(session::open_liveview))
         .route("/reports/{family}/csv", get(downloads::report_csv))
         .route("/inbox/events", get(inbox_events::inbox_events))
+        .route("/sessions/{id}/events", get(recording_views::events))
+        .route("/sessions/{id}/live", get(recording_views::live))
         .merge(rest_router)
         .leptos_routes_with_context(
             &state,

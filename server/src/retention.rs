@@ -21,14 +21,14 @@ const PAUSE: Duration = Duration::from_millis(20);
 pub const BUDGET: Duration = Duration::from_secs(20);
 
 /// Runs the retention job: `period` is how long finished work is kept (`None`:
-/// forever, and the job is dropped).
+/// forever). Recordings follow each workspace's own retention either way.
 pub async fn run(services: &Services, period: Option<Duration>, job: &Job) -> CoreResult<()> {
-    let Some(period) = period else {
-        return Ok(());
-    };
     recurring::next_run(services, job, EVERY).await?;
-    let period_ms = i64::try_from(period.as_millis()).unwrap_or(i64::MAX);
-    let before = now_ms().saturating_sub(period_ms);
+    let before = match period {
+        Some(period) => now_ms().saturating_sub(i64::try_from(period.as_millis()).unwrap_or(i64::MAX)),
+        // Nothing is older than the epoch.
+        None => 0,
+    };
     let (pruned, finished) = services
         .prune_until(
             before,
@@ -43,6 +43,7 @@ pub async fn run(services: &Services, period: Option<Duration>, job: &Job) -> Co
             events = pruned.events,
             mails = pruned.mails,
             engine_history = pruned.engine_history,
+            recordings = pruned.recordings,
             finished,
             "pruned work older than the retention period"
         );

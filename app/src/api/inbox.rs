@@ -106,6 +106,9 @@ pub struct ThreadView {
     pub messages: Vec<MessageView>,
     /// Messages older than those shown.
     pub earlier: i64,
+    /// The customer's latest recorded session on the website, to watch live
+    /// or replay.
+    pub recording: Option<String>,
 }
 
 /// Who a conversation can be assigned to.
@@ -326,7 +329,13 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
     let (routing, routing_history) = server::routing_of(services, tenant, &customer_id)
         .await
         .map_err(crate::ssr::to_server_error)?;
+    let recording = services
+        .latest_recording_of_customer(tenant, &customer_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?
+        .map(|s| s.id);
     Ok(ThreadView {
+        recording,
         customer_id,
         name: customer_name,
         email: customer.email,

@@ -13,6 +13,7 @@ pub mod notifications;
 pub mod opening_hours;
 pub mod presence;
 pub mod problem;
+pub mod recordings;
 pub mod reference;
 pub mod reports;
 pub mod routing_log;

@@ -29,6 +29,8 @@ pub struct WorkspaceView {
     pub business_hours_id: Option<String>,
     /// The tenant's opening hours to choose from, as `(id, name)`.
     pub opening_hours: Vec<(String, String)>,
+    /// What the visitor script records.
+    pub recording: crate::api::recordings::RecordingView,
 }
 
 #[cfg(feature = "ssr")]
@@ -56,7 +58,14 @@ async fn load(ctx: &crate::ssr::DashboardContext, tenant_id: &str) -> Result<Wor
         .into_iter()
         .map(|h| (h.meta.id.unwrap_or_default(), h.name.unwrap_or_default()))
         .collect();
+    let recording = ctx
+        .services
+        .recording_settings(tenant_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?
+        .into();
     Ok(WorkspaceView {
+        recording,
         name: tenant.name,
         slug: tenant.slug,
         timezone: tenant.timezone,

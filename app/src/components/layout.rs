@@ -60,6 +60,11 @@ const NAV: &[NavItem] = &[
         visible: agents,
     },
     NavItem {
+        href: "/sessions",
+        label: "Sessions",
+        visible: agents,
+    },
+    NavItem {
         href: "/links",
         label: "Links",
         visible: agents,

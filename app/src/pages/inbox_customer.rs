@@ -1,5 +1,6 @@
 //! The inbox's panel about the open conversation's customer: the page the
-//! visitor is on, its language, and its tags, which agents add and remove here
+//! visitor is on (with its recorded visit, to watch live or replay), its
+//! language, and its tags, which agents add and remove here
 //! (routing rules' `HAS_TAG` reads them). Each form works without JavaScript.
 
 use leptos::prelude::*;
@@ -29,9 +30,20 @@ pub fn CustomerFacts(thread: ThreadView, tags: FormAction<InboxTags>) -> impl In
     let language = thread
         .language
         .map(|l| view! { <p class="muted">{format!("Language: {l}")}</p> });
+    // Full loads (`rel="external"`): the player's script comes with the page.
+    let recording = thread.recording.map(|id| {
+        view! {
+            <p class="customer-recording">
+                <a class="button secondary" rel="external" href=format!("/sessions/{id}/live-view")>"Watch live"</a>
+                " "
+                <a rel="external" href=format!("/sessions/{id}")>"Replay the visit"</a>
+            </p>
+        }
+    });
     view! {
         <section class="customer-facts" aria-label="About the customer">
             {page}
+            {recording}
             {language}
             <ul class="tags" aria-label="Tags">
                 {thread.tags.into_iter().map(|tag| view! {

@@ -8,6 +8,7 @@ use crate::erase::EraseView;
 use crate::{
     api::links::{cobrowse_session, join_info, liveview_session},
     components::feedback::ErrorNote,
+    pages::sessions::{LivePlayer, PlayerAssets},
 };
 
 fn format_time(rfc3339: &str) -> String {
@@ -114,7 +115,8 @@ pub fn LiveViewPage() -> impl IntoView {
     );
     view! {
         <Title text="Live view" />
-        <main id="main" class="page narrow">
+        <PlayerAssets />
+        <main id="main" class="page">
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     let l = lang();
@@ -131,6 +133,7 @@ pub fn LiveViewPage() -> impl IntoView {
                                     </dl>
                                     {s.entry_url.clone().map(|u| view! { <p><a href=u.clone() rel="noopener noreferrer">{u.clone()}</a></p> })}
                                 </section>
+                                <LivePlayer session_id=params.with_untracked(|p| p.get("id").unwrap_or_default()) lang=l.clone() />
                             </div>
                         }.erase(),
                         Err(e) => view! {

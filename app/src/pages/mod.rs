@@ -18,6 +18,7 @@ pub mod opening_hours;
 pub mod outbox;
 pub mod reports;
 pub mod rules;
+pub mod sessions;
 pub mod settings;
 pub mod system_messages;
 pub mod teams;

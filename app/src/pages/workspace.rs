@@ -1,5 +1,6 @@
-//! Settings → Workspace (admins): name, time zone, the widget key, and the
-//! settings routing and SLA clocks read (language, capacity, business hours).
+//! Settings → Workspace (admins): name, time zone, the website snippet with the
+//! widget key, the settings routing and SLA clocks read (language, capacity,
+//! business hours), and what the visitor script records.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -9,6 +10,7 @@ use crate::erase::EraseView;
 use crate::{
     api::{
         opening_hours::OPENING_HOURS_PATH,
+        recordings::{RecordingView, UpdateRecordingSettings},
         workspace::{get_workspace, RotateWidgetKey, UpdateEngineSettings, UpdateWorkspace, WorkspaceView},
     },
     components::{
@@ -33,10 +35,19 @@ fn WorkspaceSettings() -> impl IntoView {
     let update = FormAction::<UpdateWorkspace>::new();
     let rotate = FormAction::<RotateWidgetKey>::new();
     let engines = FormAction::<UpdateEngineSettings>::new();
+    let recording = FormAction::<UpdateRecordingSettings>::new();
     let update_saved = successes(update.value());
     let engines_saved = successes(engines.value());
+    let recording_saved = successes(recording.value());
     let workspace = Resource::new(
-        move || (update_saved.get(), engines_saved.get(), rotate.version().get()),
+        move || {
+            (
+                update_saved.get(),
+                engines_saved.get(),
+                recording_saved.get(),
+                rotate.version().get(),
+            )
+        },
         |_| get_workspace(),
     );
     let problem = action_problem(update.value());
@@ -81,6 +92,7 @@ fn WorkspaceSettings() -> impl IntoView {
                                 <SavedNote value=update.value() />
                             </section>
                             <EngineSettings w=settings action=engines />
+                            <RecordingSettings r=w.recording.clone() action=recording />
                             <section class="card">
                                 <h2>"Website snippet"</h2>
                                 <p>
@@ -167,6 +179,65 @@ fn EngineSettings(w: WorkspaceView, action: FormAction<UpdateEngineSettings>) ->
                     </div>
                 </div>
                 <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save conversation settings"</button>
+            </PostForm>
+            <ActionError value=action.value() />
+            <SavedNote value=action.value() />
+        </section>
+    }
+}
+
+/// What the visitor script records: on or off, consent, masking, retention.
+#[component]
+fn RecordingSettings(r: RecordingView, action: FormAction<UpdateRecordingSettings>) -> impl IntoView {
+    let problem = action_problem(action.value());
+    view! {
+        <section class="card">
+            <h2>"Recording"</h2>
+            <p>
+                "The visitor script records what visitors see on your website, for replay and live view. "
+                "Every input is always masked: the recording shows "<code>"*"</code>" for what visitors type."
+            </p>
+            <PostForm action attr:data-unsaved-guard="">
+                <div class="field checkbox">
+                    <input id="recording-enabled" name="enabled" type="checkbox" value="on" checked=r.enabled />
+                    <label for="recording-enabled">"Record visitors' sessions"</label>
+                </div>
+                <div class="field checkbox">
+                    <input id="recording-consent" name="require_consent" type="checkbox" value="on" checked=r.require_consent
+                        aria-describedby="recording-consent-hint" />
+                    <label for="recording-consent">"Only after the visitor consents"</label>
+                    <p class="hint" id="recording-consent-hint">
+                        "Your website then calls "<code>"Rapport('consent', true)"</code>" once the visitor agrees."
+                    </p>
+                </div>
+                <div class="field-row">
+                    <div class="field">
+                        <label for="recording-mask">"Also mask the text of"</label>
+                        <input id="recording-mask" name="mask_selector" type="text" maxlength="1000" value=r.mask_selector
+                            placeholder=".price, #account" autocomplete="off"
+                            aria-invalid=field_invalid(problem, "maskSelector")
+                            aria-describedby="recording-mask-hint recording-mask-error" />
+                        <p class="hint" id="recording-mask-hint">"A CSS selector. Elements with the class rapport-mask are masked too."</p>
+                        <FieldMessage problem field="maskSelector" id="recording-mask-error" />
+                    </div>
+                    <div class="field">
+                        <label for="recording-block">"Leave out"</label>
+                        <input id="recording-block" name="block_selector" type="text" maxlength="1000" value=r.block_selector
+                            placeholder="#payment-form" autocomplete="off"
+                            aria-invalid=field_invalid(problem, "blockSelector")
+                            aria-describedby="recording-block-hint recording-block-error" />
+                        <p class="hint" id="recording-block-hint">"A CSS selector of elements replayed as empty boxes. The class rapport-block works too."</p>
+                        <FieldMessage problem field="blockSelector" id="recording-block-error" />
+                    </div>
+                    <div class="field">
+                        <label for="recording-retention">"Keep recordings for (days)"</label>
+                        <input id="recording-retention" name="retention_days" type="number" required=true min="1" max="365" step="1"
+                            value=r.retention_days.to_string() aria-invalid=field_invalid(problem, "retentionDays")
+                            aria-describedby="recording-retention-error" />
+                        <FieldMessage problem field="retentionDays" id="recording-retention-error" />
+                    </div>
+                </div>
+                <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save recording settings"</button>
             </PostForm>
             <ActionError value=action.value() />
             <SavedNote value=action.value() />

@@ -119,6 +119,23 @@ pub struct WidgetConfig {
     /// The workspace's default language (BCP 47), for the widget's texts when the
     /// browser's language is not one it speaks.
     pub language: String,
+    /// What the script records of the visitor's pages.
+    pub recording: RecordingConfig,
+}
+
+/// What the visitor script records (the workspace's recording settings, as the
+/// script needs them).
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingConfig {
+    /// Whether to record sessions at all.
+    pub enabled: bool,
+    /// Record only after the visitor's `Rapport('consent', true)`.
+    pub require_consent: bool,
+    /// CSS selector of text to mask, besides every input and `.rapport-mask`.
+    pub mask_selector: Option<String>,
+    /// CSS selector of elements to leave out, besides `.rapport-block`.
+    pub block_selector: Option<String>,
 }
 
 /// A new per-tenant widget key (public: it names the tenant to the widget).
@@ -223,10 +240,17 @@ impl Services {
             .business_schedule(&tenant_id, settings.business_hours_id.as_deref())
             .await?;
         let now = Utc::now();
+        let recording = self.recording_settings(&tenant_id).await?;
         Ok(WidgetConfig {
             open: schedule.is_open(now),
             next_change_at: schedule.next_change(now),
             language: settings.language,
+            recording: RecordingConfig {
+                enabled: recording.enabled,
+                require_consent: recording.require_consent,
+                mask_selector: recording.mask_selector,
+                block_selector: recording.block_selector,
+            },
         })
     }
 

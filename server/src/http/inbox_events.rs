@@ -73,6 +73,8 @@ pub async fn inbox_events(
                     return Some(Ok(Event::default().event("notification").data("{}")));
                 }
                 LiveEvent::Notification { .. } => return None,
+                // Recordings have viewers of their own (`/sessions/{id}/live`).
+                LiveEvent::RecordingChunk { .. } | LiveEvent::RecordingWatched { .. } => return None,
                 _ if notifications_only => return None,
                 LiveEvent::Message(_) => ("message", u.customer_id),
                 LiveEvent::Conversation(_) => ("conversation", u.customer_id),

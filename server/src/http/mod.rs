@@ -8,5 +8,6 @@ pub mod inbox_events;
 pub mod metrics;
 pub mod middleware;
 pub mod rate_limit;
+pub mod recording_views;
 pub mod request_id;
 pub mod session;

@@ -24,6 +24,7 @@ mod config;
 mod conversation;
 mod customer;
 mod links;
+mod recording;
 mod refine;
 mod report;
 mod routing;
@@ -86,6 +87,7 @@ impl Modify for SecuritySchemes {
         components.add_security_scheme("platformKey", bearer());
         components.add_security_scheme("platformKeyQuery", query());
         components.add_security_scheme("visitorToken", bearer());
+        components.add_security_scheme("writeToken", bearer());
         components.add_security_scheme(
             "widgetKey",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("rapport-widget-key"))),
@@ -124,6 +126,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(conversation::router())
         .merge(webhook::router())
         .merge(widget::router())
+        .merge(recording::router())
         .merge(report::router())
 }
 

@@ -52,20 +52,25 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(post_form))
         .routes(routes!(add_tags))
         .routes(routes!(track))
-        .layer(
-            CorsLayer::new()
-                .allow_origin(Any)
-                .allow_methods([Method::GET, Method::POST])
-                .allow_headers([
-                    header::AUTHORIZATION,
-                    header::CONTENT_TYPE,
-                    HeaderName::from_static(WIDGET_KEY_HEADER),
-                ]),
-        );
+        .layer(widget_cors());
     OpenApiRouter::new()
         .routes(routes!(get_key))
         .routes(routes!(rotate_key))
         .merge(public)
+}
+
+/// CORS of the public widget paths: any site may call them, with the widget's
+/// headers (`Content-Encoding` for gzip-compressed recording batches).
+pub(super) fn widget_cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::CONTENT_ENCODING,
+            HeaderName::from_static(WIDGET_KEY_HEADER),
+        ])
 }
 
 /// The tenant's widget key.
@@ -295,9 +300,9 @@ async fn stream(visitor: Visitor, State(state): State<AppState>) -> Sse<impl Str
 
 /// A widget request before the visitor has a token: a valid widget key, and the
 /// client for the audit log.
-struct AnonymousVisitor {
-    widget_key: String,
-    actor: Actor,
+pub(super) struct AnonymousVisitor {
+    pub(super) widget_key: String,
+    pub(super) actor: Actor,
 }
 
 impl FromRequestParts<AppState> for AnonymousVisitor {

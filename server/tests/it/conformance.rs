@@ -96,6 +96,8 @@ struct Fixtures {
     platform_token: String,
     widget_key: String,
     visitor_token: String,
+    /// A recording's write token (`/widget/recording/{id}/…`).
+    write_token: String,
     /// The id a path's `{id}` takes, by the path segment before it.
     targets: HashMap<&'static str, String>,
     customer_target: String,
@@ -843,6 +845,8 @@ async fn run(
         Some(fixtures.platform_token.clone())
     } else if schemes.iter().any(|s| s == "visitorToken") {
         Some(fixtures.visitor_token.clone())
+    } else if schemes.iter().any(|s| s == "writeToken") {
+        Some(fixtures.write_token.clone())
     } else if schemes.iter().any(|s| s.starts_with("tenantKey")) {
         Some(fixtures.tenant_token.clone())
     } else {
@@ -1052,6 +1056,17 @@ async fn fixtures(app: &TestApp) -> Fixtures {
         .as_str()
         .unwrap()
         .to_string();
+    let recording = app
+        .request(Method::POST, "/rest/v1/widget/recording")
+        .header("rapport-widget-key", &f.widget_key)
+        .json(&json!({"visitorId": "visitor-1", "url": "https://shop.example/"}))
+        .send()
+        .await
+        .unwrap();
+    let recording = ok_json(recording, StatusCode::CREATED).await;
+    f.write_token = recording["writeToken"].as_str().unwrap().to_string();
+    f.targets
+        .insert("recording", recording["sessionId"].as_str().unwrap().to_string());
     let sent = json!({"customerId": f.customer_target, "isExternalId": false, "type": "MESSAGE", "message": "Hello"});
     ok_json(app.post("/rest/v1/message", t, sent).await, StatusCode::CREATED).await;
     f

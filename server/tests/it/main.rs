@@ -26,6 +26,7 @@ mod openapi;
 mod operations;
 mod people;
 mod receiver;
+mod recordings;
 mod report_pages;
 mod reports;
 mod resources;

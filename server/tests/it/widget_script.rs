@@ -58,7 +58,9 @@ async fn the_widget_knows_when_the_workspace_is_open(db: TestDb) {
     .await;
     // Without business hours: always open, and that never changes.
     let always = ok_json(config(&app, &key).await, StatusCode::OK).await;
-    assert_eq!(always, json!({"open": true, "nextChangeAt": null, "language": "en"}));
+    assert_eq!(always["open"], true);
+    assert_eq!(always["nextChangeAt"], Value::Null);
+    assert_eq!(always["language"], "en");
 
     // Business hours with today as a holiday: closed now, open again later.
     let today = Utc::now().date_naive();

@@ -86,6 +86,7 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
       externalId: core.externalId(),
     }),
     visitorToken: core.visitorToken,
+    tags: core.tags,
     snapshot,
     // A new session (also after the old one expired): its own control stream.
     started: () => {
@@ -121,7 +122,14 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
         event(name, data) {
           if (name !== 'watch') return;
           try {
-            setWatched(!!JSON.parse(data).watched);
+            const message = JSON.parse(data);
+            // Another viewer joined while one watches already: it needs a full
+            // snapshot of its own.
+            if (message.snapshot && watched) {
+              snapshot();
+              uploader.flush();
+            }
+            setWatched(!!message.watched);
           } catch {
             // A malformed event changes nothing.
           }

@@ -54,6 +54,8 @@ export interface UploaderOptions {
   /** The body of the start call: visitorId, url, tags, externalId. */
   start(): Record<string, unknown>;
   visitorToken(): string | null;
+  /** The visitor's tags now (`Rapport.tag`): a batch carries them when they changed. */
+  tags(): string[];
   /** Takes a new full snapshot (its events come back through `add`). */
   snapshot(): void;
   /** A new session was started. */
@@ -178,12 +180,23 @@ export function createUploader(o: UploaderOptions): Uploader {
     persist();
   };
 
+  /** The tags Rapport has for the session, as JSON (unknown after a reload). */
+  let sentTags = '';
+  /** The visitor token Rapport has for the session (none after a reload). */
+  let sentVisitor = '';
+
   const gzip = (json: string): Promise<ArrayBuffer> =>
     new Response(new Blob([json]).stream().pipeThrough(new CompressionStream('gzip'))).arrayBuffer();
 
   /** Sends one batch; resolves once Rapport has it. */
   const post = async (batch: Batch, keepalive: boolean): Promise<void> => {
-    const json = `{"seq":${batch.seq},"events":[${batch.events.join(',')}]}`;
+    // Tags set since the session started reach it with the next batch.
+    const tags = JSON.stringify(o.tags());
+    const withTags = tags !== sentTags ? `,"tags":${tags}` : '';
+    // Once the visitor chats, its token ties the session to its conversation.
+    const token = o.visitorToken();
+    const withVisitor = token && token !== sentVisitor ? `,"visitorToken":${JSON.stringify(token)}` : '';
+    const json = `{"seq":${batch.seq},"events":[${batch.events.join(',')}]${withTags}${withVisitor}}`;
     const headers: Record<string, string> = {
       'rapport-widget-key': o.key,
       authorization: `Bearer ${batch.session.writeToken}`,
@@ -203,6 +216,8 @@ export function createUploader(o: UploaderOptions): Uploader {
       keepalive,
     });
     if (!response.ok) throw error(response);
+    sentTags = tags;
+    if (token) sentVisitor = token;
     const reply = await response.json().catch(() => null);
     if (!keepalive && reply) o.watched(!!reply.watched);
   };

@@ -17,6 +17,9 @@ const en = {
   lost: 'Connection lost, reconnecting…',
   liveView: "Live view of the visitor's page",
   replay: 'Session replay',
+  playPause: 'Play or pause',
+  fullscreen: 'Full screen',
+  skipIdle: 'Skip idle time',
 };
 export type Strings = typeof en;
 
@@ -37,6 +40,9 @@ const all: Record<string, Strings> = {
     lost: 'Verbindung unterbrochen, neuer Versuch…',
     liveView: 'Live-Ansicht der Seite des Besuchers',
     replay: 'Sitzungswiedergabe',
+    playPause: 'Abspielen oder anhalten',
+    fullscreen: 'Vollbild',
+    skipIdle: 'Leerlauf überspringen',
   },
   jp: {
     loading: '録画を読み込んでいます…',
@@ -53,6 +59,9 @@ const all: Record<string, Strings> = {
     lost: '接続が切れました。再接続しています…',
     liveView: '訪問者のページのライブ表示',
     replay: 'セッションの再生',
+    playPause: '再生または一時停止',
+    fullscreen: '全画面',
+    skipIdle: '待ち時間をスキップ',
   },
   uk: {
     loading: 'Завантаження запису…',
@@ -69,6 +78,9 @@ const all: Record<string, Strings> = {
     lost: "З'єднання втрачено, повторне підключення…",
     liveView: 'Перегляд сторінки відвідувача наживо',
     replay: 'Відтворення сеансу',
+    playPause: 'Відтворити або призупинити',
+    fullscreen: 'На весь екран',
+    skipIdle: 'Пропускати бездіяльність',
   },
   ru: {
     loading: 'Загрузка записи…',
@@ -85,6 +97,9 @@ const all: Record<string, Strings> = {
     lost: 'Соединение потеряно, переподключение…',
     liveView: 'Просмотр страницы посетителя в реальном времени',
     replay: 'Воспроизведение сеанса',
+    playPause: 'Воспроизвести или приостановить',
+    fullscreen: 'Во весь экран',
+    skipIdle: 'Пропускать бездействие',
   },
 };
 

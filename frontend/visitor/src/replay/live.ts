@@ -76,6 +76,7 @@ export function mountLive(root: HTMLElement): void {
         UNSAFE_replayCanvas: false,
         mouseTail: { duration: 500, lineCap: 'round', lineWidth: 3, strokeStyle: '#e0457b' },
       });
+      replayer.iframe.title = t.liveView;
       replayer.on('resize', () => requestAnimationFrame(fit));
       replayer.startLive(Date.now());
       if (meta) replayer.addEvent(meta);

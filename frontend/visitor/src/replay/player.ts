@@ -125,6 +125,16 @@ export async function mountReplay(root: HTMLElement): Promise<void> {
       showWarning: false,
     },
   });
+  // rrweb-player leaves its icon buttons, its switch and its frame unnamed:
+  // name them, so that screen readers can use the controls.
+  const name = (selector: string, attribute: string, value: string) => {
+    const found = stage.querySelector(selector);
+    if (found && !found.getAttribute(attribute)) found.setAttribute(attribute, value);
+  };
+  name('.rr-controller__btns > button:first-child', 'aria-label', t.playPause);
+  name('.rr-controller__btns > button:last-child', 'aria-label', t.fullscreen);
+  name('.rr-controller input[type="checkbox"]', 'aria-label', t.skipIdle);
+  name('iframe', 'title', t.replay);
   let resizing: ReturnType<typeof setTimeout> | undefined;
   const onResize = () => {
     if (!root.isConnected) return removeEventListener('resize', onResize);

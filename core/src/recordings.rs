@@ -1,0 +1,663 @@
+//! Session recording by the visitor script: the rrweb events of a visitor's
+//! pages, for replay and for live view.
+//!
+//! - A workspace decides what is recorded ([`RecordingSettings`]): recording on
+//!   or off, whether the visitor's consent is needed, CSS selectors of text to
+//!   mask and of elements to leave out (every input is masked anyway), and how
+//!   long recordings are kept.
+//! - The script starts a session ([`Services::start_recording`]): a recorded
+//!   session (spec 2.14) with a write token only the script holds. It appends
+//!   batches of events ([`Services::append_recording`]), each stored once per
+//!   `seq`, gzip-compressed, append-only. Every instance on one PostgreSQL reads
+//!   them, so a replay or live view works through any instance.
+//! - A live viewer marks the session watched ([`Services::watch_recording`]);
+//!   the script hears it (on its control stream, or in the reply to a batch),
+//!   takes a full snapshot and sends every 100 ms. Each stored batch is announced
+//!   on the live bus, across instances, so viewers read it at once.
+
+use std::io::{Read, Write};
+
+use flate2::{read::GzDecoder, write::GzEncoder, Compression};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    audit::{self, Actor},
+    crypto::{random_token, token_digest},
+    error::{CoreError, CoreResult},
+    live::LiveEvent,
+    sessions::{RecordedSession, RecordedSessionIn},
+    time::now_ms,
+    validate::Checks,
+    with_db, with_tx, Services,
+};
+
+/// How long a live viewer keeps a session watched without renewing.
+pub const WATCH_MS: i64 = 30_000;
+/// Largest batch of events, as JSON, after decompression.
+pub const MAX_BATCH_BYTES: usize = 8 * 1024 * 1024;
+/// Most events in one batch.
+const MAX_BATCH_EVENTS: usize = 20_000;
+/// rrweb's `Meta` event (a page's URL and size): one per page the session saw.
+const RRWEB_META: i64 = 4;
+
+/// What a workspace records of its visitors' pages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingSettings {
+    /// Whether the visitor script records sessions (default true).
+    pub enabled: bool,
+    /// Record only visitors who consented (`Rapport('consent', true)`; default false).
+    pub require_consent: bool,
+    /// CSS selector of text the recording masks, besides every input (always
+    /// masked) and elements with the class `rapport-mask`.
+    pub mask_selector: Option<String>,
+    /// CSS selector of elements left out of the recording (shown as an empty
+    /// box), besides those with the class `rapport-block`.
+    pub block_selector: Option<String>,
+    /// Days a recording is kept after its last event (1–365, default 30).
+    #[schema(minimum = 1, maximum = 365)]
+    pub retention_days: i64,
+}
+
+/// A change of [`RecordingSettings`]; omitted fields are kept, an empty selector
+/// removes it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingSettingsIn {
+    /// Whether the visitor script records sessions.
+    pub enabled: Option<bool>,
+    /// Record only visitors who consented.
+    pub require_consent: Option<bool>,
+    /// CSS selector of text to mask (at most 1000 characters; `""` removes it).
+    #[schema(max_length = 1000)]
+    pub mask_selector: Option<String>,
+    /// CSS selector of elements to leave out (at most 1000 characters; `""` removes it).
+    #[schema(max_length = 1000)]
+    pub block_selector: Option<String>,
+    /// Days a recording is kept after its last event (1–365).
+    #[schema(minimum = 1, maximum = 365)]
+    pub retention_days: Option<i64>,
+}
+
+/// The visitor script starts recording a session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingStart {
+    /// The script's anonymous visitor id (1–200 characters; required).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
+    pub visitor_id: Option<String>,
+    /// The page the session starts on (an http(s) URL).
+    #[schema(format = "uri", max_length = 2048)]
+    pub url: Option<String>,
+    /// The id set with `Rapport.identify` (at most 200 characters).
+    #[schema(max_length = 200)]
+    pub external_id: Option<String>,
+    /// Tags set with `Rapport.tag` (at most 50, each 1–64 characters).
+    #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
+    pub tags: Option<Vec<String>>,
+}
+
+/// A started recording: where to append, and the token that may.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingStarted {
+    /// The recorded session's id.
+    pub session_id: String,
+    /// Bearer token for appending to this session (shown once).
+    pub write_token: String,
+    /// Whether a live viewer watches the session now.
+    pub watched: bool,
+}
+
+/// A batch of recorded events.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingBatch {
+    /// The batch's number in its session, from 0 (0–1,000,000,000). A batch sent
+    /// again with the same number is stored once.
+    #[schema(minimum = 0, maximum = 1_000_000_000)]
+    pub seq: i64,
+    /// rrweb events, in order (at most 20,000).
+    #[schema(value_type = Vec<RecordedEvent>, max_items = 20000)]
+    pub events: Vec<serde_json::Value>,
+    /// The visitor's tags now, when they changed (they replace the session's).
+    #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
+    pub tags: Option<Vec<String>>,
+    /// The visitor's token (`vt_…`), once the visitor chats: the session then
+    /// belongs to its customer, and agents open it from the conversation. An
+    /// unknown token is ignored.
+    #[schema(max_length = 200)]
+    pub visitor_token: Option<String>,
+}
+
+/// One rrweb event, as the recorder made it; its other fields (`data`, …) are
+/// kept as they are. Documents the shape [`RecordingBatch::events`] needs.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RecordedEvent {
+    /// rrweb's event type: 0 DOM loaded, 1 load, 2 full snapshot, 3 incremental
+    /// snapshot, 4 meta (a page), 5 custom, 6 plugin.
+    #[serde(rename = "type")]
+    #[schema(minimum = 0, maximum = 6)]
+    pub kind: i64,
+    /// When it happened, unix ms.
+    #[schema(minimum = 0)]
+    pub timestamp: i64,
+}
+
+/// What the script learns from a stored batch.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingAck {
+    /// Whether a live viewer watches the session now: then the script takes a
+    /// full snapshot and sends every 100 ms.
+    pub watched: bool,
+}
+
+/// What one batch says about its session.
+struct BatchFacts {
+    first_at: i64,
+    last_at: i64,
+    pages: i64,
+}
+
+fn check_batch(checks: &mut Checks, batch: &RecordingBatch) -> BatchFacts {
+    checks.in_range("seq", batch.seq, 0..=1_000_000_000);
+    if batch.events.len() > MAX_BATCH_EVENTS {
+        checks.push(
+            "events",
+            "too_many",
+            format!("at most {MAX_BATCH_EVENTS} events per batch"),
+        );
+    }
+    if let Some(tags) = &batch.tags {
+        checks.tags("tags", tags, 50);
+    }
+    let mut facts = BatchFacts {
+        first_at: i64::MAX,
+        last_at: 0,
+        pages: 0,
+    };
+    for (i, event) in batch.events.iter().enumerate() {
+        let kind = event.get("type").and_then(serde_json::Value::as_i64);
+        let at = event.get("timestamp").and_then(serde_json::Value::as_i64);
+        match (kind, at) {
+            (Some(kind @ 0..=6), Some(at)) if at >= 0 => {
+                facts.first_at = facts.first_at.min(at);
+                facts.last_at = facts.last_at.max(at);
+                facts.pages += i64::from(kind == RRWEB_META);
+            }
+            _ => {
+                checks.push(
+                    &format!("events[{i}]"),
+                    "invalid_event",
+                    "an event needs a type (0–6) and a timestamp (unix ms)",
+                );
+                // One bad event names the batch; the rest need not be read.
+                break;
+            }
+        }
+    }
+    if facts.first_at == i64::MAX {
+        facts.first_at = now_ms();
+        facts.last_at = facts.first_at;
+    }
+    facts
+}
+
+/// Compresses `bytes` with gzip (fast: batches are many and small).
+pub fn gzip(bytes: &[u8]) -> CoreResult<Vec<u8>> {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(bytes.len() / 4), Compression::fast());
+    encoder
+        .write_all(bytes)
+        .and_then(|_| encoder.finish())
+        .map_err(|e| CoreError::Internal(format!("compressing a recording: {e}")))
+}
+
+/// Decompresses gzip `bytes`, refusing more than `limit` bytes of output.
+pub fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>, std::io::Error> {
+    let mut out = Vec::new();
+    GzDecoder::new(bytes).take(limit as u64 + 1).read_to_end(&mut out)?;
+    if out.len() > limit {
+        return Err(std::io::Error::other("too large once decompressed"));
+    }
+    Ok(out)
+}
+
+type SettingsRow = (bool, bool, Option<String>, Option<String>, i64);
+
+impl Services {
+    /// The workspace's recording settings.
+    pub async fn recording_settings(&self, tenant_id: &str) -> CoreResult<RecordingSettings> {
+        let row: Option<SettingsRow> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select recording_enabled, recording_consent_required, recording_mask_selector, \
+             recording_block_selector, recording_retention_days from tenants where id = $1"
+        )
+        .bind(tenant_id)
+        .fetch_optional(pool)
+        .await)?;
+        let (enabled, require_consent, mask_selector, block_selector, retention_days) =
+            row.ok_or(CoreError::NotFound("tenant"))?;
+        Ok(RecordingSettings {
+            enabled,
+            require_consent,
+            mask_selector,
+            block_selector,
+            retention_days,
+        })
+    }
+
+    /// Changes the workspace's recording settings (audited as `recording.settings`).
+    pub async fn set_recording_settings(
+        &self,
+        tenant_id: &str,
+        input: RecordingSettingsIn,
+        actor: &Actor,
+    ) -> CoreResult<RecordingSettings> {
+        let current = self.recording_settings(tenant_id).await?;
+        let mut checks = Checks::new();
+        let mut selector = |field: &str, given: Option<String>, current: Option<String>| match given {
+            None => current,
+            Some(s) if s.trim().is_empty() => None,
+            Some(s) => {
+                let s = s.trim().to_string();
+                if s.chars().count() > 1000 {
+                    checks.push(field, "too_long", "at most 1000 characters");
+                } else if s.contains(['{', '}', ';']) {
+                    checks.push(field, "invalid_selector", "a CSS selector, without rules or `;`");
+                }
+                Some(s)
+            }
+        };
+        let mask_selector = selector("maskSelector", input.mask_selector, current.mask_selector);
+        let block_selector = selector("blockSelector", input.block_selector, current.block_selector);
+        let retention_days = input.retention_days.unwrap_or(current.retention_days);
+        checks.in_range("retentionDays", retention_days, 1..=365);
+        checks.finish()?;
+        let settings = RecordingSettings {
+            enabled: input.enabled.unwrap_or(current.enabled),
+            require_consent: input.require_consent.unwrap_or(current.require_consent),
+            mask_selector,
+            block_selector,
+            retention_days,
+        };
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update tenants set recording_enabled = $2, recording_consent_required = $3, \
+             recording_mask_selector = $4, recording_block_selector = $5, recording_retention_days = $6 where id = $1"
+        )
+        .bind(tenant_id)
+        .bind(settings.enabled)
+        .bind(settings.require_consent)
+        .bind(&settings.mask_selector)
+        .bind(&settings.block_selector)
+        .bind(settings.retention_days)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "recording.settings",
+            "tenant",
+            Some(tenant_id),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(settings)
+    }
+
+    /// Starts a recorded session for the visitor script of `widget_key`. With a
+    /// visitor token, the session belongs to that visitor's customer, so agents
+    /// find it from the conversation. Refused (403) when the workspace does not
+    /// record.
+    pub async fn start_recording(
+        &self,
+        widget_key: &str,
+        visitor_token: Option<&str>,
+        input: RecordingStart,
+        actor: &Actor,
+    ) -> CoreResult<(String, RecordingStarted)> {
+        let tenant_id = self.tenant_by_widget_key(widget_key).await?;
+        let customer_id = match visitor_token {
+            Some(token) => Some(self.visitor(widget_key, token).await?.1.id),
+            None => None,
+        };
+        if !self.recording_settings(&tenant_id).await?.enabled {
+            return Err(CoreError::Forbidden);
+        }
+        let session_id = uuid::Uuid::now_v7().to_string();
+        self.record_session(
+            &tenant_id,
+            RecordedSessionIn {
+                id: Some(session_id.clone()),
+                visitor_id: input.visitor_id,
+                external_id: input.external_id,
+                entry_url: input.url,
+                page_count: Some(0),
+                started_at: Some(chrono::Utc::now()),
+                ended_at: None,
+                tags: input.tags,
+            },
+            actor,
+        )
+        .await
+        .map_err(|e| match e {
+            // The script says `url`, not `entryUrl`.
+            CoreError::Validation(fields) => CoreError::Validation(
+                fields
+                    .into_iter()
+                    .map(|mut f| {
+                        if f.field == "entryUrl" {
+                            f.field = "url".into();
+                        }
+                        f
+                    })
+                    .collect(),
+            ),
+            other => other,
+        })?;
+        let write_token = format!("rw_{}", random_token(32));
+        with_db!(self.writer(), |pool| sqlx::query(
+            "update recorded_sessions set write_token_hash = $3, customer_id = $4 where tenant_id = $1 and id = $2"
+        )
+        .bind(&tenant_id)
+        .bind(&session_id)
+        .bind(token_digest(&write_token))
+        .bind(&customer_id)
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        Ok((
+            tenant_id,
+            RecordingStarted {
+                session_id,
+                write_token,
+                watched: false,
+            },
+        ))
+    }
+
+    /// The tenant of a recording the script may append to: the widget key's
+    /// tenant, the session, and its write token must agree (else
+    /// unauthenticated).
+    pub async fn recording_writer(&self, widget_key: &str, session_id: &str, write_token: &str) -> CoreResult<String> {
+        let tenant_id = self.tenant_by_widget_key(widget_key).await?;
+        let found: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select id from recorded_sessions where tenant_id = $1 and id = $2 and write_token_hash = $3"
+        )
+        .bind(&tenant_id)
+        .bind(session_id)
+        .bind(token_digest(write_token))
+        .fetch_optional(pool)
+        .await)?;
+        found.map(|_| tenant_id).ok_or(CoreError::Unauthenticated)
+    }
+
+    /// Stores a batch of the script's events (once per `seq`) in a session the
+    /// caller checked with [`Services::recording_writer`], moves the session's
+    /// end and page count on, and tells live viewers.
+    pub async fn append_recording(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        batch: RecordingBatch,
+    ) -> CoreResult<RecordingAck> {
+        let tenant_id = tenant_id.to_string();
+        let mut checks = Checks::new();
+        let facts = check_batch(&mut checks, &batch);
+        checks.finish()?;
+        let json = serde_json::to_vec(&batch.events).map_err(|e| CoreError::Internal(e.to_string()))?;
+        let data = gzip(&json)?;
+        let now = now_ms();
+        let mut tx = self.db().begin().await?;
+        let stored = with_tx!(&mut tx, |conn| sqlx::query(
+            "insert into recording_chunks (tenant_id, session_id, seq, first_at, last_at, event_count, data) \
+             values ($1, $2, $3, $4, $5, $6, $7) on conflict (tenant_id, session_id, seq) do nothing"
+        )
+        .bind(&tenant_id)
+        .bind(session_id)
+        .bind(batch.seq)
+        .bind(facts.first_at)
+        .bind(facts.last_at)
+        .bind(batch.events.len() as i64)
+        .bind(&data)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if stored == 0 {
+            // A retry of a stored batch: nothing changes.
+            tx.commit().await?;
+            return Ok(RecordingAck {
+                watched: self.recording_watched(&tenant_id, session_id).await?,
+            });
+        }
+        with_tx!(&mut tx, |conn| {
+            sqlx::query(
+            "update recorded_sessions set ended_at = case when ended_at is null or ended_at < $3 then $3 else ended_at end, \
+             page_count = page_count + $4, recorded_bytes = recorded_bytes + $5, updated_at = $6 \
+             where tenant_id = $1 and id = $2"
+        )
+        .bind(&tenant_id)
+        .bind(session_id)
+        .bind(facts.last_at)
+        .bind(facts.pages)
+        .bind(data.len() as i64)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+        })?;
+        if let Some(tags) = &batch.tags {
+            crate::sessions::replace_tags(&mut tx, &tenant_id, session_id, tags).await?;
+        }
+        if let Some(token) = batch.visitor_token.as_deref() {
+            with_tx!(&mut tx, |conn| sqlx::query(
+                "update recorded_sessions set customer_id = (select id from customers \
+                 where tenant_id = $1 and visitor_token_hash = $3) \
+                 where tenant_id = $1 and id = $2 and customer_id is null"
+            )
+            .bind(&tenant_id)
+            .bind(session_id)
+            .bind(token_digest(token))
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        }
+        let event = LiveEvent::RecordingChunk {
+            session_id: session_id.to_string(),
+            seq: batch.seq,
+        };
+        self.commit_live(tx, &tenant_id, "", event).await?;
+        Ok(RecordingAck {
+            watched: self.recording_watched(&tenant_id, session_id).await?,
+        })
+    }
+
+    /// Whether a live viewer watches the session now.
+    pub async fn recording_watched(&self, tenant_id: &str, session_id: &str) -> CoreResult<bool> {
+        let until: Option<Option<i64>> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select watched_until from recorded_sessions where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(session_id)
+        .fetch_optional(pool)
+        .await)?;
+        let until = until.ok_or(CoreError::NotFound("session"))?;
+        Ok(until.is_some_and(|u| u > now_ms()))
+    }
+
+    /// A live viewer is on the session for [`WATCH_MS`] more. A viewer who
+    /// `joined` just now is announced (through any instance): the visitor script
+    /// takes a full snapshot for it and streams. Viewers renew while they stay.
+    pub async fn watch_recording(&self, tenant_id: &str, session_id: &str, joined: bool) -> CoreResult<()> {
+        let mut tx = self.db().begin().await?;
+        let found = with_tx!(&mut tx, |conn| sqlx::query(
+            "update recorded_sessions set watched_until = $3 where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(session_id)
+        .bind(now_ms() + WATCH_MS)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if found == 0 {
+            return Err(CoreError::NotFound("session"));
+        }
+        if !joined {
+            tx.commit().await?;
+            return Ok(());
+        }
+        let event = LiveEvent::RecordingWatched {
+            session_id: session_id.to_string(),
+        };
+        self.commit_live(tx, tenant_id, "", event).await
+    }
+
+    /// The number of the session's latest stored batch, if any.
+    pub async fn recording_last_seq(&self, tenant_id: &str, session_id: &str) -> CoreResult<Option<i64>> {
+        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select max(seq) from recording_chunks where tenant_id = $1 and session_id = $2"
+        )
+        .bind(tenant_id)
+        .bind(session_id)
+        .fetch_one(pool)
+        .await)?)
+    }
+
+    /// The session's stored batches after `after` (all from the start with
+    /// `None`), in order, each as the JSON array of its events.
+    pub async fn recording_batches(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        after: Option<i64>,
+    ) -> CoreResult<Vec<(i64, Vec<u8>)>> {
+        let rows: Vec<(i64, Vec<u8>)> = with_db!(self.db(), |pool| {
+            sqlx::query_as(
+            "select seq, data from recording_chunks where tenant_id = $1 and session_id = $2 and seq > $3 order by seq"
+        )
+        .bind(tenant_id)
+        .bind(session_id)
+        .bind(after.unwrap_or(-1))
+        .fetch_all(pool)
+        .await
+        })?;
+        rows.into_iter()
+            .map(|(seq, data)| {
+                gunzip(&data, MAX_BATCH_BYTES)
+                    .map(|json| (seq, json))
+                    .map_err(|e| CoreError::Internal(format!("reading a recording: {e}")))
+            })
+            .collect()
+    }
+
+    /// Every recorded event of a session, in order, as one JSON array (for the
+    /// replay). 404 for a session of another tenant.
+    pub async fn recording_events(&self, tenant_id: &str, session_id: &str) -> CoreResult<Vec<u8>> {
+        self.get_recorded_session(tenant_id, session_id).await?;
+        let batches = self.recording_batches(tenant_id, session_id, None).await?;
+        let mut out = Vec::with_capacity(batches.iter().map(|(_, b)| b.len()).sum::<usize>() + 2);
+        out.push(b'[');
+        for (_, json) in batches {
+            // Each batch is a JSON array: its inside joins the others'.
+            let inner = json.get(1..json.len().saturating_sub(1)).unwrap_or_default();
+            if inner.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            out.extend_from_slice(inner);
+        }
+        out.push(b']');
+        Ok(out)
+    }
+
+    /// The latest recorded session of a customer (the chat visitor), if any.
+    pub async fn latest_recording_of_customer(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+    ) -> CoreResult<Option<RecordedSession>> {
+        let id: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select id from recorded_sessions where tenant_id = $1 and customer_id = $2 \
+             order by started_at desc, id desc limit 1"
+        )
+        .bind(tenant_id)
+        .bind(customer_id)
+        .fetch_optional(pool)
+        .await)?;
+        match id {
+            Some(id) => Ok(Some(self.get_recorded_session(tenant_id, &id).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Deletes up to `batch` recorded sessions (with their events and tags)
+    /// whose last event is older than their workspace's recording retention.
+    pub async fn prune_recordings(&self, now: i64, batch: i64) -> CoreResult<u64> {
+        let mut tx = self.db().begin().await?;
+        let deleted = with_tx!(&mut tx, |conn| sqlx::query(
+            "delete from recorded_sessions where (tenant_id, id) in (select s.tenant_id, s.id \
+             from recorded_sessions s join tenants t on t.id = s.tenant_id \
+             where coalesce(s.ended_at, s.started_at) < $1 - t.recording_retention_days * 86400000 limit $2)"
+        )
+        .bind(now)
+        .bind(batch)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        Ok(deleted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzip_round_trips_and_bounds_what_it_inflates() {
+        let json = br#"[{"type":4,"timestamp":1}]"#.repeat(100);
+        let packed = gzip(&json).unwrap();
+        assert!(packed.len() < json.len());
+        assert_eq!(gunzip(&packed, json.len()).unwrap(), json);
+        assert!(gunzip(&packed, json.len() - 1).is_err(), "a bomb stops at the limit");
+    }
+
+    #[test]
+    fn a_batch_counts_its_pages_and_names_a_bad_event() {
+        let mut checks = Checks::new();
+        let batch = RecordingBatch {
+            seq: 3,
+            events: vec![
+                serde_json::json!({"type": 4, "timestamp": 20, "data": {"href": "https://shop.example/"}}),
+                serde_json::json!({"type": 2, "timestamp": 21}),
+                serde_json::json!({"type": 3, "timestamp": 10}),
+            ],
+            tags: None,
+            visitor_token: None,
+        };
+        let facts = check_batch(&mut checks, &batch);
+        assert!(checks.finish().is_ok());
+        assert_eq!((facts.first_at, facts.last_at, facts.pages), (10, 21, 1));
+
+        let mut checks = Checks::new();
+        let bad = RecordingBatch {
+            seq: -1,
+            events: vec![
+                serde_json::json!({"type": 2, "timestamp": 1}),
+                serde_json::json!({"type": "x"}),
+            ],
+            tags: None,
+            visitor_token: None,
+        };
+        check_batch(&mut checks, &bad);
+        let CoreError::Validation(fields) = checks.finish().unwrap_err() else {
+            panic!("a validation error");
+        };
+        let named: Vec<_> = fields.iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(named, ["seq", "events[1]"]);
+    }
+}

@@ -1,0 +1,148 @@
+//! What the dashboard's player reads of a recorded session, with the
+//! dashboard's own credentials (no API key):
+//!
+//! - `GET /sessions/{id}/events`: every event, for the replay, for a signed-in
+//!   agent (or higher) of the session's tenant;
+//! - `GET /sessions/{id}/live`: the live view, as server-sent events (`events`,
+//!   data: a JSON array of rrweb events, in order), for such an agent or for the
+//!   holder of a live-view grant for this very session (an opened live-view
+//!   link). Connecting marks the session watched, which makes the visitor script
+//!   take a full snapshot and stream; the viewer renews it while connected.
+//!   Batches stored through another instance arrive through the live relay.
+
+use std::{convert::Infallible, time::Duration};
+
+use axum::{
+    extract::{Path, State},
+    http::{header, HeaderMap, StatusCode},
+    response::{
+        sse::{Event, KeepAlive, Sse},
+        IntoResponse, Response,
+    },
+};
+use rapport_app::ssr::{cookie_value, session_token, LIVEVIEW_COOKIE};
+use rapport_core::{error::CoreError, live::LiveEvent, model::Role, Services};
+use tokio::sync::{broadcast::error::RecvError, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::state::AppState;
+
+/// How often a connected viewer renews its watch (well within `WATCH_MS`).
+const RENEW: Duration = Duration::from_secs(10);
+
+/// The tenant of the signed-in agent (or higher), or the answer to give.
+async fn agent_tenant(services: &Services, headers: &HeaderMap) -> Result<String, Response> {
+    let user = match session_token(headers) {
+        Some(token) => services.session_user(&token).await,
+        None => Ok(None),
+    };
+    match user {
+        Ok(Some(user)) if user.role.includes(Role::Agent) => Ok(user.tenant_id),
+        Ok(Some(_)) => Err((StatusCode::FORBIDDEN, "agents only").into_response()),
+        Ok(None) => Err((StatusCode::UNAUTHORIZED, "sign in first").into_response()),
+        Err(err) => {
+            tracing::error!(error = %err, "recording view: session lookup failed");
+            Err(StatusCode::INTERNAL_SERVER_ERROR.into_response())
+        }
+    }
+}
+
+/// `GET /sessions/{id}/events`.
+pub async fn events(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let tenant_id = match agent_tenant(&state.services, &headers).await {
+        Ok(t) => t,
+        Err(answer) => return answer,
+    };
+    match state.services.recording_events(&tenant_id, &id).await {
+        Ok(json) => (
+            [
+                (header::CONTENT_TYPE, "application/json"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            json,
+        )
+            .into_response(),
+        Err(CoreError::NotFound(_)) => (StatusCode::NOT_FOUND, "no such session").into_response(),
+        Err(err) => {
+            tracing::error!(error = %err, "reading a recording failed");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+/// `GET /sessions/{id}/live`.
+pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let services = state.services.clone();
+    // A live-view grant counts for its own session only; else the dashboard user.
+    let granted = match cookie_value(&headers, LIVEVIEW_COOKIE) {
+        Some(grant) => services.liveview_grant(&grant, &id).await.ok().map(|g| g.tenant_id),
+        None => None,
+    };
+    let tenant_id = match granted {
+        Some(t) => t,
+        None => match agent_tenant(&services, &headers).await {
+            Ok(t) => t,
+            Err(answer) => return answer,
+        },
+    };
+    let mut heard = services.live().subscribe();
+    // Only what is stored from now on: the script takes a full snapshot for
+    // this viewer, so nothing earlier is needed.
+    let mut cursor = match services.recording_last_seq(&tenant_id, &id).await {
+        Ok(seq) => seq,
+        Err(err) => return internal(err),
+    };
+    match services.watch_recording(&tenant_id, &id, true).await {
+        Ok(()) => {}
+        Err(CoreError::NotFound(_)) => return (StatusCode::NOT_FOUND, "no such session").into_response(),
+        Err(err) => return internal(err),
+    }
+    let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
+    tokio::spawn(async move {
+        let mut renew = tokio::time::interval(RENEW);
+        renew.tick().await;
+        loop {
+            let fresh = tokio::select! {
+                _ = tx.closed() => break,
+                _ = renew.tick() => {
+                    if services.watch_recording(&tenant_id, &id, false).await.is_err() {
+                        break;
+                    }
+                    false
+                }
+                heard = heard.recv() => match heard {
+                    Ok(update) => update.tenant_id == tenant_id
+                        && matches!(&update.event, LiveEvent::RecordingChunk { session_id, .. } if *session_id == id),
+                    // Fell behind: read whatever is new.
+                    Err(RecvError::Lagged(_)) => true,
+                    Err(RecvError::Closed) => break,
+                },
+            };
+            if !fresh {
+                continue;
+            }
+            let batches = match services.recording_batches(&tenant_id, &id, cursor).await {
+                Ok(b) => b,
+                Err(err) => {
+                    tracing::error!(error = %err, "live view: reading a batch failed");
+                    break;
+                }
+            };
+            for (seq, json) in batches {
+                cursor = Some(seq);
+                let data = String::from_utf8_lossy(&json).into_owned();
+                if tx.send(Ok(Event::default().event("events").data(data))).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    Sse::new(ReceiverStream::new(rx))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn internal(err: CoreError) -> Response {
+    tracing::error!(error = %err, "live view failed");
+    StatusCode::INTERNAL_SERVER_ERROR.into_response()
+}

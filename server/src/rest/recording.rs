@@ -1,0 +1,287 @@
+//! Session recording over REST.
+//!
+//! The visitor script's side is public, like the rest of `/widget`: the widget
+//! key names the tenant, and a recording's write token (from
+//! `POST /widget/recording`) is the only thing that may append to it. Batches
+//! may come gzip-compressed (`Content-Encoding: gzip`, as `CompressionStream`
+//! makes them). The script's control stream tells it when a live viewer joins.
+//!
+//! The tenant's side: the recording settings of the workspace, and a recorded
+//! session's events for replay.
+
+use std::convert::Infallible;
+
+use axum::{
+    body::Bytes,
+    extract::{FromRequestParts, Path, State},
+    http::{header, request::Parts, HeaderMap, StatusCode},
+    response::{
+        sse::{Event, KeepAlive, Sse},
+        IntoResponse, Response,
+    },
+    Json,
+};
+use futures_util::{stream, StreamExt};
+use rapport_core::{
+    live::LiveEvent,
+    recordings::{
+        gunzip, RecordingAck, RecordingBatch, RecordingSettings, RecordingSettingsIn, RecordingStart, RecordingStarted,
+        MAX_BATCH_BYTES,
+    },
+};
+use tokio_stream::wrappers::BroadcastStream;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    http::{
+        error::{ApiError, ApiResult, AuthErrors, InputErrors, NotFoundError},
+        extract::{bearer_token, parse_json, ApiJson, TenantAuth},
+    },
+    rest::widget::{widget_cors, AnonymousVisitor, WIDGET_KEY_HEADER},
+    state::AppState,
+};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    let public = OpenApiRouter::new()
+        .routes(routes!(start))
+        .routes(routes!(append))
+        .routes(routes!(control))
+        .layer(widget_cors());
+    OpenApiRouter::new()
+        .routes(routes!(get_settings, put_settings))
+        .routes(routes!(events))
+        .merge(public)
+}
+
+fn widget_key(headers: &HeaderMap) -> Result<String, ApiError> {
+    headers
+        .get(WIDGET_KEY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .ok_or_else(|| ApiError::unauthorized("missing_widget_key", "send the rapport-widget-key header"))
+}
+
+/// The visitor script holding a recording's write token: the widget key, the
+/// session in the path and the token agree. Checked before anything is read.
+struct Writer {
+    tenant_id: String,
+    session_id: String,
+}
+
+impl FromRequestParts<AppState> for Writer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let key = widget_key(&parts.headers)?;
+        let token = bearer_token(parts)?
+            .ok_or_else(|| ApiError::unauthorized("missing_write_token", "send Authorization: Bearer <write token>"))?;
+        let Path(session_id) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::for_status(StatusCode::NOT_FOUND))?;
+        let tenant_id = state
+            .services
+            .recording_writer(&key, &session_id, &token)
+            .await
+            .map_err(|_| {
+                ApiError::unauthorized(
+                    "invalid_recording",
+                    "unknown widget key, session or write token; start a new recording",
+                )
+            })?;
+        Ok(Writer { tenant_id, session_id })
+    }
+}
+
+/// Start recording the visitor's session (the visitor script, when the
+/// workspace records: `GET /widget/config` says so). It becomes a recorded
+/// session (`/session/recorded`) with the tags given. With the visitor's token
+/// (`Authorization: Bearer vt_…`, once the visitor chats) it belongs to that
+/// customer, and agents open it from the conversation. The write token in the
+/// answer is shown only here. 403 `recording_off` when the workspace does not
+/// record.
+#[utoipa::path(post, path = "/widget/recording", tag = "widget", request_body = RecordingStart,
+    security(("widgetKey" = []), ("widgetKey" = [], "visitorToken" = [])),
+    responses((status = 201, body = RecordingStarted), AuthErrors, InputErrors))]
+async fn start(
+    State(state): State<AppState>,
+    visitor: AnonymousVisitor,
+    parts: Parts,
+    ApiJson(input): ApiJson<RecordingStart>,
+) -> ApiResult<(StatusCode, Json<RecordingStarted>)> {
+    let visitor_token = bearer_token(&parts)?;
+    let (_, started) = state
+        .services
+        .start_recording(&visitor.widget_key, visitor_token.as_deref(), input, &visitor.actor)
+        .await
+        .map_err(|e| match e {
+            rapport_core::error::CoreError::Unauthenticated => {
+                ApiError::unauthorized("invalid_visitor", "unknown widget key or visitor token")
+            }
+            rapport_core::error::CoreError::Forbidden => {
+                ApiError::forbidden("recording_off", "this workspace does not record sessions")
+            }
+            other => other.into(),
+        })?;
+    Ok((StatusCode::CREATED, Json(started)))
+}
+
+/// Append a batch of rrweb events to a recording (`Authorization: Bearer
+/// <write token>`). The body is JSON, or JSON compressed with gzip
+/// (`Content-Encoding: gzip`; at most 8 MiB once inflated). A batch sent again
+/// with the same `seq` is stored once. Live viewers get the batch at once; the
+/// answer says whether someone watches, and then the script sends every 100 ms.
+#[utoipa::path(post, path = "/widget/recording/{id}/events", tag = "widget", request_body = RecordingBatch,
+    params(("id" = String, Path, description = "The recording's session id")),
+    security(("widgetKey" = [], "writeToken" = [])),
+    responses((status = 200, body = RecordingAck), AuthErrors, InputErrors))]
+async fn append(
+    State(state): State<AppState>,
+    writer: Writer,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<RecordingAck>> {
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        });
+    if !is_json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the body as application/json",
+        ));
+    }
+    let encoding = headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase());
+    let json = match encoding.as_deref() {
+        None | Some("identity") => body.to_vec(),
+        Some("gzip") => gunzip(&body, MAX_BATCH_BYTES).map_err(|_| {
+            ApiError::bad_request(
+                "unreadable_body",
+                "the gzip body is damaged, or over 8 MiB once inflated",
+            )
+        })?,
+        Some(other) => {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_encoding",
+                format!("Content-Encoding {other} is not supported; send gzip or nothing"),
+            ))
+        }
+    };
+    let batch: RecordingBatch = parse_json(&json)?;
+    Ok(Json(
+        state
+            .services
+            .append_recording(&writer.tenant_id, &writer.session_id, batch)
+            .await?,
+    ))
+}
+
+/// The visitor script's control stream for a recording (server-sent events,
+/// all named `watch`): `{"watched": true, "snapshot": true}` when a live viewer
+/// joins (take a full snapshot for it, then send every 100 ms), and
+/// `{"watched": false}` once nobody has watched for 30 s. The first event says
+/// the state at connection (`{"watched": …}`).
+#[utoipa::path(get, path = "/widget/recording/{id}/control", tag = "widget",
+    params(("id" = String, Path, description = "The recording's session id")),
+    security(("widgetKey" = [], "writeToken" = [])),
+    responses((status = 200, description = "An event stream", content_type = "text/event-stream"), AuthErrors))]
+async fn control(State(state): State<AppState>, writer: Writer) -> Response {
+    let Writer {
+        tenant_id,
+        session_id: id,
+    } = writer;
+    let watched = match state.services.recording_watched(&tenant_id, &id).await {
+        Ok(w) => w,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let services = state.services.clone();
+    let first = stream::once(async move { watch_event(watched) });
+    let session = id.clone();
+    let tenant = tenant_id.clone();
+    let heard = BroadcastStream::new(state.services.live().subscribe()).filter_map(move |update| {
+        let hit = matches!(update, Ok(u) if u.tenant_id == tenant
+            && matches!(&u.event, LiveEvent::RecordingWatched { session_id } if *session_id == session));
+        std::future::ready(hit.then_some(()))
+    });
+    // Watching ends when viewers stop renewing: a tick finds that out.
+    let ticks = tokio_stream::wrappers::IntervalStream::new(tokio::time::interval(std::time::Duration::from_secs(10)))
+        .map(|_| ());
+    // A viewer who joins asks for a full snapshot; the ticks only tell when
+    // watching has ended.
+    let joins = heard.map(|()| {
+        Some(Ok(Event::default()
+            .event("watch")
+            .data(r#"{"watched":true,"snapshot":true}"#)))
+    });
+    let ends = ticks
+        .then(move |()| {
+            let services = services.clone();
+            let (tenant, id) = (tenant_id.clone(), id.clone());
+            async move { services.recording_watched(&tenant, &id).await.unwrap_or(false) }
+        })
+        .scan(watched, |last, now| {
+            let changed = now != *last;
+            *last = now;
+            std::future::ready(Some(changed.then(|| watch_event(now))))
+        });
+    let changes = stream::select(joins, ends).filter_map(std::future::ready);
+    Sse::new(first.chain(changes))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn watch_event(watched: bool) -> Result<Event, Infallible> {
+    Ok(Event::default()
+        .event("watch")
+        .data(format!("{{\"watched\":{watched}}}")))
+}
+
+/// The workspace's recording settings: whether the visitor script records,
+/// whether it needs the visitor's consent, what it masks and leaves out, and
+/// how long recordings are kept.
+#[utoipa::path(get, path = "/workspace/recording", tag = "session",
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = RecordingSettings), AuthErrors))]
+async fn get_settings(auth: TenantAuth, State(state): State<AppState>) -> ApiResult<Json<RecordingSettings>> {
+    Ok(Json(state.services.recording_settings(&auth.tenant_id).await?))
+}
+
+/// Change the recording settings; omitted fields are kept, an empty selector
+/// removes it. Audited as `recording.settings`.
+#[utoipa::path(put, path = "/workspace/recording", tag = "session", request_body = RecordingSettingsIn,
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = RecordingSettings), AuthErrors, InputErrors))]
+async fn put_settings(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<RecordingSettingsIn>,
+) -> ApiResult<Json<RecordingSettings>> {
+    Ok(Json(
+        state
+            .services
+            .set_recording_settings(&auth.tenant_id, input, &auth.actor)
+            .await?,
+    ))
+}
+
+/// Every recorded event of a session, in order: a JSON array of rrweb events,
+/// for a replay (e.g. with `rrweb-player`). Empty when the session was only
+/// reported, not recorded.
+#[utoipa::path(get, path = "/session/{id}/events", tag = "session",
+    params(("id" = String, Path, description = "Session id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, description = "The events", body = Vec<Object>), AuthErrors, NotFoundError))]
+async fn events(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+    let json = state.services.recording_events(&auth.tenant_id, &id).await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], json).into_response())
+}
