@@ -149,8 +149,9 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     let db = services.db().clone();
     println!("Rapport is running at {public_url} (listening on {addr}). Sign in at {public_url}/login");
     if let Some(demo_addr) = config.demo_addr {
-        // It ends with the process; nothing in it needs a graceful stop.
-        let demo = crate::demo::serve(
+        // It ends with the process; nothing in it needs a graceful stop. A demo
+        // that cannot start (its port taken) must not keep Rapport from serving.
+        match crate::demo::serve(
             demo_addr,
             services.clone(),
             config.site_dir.clone(),
@@ -158,8 +159,11 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
             config.demo_workspace.clone(),
             std::future::pending(),
         )
-        .await?;
-        println!("The demo shop, with the visitor script, is at http://{demo}/");
+        .await
+        {
+            Ok(demo) => println!("The demo shop, with the visitor script, is at http://{demo}/"),
+            Err(err) => tracing::warn!(error = %err, "the demo shop is not served"),
+        }
     }
     serve(listener, state(config, services), shutdown_signal()).await?;
     db.close().await;

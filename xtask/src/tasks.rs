@@ -27,17 +27,19 @@ pub fn build(args: &[String]) -> Result<()> {
     run_cmd(&mut cmd)
 }
 
-/// `cargo xtask bench [webhooks|writes|timers|reports]`: the benchmarks, in release
-/// mode, each with ratios to a baseline measured in the same run: webhook delivery
-/// throughput and latency, the write path of the `rapport` process over HTTP
-/// (creates, their latency, reads beside them, memory in a soak), the job
-/// runner's timer lateness behind 100,000 pending timers, and report latency over
-/// 10 million facts.
+/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports]`: the
+/// benchmarks, in release mode, each with ratios to a baseline measured in the
+/// same run: webhook delivery throughput and latency, the write path of the
+/// `rapport` process over HTTP (creates, their latency, reads beside them, memory
+/// in a soak), routing decisions and message-to-assignment latency, recording
+/// ingest against direct writes, the job runner's timer lateness behind 100,000
+/// pending timers, and report latency over 10 million facts.
 pub fn bench(args: &[String]) -> Result<()> {
     let all = [
         ("rapport-server", "webhooks"),
         ("rapport-server", "writes"),
         ("rapport-server", "routing"),
+        ("rapport-server", "recording"),
         ("rapport-server", "timers"),
         ("rapport-core", "reports"),
     ];
@@ -46,7 +48,7 @@ pub fn bench(args: &[String]) -> Result<()> {
         .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
         .collect();
     if chosen.is_empty() {
-        bail!("unknown benchmark; choose from webhooks, writes, routing, timers, reports");
+        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports");
     }
     for (package, name) in chosen {
         run_cmd(cargo().args(["bench", "--package", package, "--bench", name]))?;
