@@ -12,8 +12,9 @@
 //!   them, so a replay or live view works through any instance.
 //! - A live viewer marks the session watched ([`Services::watch_recording`]);
 //!   the script hears it (on its control stream, or in the reply to a batch),
-//!   takes a full snapshot and sends every 100 ms. Each stored batch is announced
-//!   on the live bus, across instances, so viewers read it at once.
+//!   takes a full snapshot and sends every 100 ms. Each batch stored while the
+//!   session is watched is announced on the live bus, across instances, so
+//!   viewers read it at once.
 
 use std::io::{Read, Write};
 
@@ -464,14 +465,26 @@ impl Services {
             .await
             .map(|r| r.rows_affected()))?;
         }
-        let event = LiveEvent::RecordingChunk {
-            session_id: session_id.to_string(),
-            seq: batch.seq,
-        };
-        self.commit_live(tx, &tenant_id, "", event).await?;
-        Ok(RecordingAck {
-            watched: self.recording_watched(&tenant_id, session_id).await?,
-        })
+        // Only a watched session's batches are announced: most are never
+        // watched, and every live screen of every instance would hear them.
+        let watched_until: Option<i64> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
+            "select watched_until from recorded_sessions where tenant_id = $1 and id = $2"
+        )
+        .bind(&tenant_id)
+        .bind(session_id)
+        .fetch_one(conn)
+        .await)?;
+        let watched = watched_until.is_some_and(|until| until > now);
+        if watched {
+            let event = LiveEvent::RecordingChunk {
+                session_id: session_id.to_string(),
+                seq: batch.seq,
+            };
+            self.commit_live(tx, &tenant_id, "", event).await?;
+        } else {
+            tx.commit().await?;
+        }
+        Ok(RecordingAck { watched })
     }
 
     /// Whether a live viewer watches the session now.

@@ -39,6 +39,9 @@ pub struct RecordedSession {
     pub duration_seconds: Option<i64>,
     /// Tags, sorted.
     pub tags: Vec<String>,
+    /// Our extension: bytes the visitor script's recording of the session takes
+    /// in storage (its compressed events); 0 for a session only reported.
+    pub recorded_bytes: i64,
 }
 
 /// A session reported by a recorder (upsert by `id`).
@@ -142,6 +145,7 @@ struct SessionRow {
     page_count: i32,
     started_at: i64,
     ended_at: Option<i64>,
+    recorded_bytes: i64,
 }
 
 /// Replaces a session's tags with `tags` (checked by the caller), in `tx`.
@@ -232,7 +236,7 @@ impl Services {
     /// One recorded session of the tenant.
     pub async fn get_recorded_session(&self, tenant_id: &str, id: &str) -> CoreResult<RecordedSession> {
         let row: Option<SessionRow> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select id, visitor_id, external_id, entry_url, page_count, started_at, ended_at \
+            "select id, visitor_id, external_id, entry_url, page_count, started_at, ended_at, recorded_bytes \
              from recorded_sessions where tenant_id = $1 and id = $2"
         )
         .bind(tenant_id)
@@ -295,7 +299,7 @@ impl Services {
         let n = tags.len();
         let count_sql = format!("select count(*) from recorded_sessions where tenant_id = $1{matching}");
         let list_sql = format!(
-            "select id, visitor_id, external_id, entry_url, page_count, started_at, ended_at from recorded_sessions \
+            "select id, visitor_id, external_id, entry_url, page_count, started_at, ended_at, recorded_bytes from recorded_sessions \
              where tenant_id = $1{matching} order by started_at desc, id desc limit ${} offset ${}",
             n + 2,
             n + 3
@@ -349,6 +353,7 @@ impl Services {
                 page_count: r.page_count,
                 started_at: from_ms(r.started_at),
                 ended_at: r.ended_at.map(from_ms),
+                recorded_bytes: r.recorded_bytes,
                 tags,
             });
         }

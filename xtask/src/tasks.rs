@@ -52,8 +52,54 @@ pub fn bench(args: &[String]) -> Result<()> {
     }
     for (package, name) in chosen {
         run_cmd(cargo().args(["bench", "--package", package, "--bench", name]))?;
+        if *name == "recording" {
+            recording_in_browser()?;
+        }
     }
     Ok(())
+}
+
+/// The recording figures that need a browser (storage per minute on the demo
+/// shop, live-view lag): `end2end/recording-bench.mjs` against a release
+/// server with its demo shop.
+fn recording_in_browser() -> Result<()> {
+    build(&["--release".to_string()])?;
+    ensure_chromium()?;
+    let e2e = root().join("end2end");
+    ensure_npm_packages(&e2e)?;
+    let data = tempdir()?;
+    let log_path = target_dir().join("bench-recording-server.log");
+    let (server, base_url, demo_url) = start_server("release", &data, &log_path)?;
+    let key = Command::new(target_dir().join("release").join("rapport"))
+        .args([
+            "admin",
+            "create-api-key",
+            "--tenant",
+            "default",
+            "--name",
+            "recording bench",
+        ])
+        .env("RAPPORT_DATA_DIR", &data)
+        .env_remove("DATABASE_URL")
+        .output()
+        .context("cannot create an API key for the bench")?;
+    if !key.status.success() {
+        bail!("creating an API key failed: {}", String::from_utf8_lossy(&key.stderr));
+    }
+    let measured = run_cmd(
+        Command::new("node")
+            .arg("recording-bench.mjs")
+            .current_dir(&e2e)
+            .env("BASE_URL", &base_url)
+            .env("DEMO_URL", &demo_url)
+            .env("ADMIN_EMAIL", E2E_ADMIN_EMAIL)
+            .env("ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
+            .env("API_TOKEN", String::from_utf8_lossy(&key.stdout).trim())
+            .env("CHROMIUM_PATH", CHROMIUM),
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+    measured
 }
 
 /// `cargo xtask run [-- <rapport serve flags>]`: builds in release mode and serves

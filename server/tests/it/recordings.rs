@@ -197,6 +197,7 @@ async fn the_script_records_sessions_that_replay(db: TestDb) {
     assert_eq!(session["entryUrl"], "https://shop.example/");
     assert_eq!(session["pageCount"], 1);
     assert_eq!(session["tags"], json!(["returning", "vip"]));
+    assert!(session["recordedBytes"].as_i64().unwrap() > 0, "{session}");
     assert_eq!(
         chrono::DateTime::parse_from_rfc3339(session["endedAt"].as_str().unwrap())
             .unwrap()
