@@ -2,7 +2,7 @@
 // running release server with its demo shop (`cargo xtask bench recording`
 // starts them and runs this after the ingest benchmark).
 //
-// 1. Storage per minute: a visitor uses the demo shop for BENCH_SECONDS (mouse
+// 1. Storage per minute: a visitor uses the demo shop for BENCH_SHOP_SECONDS (mouse
 //    moves, scrolling, typing into a field, single-page navigation, every few
 //    seconds, as a shopper would); the bytes Rapport stored for the session
 //    (`recordedBytes`, the gzip-compressed batches), per minute. Baseline in the
@@ -15,13 +15,13 @@
 //    p95 at most 250 ms.
 //
 // Environment: BASE_URL, DEMO_URL, ADMIN_EMAIL, ADMIN_PASSWORD, API_TOKEN,
-// CHROMIUM_PATH; BENCH_SECONDS (default 60), BENCH_SAMPLES (default 40).
+// CHROMIUM_PATH; BENCH_SHOP_SECONDS (default 60), BENCH_SAMPLES (default 40).
 import { chromium } from '@playwright/test';
 
 const base = (process.env.BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/$/, '');
 const demo = (process.env.DEMO_URL ?? 'http://127.0.0.1:3001').replace(/\/$/, '');
 const token = process.env.API_TOKEN;
-const seconds = Number(process.env.BENCH_SECONDS ?? 60);
+const seconds = Number(process.env.BENCH_SHOP_SECONDS ?? 60);
 const samples = Number(process.env.BENCH_SAMPLES ?? 40);
 const LAG_TARGET_MS = 250;
 
