@@ -500,9 +500,17 @@ async fn script_errors(
     bucket_table(view, &report.results, &["SCRIPT_ERRORS", "AFFECTED_VISITORS"]);
     view.details = Some(DetailTable {
         caption: "Most frequent errors".into(),
-        headers: ["Message", "File", "Line", "Count", "Visitors", "Last seen"]
-            .map(String::from)
-            .to_vec(),
+        headers: [
+            "Message",
+            "File",
+            "Line",
+            "Count",
+            "Visitors",
+            "Last seen",
+            "Top of the stack",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows: report
             .errors
             .iter()
@@ -515,11 +523,24 @@ async fn script_errors(
                     e.count.to_string(),
                     e.visitors.to_string(),
                     e.last_seen.format("%Y-%m-%d %H:%M UTC").to_string(),
+                    e.stack.as_deref().map(top_frames).unwrap_or_default(),
                 ]
             })
             .collect(),
     });
     Ok(())
+}
+
+/// The innermost frames of a stack trace, for a table cell: its first two
+/// `at …` (Chromium) or `name@…` (Firefox, Safari) lines, innermost first.
+fn top_frames(stack: &str) -> String {
+    stack
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("at ") || l.contains('@'))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ← ")
 }
 
 /// Table, totals and chart of a search report's per-bucket results.
@@ -627,4 +648,23 @@ pub async fn csv(services: &Services, tenant_id: &str, query: &ReportQuery) -> C
         }
     };
     Ok((name, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::top_frames;
+
+    #[test]
+    fn the_top_of_a_stack_is_its_innermost_frames() {
+        let chromium = "TypeError: x is undefined\n    at add (https://shop.test/cart.js:12:5)\n    at https://shop.test/cart.js:40:3\n    at main (https://shop.test/app.js:1:1)";
+        assert_eq!(
+            top_frames(chromium),
+            "at add (https://shop.test/cart.js:12:5) ← at https://shop.test/cart.js:40:3"
+        );
+        assert_eq!(
+            top_frames("add@https://shop.test/cart.js:12:5"),
+            "add@https://shop.test/cart.js:12:5"
+        );
+        assert_eq!(top_frames("no frames here"), "");
+    }
 }

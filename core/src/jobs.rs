@@ -57,6 +57,9 @@ pub mod kinds {
     pub const RETENTION: &str = "retention";
     /// Sending one mail of the outbox (`server/src/mail.rs`), keyed by the mail id.
     pub const MAIL: &str = "mail.deliver";
+    /// Ending the recorded sessions that went quiet (recurring, every minute;
+    /// `core/src/recordings/ends.rs`).
+    pub const RECORDING_ENDS: &str = "recording.ends";
     /// Closing the presence of agents whose dashboard stopped sending heartbeats
     /// (recurring, every 30 s; `server/src/workers`).
     pub const PRESENCE: &str = "presence.sweep";

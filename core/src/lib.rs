@@ -39,6 +39,8 @@ pub mod engine;
 #[cfg(feature = "server")]
 pub mod events;
 #[cfg(feature = "server")]
+pub mod files;
+#[cfg(feature = "server")]
 pub mod jobs;
 #[cfg(feature = "server")]
 pub mod key_cache;

@@ -61,6 +61,13 @@ pub enum LiveEvent {
         /// The recorded session.
         session_id: String,
     },
+    /// A recorded session ended (quiet for [`crate::recordings::SESSION_IDLE_MS`])
+    /// and takes no more batches (published with an empty customer): its live
+    /// viewers say so.
+    RecordingEnded {
+        /// The recorded session.
+        session_id: String,
+    },
     /// Changes may have been missed (another instance's, while the connection
     /// that hears them was being remade): screens should read everything
     /// again. Published with an empty tenant and customer: it concerns all.
@@ -122,6 +129,8 @@ enum Changed {
     Recording { session: String, seq: i64 },
     /// A live viewer watches a recorded session.
     Watched { session: String },
+    /// A recorded session ended.
+    Ended { session: String },
 }
 
 impl LiveHub {
@@ -175,6 +184,9 @@ impl Services {
                 seq: *seq,
             }),
             LiveEvent::RecordingWatched { session_id } => Some(Changed::Watched {
+                session: session_id.clone(),
+            }),
+            LiveEvent::RecordingEnded { session_id } => Some(Changed::Ended {
                 session: session_id.clone(),
             }),
             LiveEvent::Resync => None,
@@ -244,6 +256,9 @@ impl Services {
                     seq: *seq,
                 }),
                 Changed::Watched { session } => Ok(LiveEvent::RecordingWatched {
+                    session_id: session.clone(),
+                }),
+                Changed::Ended { session } => Ok(LiveEvent::RecordingEnded {
                     session_id: session.clone(),
                 }),
             };

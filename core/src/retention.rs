@@ -187,17 +187,24 @@ impl Services {
     {
         let out_of_time = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
         let mut pruned = Pruned::default();
-        loop {
-            let n = self.prune_deliveries(before, batch).await?;
-            pruned.deliveries += n;
-            if i64::try_from(n).unwrap_or(i64::MAX) < batch {
-                break;
-            }
-            if out_of_time() {
-                return Ok((pruned, false));
-            }
-            pause().await;
+        let step = |n: &mut u64, deleted| -> bool {
+            *n += deleted;
+            i64::try_from(deleted).unwrap_or(i64::MAX) >= batch
+        };
+        // Each table: batches until one comes back short, pausing between
+        // them, and giving up (to come back later) at the deadline.
+        macro_rules! drain {
+            ($total:expr, $prune:expr) => {
+                while step(&mut $total, $prune.await?) {
+                    if out_of_time() {
+                        return Ok((pruned, false));
+                    }
+                    pause().await;
+                }
+            };
         }
+        drain!(pruned.deliveries, self.prune_deliveries(before, batch));
+        // Events go by a cursor: an event some delivery still needs is kept.
         let mut cursor = EventCursor::default();
         loop {
             let (n, next) = self.prune_events(before, batch, &cursor).await?;
@@ -211,43 +218,16 @@ impl Services {
             }
             pause().await;
         }
-        loop {
-            let n = self.prune_mail(before, batch).await?;
-            pruned.mails += n;
-            if i64::try_from(n).unwrap_or(i64::MAX) < batch {
-                break;
-            }
-            if out_of_time() {
-                return Ok((pruned, false));
-            }
-            pause().await;
-        }
+        drain!(pruned.mails, self.prune_mail(before, batch));
         for (table, finished) in ENGINE_HISTORY {
-            loop {
-                let n = self.prune_history(table, finished, before, batch).await?;
-                pruned.engine_history += n;
-                if i64::try_from(n).unwrap_or(i64::MAX) < batch {
-                    break;
-                }
-                if out_of_time() {
-                    return Ok((pruned, false));
-                }
-                pause().await;
-            }
+            drain!(
+                pruned.engine_history,
+                self.prune_history(table, finished, before, batch)
+            );
         }
         // Recordings follow each workspace's own retention (days), not `before`.
         let now = crate::time::now_ms();
-        loop {
-            let n = self.prune_recordings(now, batch).await?;
-            pruned.recordings += n;
-            if i64::try_from(n).unwrap_or(i64::MAX) < batch {
-                break;
-            }
-            if out_of_time() {
-                return Ok((pruned, false));
-            }
-            pause().await;
-        }
+        drain!(pruned.recordings, self.prune_recordings(now, batch));
         Ok((pruned, true))
     }
 }

@@ -19,6 +19,7 @@ pub struct Services {
     db: Db,
     writer: Db,
     public_url: Arc<str>,
+    max_file_bytes: usize,
     live: LiveHub,
     outbox: Arc<Notify>,
     zone_states: ZoneStates,
@@ -33,6 +34,7 @@ impl Services {
             writer: db.writer(),
             db,
             public_url: Arc::from("http://localhost:3000"),
+            max_file_bytes: crate::files::DEFAULT_MAX_FILE_BYTES,
             live: LiveHub::default(),
             outbox: Arc::new(Notify::new()),
             zone_states: ZoneStates::default(),
@@ -44,6 +46,17 @@ impl Services {
     pub fn with_public_url(mut self, url: &str) -> Self {
         self.public_url = Arc::from(url.trim_end_matches('/'));
         self
+    }
+
+    /// Sets the largest file a conversation accepts, in bytes (0: none).
+    pub fn with_max_file_bytes(mut self, bytes: usize) -> Self {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// The largest file a conversation accepts, in bytes; 0 when files are off.
+    pub fn max_file_bytes(&self) -> usize {
+        self.max_file_bytes
     }
 
     /// The base URL of generated links, without a trailing slash.

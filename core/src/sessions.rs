@@ -42,6 +42,12 @@ pub struct RecordedSession {
     /// Our extension: bytes the visitor script's recording of the session takes
     /// in storage (its compressed events); 0 for a session only reported.
     pub recorded_bytes: i64,
+    /// Our extension: why the session was recorded, once it ended (a visitor
+    /// script's session ends after 30 minutes without events): `CHAT` (the
+    /// visitor chatted), `LIVE_VIEW` (an agent watched it), `ERROR` (a script
+    /// error hit the visitor) or `BROWSE`. `null` while it goes on, and for
+    /// sessions only reported.
+    pub reason: Option<String>,
 }
 
 /// A session reported by a recorder (upsert by `id`).
@@ -146,6 +152,7 @@ struct SessionRow {
     started_at: i64,
     ended_at: Option<i64>,
     recorded_bytes: i64,
+    reason: Option<String>,
 }
 
 /// Replaces a session's tags with `tags` (checked by the caller), in `tx`.
@@ -235,14 +242,16 @@ impl Services {
 
     /// One recorded session of the tenant.
     pub async fn get_recorded_session(&self, tenant_id: &str, id: &str) -> CoreResult<RecordedSession> {
-        let row: Option<SessionRow> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select id, visitor_id, external_id, entry_url, page_count, started_at, ended_at, recorded_bytes \
+        let row: Option<SessionRow> = with_db!(self.db(), |pool| {
+            sqlx::query_as(
+            "select id, visitor_id, external_id, entry_url, page_count, started_at, ended_at, recorded_bytes, reason \
              from recorded_sessions where tenant_id = $1 and id = $2"
         )
         .bind(tenant_id)
         .bind(id)
         .fetch_optional(pool)
-        .await)?;
+        .await
+        })?;
         let row = row.ok_or(CoreError::NotFound("session"))?;
         let mut out = self.with_tags(tenant_id, vec![row]).await?;
         Ok(out.remove(0))
@@ -299,7 +308,7 @@ impl Services {
         let n = tags.len();
         let count_sql = format!("select count(*) from recorded_sessions where tenant_id = $1{matching}");
         let list_sql = format!(
-            "select id, visitor_id, external_id, entry_url, page_count, started_at, ended_at, recorded_bytes from recorded_sessions \
+            "select id, visitor_id, external_id, entry_url, page_count, started_at, ended_at, recorded_bytes, reason from recorded_sessions \
              where tenant_id = $1{matching} order by started_at desc, id desc limit ${} offset ${}",
             n + 2,
             n + 3
@@ -354,6 +363,7 @@ impl Services {
                 started_at: from_ms(r.started_at),
                 ended_at: r.ended_at.map(from_ms),
                 recorded_bytes: r.recorded_bytes,
+                reason: r.reason,
                 tags,
             });
         }

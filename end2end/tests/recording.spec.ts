@@ -3,7 +3,8 @@
 // records the page with every input masked and never the chat widget; the session
 // is listed by POST /rest/v1/session/recorded with the tags the script set, the
 // dashboard's session page (/sessions/{id}) replays it, and the live view
-// (/sessions/{id}/live-view) shows a typed character within 2 s.
+// (/sessions/{id}/live-view) shows a typed character within 2 s and says when
+// the visitor switches tabs or leaves the page.
 import { APIRequestContext, Browser, BrowserContext, expect, Page, test } from '@playwright/test';
 import { adminEmail, createApiKey, expectAccessible, screenshot, signIn } from './helpers';
 
@@ -205,5 +206,45 @@ test('a live-view link opens the live view in its language, and nothing else', a
   await expect(viewer).toHaveURL(/\/login/);
   expect(errors).toEqual([]);
   await viewerContext.close();
+  await context.close();
+});
+
+/** Makes the page look hidden or visible to its scripts. Headless Chromium
+ * keeps every page visible (another tab in front changes nothing), so a
+ * visitor switching tabs is simulated where the recorder looks: the
+ * `visibilityState` it reads and the `visibilitychange` it listens to. */
+async function setVisibility(page: Page, state: 'hidden' | 'visible') {
+  await page.evaluate((s) => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => s });
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => s === 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, state);
+}
+
+test('the live view says when the visitor switches tabs, comes back and leaves', async ({ browser, page: agent, request }) => {
+  test.setTimeout(90_000);
+  const tag = `left-${Date.now()}`;
+  const { context, page, errors } = await visitor(browser, tag);
+  await page.goto(`${demoUrl}/index.html`);
+  await expect(page.locator('rapport-widget')).toBeAttached({ timeout: 15_000 });
+  const session = await recorded(request, tag);
+
+  await signIn(agent);
+  await agent.goto(`/sessions/${session.id}/live-view`);
+  const live = agent.locator('[data-rapport-live]');
+  const status = live.getByRole('status');
+  await expect(status).toHaveText('Live', { timeout: 15_000 });
+  await expect(live.frameLocator('iframe').getByRole('heading', { name: 'Good tea, kindly sent.' })).toBeVisible();
+
+  // The visitor looks at another tab, then comes back.
+  await setVisibility(page, 'hidden');
+  await expect(status).toHaveText('The visitor switched to another tab or window.', { timeout: 10_000 });
+  await setVisibility(page, 'visible');
+  await expect(status).toHaveText('Live', { timeout: 10_000 });
+
+  // The visitor leaves the page: pagehide sends the last batch with keepalive.
+  await page.goto('about:blank');
+  await expect(status).toHaveText('The visitor left this page.', { timeout: 10_000 });
+  expect(errors).toEqual([]);
   await context.close();
 });

@@ -359,3 +359,121 @@ test('identify after the visitor started updates the customer', async ({ browser
   expect(errors).toEqual([]);
   await context.close();
 });
+
+// Files (POST /widget/file, the inbox's file form). Test files have ASCII names:
+// a download link ends with its file's name, and the inbox names the link by
+// that last part.
+const attachButton = (page: Page) => dialog(page).getByRole('button', { name: 'Attach a file' });
+
+/** Opens the inbox conversation of the customer with this name. */
+async function openConversation(agent: Page, name: string) {
+  await signIn(agent);
+  await agent.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Inbox' }).click();
+  await hydrated(agent);
+  const row = agent.getByRole('link', { name: new RegExp(name) });
+  await expect(row).toBeVisible({ timeout: 15_000 });
+  await row.click();
+  return agent.getByRole('list', { name: 'Messages' });
+}
+
+test('a visitor sends a file from the widget, and the agent downloads it', async ({ browser, page: agent, request }) => {
+  test.setTimeout(90_000);
+  const config = await request.get('/rest/v1/widget/config', { headers: { 'rapport-widget-key': widgetKey } });
+  expect((await config.json()).maxFileBytes).toBeGreaterThan(0);
+  const { context, page, errors } = await visitor(browser);
+  const name = `Fenna ${Date.now()}`;
+  const file = {
+    name: `order-notes-${Date.now()}.txt`,
+    mimeType: 'text/plain',
+    buffer: Buffer.from('Order 1042: 2 × Sencha, 1 × kyūsu 急須.\n'),
+  };
+  await openDemo(page);
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  await page.evaluate((n) => (window as any).Rapport('identify', { firstName: n }), name);
+  await launcher(page).click();
+  // The button shows once the config says files are taken; the keyboard opens
+  // the file picker from it. (Waiting for the picker first lets Playwright
+  // catch it: a bare key press could come before it listens.)
+  await expect(attachButton(page)).toBeVisible();
+  const chooser = page.waitForEvent('filechooser');
+  await attachButton(page).press('Enter');
+  await (await chooser).setFiles(file);
+  // Sent: the visitor's bubble becomes a link to the stored file.
+  const bubble = log(page).locator('.msg', { hasText: file.name });
+  await expect(bubble.getByRole('link', { name: `File: ${file.name}` })).toBeVisible({ timeout: 15_000 });
+  await expect(bubble).not.toHaveClass(/failed/);
+  await expect(bubble).not.toContainText('Sending');
+
+  // The agent sees it in the conversation and downloads the same bytes.
+  const thread = await openConversation(agent, name);
+  const link = thread.locator('a.file', { hasText: file.name });
+  await expect(link).toBeVisible();
+  const download = await agent.request.get((await link.getAttribute('href'))!);
+  expect(download.status()).toBe(200);
+  expect(download.headers()['content-disposition']).toContain('attachment');
+  expect(await download.body()).toEqual(file.buffer);
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('an agent sends a file from the inbox, and the visitor gets it in the widget', async ({ browser, page: agent }) => {
+  test.setTimeout(90_000);
+  const { context, page, errors } = await visitor(browser);
+  const name = `Gustav ${Date.now()}`;
+  await openDemo(page);
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  await page.evaluate((n) => (window as any).Rapport('identify', { firstName: n }), name);
+  await launcher(page).click();
+  await write(page, 'Could you send me the invoice, please?');
+
+  const thread = await openConversation(agent, name);
+  await expect(thread.getByText('Could you send me the invoice, please?')).toBeVisible();
+  const file = {
+    name: `invoice-1042-${Date.now()}.txt`,
+    mimeType: 'text/plain',
+    buffer: Buffer.from('Invoice 1042\nSencha 2 × 12.25 EUR\n'),
+  };
+  await agent.getByLabel('Attach a file', { exact: true }).setInputFiles(file);
+  await agent.getByRole('button', { name: 'Send file' }).click();
+  await expect(thread.locator('a.file', { hasText: file.name })).toBeVisible({ timeout: 15_000 });
+
+  // The visitor gets it live, as a link named after the file; the link works
+  // without a Rapport sign-in.
+  const link = log(page).getByRole('link', { name: `File: ${file.name}` });
+  await expect(link).toBeVisible({ timeout: 15_000 });
+  const download = await page.request.get((await link.getAttribute('href'))!);
+  expect(download.status()).toBe(200);
+  expect(await download.body()).toEqual(file.buffer);
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('the widget refuses a file over the limit without sending it', async ({ browser, request }) => {
+  const config = await request.get('/rest/v1/widget/config', { headers: { 'rapport-widget-key': widgetKey } });
+  const max = (await config.json()).maxFileBytes as number;
+  expect(max).toBeGreaterThan(0);
+  // The file crosses to the browser whole: beyond 20 MB that only slows the
+  // test down, and the check is the same.
+  test.skip(max + 1 > 20 * 1024 * 1024, `the limit of ${max} B is too large for a test file`);
+  const { context, page, errors } = await visitor(browser);
+  const uploads: string[] = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/rest/v1/widget/file')) uploads.push(r.url());
+  });
+  await openDemo(page);
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  await launcher(page).click();
+  await expect(attachButton(page)).toBeVisible();
+  const file = { name: 'catalogue-scan.pdf', mimeType: 'application/pdf', buffer: Buffer.alloc(max + 1, 1) };
+  await widget(page).locator('input[type="file"]').setInputFiles(file);
+  // The limit in megabytes, as the widget writes it in English.
+  const mb = new Intl.NumberFormat('en', { maximumFractionDigits: 1 }).format(max / 1048576);
+  const bubble = log(page).locator('.msg', { hasText: file.name });
+  await expect(bubble).toHaveClass(/failed/);
+  await expect(bubble).toContainText(`The file is larger than ${mb} MB.`);
+  // Sending it again cannot help: no retry.
+  await expect(bubble.getByRole('button', { name: 'Retry' })).toHaveCount(0);
+  expect(uploads).toEqual([]);
+  expect(errors).toEqual([]);
+  await context.close();
+});

@@ -20,14 +20,14 @@ use leptos::prelude::provide_context;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use rapport_app::{shell, ssr::DashboardContext, App};
 use tower_http::{
-    catch_panic::CatchPanicLayer, compression::CompressionLayer, limit::RequestBodyLimitLayer,
-    set_header::SetResponseHeaderLayer, timeout::TimeoutLayer, trace::TraceLayer,
+    catch_panic::CatchPanicLayer, compression::CompressionLayer, set_header::SetResponseHeaderLayer,
+    timeout::TimeoutLayer, trace::TraceLayer,
 };
 
 use crate::{
     http::{
-        downloads, error::ApiError, health, inbox_events, metrics, middleware as mw, recording_views, request_id,
-        session,
+        downloads, error::ApiError, files, health, inbox_events, metrics, middleware as mw, recording_views,
+        request_id, session,
     },
     rest,
     state::AppState,
@@ -59,6 +59,8 @@ pub fn build(state: AppState) -> Router {
         .route("/inbox/events", get(inbox_events::inbox_events))
         .route("/sessions/{id}/events", get(recording_views::events))
         .route("/sessions/{id}/live", get(recording_views::live))
+        .route("/files/{token}/{name}", get(files::download))
+        .route("/inbox/{id}/file", post(files::send_from_inbox))
         .merge(rest_router)
         .leptos_routes_with_context(
             &state,
@@ -73,8 +75,12 @@ pub fn build(state: AppState) -> Router {
         .route_layer(middleware::from_fn(metrics::record_route))
         .layer(middleware::from_fn(mw::same_origin_only))
         .layer(middleware::from_fn(mw::revalidate_bundle))
-        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
-        .layer(RequestBodyLimitLayer::new(state.config.max_body_bytes))
+        // `limit_body` bounds each body by its path (files may be larger);
+        // extractors may read up to the larger of the two limits.
+        .layer(DefaultBodyLimit::max(
+            state.config.max_body_bytes.max(state.config.max_file_bytes),
+        ))
+        .layer(middleware::from_fn_with_state(state.clone(), mw::limit_body))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             state.config.request_timeout(),

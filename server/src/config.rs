@@ -69,6 +69,12 @@ pub struct ServeConfig {
     #[arg(long, env = "RAPPORT_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     pub max_body_bytes: usize,
 
+    /// Largest file sent in a conversation (by a visitor from the widget, by an
+    /// agent from the inbox), in bytes; 0 turns files off. Files are kept in
+    /// the database with their messages.
+    #[arg(long, env = "RAPPORT_MAX_FILE_BYTES", default_value_t = 10 * 1024 * 1024)]
+    pub max_file_bytes: usize,
+
     /// Requests taking longer than this many seconds are cancelled (408).
     #[arg(long, env = "RAPPORT_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
     pub request_timeout_secs: u64,
@@ -256,6 +262,7 @@ impl ServeConfig {
             demo_addr: None,
             demo_workspace: "default".into(),
             max_body_bytes: 64 * 1024,
+            max_file_bytes: 256 * 1024,
             request_timeout_secs: 30,
             rate_limit_per_token: 1200,
             rate_limit_per_ip: 2400,

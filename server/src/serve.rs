@@ -29,7 +29,9 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
         .site_addr(config.addr)
         .build();
     AppState {
-        services: services.with_public_url(&config.public_url()),
+        services: services
+            .with_public_url(&config.public_url())
+            .with_max_file_bytes(config.max_file_bytes),
         limiters: Arc::new(Limiters::new(
             config.rate_limit_per_token,
             config.rate_limit_per_ip,

@@ -34,6 +34,8 @@ pub struct SessionView {
     pub duration_seconds: Option<i64>,
     /// Tags.
     pub tags: Vec<String>,
+    /// Why it was recorded, once it ended (`CHAT`, `LIVE_VIEW`, `ERROR`, `BROWSE`).
+    pub reason: Option<String>,
 }
 
 #[cfg(feature = "ssr")]
@@ -49,6 +51,7 @@ impl From<rapport_core::sessions::RecordedSession> for SessionView {
             ended_at: s.ended_at.map(|e| e.to_rfc3339()),
             duration_seconds: s.duration_seconds,
             tags: s.tags,
+            reason: s.reason,
         }
     }
 }

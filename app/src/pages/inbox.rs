@@ -349,6 +349,35 @@ fn Thread(
             <FieldMessage problem field="message" id="reply-text-error" />
             <button type="submit" class="button primary" disabled=move || reply.pending().get()>"Send"</button>
         </PostForm>
+        <AttachForm customer_id=id.get_value() back=state.href() />
+    }
+}
+
+/// Sends a file to the customer: a plain multipart form to
+/// `/inbox/{customerId}/file` (see `server/src/http/files.rs`), which returns to
+/// this view, with `file_error=<code>` when the file was refused.
+#[component]
+fn AttachForm(customer_id: String, back: String) -> impl IntoView {
+    let error = use_query_map()
+        .with_untracked(|q| q.get("file_error"))
+        .map(|code| match code.as_str() {
+            "file_too_large" => "The file is larger than this server accepts.",
+            "empty" => "The file is empty.",
+            "files_off" => "This server does not accept files.",
+            "missing" => "Choose a file first.",
+            _ => "The file could not be sent. Try again.",
+        });
+    view! {
+        <form class="attach" method="post" enctype="multipart/form-data"
+            action=format!("/inbox/{}/file", encode_query(&customer_id))>
+            // Before the file: the server reads the way back first.
+            <input type="hidden" name="back" value=back />
+            <label for="attach-file">"Attach a file"</label>
+            <input id="attach-file" type="file" name="file" required=true
+                aria-invalid=error.map(|_| "true") aria-describedby="attach-file-error" />
+            {error.map(|message| view! { <p class="field-error" id="attach-file-error" role="alert">{message}</p> })}
+            <button type="submit" class="button secondary">"Send file"</button>
+        </form>
     }
 }
 

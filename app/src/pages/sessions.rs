@@ -61,6 +61,19 @@ fn duration(seconds: Option<i64>) -> String {
     }
 }
 
+/// A session's reason in words; none until it ends (or never, for sessions
+/// reported over REST).
+fn reason(code: Option<&str>) -> &'static str {
+    match code {
+        Some("CHAT") => "Chat",
+        Some("LIVE_VIEW") => "Watched live",
+        Some("ERROR") => "Script error",
+        Some("BROWSE") => "Browsing",
+        Some(_) => "Other",
+        None => "—",
+    }
+}
+
 /// `/sessions`.
 #[component]
 pub fn SessionsPage() -> impl IntoView {
@@ -114,7 +127,8 @@ fn SessionList(listed: SessionsPage, tag: String) -> impl IntoView {
             <caption class="visually-hidden">"Recorded sessions, newest first"</caption>
             <thead>
                 <tr><th scope="col">"Started"</th><th scope="col">"Visitor"</th><th scope="col">"First page"</th>
-                    <th scope="col">"Pages"</th><th scope="col">"Length"</th><th scope="col">"Tags"</th></tr>
+                    <th scope="col">"Pages"</th><th scope="col">"Length"</th><th scope="col">"Reason"</th>
+                    <th scope="col">"Tags"</th></tr>
             </thead>
             <tbody>
                 {listed.items.into_iter().map(|s| view! {
@@ -125,6 +139,7 @@ fn SessionList(listed: SessionsPage, tag: String) -> impl IntoView {
                         <td class="url">{s.entry_url.clone().unwrap_or_default()}</td>
                         <td>{s.page_count}</td>
                         <td>{duration(s.duration_seconds)}</td>
+                        <td>{reason(s.reason.as_deref())}</td>
                         <td>{s.tags.join(", ")}</td>
                     </tr>
                 }).collect_view()}
@@ -146,6 +161,7 @@ fn SessionFacts(s: SessionView) -> impl IntoView {
             <dt>"Started"</dt><dd>{utc_time(&s.started_at, false)}</dd>
             <dt>"Length"</dt><dd>{duration(s.duration_seconds)}</dd>
             <dt>"Pages"</dt><dd>{s.page_count}</dd>
+            <dt>"Reason"</dt><dd>{reason(s.reason.as_deref())}</dd>
             <dt>"Tags"</dt><dd>{if s.tags.is_empty() { "—".to_string() } else { s.tags.join(", ") }}</dd>
         </dl>
     }
@@ -154,60 +170,51 @@ fn SessionFacts(s: SessionView) -> impl IntoView {
 /// `/sessions/{id}`: the replay.
 #[component]
 pub fn SessionPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let session = Resource::new(id, get_session);
     view! {
-        <Title text="Session replay" />
-        <PlayerAssets />
-        <Guard allowed=agents>
-            <p class="breadcrumb"><a href=SESSIONS_PATH>"Recorded sessions"</a></p>
-            <h1>"Session replay"</h1>
-            <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the session…"</p> }>
-                {move || Suspend::new(async move {
-                    match session.await {
-                        Ok(s) => {
-                            mount_player();
-                            view! {
-                                <section class="card">
-                                    <SessionFacts s=s.clone() />
-                                    <p><a class="button secondary" rel="external" href=format!("{SESSIONS_PATH}/{}/live-view", s.id)>"Watch live"</a></p>
-                                </section>
-                                <div class="replay" data-rapport-replay="" data-events-url=format!("/sessions/{}/events", s.id)></div>
-                            }.erase()
-                        }
-                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
-                    }
-                })}
-            </Suspense>
-        </Guard>
+        <SessionFrame title="Session replay" body=|s: SessionView| view! {
+            <section class="card">
+                <SessionFacts s=s.clone() />
+                <p><a class="button secondary" rel="external" href=format!("{SESSIONS_PATH}/{}/live-view", s.id)>"Watch live"</a></p>
+            </section>
+            <div class="replay" data-rapport-replay="" data-events-url=format!("/sessions/{}/events", s.id)></div>
+        }.erase() />
     }
 }
 
 /// `/sessions/{id}/live-view`: the visitor's page now, for an agent.
 #[component]
 pub fn SessionLivePage() -> impl IntoView {
+    view! {
+        <SessionFrame title="Live view" body=|s: SessionView| view! {
+            <section class="card">
+                <SessionFacts s=s.clone() />
+                <p><a rel="external" href=format!("{SESSIONS_PATH}/{}", s.id)>"Replay from the start"</a></p>
+            </section>
+            <LivePlayer session_id=s.id.clone() lang="en".to_string() />
+        }.erase() />
+    }
+}
+
+/// What the replay and the live view share: the player's assets, the agents'
+/// guard, the breadcrumb and heading, and the session of the URL, which
+/// `body` shows.
+#[component]
+fn SessionFrame(title: &'static str, body: fn(SessionView) -> AnyView) -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let session = Resource::new(id, get_session);
     view! {
-        <Title text="Live view" />
+        <Title text=title />
         <PlayerAssets />
         <Guard allowed=agents>
             <p class="breadcrumb"><a href=SESSIONS_PATH>"Recorded sessions"</a></p>
-            <h1>"Live view"</h1>
+            <h1>{title}</h1>
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the session…"</p> }>
                 {move || Suspend::new(async move {
                     match session.await {
                         Ok(s) => {
                             mount_player();
-                            view! {
-                                <section class="card">
-                                    <SessionFacts s=s.clone() />
-                                    <p><a rel="external" href=format!("{SESSIONS_PATH}/{}", s.id)>"Replay from the start"</a></p>
-                                </section>
-                                <LivePlayer session_id=s.id.clone() lang="en".to_string() />
-                            }.erase()
+                            body(s)
                         }
                         Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }

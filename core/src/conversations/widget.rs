@@ -121,6 +121,9 @@ pub struct WidgetConfig {
     pub language: String,
     /// What the script records of the visitor's pages.
     pub recording: RecordingConfig,
+    /// The largest file a visitor may send (`POST /widget/file`), in bytes; 0
+    /// when this server takes no files.
+    pub max_file_bytes: u64,
 }
 
 /// What the visitor script records (the workspace's recording settings, as the
@@ -245,6 +248,7 @@ impl Services {
             open: schedule.is_open(now),
             next_change_at: schedule.next_change(now),
             language: settings.language,
+            max_file_bytes: self.max_file_bytes() as u64,
             recording: RecordingConfig {
                 enabled: recording.enabled,
                 require_consent: recording.require_consent,

@@ -415,6 +415,9 @@ pub struct ScriptErrorRow {
     pub first_seen: DateTime<Utc>,
     /// Last occurrence in the period.
     pub last_seen: DateTime<Utc>,
+    /// A stack trace of the error, from one of its occurrences that has one.
+    #[serde(default)]
+    pub stack: Option<String>,
 }
 
 /// The script-error report: distinct errors (at most 1000, most frequent first) and

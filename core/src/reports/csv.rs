@@ -106,6 +106,7 @@ pub fn script_errors(report: &ScriptErrorReport) -> String {
             "visitors",
             "firstSeen",
             "lastSeen",
+            "stack",
         ],
         report.errors.iter().map(|e| {
             vec![
@@ -116,6 +117,7 @@ pub fn script_errors(report: &ScriptErrorReport) -> String {
                 e.visitors.to_string(),
                 e.first_seen.to_rfc3339(),
                 e.last_seen.to_rfc3339(),
+                e.stack.clone().unwrap_or_default(),
             ]
         }),
     )

@@ -425,6 +425,9 @@ impl Services {
                 file_name: Some(format!("https://www.example.com/static/{file}")),
                 line: Some(line),
                 column: Some(column),
+                stack: Some(format!(
+                    "{message}\n    at https://www.example.com/static/{file}:{line}:{column}"
+                )),
                 tags: tags.clone(),
             };
             super::ingest::store_script_error(w.tx().await?, tenant_id, zone, &error).await?;

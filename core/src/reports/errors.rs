@@ -54,7 +54,7 @@ pub fn criteria_keys() -> Vec<&'static str> {
     super::resources::keys(ERROR_COLUMNS)
 }
 
-type ErrorRowSql = (String, Option<String>, Option<i32>, i64, i64, i64, i64);
+type ErrorRowSql = (String, Option<String>, Option<i32>, i64, i64, i64, i64, Option<String>);
 
 /// Counts a stored error on its local day in `zone`: one more error, and one
 /// more affected visitor the first time `visitor_id` errs that day.
@@ -134,7 +134,7 @@ impl Services {
             "at"
         };
         let sql = format!(
-            "select message, file_name, line, count(*), count(distinct visitor_id), min(at), max(at) \
+            "select message, file_name, line, count(*), count(distinct visitor_id), min(at), max(at), max(stack) \
              from script_errors where tenant_id = $1 and {at} >= $2 and {at} < $3{} \
              group by 1, 2, 3 order by 4 desc, 1 limit {MAX_ROWS}",
             cond.sql
@@ -146,7 +146,7 @@ impl Services {
         let errors = rows
             .into_iter()
             .map(
-                |(message, file_name, line, count, visitors, first, last)| ScriptErrorRow {
+                |(message, file_name, line, count, visitors, first, last, stack)| ScriptErrorRow {
                     message,
                     file_name,
                     line,
@@ -154,6 +154,7 @@ impl Services {
                     visitors,
                     first_seen: from_ms(first),
                     last_seen: from_ms(last),
+                    stack,
                 },
             )
             .collect();

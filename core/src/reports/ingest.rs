@@ -22,6 +22,8 @@ pub const MAX_BATCH: usize = 100;
 const MAX_AGE_MS: i64 = 7 * 86_400_000;
 /// Clock skew allowed into the future.
 const MAX_SKEW_MS: i64 = 5 * 60_000;
+/// Longest stack trace kept, in characters.
+const MAX_STACK_CHARS: usize = 4000;
 /// A visit or session lasts at most a day.
 const MAX_DURATION_MS: i64 = 86_400_000;
 
@@ -181,6 +183,9 @@ pub struct ScriptErrorIn {
     /// Column.
     #[schema(minimum = 0, maximum = 10000000)]
     pub column: Option<i32>,
+    /// The stack trace, as the browser gave it (cut to 4000 characters). The
+    /// script-error report shows one per error.
+    pub stack: Option<String>,
     /// Tags of the visit (at most 50, each 1–64 characters).
     #[serde(default)]
     #[schema(value_type = Vec<crate::validate::Tag>, max_items = 50)]
@@ -512,10 +517,11 @@ pub(crate) async fn store_script_error(
     e: &ScriptErrorIn,
 ) -> CoreResult<bool> {
     let path = url_path(&e.url).unwrap_or_else(|| "/".into());
-    let inserted = with_tx!(tx, |conn| sqlx::query(
+    let inserted = with_tx!(tx, |conn| {
+        sqlx::query(
         "insert into script_errors (tenant_id, id, at, visit_id, session_id, visitor_id, external_id, url, path, \
-         file_name, line, col, message, tags) \
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) on conflict (tenant_id, id) do nothing"
+         file_name, line, col, message, tags, stack) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) on conflict (tenant_id, id) do nothing"
     )
     .bind(tenant_id)
     .bind(&e.id)
@@ -531,9 +537,11 @@ pub(crate) async fn store_script_error(
     .bind(e.column)
     .bind(cut(&e.message, 1000))
     .bind(tags_column(&e.tags))
+    .bind(e.stack.as_deref().map(|s| cut(s.trim_end(), MAX_STACK_CHARS)).filter(|s| !s.is_empty()))
     .execute(conn)
     .await
-    .map(|res| res.rows_affected()))?;
+    .map(|res| res.rows_affected())
+    })?;
     if inserted == 1 {
         mark_error_day(tx, tenant_id, zone, e.visitor_id.as_deref(), e.at).await?;
     }

@@ -22,8 +22,12 @@ export async function call(end: Endpoint, path: string, options: RequestOptions 
   const headers: Record<string, string> = { 'rapport-widget-key': end.key };
   const token = options.visitor ? end.token() : null;
   if (token) headers.authorization = `Bearer ${token}`;
-  let body: string | undefined;
-  if (options.body !== undefined) {
+  let body: BodyInit | undefined;
+  if (options.body instanceof Blob) {
+    // A file goes as it is, with its own type: no multipart, no base64.
+    headers['content-type'] = options.body.type || 'application/octet-stream';
+    body = options.body;
+  } else if (options.body !== undefined) {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(options.body);
   }

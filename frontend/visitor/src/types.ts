@@ -17,11 +17,14 @@ export interface Message {
   createdAt: string;
 }
 
-/** `GET /widget/config`: whether agents are there now, and session recording. */
+/** `GET /widget/config`: whether agents are there now, the largest file a visitor
+ * may send, and session recording. */
 export interface WidgetConfig {
   open: boolean;
   nextChangeAt?: string | null;
   language?: string;
+  /** In bytes; 0 (or a server without it) means visitors cannot send files. */
+  maxFileBytes?: number;
   recording?: RecordingConfig | null;
 }
 
@@ -40,7 +43,8 @@ export interface RecordingConfig {
  * query) and `_error` (a script error, as `{message, file, line}`). */
 export type EventName = 'ready' | 'open' | 'close' | 'message' | 'messageSent' | 'error' | '_page' | '_error';
 
-/** A REST call; `visitor` adds the visitor token, starting the visitor first. */
+/** A REST call; `visitor` adds the visitor token, starting the visitor first. A
+ * body is sent as JSON, except a Blob (a File), which is sent as it is. */
 export interface RequestOptions {
   method?: string;
   body?: unknown;

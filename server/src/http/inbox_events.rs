@@ -74,7 +74,9 @@ pub async fn inbox_events(
                 }
                 LiveEvent::Notification { .. } => return None,
                 // Recordings have viewers of their own (`/sessions/{id}/live`).
-                LiveEvent::RecordingChunk { .. } | LiveEvent::RecordingWatched { .. } => return None,
+                LiveEvent::RecordingChunk { .. }
+                | LiveEvent::RecordingWatched { .. }
+                | LiveEvent::RecordingEnded { .. } => return None,
                 _ if notifications_only => return None,
                 LiveEvent::Message(_) => ("message", u.customer_id),
                 LiveEvent::Conversation(_) => ("conversation", u.customer_id),

@@ -56,6 +56,63 @@ pub async fn revalidate_bundle(req: Request, next: Next) -> Response {
     response
 }
 
+/// The paths that take a file in their body: a visitor's from the widget, and
+/// an agent's from the inbox (`/inbox/{customerId}/file`).
+pub fn takes_file(path: &str) -> bool {
+    path == "/rest/v1/widget/file"
+        || path
+            .strip_prefix("/inbox/")
+            .and_then(|rest| rest.strip_suffix("/file"))
+            .is_some_and(|id| !id.is_empty() && !id.contains('/'))
+}
+
+/// What a multipart form may add around its file (boundaries, headers, the
+/// other fields).
+const FORM_OVERHEAD_BYTES: usize = 64 * 1024;
+
+/// Bounds every request body: files (see [`takes_file`]) by the file limit,
+/// everything else by the body limit. A declared length over it is refused
+/// before the body is read; a longer body without one fails when read (413).
+pub async fn limit_body(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    let file = takes_file(path);
+    // The inbox's form wraps the file in multipart with a field or two, and
+    // answers a refused file itself, with a way back to the conversation.
+    let form = file && path.starts_with("/inbox/");
+    let limit = match (file, form) {
+        (true, true) => state.config.max_file_bytes + FORM_OVERHEAD_BYTES,
+        (true, false) => state.config.max_file_bytes,
+        _ => state.config.max_body_bytes,
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if !form && declared.is_some_and(|n| n > limit as u64) {
+        return if file {
+            let mut refused = ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "file_too_large",
+                format!("files may have at most {limit} bytes"),
+            )
+            .into_response();
+            // Answered before the widget's CORS layer: without this the
+            // visitor's browser would hide the reason behind a network error.
+            refused.headers_mut().insert(
+                header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                header::HeaderValue::from_static("*"),
+            );
+            refused
+        } else {
+            ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE).into_response()
+        };
+    }
+    let (parts, body) = req.into_parts();
+    let body = Body::new(http_body_util::Limited::new(body, limit));
+    next.run(Request::from_parts(parts, body)).await
+}
+
 /// REST rate limits, per client IP and per token (its digest). Runs before
 /// authentication, so guessing tokens is limited too.
 pub async fn rest_rate_limit(State(state): State<AppState>, req: Request, next: Next) -> Response {
@@ -112,6 +169,16 @@ impl MakeSpan<Body> for RequestSpan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_upload_paths_take_files() {
+        assert!(takes_file("/rest/v1/widget/file"));
+        assert!(takes_file("/inbox/0190c3d2-8c1e/file"));
+        assert!(!takes_file("/inbox//file"));
+        assert!(!takes_file("/inbox/a/b/file"));
+        assert!(!takes_file("/rest/v1/widget/message"));
+        assert!(!takes_file("/inbox/events"));
+    }
     use axum::http::HeaderValue;
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {

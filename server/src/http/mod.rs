@@ -3,6 +3,7 @@
 pub mod downloads;
 pub mod error;
 pub mod extract;
+pub mod files;
 pub mod health;
 pub mod inbox_events;
 pub mod metrics;

@@ -9,6 +9,8 @@
 //!   link). Connecting marks the session watched, which makes the visitor script
 //!   take a full snapshot and stream; the viewer renews it while connected.
 //!   Batches stored through another instance arrive through the live relay.
+//!   `ended` (data `{}`) says the session ended (30 quiet minutes), then the
+//!   stream closes; a viewer of a session that ended hears only that.
 
 use std::{convert::Infallible, time::Duration};
 
@@ -20,6 +22,7 @@ use axum::{
         IntoResponse, Response,
     },
 };
+use futures_util::stream;
 use rapport_app::ssr::{cookie_value, session_token, LIVEVIEW_COOKIE};
 use rapport_core::{error::CoreError, live::LiveEvent, model::Role, Services};
 use tokio::sync::{broadcast::error::RecvError, mpsc};
@@ -86,6 +89,15 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
         },
     };
     let mut heard = services.live().subscribe();
+    match services.recording_ended(&tenant_id, &id).await {
+        // Nothing more will come: say so at once (the replay shows the rest).
+        Ok(true) => {
+            let ended = stream::once(async { Ok::<_, Infallible>(Event::default().event("ended").data("{}")) });
+            return Sse::new(ended).into_response();
+        }
+        Ok(false) => {}
+        Err(err) => return internal(err),
+    }
     // Only what is stored from now on: the script takes a full snapshot for
     // this viewer, so nothing earlier is needed.
     let mut cursor = match services.recording_last_seq(&tenant_id, &id).await {
@@ -102,19 +114,23 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
         let mut renew = tokio::time::interval(RENEW);
         renew.tick().await;
         loop {
-            let fresh = tokio::select! {
+            let (fresh, ended) = tokio::select! {
                 _ = tx.closed() => break,
                 _ = renew.tick() => {
                     if services.watch_recording(&tenant_id, &id, false).await.is_err() {
                         break;
                     }
-                    false
+                    (false, false)
                 }
                 heard = heard.recv() => match heard {
-                    Ok(update) => update.tenant_id == tenant_id
-                        && matches!(&update.event, LiveEvent::RecordingChunk { session_id, .. } if *session_id == id),
+                    Ok(update) if update.tenant_id == tenant_id => match &update.event {
+                        LiveEvent::RecordingChunk { session_id, .. } => (*session_id == id, false),
+                        LiveEvent::RecordingEnded { session_id } if *session_id == id => (true, true),
+                        _ => (false, false),
+                    },
+                    Ok(_) => (false, false),
                     // Fell behind: read whatever is new.
-                    Err(RecvError::Lagged(_)) => true,
+                    Err(RecvError::Lagged(_)) => (true, false),
                     Err(RecvError::Closed) => break,
                 },
             };
@@ -134,6 +150,10 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
                 if tx.send(Ok(Event::default().event("events").data(data))).await.is_err() {
                     return;
                 }
+            }
+            if ended {
+                let _ = tx.send(Ok(Event::default().event("ended").data("{}"))).await;
+                break;
             }
         }
     });

@@ -22,11 +22,13 @@ use rapport_core::{
         WidgetMessageIn,
     },
     customers::CustomerIn,
+    files::FileUpload,
     live::LiveEvent,
     model::{Page, PageRequest},
     reports::ingest::{TrackBatch, TrackResult},
+    CoreError,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio_stream::wrappers::BroadcastStream;
 use tower_http::cors::{Any, CorsLayer};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -48,6 +50,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(start_visitor))
         .routes(routes!(identify))
         .routes(routes!(list_messages, post_message))
+        .routes(routes!(post_file))
         .routes(routes!(stream))
         .routes(routes!(post_form))
         .routes(routes!(add_tags))
@@ -216,6 +219,66 @@ async fn post_message(
         .services
         .visitor_message(&visitor.tenant_id, &visitor.customer_id, input, &visitor.actor)
         .await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+/// A file's bytes, as the body of an upload.
+#[derive(utoipa::ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)] // Only read by the OpenAPI derive.
+struct FileBytes(Vec<u8>);
+
+/// Where a visitor's file upload names the file.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct FileQuery {
+    /// The file's name (required; a path is cut to its last part, control
+    /// characters are dropped, at most 200 characters are kept).
+    #[param(required = true, nullable = false, min_length = 1)]
+    name: Option<String>,
+}
+
+/// The visitor sends a file: the body is the file itself (not a form), its
+/// `Content-Type` the file's type, `?name=` its name. It is stored and posted
+/// as the visitor's `FILE` message, whose `message` is the file's name and
+/// whose `url` is its download link (`/files/{token}/{name}`: the link alone
+/// opens it, for the visitor, the agents and webhook receivers). Files larger
+/// than `maxFileBytes` of `GET /widget/config` (`RAPPORT_MAX_FILE_BYTES`,
+/// default 10 MiB) are refused with 413 `file_too_large`; an empty file is 422
+/// on `file`. The message routes and notifies like any other
+/// (`message.received`).
+#[utoipa::path(post, path = "/widget/file", tag = "widget", params(FileQuery),
+    request_body(content = FileBytes, content_type = "application/octet-stream",
+        description = "The file's bytes; `Content-Type` gives its type (any type is accepted)"),
+    security(("widgetKey" = [], "visitorToken" = [])),
+    responses((status = 201, description = "The file, posted as the visitor's message", body = Message), AuthErrors, InputErrors))]
+async fn post_file(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<FileQuery>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> ApiResult<(StatusCode, Json<Message>)> {
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let upload = FileUpload {
+        name: query.name.as_deref().unwrap_or_default(),
+        content_type,
+        bytes: &body,
+    };
+    let message = state
+        .services
+        .visitor_file(&visitor.tenant_id, &visitor.customer_id, upload, &visitor.actor)
+        .await
+        .map_err(|e| match e {
+            // The body limit turns most of these away before they are read; a
+            // body without a declared length is measured here.
+            CoreError::Validation(fields) if fields.iter().any(|f| f.code == "file_too_large") => ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "file_too_large",
+                format!("files may have at most {} bytes", state.services.max_file_bytes()),
+            ),
+            other => other.into(),
+        })?;
     Ok((StatusCode::CREATED, Json(message)))
 }
 

@@ -246,6 +246,7 @@ pub async fn dispatch(services: &Services, handlers: &Handlers, job: &Job) -> Co
         kinds::MAIL => crate::mail::deliver(services, handlers.mail.as_ref(), job).await,
         kinds::RETENTION => crate::retention::run(services, handlers.retention, job).await,
         kinds::PRESENCE => recurring::sweep_presence(services, handlers.presence_timeout_ms, job).await,
+        kinds::RECORDING_ENDS => recurring::end_quiet_recordings(services, job).await,
         kinds::PROBE => probe(handlers, job),
         _ => services.run_engine_job(job).await,
     }

@@ -25,13 +25,21 @@ pub const RETENTION_KEY: &str = "instance";
 pub const PRESENCE_KEY: &str = "instance";
 /// How often agents' stale presence is closed.
 pub const PRESENCE_EVERY: Duration = Duration::from_secs(30);
+/// The key of the one job that ends quiet recorded sessions.
+pub const RECORDING_ENDS_KEY: &str = "instance";
+/// How often quiet recorded sessions are ended: a session ends at most this
+/// long after its 30 quiet minutes.
+pub const RECORDING_ENDS_EVERY: Duration = Duration::from_secs(60);
+/// Most sessions ended in one transaction-sized step; a run goes on until
+/// none is due.
+const RECORDING_ENDS_BATCH: i64 = 200;
 
 /// Adds the recurring jobs this instance is configured for, due now unless they
 /// exist, and, with an SMTP server, gives every pending mail a due job. Errors
 /// are logged: the runner goes on with what exists.
 pub async fn set_up(services: &Services, handlers: &Handlers) {
     let now = now_ms();
-    let mut recurring = Vec::new();
+    let mut recurring = vec![(kinds::RECORDING_ENDS, RECORDING_ENDS_KEY)];
     if handlers.retention.is_some() {
         recurring.push((kinds::RETENTION, RETENTION_KEY));
     }
@@ -77,4 +85,16 @@ pub async fn sweep_presence(services: &Services, timeout_ms: Option<i64>, job: &
     next_run(services, job, PRESENCE_EVERY).await?;
     services.close_stale_presence(timeout_ms).await?;
     Ok(())
+}
+
+/// Ends the recorded sessions that went quiet (see
+/// `rapport_core::recordings::ends`), then comes back in a minute.
+pub async fn end_quiet_recordings(services: &Services, job: &Job) -> CoreResult<()> {
+    next_run(services, job, RECORDING_ENDS_EVERY).await?;
+    loop {
+        let ended = services.end_quiet_recordings(now_ms(), RECORDING_ENDS_BATCH).await?;
+        if ended < RECORDING_ENDS_BATCH.unsigned_abs() {
+            return Ok(());
+        }
+    }
 }

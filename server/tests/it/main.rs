@@ -14,6 +14,7 @@ mod dashboard_settings;
 mod durability;
 mod engine_settings;
 mod errors;
+mod files;
 mod flows;
 mod inbox;
 mod instance;

@@ -268,7 +268,7 @@ async fn visitor_script_ingestion_feeds_visit_resource_and_error_reports(db: Tes
         {"type": "SESSION", "id": "s1", "reason": "CHAT", "startedAt": now, "endedAt": now + 1000},
         {"type": "RESOURCE", "id": "r1", "at": now, "visitId": "v1", "name": "app.js", "resourceType": "script", "url": "https://shop.test/pricing", "statusCode": 200, "durationMs": 100},
         {"type": "RESOURCE", "id": "r2", "at": now, "visitId": "v2", "name": "app.js", "resourceType": "script", "url": "https://shop.test/", "statusCode": 500, "durationMs": 300},
-        {"type": "SCRIPT_ERROR", "id": "e1", "at": now, "visitorId": "alice", "url": "https://shop.test/", "message": "=HYPERLINK(\"x\")", "fileName": "app.js", "line": 3}
+        {"type": "SCRIPT_ERROR", "id": "e1", "at": now, "visitorId": "alice", "url": "https://shop.test/", "message": "=HYPERLINK(\"x\")", "fileName": "app.js", "line": 3, "stack": "Error: x\n    at go (https://shop.test/app.js:3:7)\n"}
     ]});
     let post = |body: Value, key: Option<&str>| {
         let mut req = app.request(reqwest::Method::POST, "/rest/v1/widget/track").json(&body);
@@ -381,6 +381,10 @@ async fn visitor_script_ingestion_feeds_visit_resource_and_error_reports(db: Tes
     )
     .await;
     assert_eq!(report["errors"][0]["count"], 1);
+    assert_eq!(
+        report["errors"][0]["stack"], "Error: x\n    at go (https://shop.test/app.js:3:7)",
+        "the stack is kept, without its trailing newline"
+    );
     assert_eq!(sum(&report, "AFFECTED_VISITORS"), 1);
     let csv = app
         .post("/rest/v1/report/scripterrors?format=csv", &t, body)

@@ -4,7 +4,7 @@
 // host page's CSS nor a strict CSP can break it. Server data is only ever set as
 // text or as checked http(s) links, never as HTML.
 
-import type { Chat, ChunkFactory, Core, Message, WidgetConfig } from '../types';
+import type { Chat, ChunkFactory, Core, HttpError, Message, WidgetConfig } from '../types';
 import { load, save } from '../util';
 import { pickLanguage, strings } from './i18n';
 import { readStream } from '../sse';
@@ -24,14 +24,20 @@ function h(tag: string, attrs: Record<string, unknown> = {}, ...children: Child[
   return el;
 }
 
-/** A speech-bubble icon, built as SVG nodes (no markup strings). */
-function icon(): SVGElement {
+/** The launcher's speech bubble (filled) and the attach button's paper clip
+ * (stroked: styles.ts draws it as a line). */
+const BUBBLE =
+  'M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm3 6.5a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01z';
+const CLIP = 'M21 11.5l-8.6 8.6a5 5 0 0 1-7.1-7.1l8.6-8.6a3.3 3.3 0 0 1 4.7 4.7l-8.6 8.6a1.7 1.7 0 0 1-2.4-2.4l7.9-7.9';
+
+/** An icon of one path, built as SVG nodes (no markup strings). */
+function icon(d: string): SVGElement {
   const ns = 'http://www.w3.org/2000/svg';
   const svg = document.createElementNS(ns, 'svg');
   svg.setAttribute('viewBox', '0 0 24 24');
   svg.setAttribute('aria-hidden', 'true');
   const path = document.createElementNS(ns, 'path');
-  path.setAttribute('d', 'M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm3 6.5a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01z');
+  path.setAttribute('d', d);
   svg.append(path);
   return svg;
 }
@@ -65,7 +71,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   const launcher = h(
     'button',
     { type: 'button', class: 'launcher', 'aria-label': t.launcher, 'aria-expanded': 'false', 'aria-controls': 'panel' },
-    icon(),
+    icon(BUBBLE),
     badge,
   );
   launcher.addEventListener('click', () => (panel.hidden ? open() : close()));
@@ -93,9 +99,33 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     oninput: () => save(draftKey, input.value || null, true),
   }) as HTMLTextAreaElement;
   input.value = load(draftKey, true) || '';
+  // Files: the button opens the browser's file picker (on a phone, its camera,
+  // photo and file choices) through a visually hidden file input. The input
+  // stays out of the tab order and the accessibility tree, so the button is the
+  // one control, for the keyboard and screen readers alike. Hidden until the
+  // config says this server takes files.
+  const picker = h('input', {
+    type: 'file',
+    multiple: true,
+    class: 'sr',
+    tabindex: '-1',
+    'aria-hidden': 'true',
+    onchange: () => {
+      Array.from(picker.files || []).forEach(attach);
+      // Choosing the same file again is a new choice.
+      picker.value = '';
+    },
+  }) as HTMLInputElement;
+  const clip = h(
+    'button',
+    { type: 'button', class: 'attach', 'aria-label': t.attach, title: t.attach, hidden: true, onclick: () => picker.click() },
+    icon(CLIP),
+  );
   const composer = h(
     'form',
     { class: 'composer', onsubmit: (e: Event) => (e.preventDefault(), submit()) },
+    clip,
+    picker,
     h('label', { for: 'input', class: 'sr' }, t.yourMessage),
     input,
     h('button', { type: 'submit', class: 'send' }, t.send),
@@ -183,6 +213,13 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     return true;
   };
 
+  /** Marks a bubble as not sent, saying why, with a retry where one can help. */
+  const failed = (el: HTMLElement, why: string, retry?: () => void) => {
+    el.classList.add('failed');
+    meta(el, why);
+    if (retry) el.append(h('button', { type: 'button', class: 'retry', onclick: retry }, t.retry));
+  };
+
   // Sending: the bubble shows "Sending…", then the time, or "Not sent." with a
   // retry. The text stays in the bubble until it is sent.
   const send = (text: string, el: HTMLElement) => {
@@ -204,9 +241,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         core.emit('messageSent', m);
       })
       .catch((e) => {
-        el.classList.add('failed');
-        meta(el, t.failed);
-        el.append(h('button', { type: 'button', class: 'retry', onclick: () => send(text, el) }, t.retry));
+        failed(el, t.failed, () => send(text, el));
         core.emit('error', e);
       });
   };
@@ -220,6 +255,48 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     log.append(el);
     scrollDown();
     send(text, el);
+  }
+
+  // Files go one request each, the file itself as the body. The bubble names
+  // the file while it uploads, then becomes the stored message (a link to it),
+  // like history shows it. A file over the workspace's limit never leaves the
+  // browser; one Rapport refuses as too large, or by its name, gets no retry:
+  // sending it again cannot help.
+  const tooLarge = () =>
+    t.tooLarge.replace(
+      '{n}',
+      new Intl.NumberFormat(lang, { maximumFractionDigits: 1 }).format((config.maxFileBytes || 0) / 1048576),
+    );
+  const upload = (file: File, el: HTMLElement) => {
+    el.classList.remove('failed');
+    meta(el, t.sending);
+    core
+      .request<Message>(`/widget/file?name=${encodeURIComponent(file.name)}`, { body: file, visitor: true })
+      .then((m) => {
+        if (shown.has(m.id)) el.remove();
+        else {
+          const sent = render(m);
+          shown.set(m.id, sent);
+          el.replaceWith(sent);
+        }
+        listen();
+        core.emit('messageSent', m);
+      })
+      .catch((e) => {
+        const status = (e as HttpError).status;
+        if (status === 413) failed(el, tooLarge());
+        else if (status === 422) failed(el, t.badName);
+        else failed(el, t.failed, () => upload(file, el));
+        core.emit('error', e);
+      });
+  };
+  function attach(file: File) {
+    const el = bubble(true, '\uffff');
+    el.append(`${t.file}: ${file.name}`);
+    log.append(el);
+    scrollDown();
+    if (file.size > (config.maxFileBytes || 0)) failed(el, tooLarge());
+    else upload(file, el);
   }
 
   // History: newest first from the server. Outbound messages the widget had not
@@ -281,6 +358,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   };
   const showMode = () => {
     const closed = config.open === false;
+    clip.hidden = !((config.maxFileBytes || 0) > 0);
     composer.hidden = closed;
     offline.hidden = !closed;
     if (closed && !offline.firstChild) buildOffline();

@@ -25,6 +25,10 @@ const en = {
   video: 'Video',
   you: 'You',
   unread: 'new messages',
+  attach: 'Attach a file',
+  // {n}: the workspace's limit in megabytes.
+  tooLarge: 'The file is larger than {n} MB.',
+  badName: 'This file name is not accepted. Please rename the file.',
 };
 export type Strings = typeof en;
 
@@ -54,6 +58,9 @@ const tables: Record<string, Strings> = {
     video: 'Video',
     you: 'Sie',
     unread: 'neue Nachrichten',
+    attach: 'Datei anhängen',
+    tooLarge: 'Die Datei ist größer als {n} MB.',
+    badName: 'Dieser Dateiname wird nicht akzeptiert. Bitte benennen Sie die Datei um.',
   },
   ja: {
     launcher: 'チャットで問い合わせる',
@@ -79,6 +86,9 @@ const tables: Record<string, Strings> = {
     video: '動画',
     you: 'あなた',
     unread: '件の新着メッセージ',
+    attach: 'ファイルを添付',
+    tooLarge: 'ファイルが {n} MB を超えています。',
+    badName: 'このファイル名は使用できません。ファイル名を変更してください。',
   },
   uk: {
     launcher: 'Напишіть нам',
@@ -104,6 +114,9 @@ const tables: Record<string, Strings> = {
     video: 'Відео',
     you: 'Ви',
     unread: 'нових повідомлень',
+    attach: 'Прикріпити файл',
+    tooLarge: 'Файл більший за {n} МБ.',
+    badName: 'Ця назва файлу не підходить. Будь ласка, перейменуйте файл.',
   },
   ru: {
     launcher: 'Напишите нам',
@@ -129,6 +142,9 @@ const tables: Record<string, Strings> = {
     video: 'Видео',
     you: 'Вы',
     unread: 'новых сообщений',
+    attach: 'Прикрепить файл',
+    tooLarge: 'Файл больше {n} МБ.',
+    badName: 'Такое имя файла не подходит. Пожалуйста, переименуйте файл.',
   },
 };
 

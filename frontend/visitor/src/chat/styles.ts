@@ -188,6 +188,31 @@ textarea { flex: 1; resize: none; min-height: 42px; max-height: 140px; field-siz
   cursor: pointer;
 }
 .send:hover { background: var(--accent-dark); }
+/* The paper clip: a 42 px square like the text box's height, an easy target on a
+   phone; grey #4b5563 on white is 7.6:1. */
+.attach {
+  flex: none;
+  width: 42px;
+  height: 42px;
+  padding: 0;
+  border: 1px solid var(--line);
+  border-radius: 10px;
+  background: var(--bg);
+  color: var(--muted);
+  cursor: pointer;
+  display: grid;
+  place-items: center;
+}
+.attach:hover { background: var(--soft); color: var(--text); }
+.attach svg {
+  width: 22px;
+  height: 22px;
+  fill: none;
+  stroke: currentColor;
+  stroke-width: 2;
+  stroke-linecap: round;
+  stroke-linejoin: round;
+}
 .send:disabled { opacity: .6; cursor: default; }
 .offline { padding: 16px; display: flex; flex-direction: column; gap: 10px; overflow-y: auto; }
 .offline h3 { margin: 0; font-size: 16px; }

@@ -5,7 +5,9 @@
 // widget), marks pages, script errors and chat messages as custom events the
 // replay can jump to, and streams while an agent watches: a reply or the control
 // stream says `watched`, and batches then go out every 100 ms, starting with a
-// fresh full snapshot. Nothing here may throw into the host page.
+// fresh full snapshot. It also tells the live view when the visitor leaves
+// (`rapport.left`) and comes back (`rapport.back`). Nothing here may throw into
+// the host page.
 
 import { record } from '@rrweb/record';
 import type { eventWithTime } from '@rrweb/types';
@@ -22,7 +24,8 @@ const FULL_SNAPSHOT_EVERY_MS = 5 * 60 * 1000;
 const BATCH_MS = 5000;
 const LIVE_BATCH_MS = 100;
 const TEXT_MAX = 200;
-/** rrweb's incremental snapshot event type. */
+/** rrweb's full and incremental snapshot event types. */
+const FULL_SNAPSHOT = 2;
 const INCREMENTAL = 3;
 /** A single-page app sets its title after changing its URL: wait for it. */
 const TITLE_DELAY_MS = 250;
@@ -57,6 +60,8 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
   let stopRecord: (() => void) | undefined;
   let stopControl: (() => void) | null = null;
   let watched = false;
+  /** Why the visitor is away (`hidden`, `closed`), as last told; '' while here. */
+  let away = '';
   const cleanups: (() => void)[] = [];
   const listen = (target: EventTarget, event: string, fn: (e: Event) => void) => {
     target.addEventListener(event, fn);
@@ -161,6 +166,25 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
     });
   };
 
+  // Leaving and coming back, for the live view. A page hidden (another tab or
+  // window, a phone's home screen) says `hidden`; leaving it (pagehide) says
+  // `closed`. Each is told once: `closed` after `hidden` is worth its few bytes,
+  // as the visitor is no longer merely looking elsewhere, but `hidden` after
+  // `closed` says nothing new (a page that unloads turns hidden after its
+  // pagehide). A full snapshot while away (rrweb's periodic one, or one for a
+  // viewer who joins) repeats why, so a viewer starting from it does not take
+  // the visitor for present. Coming back says `back`, once.
+  const leave = (reason: 'hidden' | 'closed') => {
+    if (away === reason || away === 'closed') return;
+    away = reason;
+    custom('rapport.left', { reason });
+  };
+  const back = () => {
+    if (!away) return;
+    away = '';
+    custom('rapport.back', {});
+  };
+
   function stop() {
     if (stopRecord) stopRecord();
     stopRecord = undefined;
@@ -173,7 +197,9 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
   try {
     stopRecord = record<eventWithTime>({
       emit(event) {
-        if (!widgetEvent(event)) uploader.add(event.type, event);
+        if (widgetEvent(event)) return;
+        uploader.add(event.type, event);
+        if (event.type === FULL_SNAPSHOT && away) custom('rapport.left', { reason: away });
       },
       maskAllInputs: true,
       maskTextClass: MASK_CLASS,
@@ -216,13 +242,19 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
   core.on('message', message);
   core.on('messageSent', message);
 
+  // Leaving sends what is pending with keepalive, the reason why included.
   listen(document, 'visibilitychange', () => {
     if (document.visibilityState === 'hidden') {
+      leave('hidden');
       uploader.flush(true);
       stopStream();
-    } else control();
+    } else {
+      back();
+      control();
+    }
   });
   listen(window, 'pagehide', () => {
+    leave('closed');
     uploader.flush(true);
     stopStream();
   });
@@ -230,10 +262,13 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
     // Back from the back/forward cache: another page of this tab may have used
     // the session since, so take it again and start from a full snapshot.
     if ((e as PageTransitionEvent).persisted) {
+      back();
       uploader.resume();
       control();
     }
   });
+  // A page opened in a background tab is not being looked at yet.
+  if (document.visibilityState === 'hidden') leave('hidden');
   // The first batch (the page's Meta and full snapshot) goes out at once,
   // starting the session unless this tab continues one; the control stream
   // opens once the session exists.

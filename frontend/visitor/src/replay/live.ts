@@ -2,8 +2,17 @@
 // `<div data-rapport-live data-stream-url="…" data-lang="…">`; the stream is
 // Server-Sent Events from the dashboard's origin (cookie auth, so EventSource
 // will do): `event: events` with a JSON array of rrweb events, in order, and
-// `event: ended` when the visitor left. rrweb's Replayer in live mode shows them
-// from the first full snapshot on, scaled to the container's width.
+// `event: ended` when the recorded session ended (it takes no more events, so
+// the stream is not reopened). rrweb's Replayer in live mode shows them from the
+// first full snapshot on, scaled to the container's width.
+//
+// Presence: the recorder marks the visitor leaving with a `rapport.left` custom
+// event (`reason`: `hidden` for another tab or window, `closed` for leaving the
+// page) and coming back with `rapport.back`. Only `rapport.back`, or a Meta or
+// full snapshot (the next page, a return from the back/forward cache), says the
+// visitor is back: a page in a background tab keeps changing by itself (timers,
+// carousels), so its DOM changes say nothing about the visitor. The recorder
+// repeats `rapport.left` after a full snapshot taken while the visitor is away.
 //
 // Timing: the replayer plays an event once its timestamp, less the baseline, has
 // elapsed since `startLive`. The baseline is "now" when the first snapshot
@@ -19,6 +28,7 @@ import { langTag, strings } from './i18n';
 
 const META = 4;
 const FULL_SNAPSHOT = 2;
+const CUSTOM = 5;
 
 export function mountLive(root: HTMLElement): void {
   const lang = root.getAttribute('data-lang');
@@ -35,14 +45,37 @@ export function mountLive(root: HTMLElement): void {
   let shift = 0;
   let last = 0;
   let ended = false;
+  /** Why the visitor is away, from its last `rapport.left`; '' while here. */
+  let away = '';
   let source: EventSource | null = null;
   let failures = 0;
   let retry: ReturnType<typeof setTimeout> | undefined;
   const say = (text: string, state: string) => {
+    // The same words again are not news for a screen reader.
+    if (status.textContent === text && status.getAttribute('data-state') === state) return;
     status.textContent = text;
     status.setAttribute('data-state', state);
   };
-  say(t.waiting, 'waiting');
+  /** Says what is known now: ended, away, live or still waiting. */
+  const show = () => {
+    if (ended) say(t.ended, 'ended');
+    else if (away) say(away === 'hidden' ? t.hidden : t.left, 'left');
+    else if (replayer) say(t.live, 'live');
+    else say(t.waiting, 'waiting');
+  };
+  /** Follows the visitor's presence (see the top of this file). */
+  const presence = (event: eventWithTime) => {
+    if (event.type === CUSTOM) {
+      const { tag, payload } = event.data as { tag?: string; payload?: { reason?: string } };
+      if (tag === 'rapport.left') away = payload && payload.reason === 'hidden' ? 'hidden' : 'closed';
+      else if (tag === 'rapport.back') away = '';
+      else return;
+    } else if (event.type === META || event.type === FULL_SNAPSHOT) {
+      away = '';
+    } else return;
+    show();
+  };
+  show();
 
   // The replay frame has the visitor's viewport size; scale it to our width.
   const fit = () => {
@@ -64,9 +97,10 @@ export function mountLive(root: HTMLElement): void {
     // Never out of order, even while the shift grows.
     const event = { ...raw, timestamp: (last = Math.max(last, raw.timestamp - shift)) } as eventWithTime;
     if (!replayer) {
-      // Changes before the first full snapshot have nothing to apply to.
+      // Changes before the first full snapshot have nothing to apply to; a
+      // visitor who is away says so even before its page is shown.
       if (event.type === META) meta = event;
-      if (event.type !== FULL_SNAPSHOT) return;
+      if (event.type !== FULL_SNAPSHOT) return presence(event);
       replayer = new Replayer([], {
         root: stage,
         liveMode: true,
@@ -82,11 +116,8 @@ export function mountLive(root: HTMLElement): void {
       if (meta) replayer.addEvent(meta);
     }
     replayer.addEvent(event);
-    if (event.type === FULL_SNAPSHOT) {
-      ended = false;
-      say(t.live, 'live');
-      requestAnimationFrame(fit);
-    }
+    presence(event);
+    if (event.type === FULL_SNAPSHOT) requestAnimationFrame(fit);
   };
 
   const close = () => {
@@ -112,15 +143,19 @@ export function mountLive(root: HTMLElement): void {
     });
     current.addEventListener('ended', () => {
       ended = true;
-      say(t.ended, 'ended');
+      show();
+      // Nothing more will come: reconnecting would only hear `ended` again.
+      clearTimeout(retry);
+      current.close();
     });
     current.onopen = () => {
       failures = 0;
-      if (!ended) say(replayer ? t.live : t.waiting, replayer ? 'live' : 'waiting');
+      show();
     };
     current.onerror = () => {
       if (!root.isConnected) return close();
-      // The visitor left and the server closed the stream: nothing is lost.
+      // Dropped: say so until it is back (after `ended` the stream was closed
+      // on purpose, and the status stays).
       if (!ended) say(t.lost, 'lost');
       // The browser retries a dropped stream by itself, but gives up on an HTTP
       // error (e.g. the server restarting behind a proxy): retry with backoff.

@@ -1,8 +1,8 @@
 // The recorded session's replay: mounts rrweb-player on a
 // `<div data-rapport-replay data-events-url="…">`, with the list of pages,
-// script errors and chat messages next to it ("Jump to"), each seeking the
-// player to its moment. Events come from the dashboard's own origin with its
-// session cookie.
+// script errors, chat messages and the visitor leaving next to it ("Jump to"),
+// each seeking the player to its moment. Events come from the dashboard's own
+// origin with its session cookie.
 
 import Player from 'rrweb-player';
 import type { eventWithTime } from '@rrweb/types';
@@ -15,7 +15,7 @@ const CUSTOM = 5;
 
 interface Mark {
   offset: number;
-  kind: 'page' | 'error' | 'in' | 'out';
+  kind: 'page' | 'error' | 'in' | 'out' | 'left';
   text: string;
 }
 
@@ -29,24 +29,30 @@ export function clock(ms: number): string {
 }
 
 /** The moments to jump to: each page (a Meta event, i.e. a page load, or a
- * single-page app's `rapport.page`), script error and chat message. A Meta
- * event of a periodic full snapshot repeats its page, and is left out. */
+ * single-page app's `rapport.page`), script error, chat message, and the
+ * visitor leaving a page (`rapport.left` closed). A Meta event of a periodic
+ * full snapshot repeats its page, and is left out; so is leaving for the
+ * session's next page, which has a mark of its own. */
 export function marks(events: eventWithTime[]): Mark[] {
   const start = events[0].timestamp;
   const out: Mark[] = [];
   let page = '';
+  const pageMark = (offset: number, text: string) => {
+    if (out.length && out[out.length - 1].kind === 'left') out.pop();
+    out.push({ offset, kind: 'page', text });
+  };
   for (const e of events) {
     const offset = e.timestamp - start;
     if (e.type === META) {
       const href = String((e.data as { href?: string }).href || '');
-      if (href && href !== page) out.push({ offset, kind: 'page', text: href });
+      if (href && href !== page) pageMark(offset, href);
       page = href;
     } else if (e.type === CUSTOM) {
       const { tag, payload } = e.data as { tag: string; payload: Record<string, unknown> };
       const p = payload || {};
       if (tag === 'rapport.page') {
         page = String(p.url || '');
-        out.push({ offset, kind: 'page', text: p.title ? `${p.title} — ${page}` : page });
+        pageMark(offset, p.title ? `${p.title} — ${page}` : page);
       } else if (tag === 'rapport.error') {
         const file = String(p.file || '');
         const name = file.replace(/[?#].*$/, '').split('/').pop() || file;
@@ -54,6 +60,8 @@ export function marks(events: eventWithTime[]): Mark[] {
         out.push({ offset, kind: 'error', text: `${String(p.message || '')}${where}` });
       } else if (tag === 'rapport.message') {
         out.push({ offset, kind: p.direction === 'out' ? 'out' : 'in', text: String(p.text || '') });
+      } else if (tag === 'rapport.left' && p.reason === 'closed') {
+        out.push({ offset, kind: 'left', text: '' });
       }
     }
   }
@@ -61,7 +69,7 @@ export function marks(events: eventWithTime[]): Mark[] {
 }
 
 const label = (t: Strings, kind: Mark['kind']) =>
-  kind === 'page' ? t.page : kind === 'error' ? t.error : kind === 'in' ? t.visitor : t.agent;
+  kind === 'page' ? t.page : kind === 'error' ? t.error : kind === 'in' ? t.visitor : kind === 'out' ? t.agent : t.leftPage;
 
 export async function mountReplay(root: HTMLElement): Promise<void> {
   const t = strings(root.getAttribute('data-lang'));
@@ -119,7 +127,13 @@ export async function mountReplay(root: HTMLElement): Promise<void> {
       showController: true,
       mouseTail: { duration: 500, lineCap: 'round', lineWidth: 3, strokeStyle: '#e0457b' },
       // Timeline markers for the custom events, in the jump list's colours.
-      tags: { 'rapport.page': '#2563eb', 'rapport.error': '#dc2626', 'rapport.message': '#16a34a' },
+      tags: {
+        'rapport.page': '#2563eb',
+        'rapport.error': '#dc2626',
+        'rapport.message': '#16a34a',
+        'rapport.left': '#6b7280',
+        'rapport.back': '#6b7280',
+      },
       // Nothing in a recording may run: no scripts in the replay frame.
       UNSAFE_replayCanvas: false,
       showWarning: false,
@@ -158,9 +172,10 @@ export async function mountReplay(root: HTMLElement): Promise<void> {
           { type: 'button', onclick: () => player.goto(mark.offset) },
           el('time', { datetime: `PT${Math.floor(mark.offset / 1000)}S` }, clock(mark.offset)),
           ' ',
-          el('span', { class: 'rapport-replay__kind' }, `${label(t, mark.kind)}:`),
-          ' ',
-          el('span', { class: 'rapport-replay__text' }, mark.text),
+          // A mark without text (leaving) is its label alone.
+          el('span', { class: 'rapport-replay__kind' }, mark.text ? `${label(t, mark.kind)}:` : label(t, mark.kind)),
+          mark.text && ' ',
+          mark.text && el('span', { class: 'rapport-replay__text' }, mark.text),
         ),
       ),
     );

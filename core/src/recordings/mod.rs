@@ -15,6 +15,10 @@
 //!   takes a full snapshot and sends every 100 ms. Each batch stored while the
 //!   session is watched is announced on the live bus, across instances, so
 //!   viewers read it at once.
+//! - A session quiet for [`SESSION_IDLE_MS`] ends ([`ends`]): it is closed,
+//!   its reason decided and counted in the session reports.
+
+pub mod ends;
 
 use std::io::{Read, Write};
 
@@ -34,6 +38,10 @@ use crate::{
 
 /// How long a live viewer keeps a session watched without renewing.
 pub const WATCH_MS: i64 = 30_000;
+/// A recorded session ends after this long without a batch (30 minutes, as
+/// web analytics count sessions): it is closed, takes no more batches (the
+/// script then starts a new session), and is counted by reason.
+pub const SESSION_IDLE_MS: i64 = 30 * 60_000;
 /// Largest batch of events, as JSON, after decompression.
 pub const MAX_BATCH_BYTES: usize = 8 * 1024 * 1024;
 /// Most events in one batch.
@@ -380,12 +388,13 @@ impl Services {
     }
 
     /// The tenant of a recording the script may append to: the widget key's
-    /// tenant, the session, and its write token must agree (else
-    /// unauthenticated).
+    /// tenant, the session, and its write token must agree, and the session
+    /// must not have ended (else unauthenticated).
     pub async fn recording_writer(&self, widget_key: &str, session_id: &str, write_token: &str) -> CoreResult<String> {
         let tenant_id = self.tenant_by_widget_key(widget_key).await?;
         let found: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select id from recorded_sessions where tenant_id = $1 and id = $2 and write_token_hash = $3"
+            "select id from recorded_sessions where tenant_id = $1 and id = $2 and write_token_hash = $3 \
+             and closed_at is null"
         )
         .bind(&tenant_id)
         .bind(session_id)

@@ -1,0 +1,283 @@
+//! Files sent in conversations: a visitor's from the widget, an agent's from the
+//! inbox. Each becomes a `FILE` message whose `url` is the file's download link.
+//!
+//! - The bytes live in the database (`chat_files`), so every instance on one
+//!   PostgreSQL serves every file, and a file goes when its customer (or
+//!   tenant) is deleted.
+//! - The link is a capability: `{public URL}/files/{token}/{name}`, with 32
+//!   random bytes in the token. It grants that one file and nothing else, the
+//!   way the message that carries it is shared with the visitor, the agents and
+//!   the webhook receivers alike. Only the token's digest is stored.
+//! - The file is stored before its message. Should the message fail, the file
+//!   is deleted again, so nothing is kept that no message points to.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    audit::Actor,
+    conversations::{Channel, Message, MessageIn, MessageType, WidgetMessageIn},
+    crypto::{random_token, token_digest},
+    error::{CoreError, CoreResult},
+    time::now_ms,
+    validate::Checks,
+    with_db, Services,
+};
+
+/// The largest file accepted unless configured otherwise (10 MiB).
+pub const DEFAULT_MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
+/// Longest file name kept, in characters.
+const MAX_NAME_CHARS: usize = 200;
+
+/// A file as it arrives: its name, the type the sender gave, and its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct FileUpload<'a> {
+    /// The name the sender gave (a path is cut to its last part).
+    pub name: &'a str,
+    /// The media type the sender gave; anything unusable becomes
+    /// `application/octet-stream`.
+    pub content_type: Option<&'a str>,
+    /// The file.
+    pub bytes: &'a [u8],
+}
+
+/// A stored file, for download.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredFile {
+    /// The name it was sent with.
+    pub name: String,
+    /// Its media type, as checked when it was stored.
+    pub content_type: String,
+    /// The file.
+    pub data: Vec<u8>,
+}
+
+/// The file name as kept: the last part of a path, without control characters,
+/// trimmed, at most [`MAX_NAME_CHARS`]. `None` when nothing is left.
+pub fn clean_name(name: &str) -> Option<String> {
+    let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let clean: String = last.chars().filter(|c| !c.is_control()).take(MAX_NAME_CHARS).collect();
+    let clean = clean.trim();
+    (!clean.is_empty() && clean != "." && clean != "..").then(|| clean.to_string())
+}
+
+/// The name as one URL path segment: ASCII letters, digits, `.`, `-` and `_`,
+/// every other character as `_`. It only labels the link (the token finds
+/// the file), so it needs to be readable, not reversible.
+pub fn link_segment(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A media type as `type/subtype` in lower case, parameters dropped; anything
+/// else (missing, malformed, overlong) is `application/octet-stream`.
+pub fn clean_content_type(value: Option<&str>) -> String {
+    const FALLBACK: &str = "application/octet-stream";
+    let Some(value) = value else {
+        return FALLBACK.into();
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 64
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    match essence.split_once('/') {
+        Some((kind, sub)) if token(kind) && token(sub) => essence,
+        _ => FALLBACK.into(),
+    }
+}
+
+/// Whether a browser may show a file of this type in place. Everything else is
+/// downloaded: an HTML or SVG file shown from Rapport's origin could run script.
+pub fn shown_inline(content_type: &str) -> bool {
+    matches!(
+        content_type,
+        "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "application/pdf"
+    ) || content_type.starts_with("audio/")
+        || content_type.starts_with("video/")
+}
+
+impl Services {
+    /// A visitor sends a file from the widget: stored, then posted as the
+    /// visitor's `FILE` message (the name as its text), which routes and
+    /// notifies like any message of the visitor. Files larger than
+    /// [`Services::max_file_bytes`] are refused (and with 0, every file).
+    pub async fn visitor_file(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        upload: FileUpload<'_>,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        let (token, name) = self.store_file(tenant_id, customer_id, upload).await?;
+        let input = WidgetMessageIn {
+            kind: Some(MessageType::File),
+            message: Some(name),
+            url: Some(self.file_link(&token, upload.name)),
+            ..WidgetMessageIn::default()
+        };
+        let sent = self.visitor_message(tenant_id, customer_id, input, actor).await;
+        self.keep_file_if(sent, &token).await
+    }
+
+    /// An agent sends a file to the customer from the inbox: stored, then sent
+    /// as the agent's `FILE` message (`message.sent`, pushed to the widget).
+    pub async fn agent_file(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        upload: FileUpload<'_>,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        // A customer of another tenant is as unknown as a missing one, before
+        // anything is stored.
+        self.get_customer(tenant_id, customer_id).await?;
+        let (token, name) = self.store_file(tenant_id, customer_id, upload).await?;
+        let input = MessageIn {
+            customer_id: Some(customer_id.to_string()),
+            is_external_id: Some(false),
+            kind: Some(MessageType::File),
+            message: Some(name),
+            url: Some(self.file_link(&token, upload.name)),
+            ..MessageIn::default()
+        };
+        let sent = self.send_message(tenant_id, input, Channel::Dashboard, actor).await;
+        self.keep_file_if(sent, &token).await
+    }
+
+    /// The file behind a download link's token; any unknown token is
+    /// `NotFound`.
+    pub async fn download_file(&self, token: &str) -> CoreResult<StoredFile> {
+        let row: Option<(String, String, Vec<u8>)> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select name, content_type, data from chat_files where id = $1"
+        )
+        .bind(token_digest(token))
+        .fetch_optional(pool)
+        .await)?;
+        let (name, content_type, data) = row.ok_or(CoreError::NotFound("file"))?;
+        Ok(StoredFile {
+            name,
+            content_type,
+            data,
+        })
+    }
+
+    /// Checks and stores a file; returns its link's token and its clean name.
+    async fn store_file(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        upload: FileUpload<'_>,
+    ) -> CoreResult<(String, String)> {
+        let max_bytes = self.max_file_bytes();
+        let mut checks = Checks::new();
+        let name = clean_name(upload.name);
+        if name.is_none() {
+            checks.push("name", "required", "give the file's name (?name=)");
+        }
+        if max_bytes == 0 {
+            checks.push("file", "files_off", "this server accepts no files");
+        } else if upload.bytes.is_empty() {
+            checks.push("file", "empty", "the file is empty");
+        } else if upload.bytes.len() > max_bytes {
+            checks.push(
+                "file",
+                "file_too_large",
+                format!("files may have at most {max_bytes} bytes"),
+            );
+        }
+        checks.finish()?;
+        let name = name.unwrap_or_default();
+        let token = random_token(32);
+        with_db!(self.writer(), |pool| sqlx::query(
+            "insert into chat_files (id, tenant_id, customer_id, name, content_type, size, data, created_at) \
+             values ($1, $2, $3, $4, $5, $6, $7, $8)"
+        )
+        .bind(token_digest(&token))
+        .bind(tenant_id)
+        .bind(customer_id)
+        .bind(&name)
+        .bind(clean_content_type(upload.content_type))
+        .bind(upload.bytes.len() as i64)
+        .bind(upload.bytes)
+        .bind(now_ms())
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))?;
+        Ok((token, name))
+    }
+
+    /// The download link of a stored file.
+    fn file_link(&self, token: &str, name: &str) -> String {
+        let segment = clean_name(name)
+            .map(|n| link_segment(&n))
+            .unwrap_or_else(|| "file".into());
+        format!("{}/files/{token}/{segment}", self.public_url())
+    }
+
+    /// Passes on the message's outcome; when it failed, the file it was to
+    /// carry is deleted.
+    async fn keep_file_if(&self, sent: CoreResult<Message>, token: &str) -> CoreResult<Message> {
+        if sent.is_err() {
+            let deleted = with_db!(self.writer(), |pool| sqlx::query(
+                "delete from chat_files where id = $1"
+            )
+            .bind(token_digest(token))
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()));
+            if let Err(e) = deleted {
+                tracing::warn!(error = %e, "cannot delete the file of a message that failed");
+            }
+        }
+        sent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_lose_paths_and_control_characters() {
+        assert_eq!(clean_name("C:\\Users\\me\\report.pdf").as_deref(), Some("report.pdf"));
+        assert_eq!(clean_name("../../etc/passwd").as_deref(), Some("passwd"));
+        assert_eq!(clean_name(" a\u{0}b\n.txt ").as_deref(), Some("ab.txt"));
+        assert_eq!(clean_name("dir/"), None);
+        assert_eq!(clean_name(".."), None);
+        assert_eq!(clean_name(&"x".repeat(500)).map(|n| n.chars().count()), Some(200));
+    }
+
+    #[test]
+    fn link_segments_are_plain_ascii() {
+        assert_eq!(link_segment("Rechnung März 2026.pdf"), "Rechnung_M_rz_2026.pdf");
+        assert_eq!(link_segment("a?b#c"), "a_b_c");
+    }
+
+    #[test]
+    fn content_types_are_checked() {
+        assert_eq!(clean_content_type(Some("Image/PNG; charset=x")), "image/png");
+        assert_eq!(clean_content_type(Some("text/html")), "text/html");
+        assert_eq!(clean_content_type(Some("nonsense")), "application/octet-stream");
+        assert_eq!(clean_content_type(Some("a/b c")), "application/octet-stream");
+        assert_eq!(clean_content_type(None), "application/octet-stream");
+    }
+
+    #[test]
+    fn only_passive_types_show_inline() {
+        assert!(shown_inline("image/png"));
+        assert!(shown_inline("audio/ogg"));
+        assert!(!shown_inline("text/html"));
+        assert!(!shown_inline("text/plain"));
+        assert!(!shown_inline("image/svg+xml"));
+        assert!(!shown_inline("application/octet-stream"));
+    }
+}
