@@ -100,7 +100,7 @@ pub fn clean_content_type(value: Option<&str>) -> String {
 pub fn shown_inline(content_type: &str) -> bool {
     matches!(
         content_type,
-        "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "application/pdf"
+        "image/png" | "image/jpeg" | "image/gif" | "image/webp"
     ) || content_type.starts_with("audio/")
         || content_type.starts_with("video/")
 }

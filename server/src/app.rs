@@ -75,11 +75,9 @@ pub fn build(state: AppState) -> Router {
         .route_layer(middleware::from_fn(metrics::record_route))
         .layer(middleware::from_fn(mw::same_origin_only))
         .layer(middleware::from_fn(mw::revalidate_bundle))
-        // `limit_body` bounds each body by its path (files may be larger);
-        // extractors may read up to the larger of the two limits.
-        .layer(DefaultBodyLimit::max(
-            state.config.max_body_bytes.max(state.config.max_file_bytes),
-        ))
+        // `limit_body` bounds each body by its path (files may be larger), so
+        // extractors add no limit of their own.
+        .layer(DefaultBodyLimit::disable())
         .layer(middleware::from_fn_with_state(state.clone(), mw::limit_body))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

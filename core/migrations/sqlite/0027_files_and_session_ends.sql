@@ -19,8 +19,11 @@ alter table script_errors add column stack text;
 
 -- A recorded session of the visitor script ends after a quiet spell: it is then
 -- closed (no more batches), its reason decided and counted in the session reports.
+-- Quiet is measured on the server's clock (`last_batch_at`, when its last batch
+-- was stored), never on the visitor's (`ended_at` comes from its events).
+alter table recorded_sessions add column last_batch_at bigint;
 alter table recorded_sessions add column closed_at bigint;
 alter table recorded_sessions add column reason text;
--- Its last event (or its start, before any): what the closing sweep looks up.
-create index recorded_sessions_open_idx on recorded_sessions ((coalesce(ended_at, started_at)))
+-- Its last batch (or its start, before any): what the closing sweep looks up.
+create index recorded_sessions_open_idx on recorded_sessions ((coalesce(last_batch_at, started_at)))
     where closed_at is null and write_token_hash is not null;

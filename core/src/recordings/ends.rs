@@ -2,10 +2,12 @@
 //!
 //! A browser that closes says nothing reliable, so the server decides when a
 //! session of the visitor script ended: after [`SESSION_IDLE_MS`] without a
-//! batch. It is then closed (its write token appends no more, and the script
-//! starts a new session if the visitor comes back), its live viewers hear that
-//! it ended, and it is counted once in the session and session-reason reports
-//! (a `SESSION` fact: its length, by reason).
+//! batch, by the server's clock (a visitor's clock may be off by hours). Its
+//! length, too, is the server's: from its start to its last batch. It is then
+//! closed (its write token appends no more, and the script starts a new
+//! session if the visitor comes back), its live viewers hear that it ended,
+//! and it is counted once in the session and session-reason reports (a
+//! `SESSION` fact: its length, by reason).
 //!
 //! The reason says what made the session worth keeping, the first that holds:
 //! - `CHAT`: the visitor wrote in the chat during it;
@@ -43,6 +45,7 @@ struct OpenSession {
     visitor_id: String,
     customer_id: Option<String>,
     started_at: i64,
+    /// When its last batch was stored (its start, before any).
     last_at: i64,
     watched_until: Option<i64>,
 }
@@ -55,8 +58,8 @@ impl Services {
         let due: Vec<(String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select tenant_id, id from recorded_sessions \
              where closed_at is null and write_token_hash is not null \
-             and coalesce(ended_at, started_at) < $1 \
-             order by coalesce(ended_at, started_at) limit $2"
+             and coalesce(last_batch_at, started_at) < $1 \
+             order by coalesce(last_batch_at, started_at) limit $2"
         )
         .bind(now - SESSION_IDLE_MS)
         .bind(batch)
@@ -75,7 +78,7 @@ impl Services {
     pub async fn end_recording(&self, tenant_id: &str, session_id: &str, now: i64) -> CoreResult<bool> {
         let mut tx = self.db().begin().await?;
         let session: Option<OpenSession> = with_tx!(&mut tx, |conn| sqlx::query_as(
-            "select visitor_id, customer_id, started_at, coalesce(ended_at, started_at) as last_at, watched_until \
+            "select visitor_id, customer_id, started_at, coalesce(last_batch_at, started_at) as last_at, watched_until \
              from recorded_sessions where tenant_id = $1 and id = $2 and closed_at is null"
         )
         .bind(tenant_id)
@@ -87,9 +90,10 @@ impl Services {
             return Ok(false);
         };
         let reason = reason(&mut tx, tenant_id, &session).await?;
-        with_tx!(&mut tx, |conn| sqlx::query(
+        // Another instance may end it at the same time: only one closes it.
+        let closed = with_tx!(&mut tx, |conn| sqlx::query(
             "update recorded_sessions set closed_at = $3, reason = $4, updated_at = $3 \
-             where tenant_id = $1 and id = $2"
+             where tenant_id = $1 and id = $2 and closed_at is null"
         )
         .bind(tenant_id)
         .bind(session_id)
@@ -98,6 +102,9 @@ impl Services {
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
+        if closed == 0 {
+            return Ok(false);
+        }
         let tags: Vec<String> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
             "select tag from recorded_session_tags where tenant_id = $1 and session_id = $2 order by tag"
         )

@@ -442,11 +442,13 @@ impl Services {
                 watched: self.recording_watched(&tenant_id, session_id).await?,
             });
         }
-        with_tx!(&mut tx, |conn| {
+        // A session that ended since its writer was checked takes nothing more:
+        // the script starts a new one (the chunk above is rolled back).
+        let open = with_tx!(&mut tx, |conn| {
             sqlx::query(
             "update recorded_sessions set ended_at = case when ended_at is null or ended_at < $3 then $3 else ended_at end, \
-             page_count = page_count + $4, recorded_bytes = recorded_bytes + $5, updated_at = $6 \
-             where tenant_id = $1 and id = $2"
+             page_count = page_count + $4, recorded_bytes = recorded_bytes + $5, updated_at = $6, last_batch_at = $6 \
+             where tenant_id = $1 and id = $2 and closed_at is null"
         )
         .bind(&tenant_id)
         .bind(session_id)
@@ -458,6 +460,9 @@ impl Services {
         .await
         .map(|r| r.rows_affected())
         })?;
+        if open == 0 {
+            return Err(CoreError::Unauthenticated);
+        }
         if let Some(tags) = &batch.tags {
             crate::sessions::replace_tags(&mut tx, &tenant_id, session_id, tags).await?;
         }

@@ -236,6 +236,24 @@ pub enum InputErrors {
     Invalid(Problem),
 }
 
+/// Documented error answers of a file upload (its body is the file, not JSON).
+#[allow(dead_code)] // Only read by the OpenAPI derive.
+#[derive(utoipa::IntoResponses)]
+pub enum FileErrors {
+    /// The body could not be read (`unreadable_body`), or the `Authorization`
+    /// header and the `access_token` query parameter name different tokens
+    /// (`conflicting_tokens`).
+    #[response(status = 400, content_type = "application/problem+json")]
+    Malformed(Problem),
+    /// The file is larger than `maxFileBytes` of `GET /widget/config`, or this
+    /// server takes no files (`file_too_large`).
+    #[response(status = 413, content_type = "application/problem+json")]
+    TooLarge(Problem),
+    /// The name is missing or the file empty; `errors` names `name` or `file`.
+    #[response(status = 422, content_type = "application/problem+json")]
+    Invalid(Problem),
+}
+
 /// Documented 404.
 #[allow(dead_code)] // Only read by the OpenAPI derive.
 #[derive(utoipa::IntoResponses)]

@@ -113,6 +113,18 @@ pub async fn limit_body(State(state): State<AppState>, req: Request, next: Next)
     next.run(Request::from_parts(parts, body)).await
 }
 
+/// Whether reading a body failed because it ran past [`limit_body`]'s limit.
+pub fn is_length_limit(error: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
 /// REST rate limits, per client IP and per token (its digest). Runs before
 /// authentication, so guessing tokens is limited too.
 pub async fn rest_rate_limit(State(state): State<AppState>, req: Request, next: Next) -> Response {

@@ -114,28 +114,39 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
         let mut renew = tokio::time::interval(RENEW);
         renew.tick().await;
         loop {
-            let (fresh, ended) = tokio::select! {
+            // What to do: read new batches, and whether the session is known to
+            // have ended or should be asked (an `ended` announcement can be
+            // missed: a lagging receiver, another instance's relay remade, or
+            // the session ending before this viewer marked it watched).
+            let (fresh, mut ended, ask) = tokio::select! {
                 _ = tx.closed() => break,
                 _ = renew.tick() => {
                     if services.watch_recording(&tenant_id, &id, false).await.is_err() {
                         break;
                     }
-                    (false, false)
+                    (true, false, true)
                 }
                 heard = heard.recv() => match heard {
-                    Ok(update) if update.tenant_id == tenant_id => match &update.event {
-                        LiveEvent::RecordingChunk { session_id, .. } => (*session_id == id, false),
-                        LiveEvent::RecordingEnded { session_id } if *session_id == id => (true, true),
-                        _ => (false, false),
+                    Ok(update) => match &update.event {
+                        LiveEvent::RecordingChunk { session_id, .. } if update.tenant_id == tenant_id => {
+                            (*session_id == id, false, false)
+                        }
+                        LiveEvent::RecordingEnded { session_id } if update.tenant_id == tenant_id => {
+                            (*session_id == id, *session_id == id, false)
+                        }
+                        LiveEvent::Resync => (true, false, true),
+                        _ => (false, false, false),
                     },
-                    Ok(_) => (false, false),
                     // Fell behind: read whatever is new.
-                    Err(RecvError::Lagged(_)) => (true, false),
+                    Err(RecvError::Lagged(_)) => (true, false, true),
                     Err(RecvError::Closed) => break,
                 },
             };
             if !fresh {
                 continue;
+            }
+            if ask {
+                ended = services.recording_ended(&tenant_id, &id).await.unwrap_or(false);
             }
             let batches = match services.recording_batches(&tenant_id, &id, cursor).await {
                 Ok(b) => b,

@@ -35,7 +35,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     http::{
-        error::{ApiError, ApiResult, AuthErrors, ConflictError, InputErrors},
+        error::{ApiError, ApiResult, AuthErrors, ConflictError, FileErrors, InputErrors},
         extract::{actor, bearer_token, ApiJson, ApiQuery, TenantAuth},
     },
     state::AppState,
@@ -248,17 +248,34 @@ struct FileQuery {
 /// on `file`. The message routes and notifies like any other
 /// (`message.received`).
 #[utoipa::path(post, path = "/widget/file", tag = "widget", params(FileQuery),
-    request_body(content = FileBytes, content_type = "application/octet-stream",
-        description = "The file's bytes; `Content-Type` gives its type (any type is accepted)"),
+    request_body(content = FileBytes, content_type = "*/*",
+        description = "The file's bytes; `Content-Type` gives its type (any type is accepted; without one, `application/octet-stream`)"),
     security(("widgetKey" = [], "visitorToken" = [])),
-    responses((status = 201, description = "The file, posted as the visitor's message", body = Message), AuthErrors, InputErrors))]
+    responses((status = 201, description = "The file, posted as the visitor's message", body = Message), AuthErrors, FileErrors))]
 async fn post_file(
     visitor: Visitor,
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<FileQuery>,
     headers: axum::http::HeaderMap,
-    body: axum::body::Bytes,
+    body: axum::body::Body,
 ) -> ApiResult<(StatusCode, Json<Message>)> {
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "file_too_large",
+            format!("files may have at most {} bytes", state.services.max_file_bytes()),
+        )
+    };
+    // Read here rather than by an extractor, so that a body without a declared
+    // length that runs past the limit (`limit_body` cuts it) is refused in the
+    // same words, with the widget's CORS headers.
+    let body = axum::body::to_bytes(body, usize::MAX).await.map_err(|e| {
+        if crate::http::middleware::is_length_limit(&e) {
+            too_large()
+        } else {
+            ApiError::bad_request("unreadable_body", "the file could not be read")
+        }
+    })?;
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
     let upload = FileUpload {
         name: query.name.as_deref().unwrap_or_default(),
@@ -270,13 +287,10 @@ async fn post_file(
         .visitor_file(&visitor.tenant_id, &visitor.customer_id, upload, &visitor.actor)
         .await
         .map_err(|e| match e {
-            // The body limit turns most of these away before they are read; a
-            // body without a declared length is measured here.
-            CoreError::Validation(fields) if fields.iter().any(|f| f.code == "file_too_large") => ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "file_too_large",
-                format!("files may have at most {} bytes", state.services.max_file_bytes()),
-            ),
+            // With files off (limit 0) every file is too large.
+            CoreError::Validation(fields) if fields.iter().any(|f| f.code == "file_too_large" || f.code == "files_off") => {
+                too_large()
+            }
             other => other.into(),
         })?;
     Ok((StatusCode::CREATED, Json(message)))

@@ -15,28 +15,7 @@ use crate::{
 /// The test configuration's file limit (`ServeConfig::for_tests`).
 const LIMIT: usize = 256 * 1024;
 
-async fn widget_key(app: &TestApp, token: &str) -> String {
-    ok_json(app.get("/rest/v1/widget/key", token).await, StatusCode::OK).await["widgetKey"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
 
-/// Starts a visitor: `(customer id, visitor token)`.
-async fn visitor(app: &TestApp, key: &str) -> (String, String) {
-    let started = app
-        .request(Method::POST, "/rest/v1/widget/visitor")
-        .header("rapport-widget-key", key)
-        .json(&json!({"firstName": "Fay"}))
-        .send()
-        .await
-        .unwrap();
-    let identity = ok_json(started, StatusCode::CREATED).await;
-    (
-        identity["customerId"].as_str().unwrap().to_string(),
-        identity["visitorToken"].as_str().unwrap().to_string(),
-    )
-}
 
 async fn upload(
     app: &TestApp,
@@ -67,6 +46,18 @@ fn link_path(url: &str) -> String {
     path.to_string()
 }
 
+/// Posts the inbox's file form for `customer`, signed in with `cookie`.
+async fn post_form(app: &TestApp, cookie: Option<&str>, customer: &str, (kind, body): (String, Vec<u8>)) -> reqwest::Response {
+    let mut request = app
+        .request(Method::POST, &format!("/inbox/{customer}/file"))
+        .header(header::CONTENT_TYPE, kind)
+        .body(body);
+    if let Some(cookie) = cookie {
+        request = request.header(header::COOKIE, cookie);
+    }
+    request.send().await.unwrap()
+}
+
 /// The inbox's form: `back`, then the file, as a browser sends it.
 fn inbox_form(back: &str, name: &str, kind: &str, bytes: &[u8]) -> (String, Vec<u8>) {
     let boundary = "----rapport-test-boundary";
@@ -85,7 +76,7 @@ async fn visitors_and_agents_send_files(db: TestDb) {
     let app = TestApp::start(db).await;
     let (tenant, t) = app.tenant_with_key("Files").await;
     let (other_tenant, _) = app.tenant_with_key("Elsewhere").await;
-    let key = widget_key(&app, &t).await;
+    let key = app.widget_key(&t).await;
     app.user(&tenant, "agent@files.example", Role::Agent, false).await;
     app.user(&other_tenant, "agent@elsewhere.example", Role::Agent, false)
         .await;
@@ -98,7 +89,7 @@ async fn visitors_and_agents_send_files(db: TestDb) {
         .await
         .unwrap();
     assert_eq!(ok_json(config, StatusCode::OK).await["maxFileBytes"], LIMIT);
-    let (customer, token) = visitor(&app, &key).await;
+    let (customer, token) = app.widget_visitor(&key, "Fay").await;
 
     // The visitor sends a file: it is the visitor's FILE message, named after it.
     let text = b"Order 1042: the blue one, please.\n".to_vec();
@@ -207,15 +198,7 @@ async fn visitors_and_agents_send_files(db: TestDb) {
 
     // An agent sends a file from the inbox's form and returns to the view.
     let back = format!("/inbox?status=UNREAD&c={customer}");
-    let (kind, body) = inbox_form(&back, "label.pdf", "application/pdf", b"%PDF-1.4 label");
-    let form = app
-        .request(Method::POST, &format!("/inbox/{customer}/file"))
-        .header(header::COOKIE, &agent)
-        .header(header::CONTENT_TYPE, &kind)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let form = post_form(&app, Some(&agent), &customer, inbox_form(&back, "label.pdf", "application/pdf", b"%PDF-1.4 label")).await;
     assert_eq!(form.status(), StatusCode::SEE_OTHER);
     assert_eq!(form.headers()[header::LOCATION], back.as_str());
     let seen = app
@@ -239,50 +222,24 @@ async fn visitors_and_agents_send_files(db: TestDb) {
         .unwrap();
     assert_eq!(got.bytes().await.unwrap().as_ref(), b"%PDF-1.4 label");
 
+    // A file at the limit goes through the form, whose own fields come on top.
+    let form = post_form(&app, Some(&agent), &customer, inbox_form(&back, "full.bin", "application/octet-stream", &vec![2; LIMIT])).await;
+    assert_eq!(form.headers()[header::LOCATION], back.as_str());
+
     // The form's refusals come back to the conversation, with a reason.
-    let (kind, body) = inbox_form(&back, "big.bin", "application/octet-stream", &vec![1; LIMIT + 1]);
-    let form = app
-        .request(Method::POST, &format!("/inbox/{customer}/file"))
-        .header(header::COOKIE, &agent)
-        .header(header::CONTENT_TYPE, &kind)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let form = post_form(&app, Some(&agent), &customer, inbox_form(&back, "big.bin", "application/octet-stream", &vec![1; LIMIT + 1])).await;
     assert_eq!(form.status(), StatusCode::SEE_OTHER);
     assert_eq!(
         form.headers()[header::LOCATION].to_str().unwrap(),
         format!("{back}&file_error=file_too_large")
     );
     // Nowhere but the inbox, whatever `back` says.
-    let (kind, body) = inbox_form("https://evil.example/", "a.txt", "text/plain", b"a");
-    let form = app
-        .request(Method::POST, &format!("/inbox/{customer}/file"))
-        .header(header::COOKIE, &agent)
-        .header(header::CONTENT_TYPE, &kind)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let form = post_form(&app, Some(&agent), &customer, inbox_form("https://evil.example/", "a.txt", "text/plain", b"a")).await;
     assert_eq!(form.headers()[header::LOCATION], "/inbox");
     // Another tenant's agent, and nobody signed in, send nothing.
-    let (kind, body) = inbox_form(&back, "a.txt", "text/plain", b"a");
-    let theirs = app
-        .request(Method::POST, &format!("/inbox/{customer}/file"))
-        .header(header::COOKIE, &stranger)
-        .header(header::CONTENT_TYPE, &kind)
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap();
+    let theirs = post_form(&app, Some(&stranger), &customer, inbox_form(&back, "a.txt", "text/plain", b"a")).await;
     assert_eq!(theirs.status(), StatusCode::NOT_FOUND);
-    let anonymous = app
-        .request(Method::POST, &format!("/inbox/{customer}/file"))
-        .header(header::CONTENT_TYPE, &kind)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let anonymous = post_form(&app, None, &customer, inbox_form(&back, "a.txt", "text/plain", b"a")).await;
     assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
     assert_eq!(anonymous.headers()[header::LOCATION], "/login");
 
@@ -297,7 +254,7 @@ async fn visitors_and_agents_send_files(db: TestDb) {
 async fn a_server_without_files_says_so(db: TestDb) {
     let app = TestApp::start_with(db, |c| c.max_file_bytes = 0).await;
     let (_, t) = app.tenant_with_key("NoFiles").await;
-    let key = widget_key(&app, &t).await;
+    let key = app.widget_key(&t).await;
     let config = app
         .request(Method::GET, "/rest/v1/widget/config")
         .header("rapport-widget-key", &key)
@@ -306,7 +263,7 @@ async fn a_server_without_files_says_so(db: TestDb) {
         .unwrap();
     let config: Value = ok_json(config, StatusCode::OK).await;
     assert_eq!(config["maxFileBytes"], 0, "the widget hides its attach button");
-    let (_, token) = visitor(&app, &key).await;
+    let (_, token) = app.widget_visitor(&key, "Fay").await;
     let refused = upload(&app, &key, Some(&token), "a.txt", "text/plain", b"a".to_vec()).await;
     expect_problem(refused, StatusCode::PAYLOAD_TOO_LARGE, "file_too_large").await;
     app.stop().await;

@@ -19,12 +19,6 @@ use crate::{
 
 const WAIT: Duration = Duration::from_secs(5);
 
-async fn widget_key(app: &TestApp, token: &str) -> String {
-    ok_json(app.get("/rest/v1/widget/key", token).await, StatusCode::OK).await["widgetKey"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
 
 /// Starts a recording: `(session id, write token)`.
 async fn start(app: &TestApp, key: &str, body: Value) -> (String, String) {
@@ -82,8 +76,8 @@ async fn the_script_records_sessions_that_replay(db: TestDb) {
     let app = TestApp::start(db).await;
     let (_, t) = app.tenant_with_key("Shop").await;
     let (_, other) = app.tenant_with_key("Other").await;
-    let key = widget_key(&app, &t).await;
-    let other_key = widget_key(&app, &other).await;
+    let key = app.widget_key(&t).await;
+    let other_key = app.widget_key(&other).await;
     let config = ok_json(
         app.request(Method::GET, "/rest/v1/widget/config")
             .header("rapport-widget-key", &key)
@@ -273,7 +267,7 @@ async fn a_live_viewer_sees_each_batch_as_it_is_stored(db: TestDb) {
     let app = TestApp::start(db).await;
     let (tenant, t) = app.tenant_with_key("Live").await;
     let (other_tenant, _) = app.tenant_with_key("Elsewhere").await;
-    let key = widget_key(&app, &t).await;
+    let key = app.widget_key(&t).await;
     app.user(&tenant, "agent@live.example", Role::Agent, false).await;
     app.user(&other_tenant, "agent@elsewhere.example", Role::Agent, false)
         .await;
@@ -344,26 +338,11 @@ async fn a_live_viewer_sees_each_batch_as_it_is_stored(db: TestDb) {
     }
 }
 
-/// Starts a chat visitor: `(customer id, visitor token)`.
-async fn chat_visitor(app: &TestApp, key: &str) -> (String, String) {
-    let started = app
-        .request(Method::POST, "/rest/v1/widget/visitor")
-        .header("rapport-widget-key", key)
-        .json(&json!({"firstName": "Cleo"}))
-        .send()
-        .await
-        .unwrap();
-    let identity = ok_json(started, StatusCode::CREATED).await;
-    (
-        identity["customerId"].as_str().unwrap().to_string(),
-        identity["visitorToken"].as_str().unwrap().to_string(),
-    )
-}
 
 async fn quiet_sessions_end_with_their_reason(db: TestDb) {
     let app = TestApp::start(db).await;
     let (tenant, t) = app.tenant_with_key("Ends").await;
-    let key = widget_key(&app, &t).await;
+    let key = app.widget_key(&t).await;
     app.user(&tenant, "agent@ends.example", Role::Agent, false).await;
     let agent = session(&app, "agent@ends.example").await;
     let batch = |text: &str| json!({"seq": 0, "events": [{"type": 2, "timestamp": now_ms(), "data": {"text": text}}]});
@@ -371,13 +350,15 @@ async fn quiet_sessions_end_with_their_reason(db: TestDb) {
     // One session each: a visitor who only browses, one who chats, one an
     // agent watches, and one a script error hits.
     let (browsed, browsed_token) = start(&app, &key, json!({"visitorId": "v-browse", "tags": ["vip"]})).await;
+    // Its browser's clock is three hours behind: quiet is the server's to judge.
+    let behind = json!({"seq": 0, "events": [{"type": 2, "timestamp": now_ms() - 3 * 3_600_000}]});
     ok_json(
-        append(&app, &key, &browsed, &browsed_token, &batch("b"), false).await,
+        append(&app, &key, &browsed, &browsed_token, &behind, false).await,
         StatusCode::OK,
     )
     .await;
 
-    let (_, visitor_token) = chat_visitor(&app, &key).await;
+    let (_, visitor_token) = app.widget_visitor(&key, "Cleo").await;
     let (chatted, chatted_token) = start(&app, &key, json!({"visitorId": "v-chat"})).await;
     let with_visitor = json!({"seq": 0, "events": [{"type": 2, "timestamp": now_ms()}], "visitorToken": visitor_token});
     ok_json(
@@ -433,6 +414,10 @@ async fn quiet_sessions_end_with_their_reason(db: TestDb) {
     let later = now_ms() + rapport_core::recordings::SESSION_IDLE_MS + 1_000;
     assert_eq!(app.services.end_quiet_recordings(later, 100).await.unwrap(), 4);
     assert_eq!(app.services.end_quiet_recordings(later, 100).await.unwrap(), 0);
+    assert!(
+        !app.services.end_recording(&tenant, &browsed, later).await.unwrap(),
+        "a session ends once, however many instances try"
+    );
 
     let listed = ok_json(
         app.post("/rest/v1/session/recorded", &t, json!({"pageable": {"pageSize": 10}}))

@@ -115,6 +115,30 @@ impl TestApp {
         (tenant.id, key.token)
     }
 
+    /// The widget key of the tenant of API key `token`.
+    pub async fn widget_key(&self, token: &str) -> String {
+        ok_json(self.get("/rest/v1/widget/key", token).await, StatusCode::OK).await["widgetKey"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Starts a widget visitor named `first_name`: `(customer id, visitor token)`.
+    pub async fn widget_visitor(&self, widget_key: &str, first_name: &str) -> (String, String) {
+        let started = self
+            .request(Method::POST, "/rest/v1/widget/visitor")
+            .header("rapport-widget-key", widget_key)
+            .json(&serde_json::json!({"firstName": first_name}))
+            .send()
+            .await
+            .unwrap();
+        let identity = ok_json(started, StatusCode::CREATED).await;
+        (
+            identity["customerId"].as_str().unwrap().to_string(),
+            identity["visitorToken"].as_str().unwrap().to_string(),
+        )
+    }
+
     /// A user in `tenant_id` with password `password-123`.
     pub async fn user(&self, tenant_id: &str, email: &str, role: Role, platform_admin: bool) -> String {
         self.services

@@ -14,28 +14,7 @@ use crate::{
     utils::{expect_problem, fields, ok_json, send, TestApp},
 };
 
-async fn widget_key(app: &TestApp, token: &str) -> String {
-    ok_json(app.get("/rest/v1/widget/key", token).await, StatusCode::OK).await["widgetKey"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
 
-/// Starts a visitor: `(customer id, visitor token)`.
-async fn visitor(app: &TestApp, key: &str) -> (String, String) {
-    let started = app
-        .request(Method::POST, "/rest/v1/widget/visitor")
-        .header("rapport-widget-key", key)
-        .json(&json!({"firstName": "Vera"}))
-        .send()
-        .await
-        .unwrap();
-    let identity = ok_json(started, StatusCode::CREATED).await;
-    (
-        identity["customerId"].as_str().unwrap().to_string(),
-        identity["visitorToken"].as_str().unwrap().to_string(),
-    )
-}
 
 async fn config(app: &TestApp, key: &str) -> reqwest::Response {
     app.request(Method::GET, "/rest/v1/widget/config")
@@ -48,7 +27,7 @@ async fn config(app: &TestApp, key: &str) -> reqwest::Response {
 async fn the_widget_knows_when_the_workspace_is_open(db: TestDb) {
     let app = TestApp::start(db).await;
     let (_, t) = app.tenant_with_key("Open").await;
-    let key = widget_key(&app, &t).await;
+    let key = app.widget_key(&t).await;
 
     expect_problem(
         config(&app, "wk_nobody").await,
@@ -105,8 +84,8 @@ async fn the_widget_knows_when_the_workspace_is_open(db: TestDb) {
 async fn the_script_names_its_visitor(db: TestDb) {
     let app = TestApp::start(db).await;
     let (_, t) = app.tenant_with_key("Names").await;
-    let key = widget_key(&app, &t).await;
-    let (id, token) = visitor(&app, &key).await;
+    let key = app.widget_key(&t).await;
+    let (id, token) = app.widget_visitor(&key, "Vera").await;
     let identify = |token: &str, body: Value| {
         app.request(Method::POST, "/rest/v1/widget/profile")
             .header("rapport-widget-key", &key)
@@ -144,7 +123,7 @@ async fn the_script_names_its_visitor(db: TestDb) {
     assert_eq!(customer["assignedUser"], Value::Null, "a visitor cannot assign itself");
 
     // Another visitor may not take that external id.
-    let (_, other) = visitor(&app, &key).await;
+    let (_, other) = app.widget_visitor(&key, "Vera").await;
     let taken = identify(&other, json!({"externalId": "shop-42"})).await.unwrap();
     expect_problem(taken, StatusCode::CONFLICT, "external_id_taken").await;
 }
@@ -154,7 +133,7 @@ async fn the_script_names_its_visitor(db: TestDb) {
 async fn admins_copy_the_snippet_from_the_workspace_page(db: TestDb) {
     let app = TestApp::start(db).await;
     let (tenant, t) = app.tenant_with_key("Snippets").await;
-    let key = widget_key(&app, &t).await;
+    let key = app.widget_key(&t).await;
     app.user(&tenant, "admin@example.com", Role::Admin, false).await;
     let admin = session(&app, "admin@example.com").await;
     let html = page(&app, "/settings/workspace", &admin).await.text().await.unwrap();
