@@ -98,10 +98,8 @@ pub fn clean_content_type(value: Option<&str>) -> String {
 /// Whether a browser may show a file of this type in place. Everything else is
 /// downloaded: an HTML or SVG file shown from Rapport's origin could run script.
 pub fn shown_inline(content_type: &str) -> bool {
-    matches!(
-        content_type,
-        "image/png" | "image/jpeg" | "image/gif" | "image/webp"
-    ) || content_type.starts_with("audio/")
+    matches!(content_type, "image/png" | "image/jpeg" | "image/gif" | "image/webp")
+        || content_type.starts_with("audio/")
         || content_type.starts_with("video/")
 }
 

@@ -43,7 +43,7 @@ test('an agent receives a message live and replies', async ({ page, request }) =
 
   // Reply: the message goes out, the box empties, the conversation is answered.
   await page.getByLabel('Reply').fill('It ships today. Tracking follows by e-mail.');
-  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   await expect(thread.getByText('It ships today. Tracking follows by e-mail.')).toBeVisible();
   await expect(page.getByLabel('Reply')).toHaveValue('');
   await expect(page.locator('.thread-head .badge')).toHaveText('UNRESOLVED');

@@ -88,7 +88,7 @@ test('a visitor on another origin chats with an agent, live', async ({ browser, 
   const thread = agent.getByRole('list', { name: 'Messages' });
   await expect(thread.getByText('Hello! Is the Sencha in stock?')).toBeVisible();
   await agent.getByLabel('Reply').fill('Yes, we have plenty. It ships today.');
-  await agent.getByRole('button', { name: 'Send' }).click();
+  await agent.getByRole('button', { name: 'Send', exact: true }).click();
 
   // The visitor sees the answer without a reload.
   await expect(log(page).getByText('Yes, we have plenty. It ships today.')).toBeVisible();

@@ -190,9 +190,11 @@ fn Report(view: ReportView, asked: ReportQuery) -> impl IntoView {
                 </figure>
             })
             .collect_view()}
-        {details.map(|d| view! {
+        {details.map(|d| { let label = d.caption.clone(); view! {
             <section class="card">
-                <div class="table-wrap">
+                // Wide tables scroll sideways: the region takes focus, so the
+                // keyboard can scroll it too.
+                <div class="table-wrap" tabindex="0" role="region" aria-label=label>
                     <table>
                         <caption>{d.caption}</caption>
                         <thead><tr>{d.headers.into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr></thead>
@@ -205,9 +207,9 @@ fn Report(view: ReportView, asked: ReportQuery) -> impl IntoView {
                     </table>
                 </div>
             </section>
-        })}
+        }})}
         <section class="card">
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex="0" role="region" aria-label="By period">
                 <table class="numbers">
                     <caption>"By period"</caption>
                     <thead>

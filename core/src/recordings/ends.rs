@@ -77,14 +77,16 @@ impl Services {
     /// already (or is unknown).
     pub async fn end_recording(&self, tenant_id: &str, session_id: &str, now: i64) -> CoreResult<bool> {
         let mut tx = self.db().begin().await?;
-        let session: Option<OpenSession> = with_tx!(&mut tx, |conn| sqlx::query_as(
+        let session: Option<OpenSession> = with_tx!(&mut tx, |conn| {
+            sqlx::query_as(
             "select visitor_id, customer_id, started_at, coalesce(last_batch_at, started_at) as last_at, watched_until \
              from recorded_sessions where tenant_id = $1 and id = $2 and closed_at is null"
         )
         .bind(tenant_id)
         .bind(session_id)
         .fetch_optional(conn)
-        .await)?;
+        .await
+        })?;
         let Some(session) = session else {
             tx.commit().await?;
             return Ok(false);

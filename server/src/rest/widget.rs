@@ -288,7 +288,11 @@ async fn post_file(
         .await
         .map_err(|e| match e {
             // With files off (limit 0) every file is too large.
-            CoreError::Validation(fields) if fields.iter().any(|f| f.code == "file_too_large" || f.code == "files_off") => {
+            CoreError::Validation(fields)
+                if fields
+                    .iter()
+                    .any(|f| f.code == "file_too_large" || f.code == "files_off") =>
+            {
                 too_large()
             }
             other => other.into(),

@@ -5,7 +5,7 @@
 
 use rapport_core::{backend_tests, model::Role, testing::TestDb};
 use reqwest::{header, Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::{
     dashboard::session,
@@ -14,8 +14,6 @@ use crate::{
 
 /// The test configuration's file limit (`ServeConfig::for_tests`).
 const LIMIT: usize = 256 * 1024;
-
-
 
 async fn upload(
     app: &TestApp,
@@ -47,7 +45,12 @@ fn link_path(url: &str) -> String {
 }
 
 /// Posts the inbox's file form for `customer`, signed in with `cookie`.
-async fn post_form(app: &TestApp, cookie: Option<&str>, customer: &str, (kind, body): (String, Vec<u8>)) -> reqwest::Response {
+async fn post_form(
+    app: &TestApp,
+    cookie: Option<&str>,
+    customer: &str,
+    (kind, body): (String, Vec<u8>),
+) -> reqwest::Response {
     let mut request = app
         .request(Method::POST, &format!("/inbox/{customer}/file"))
         .header(header::CONTENT_TYPE, kind)
@@ -198,7 +201,13 @@ async fn visitors_and_agents_send_files(db: TestDb) {
 
     // An agent sends a file from the inbox's form and returns to the view.
     let back = format!("/inbox?status=UNREAD&c={customer}");
-    let form = post_form(&app, Some(&agent), &customer, inbox_form(&back, "label.pdf", "application/pdf", b"%PDF-1.4 label")).await;
+    let form = post_form(
+        &app,
+        Some(&agent),
+        &customer,
+        inbox_form(&back, "label.pdf", "application/pdf", b"%PDF-1.4 label"),
+    )
+    .await;
     assert_eq!(form.status(), StatusCode::SEE_OTHER);
     assert_eq!(form.headers()[header::LOCATION], back.as_str());
     let seen = app
@@ -223,21 +232,45 @@ async fn visitors_and_agents_send_files(db: TestDb) {
     assert_eq!(got.bytes().await.unwrap().as_ref(), b"%PDF-1.4 label");
 
     // A file at the limit goes through the form, whose own fields come on top.
-    let form = post_form(&app, Some(&agent), &customer, inbox_form(&back, "full.bin", "application/octet-stream", &vec![2; LIMIT])).await;
+    let form = post_form(
+        &app,
+        Some(&agent),
+        &customer,
+        inbox_form(&back, "full.bin", "application/octet-stream", &vec![2; LIMIT]),
+    )
+    .await;
     assert_eq!(form.headers()[header::LOCATION], back.as_str());
 
     // The form's refusals come back to the conversation, with a reason.
-    let form = post_form(&app, Some(&agent), &customer, inbox_form(&back, "big.bin", "application/octet-stream", &vec![1; LIMIT + 1])).await;
+    let form = post_form(
+        &app,
+        Some(&agent),
+        &customer,
+        inbox_form(&back, "big.bin", "application/octet-stream", &vec![1; LIMIT + 1]),
+    )
+    .await;
     assert_eq!(form.status(), StatusCode::SEE_OTHER);
     assert_eq!(
         form.headers()[header::LOCATION].to_str().unwrap(),
         format!("{back}&file_error=file_too_large")
     );
     // Nowhere but the inbox, whatever `back` says.
-    let form = post_form(&app, Some(&agent), &customer, inbox_form("https://evil.example/", "a.txt", "text/plain", b"a")).await;
+    let form = post_form(
+        &app,
+        Some(&agent),
+        &customer,
+        inbox_form("https://evil.example/", "a.txt", "text/plain", b"a"),
+    )
+    .await;
     assert_eq!(form.headers()[header::LOCATION], "/inbox");
     // Another tenant's agent, and nobody signed in, send nothing.
-    let theirs = post_form(&app, Some(&stranger), &customer, inbox_form(&back, "a.txt", "text/plain", b"a")).await;
+    let theirs = post_form(
+        &app,
+        Some(&stranger),
+        &customer,
+        inbox_form(&back, "a.txt", "text/plain", b"a"),
+    )
+    .await;
     assert_eq!(theirs.status(), StatusCode::NOT_FOUND);
     let anonymous = post_form(&app, None, &customer, inbox_form(&back, "a.txt", "text/plain", b"a")).await;
     assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);

@@ -19,7 +19,6 @@ use crate::{
 
 const WAIT: Duration = Duration::from_secs(5);
 
-
 /// Starts a recording: `(session id, write token)`.
 async fn start(app: &TestApp, key: &str, body: Value) -> (String, String) {
     let started = app
@@ -337,7 +336,6 @@ async fn a_live_viewer_sees_each_batch_as_it_is_stored(db: TestDb) {
         other.stop().await;
     }
 }
-
 
 async fn quiet_sessions_end_with_their_reason(db: TestDb) {
     let app = TestApp::start(db).await;

@@ -14,8 +14,6 @@ use crate::{
     utils::{expect_problem, fields, ok_json, send, TestApp},
 };
 
-
-
 async fn config(app: &TestApp, key: &str) -> reqwest::Response {
     app.request(Method::GET, "/rest/v1/widget/config")
         .header("rapport-widget-key", key)
