@@ -3,9 +3,10 @@
 // would need CORS on Rapport's static files): loader.js, which customers embed,
 // and the chunks it loads (chat.js, recorder.js), which register on
 // window.__rapportChunks. replay.js and replay.css are the dashboard's session
-// replay and live view, built here because they share rrweb with the recorder.
+// replay and live view, built here because they share rrweb with the recorder;
+// meet.js and meet.css are the join page's video call (issue 24).
 // Prints each file's raw and gzip size and fails when a budget of issue 23 is
-// exceeded (the replay has none: only Rapport's own pages load it).
+// exceeded (the replay and the call have none: only Rapport's own pages load them).
 // `cargo xtask` runs `npm ci` then `node build.mjs $CARGO_TARGET_DIR/site/visitor`.
 
 import { build } from 'esbuild';
@@ -27,7 +28,8 @@ const visitorEntries = {
   chat: 'src/chat/chat.ts',
   recorder: 'src/recorder/recorder.ts',
 };
-const entries = { ...visitorEntries, replay: 'src/replay/replay.ts' };
+// Dashboard-only entries: only Rapport's own pages load them.
+const entries = { ...visitorEntries, replay: 'src/replay/replay.ts', meet: 'src/meet/meet.ts' };
 // Gzip budgets in bytes: the loader alone, and everything together.
 const LOADER_BUDGET = 5 * 1024;
 const TOTAL_BUDGET = 60 * 1024;
@@ -68,6 +70,8 @@ console.log(`${'total'.padEnd(12)} ${' '.repeat(14)}${String(total).padStart(6)}
 console.log('dashboard only, no budget:');
 size('replay.js');
 size('replay.css');
+size('meet.js');
+size('meet.css');
 if (!dev && total > TOTAL_BUDGET) {
   console.error('the visitor script is over its total budget');
   failed = true;

@@ -61,6 +61,7 @@ pub fn build(state: AppState) -> Router {
         .route("/sessions/{id}/live", get(recording_views::live))
         .route("/files/{token}/{name}", get(files::download))
         .route("/inbox/{id}/file", post(files::send_from_inbox))
+        .route("/join/{token}/ws", get(crate::media::signal::join_socket))
         .merge(rest_router)
         .leptos_routes_with_context(
             &state,

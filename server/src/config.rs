@@ -75,6 +75,18 @@ pub struct ServeConfig {
     #[arg(long, env = "RAPPORT_MAX_FILE_BYTES", default_value_t = 10 * 1024 * 1024)]
     pub max_file_bytes: usize,
 
+    /// Where the conference media server's one UDP socket binds. Port 0 takes
+    /// any free port. Put it on a public interface (e.g. `0.0.0.0:3479`) for
+    /// calls beyond this machine, and say in `RAPPORT_MEDIA_PUBLIC_ADDR` where
+    /// browsers reach it.
+    #[arg(long, env = "RAPPORT_MEDIA_ADDR", default_value = "127.0.0.1:0")]
+    pub media_addr: SocketAddr,
+
+    /// The address browsers send media to (announced in ICE candidates): a
+    /// public or LAN IP and the UDP port. Unset: the bound address.
+    #[arg(long, env = "RAPPORT_MEDIA_PUBLIC_ADDR")]
+    pub media_public_addr: Option<SocketAddr>,
+
     /// Requests taking longer than this many seconds are cancelled (408).
     #[arg(long, env = "RAPPORT_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
     pub request_timeout_secs: u64,
@@ -263,6 +275,8 @@ impl ServeConfig {
             demo_workspace: "default".into(),
             max_body_bytes: 64 * 1024,
             max_file_bytes: 256 * 1024,
+            media_addr: "127.0.0.1:0".parse().expect("valid address"),
+            media_public_addr: None,
             request_timeout_secs: 30,
             rate_limit_per_token: 1200,
             rate_limit_per_ip: 2400,

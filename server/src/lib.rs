@@ -11,6 +11,7 @@ pub mod demo;
 pub mod http;
 pub mod logging;
 pub mod mail;
+pub mod media;
 pub mod rest;
 pub mod retention;
 pub mod serve;

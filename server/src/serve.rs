@@ -38,6 +38,7 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
             config.track_events_per_minute,
         )),
         metrics: Arc::new(Metrics::new()),
+        conferences: Arc::default(),
         config: Arc::new(config),
         leptos,
     }

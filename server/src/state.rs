@@ -21,6 +21,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Rate limiters of this instance.
     pub limiters: Arc<Limiters>,
+    /// This instance's video conferences.
+    pub conferences: Arc<crate::media::Conferences>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -151,6 +151,24 @@ pub fn LiveViewPage() -> impl IntoView {
     }
 }
 
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `meet.js`'s mount of every conference element not mounted yet; throws
+    /// (caught) while the script has not loaded.
+    #[wasm_bindgen(js_namespace = RapportMeet, js_name = mountAll, catch)]
+    fn meet_mount_all() -> Result<(), wasm_bindgen::JsValue>;
+}
+
+/// Mounts the conference once its element is in the document (on a first
+/// load `meet.js` mounts it itself when it runs).
+fn mount_meet() {
+    #[cfg(feature = "hydrate")]
+    request_animation_frame(|| {
+        let _ = meet_mount_all();
+    });
+}
+
 /// `/join/{token}`: an appointment's conference, as its attendees see it.
 #[component]
 pub fn JoinPage() -> impl IntoView {
@@ -158,6 +176,8 @@ pub fn JoinPage() -> impl IntoView {
     let info = Resource::new(move || params.with(|p| p.get("token").unwrap_or_default()), join_info);
     view! {
         <Title text="Join" />
+        <leptos_meta::Link rel="stylesheet" href="/visitor/meet.css" />
+        <leptos_meta::Script src="/visitor/meet.js" defer="defer" />
         <main id="main" class="page narrow">
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
                 {move || Suspend::new(async move {
@@ -182,6 +202,17 @@ pub fn JoinPage() -> impl IntoView {
                                         {j.has_password.then(|| view! { <dt>"Password"</dt><dd>"You will be asked for the password."</dd> })}
                                     </dl>
                                 </section>
+                                // The call itself (`meet.js`): pre-join, then the conference,
+                                // only while the link works.
+                                {(j.state == "open").then(|| {
+                                    mount_meet();
+                                    let token = params.with_untracked(|p| p.get("token").unwrap_or_default());
+                                    view! {
+                                        <section class="card meet" aria-label="Conference"
+                                            data-rapport-meet="" data-ws-url=format!("/join/{token}/ws")
+                                            data-password=j.has_password.to_string() data-title=j.title.clone()></section>
+                                    }
+                                })}
                             }.erase()
                         }
                         Err(e) => view! {

@@ -150,7 +150,10 @@ pub async fn same_origin_only(req: Request, next: Next) -> Response {
     (StatusCode::FORBIDDEN, "cross-site request refused").into_response()
 }
 
-fn is_same_origin(headers: &HeaderMap) -> bool {
+/// Whether a browser request comes from a page of this origin (`Origin`, or
+/// the Fetch Metadata header, names it); a request with neither is no
+/// browser's.
+pub fn is_same_origin(headers: &HeaderMap) -> bool {
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     match headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
         Some(origin) => {

@@ -3,6 +3,7 @@
 
 mod auth;
 mod binary;
+mod conference;
 mod conformance;
 mod conversations;
 mod customer_tags;

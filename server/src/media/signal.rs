@@ -1,0 +1,345 @@
+//! `GET /join/{token}/ws`: a participant's WebSocket to an appointment's
+//! conference. JSON text frames, each with a `type`.
+//!
+//! The client says `hello {name, password?}` first. The server checks the
+//! link's validity (`refused {reason: not_yet | ended | disabled}`), the
+//! password (`refused {reason: password}`, hosts need none) and the room's
+//! size (`refused {reason: full}`). With the waiting room on, a guest hears
+//! `waiting` until a host sends `admit {id}` (the guest hears `joined`) or
+//! `decline {id}` (`declined`). Hosts are the signed-in agents of the
+//! appointment's tenant, on a page of this origin.
+//!
+//! In the call: `joined {you, host, participants}`, then `participants` and,
+//! for hosts, `lobby {waiting}` on every change. The client sends its
+//! `offer {sdp}`; the server answers `answer {sdp}`. When the others' tracks
+//! change, the server sends `offer {sdp, tracks: {mid: {participant, kind}}}`
+//! and the client answers `answer {sdp}`. A host may `remove {id}` (that one
+//! hears `removed`). `leave`, or closing the socket, leaves.
+
+use std::{collections::HashMap, net::SocketAddr, time::Duration};
+
+use axum::{
+    extract::{
+        ws::{Message, WebSocket, WebSocketUpgrade},
+        ConnectInfo, Path, State,
+    },
+    http::{HeaderMap, StatusCode},
+    response::{IntoResponse, Response},
+};
+use futures_util::{SinkExt, StreamExt};
+use rapport_app::ssr::session_token;
+use rapport_core::{
+    appointments::Appointment,
+    audit::{Actor, ActorKind},
+    model::Role,
+    CoreError,
+};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::{
+    rooms::{Member, Outgoing},
+    sfu::{PeerKey, SignalOut},
+};
+use crate::{http::middleware::is_same_origin, state::AppState};
+
+/// How long a client has to say `hello`.
+const HELLO_WITHIN: Duration = Duration::from_secs(30);
+/// Most people in one conference, waiting room included: what one 2-core
+/// instance forwards with every stream flowing (see the conference benchmark).
+pub const MAX_PARTICIPANTS: usize = 12;
+/// Longest name kept, in characters.
+const MAX_NAME: usize = 80;
+
+/// Who is connecting, before the socket opens.
+struct Caller {
+    tenant_id: String,
+    appointment: Appointment,
+    /// A signed-in agent of the tenant, on this origin: the host.
+    host: Option<String>,
+    ip: String,
+}
+
+/// `GET /join/{token}/ws`.
+pub async fn join_socket(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let (tenant_id, appointment) = match state.services.appointment_by_join_token(&token).await {
+        Ok(found) => found,
+        Err(CoreError::NotFound(_)) => return (StatusCode::NOT_FOUND, "no such conference").into_response(),
+        Err(err) => {
+            tracing::error!(error = %err, "conference: cannot read the appointment");
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+    };
+    // Host rights ride on the dashboard's cookie, so only a page of this
+    // origin may claim them: another site opening this socket with the
+    // agent's cookie gets a guest's rights at most.
+    let host = match session_token(&headers) {
+        Some(token) if is_same_origin(&headers) => match state.services.session_user(&token).await {
+            Ok(Some(user)) if user.tenant_id == tenant_id && user.role.includes(Role::Agent) => Some(user.id),
+            _ => None,
+        },
+        _ => None,
+    };
+    let caller = Caller {
+        tenant_id,
+        appointment,
+        host,
+        ip: client.ip().to_string(),
+    };
+    upgrade.on_upgrade(move |socket| serve(state, socket, caller))
+}
+
+/// Reads the next JSON text frame; `None` when the socket closed.
+async fn next_json(stream: &mut futures_util::stream::SplitStream<WebSocket>) -> Option<Value> {
+    while let Some(Ok(message)) = stream.next().await {
+        match message {
+            Message::Text(text) => return serde_json::from_str(text.as_str()).ok().or(Some(Value::Null)),
+            Message::Close(_) => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Why a caller may not enter now, if they may not.
+fn refusal(appointment: &Appointment) -> Option<&'static str> {
+    let now = chrono::Utc::now();
+    if !appointment.valid {
+        Some("disabled")
+    } else if now < appointment.valid_from {
+        Some("not_yet")
+    } else if now >= appointment.valid_until {
+        Some("ended")
+    } else {
+        None
+    }
+}
+
+async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
+    let (mut sink, mut stream) = socket.split();
+    let say = |value: Value| Message::Text(value.to_string().into());
+    let Ok(Some(hello)) = tokio::time::timeout(HELLO_WITHIN, next_json(&mut stream)).await else {
+        return;
+    };
+    if hello["type"] != "hello" {
+        let _ = sink
+            .send(say(json!({"type": "error", "message": "say hello first"})))
+            .await;
+        return;
+    }
+    let Caller {
+        tenant_id,
+        appointment,
+        host,
+        ip,
+    } = caller;
+    let room = appointment.id.clone();
+    let services = &state.services;
+    let refused = match refusal(&appointment) {
+        Some(reason) => Some(reason),
+        None if appointment.has_password && host.is_none() => {
+            let given = hello["password"].as_str().unwrap_or_default();
+            match services
+                .appointment_password_matches(&tenant_id, &appointment.id, given)
+                .await
+            {
+                Ok(true) => None,
+                _ => Some("password"),
+            }
+        }
+        None if state.conferences.rooms.size(&room) >= MAX_PARTICIPANTS => Some("full"),
+        None => None,
+    };
+    if let Some(reason) = refused {
+        let _ = sink.send(say(json!({"type": "refused", "reason": reason}))).await;
+        return;
+    }
+    let name: String = hello["name"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_NAME)
+        .collect();
+    if name.is_empty() {
+        let _ = sink.send(say(json!({"type": "refused", "reason": "name"}))).await;
+        return;
+    }
+
+    let id = uuid::Uuid::new_v4().to_string();
+    let actor = Actor {
+        kind: if host.is_some() {
+            ActorKind::User
+        } else {
+            ActorKind::Customer
+        },
+        id: host.clone().unwrap_or_default(),
+        ip: Some(ip),
+        request_id: None,
+    };
+    let audit = |action: &'static str| {
+        let services = services.clone();
+        let (tenant_id, room, actor) = (tenant_id.clone(), room.clone(), actor.clone());
+        async move {
+            if let Err(e) = services
+                .audit(Some(&tenant_id), &actor, action, "appointment", Some(&room))
+                .await
+            {
+                tracing::warn!(error = %e, action, "conference: cannot audit");
+            }
+        }
+    };
+    let rooms = &state.conferences.rooms;
+    let (tx, mut outbox) = mpsc::unbounded_channel::<Outgoing>();
+    let waiting = appointment.permissions.enable_waiting_room && host.is_none();
+    rooms.enter(
+        &room,
+        Member {
+            id: id.clone(),
+            name,
+            host: host.clone(),
+            admitted: false,
+            tx: tx.clone(),
+        },
+        !waiting,
+    );
+    if waiting {
+        let _ = tx.send(Outgoing::say(json!({"type": "waiting"})));
+    } else {
+        let _ = tx.send(Outgoing::say(joined(&id, host.is_some(), rooms.roster(&room))));
+        audit("conference.join").await;
+    }
+    rooms.announce(&room);
+
+    // What the SFU says to this participant, in order.
+    let (signal_tx, mut signals) = mpsc::unbounded_channel::<SignalOut>();
+    let mut peer: Option<PeerKey> = None;
+    let mut negotiation = 0;
+    loop {
+        tokio::select! {
+            incoming = next_json(&mut stream) => {
+                let Some(message) = incoming else { break };
+                let target = message["id"].as_str().unwrap_or_default().to_string();
+                let is_host = rooms.is_host(&room, &id);
+                match message["type"].as_str().unwrap_or_default() {
+                    "offer" => {
+                        let sdp = message["sdp"].as_str().unwrap_or_default().to_string();
+                        let admitted = rooms.roster(&room).iter().any(|m| m.id == id);
+                        if !admitted || sdp.is_empty() {
+                            continue;
+                        }
+                        let sfu = match state.conferences.sfu(&state.config).await {
+                            Ok(sfu) => sfu,
+                            Err(e) => {
+                                tracing::error!(error = %e, "conference: the media server cannot start");
+                                let _ = tx.send(Outgoing::say(json!({"type": "error", "message": "media is not available"})));
+                                continue;
+                            }
+                        };
+                        let sent = match peer {
+                            None => sfu
+                                .join(&room, &id, sdp, HashMap::new(), signal_tx.clone())
+                                .await
+                                .map(|key| peer = Some(key)),
+                            Some(key) => sfu.offer(key, sdp, HashMap::new()).await,
+                        };
+                        if sent.is_err() {
+                            break;
+                        }
+                    }
+                    "answer" => {
+                        if let (Some(key), Some(sdp), Ok(sfu)) =
+                            (peer, message["sdp"].as_str(), state.conferences.sfu(&state.config).await)
+                        {
+                            let _ = sfu.answer(key, negotiation, sdp.to_string()).await;
+                        }
+                    }
+                    "admit" if is_host && rooms.admit(&room, &target) => {
+                        rooms.tell(&room, &target, Outgoing::say(joined(&target, false, rooms.roster(&room))));
+                        audit("conference.admit").await;
+                        rooms.announce(&room);
+                    }
+                    "decline" if is_host => {
+                        if let (Some(guest), _) = rooms.take(&room, &target) {
+                            let _ = guest.tx.send(Outgoing::last(json!({"type": "declined"})));
+                            audit("conference.decline").await;
+                            rooms.announce(&room);
+                        }
+                    }
+                    "remove" if is_host && target != id => {
+                        if let (Some(member), _) = rooms.take(&room, &target) {
+                            let _ = member.tx.send(Outgoing::last(json!({"type": "removed"})));
+                            if let Ok(sfu) = state.conferences.sfu(&state.config).await {
+                                let _ = sfu.remove_participant(&room, &target, "removed by the host").await;
+                            }
+                            audit("conference.remove").await;
+                            rooms.announce(&room);
+                        }
+                    }
+                    "leave" => break,
+                    _ => {}
+                }
+            }
+            out = outbox.recv() => {
+                let Some(out) = out else { break };
+                if sink.send(say(out.message)).await.is_err() || out.close {
+                    break;
+                }
+            }
+            signal = signals.recv() => {
+                let Some(signal) = signal else { continue };
+                let (message, last) = match signal {
+                    SignalOut::Answer { sdp } => (json!({"type": "answer", "sdp": sdp}), false),
+                    SignalOut::Offer { negotiation_id, sdp, tracks } => {
+                        negotiation = negotiation_id;
+                        let tracks: serde_json::Map<String, Value> = tracks
+                            .into_iter()
+                            .map(|t| (t.mid, json!({"participant": t.participant, "kind": t.kind, "source": t.source})))
+                            .collect();
+                        (json!({"type": "offer", "sdp": sdp, "tracks": tracks}), false)
+                    }
+                    SignalOut::TrackState { mid, paused } => (json!({"type": "track", "mid": mid, "paused": paused}), false),
+                    SignalOut::Removed { reason } => (json!({"type": "removed", "reason": reason}), true),
+                    SignalOut::Error { message } => (json!({"type": "error", "message": message}), false),
+                };
+                if sink.send(say(message)).await.is_err() || last {
+                    break;
+                }
+            }
+        }
+    }
+    // Gone: out of the room and the SFU, and the others are told. The last
+    // one out ends the conference, which the conference report counts.
+    if let (_, Some(ended)) = rooms.take(&room, &id) {
+        if let Err(e) = services
+            .record_conference(
+                &tenant_id,
+                &room,
+                ended.started_at,
+                ended.ended_at,
+                ended.host.as_deref(),
+                ended.participants,
+            )
+            .await
+        {
+            tracing::warn!(error = %e, "conference: cannot count it in the report");
+        }
+    }
+    if let (Some(key), Ok(sfu)) = (peer, state.conferences.sfu(&state.config).await) {
+        let _ = sfu.leave(key).await;
+    }
+    rooms.announce(&room);
+    let _ = sink.close().await;
+}
+
+/// The message that puts a participant in the call.
+fn joined(you: &str, host: bool, participants: Vec<super::rooms::Seen>) -> Value {
+    json!({"type": "joined", "you": you, "host": host, "participants": participants})
+}
