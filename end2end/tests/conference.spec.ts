@@ -5,7 +5,8 @@
 // Media is checked with getStats() on the call's RTCPeerConnection
 // (window.RapportMeet.pc()): every participant receives every other one's
 // video, its bytes grow, and its frame size is the size the sender sends (the
-// SFU forwards, it does not transcode).
+// SFU forwards, it does not transcode). A shared screen is real screen capture:
+// Chromium's fake media device also stands in for the screen (1280×720, moving).
 import { APIRequestContext, Browser, BrowserContext, expect, Page, test } from '@playwright/test';
 import config from '../playwright.config';
 import { createApiKey, expectAccessible, hydrated, screenshot, signIn } from './helpers';
@@ -45,7 +46,13 @@ test.afterEach(async () => {
  * before to an hour after) and returns its join link's path. */
 async function appointment(
   request: APIRequestContext,
-  options: { title: string; waitingRoom?: boolean; password?: string; date?: Date },
+  options: {
+    title: string;
+    waitingRoom?: boolean;
+    password?: string;
+    date?: Date;
+    permissions?: { allowChat?: boolean; allowScreenShare?: boolean };
+  },
 ): Promise<string> {
   const created = await request.post('/rest/v1/appointment', {
     headers: auth,
@@ -57,7 +64,7 @@ async function appointment(
       validType: 'HOURS',
       validBefore: 1,
       validAfter: 1,
-      permissions: { enableWaitingRoom: !!options.waitingRoom },
+      permissions: { enableWaitingRoom: !!options.waitingRoom, ...options.permissions },
       ...(options.password ? { password: options.password } : {}),
     },
   });
@@ -129,6 +136,28 @@ async function sent(page: Page): Promise<{ width: number; height: number }> {
     });
     return size;
   });
+}
+
+/** The size of the screen this page sends (its third sender: mic, camera, screen). */
+async function sentScreen(page: Page): Promise<{ width: number; height: number }> {
+  return page.evaluate(async () => {
+    const sender: RTCRtpSender = (window as any).RapportMeet.pc().getSenders()[2];
+    let size = { width: 0, height: 0 };
+    (await sender.getStats()).forEach((r) => {
+      if (r.type === 'outbound-rtp' && r.frameWidth) size = { width: r.frameWidth, height: r.frameHeight };
+    });
+    return size;
+  });
+}
+
+/** The track on this page's screen sender: null while it shares nothing. */
+const screenTrack = (page: Page) =>
+  page.evaluate(() => (window as any).RapportMeet.pc().getSenders()[2].track?.label ?? null);
+
+/** Joins and waits until the call shows. */
+async function enter(page: Page, link: string, name: string) {
+  await join(page, link, name);
+  await expect(page.getByRole('button', { name: 'Leave' })).toBeVisible();
 }
 
 test('three people in a call receive each other’s video', async ({ browser, request }) => {
@@ -303,4 +332,142 @@ test('the host removes a participant', async ({ browser, request }) => {
   await expect(rita.getByRole('figure')).toHaveCount(0);
   await expect(tile(hostPage, 'Rita Guest')).toHaveCount(0);
   await expect(hostPage.getByRole('figure')).toHaveCount(1);
+});
+
+test('the host shares a screen: a guest sees it first in the grid until sharing stops', async ({ browser, request }) => {
+  test.setTimeout(180_000);
+  const link = await appointment(request, { title: `Screen share ${Date.now()}` });
+  const hostPage = await host(browser);
+  await enter(hostPage, link, 'Hana Host');
+  const ada = await guest(browser);
+  await enter(ada, link, 'Ada Guest');
+  await expect(tile(ada, 'Hana Host')).toBeVisible();
+  await expect(tile(hostPage, 'Ada Guest')).toBeVisible();
+
+  // Everyone's screen m-line is there from the start, but nothing is shared: no screen tile.
+  const screen = "Hana Host's screen";
+  expect(await screenTrack(hostPage)).toBeNull();
+  await expect(ada.getByRole('figure')).toHaveCount(2);
+  await expect(tile(ada, screen)).toHaveCount(0);
+
+  const share = hostPage.getByRole('button', { name: 'Share screen' });
+  await expect(share).toHaveAttribute('aria-pressed', 'false');
+  await share.click();
+  const stop = hostPage.getByRole('button', { name: 'Stop sharing' });
+  await expect(stop).toHaveAttribute('aria-pressed', 'true');
+  await expect(hostPage.getByText('You are sharing your screen.')).toBeVisible();
+  expect(await screenTrack(hostPage)).not.toBeNull();
+
+  // The guest sees the screen in a tile of its own, first, beside the host's camera.
+  await expect(tile(ada, screen)).toBeVisible({ timeout: 20_000 });
+  await expect(ada.getByText('Hana Host is sharing their screen.')).toBeVisible();
+  await expect(ada.getByRole('figure')).toHaveCount(3);
+  await expect(ada.getByRole('figure').first()).toHaveAccessibleName(screen);
+  await expect(tile(ada, 'Hana Host')).toBeVisible();
+  // Its video arrives at the size the host's screen sender sends, and keeps arriving.
+  await expect
+    .poll(
+      async () => {
+        const [video, size] = [(await received(ada))[screen], await sentScreen(hostPage)];
+        return !!video && video.bytes > 0 && video.width > 0 && video.width === size.width && video.height === size.height;
+      },
+      { message: 'the guest receives the screen at its size', timeout: 60_000, intervals: [500, 1000] },
+    )
+    .toBe(true);
+  const before = (await received(ada))[screen].bytes;
+  await expect
+    .poll(async () => (await received(ada))[screen]?.bytes ?? 0, {
+      message: 'the screen keeps arriving',
+      timeout: 20_000,
+      intervals: [2000],
+    })
+    .toBeGreaterThan(before);
+  await expectAccessible(ada);
+  await screenshot(ada, 'conference-screen-share');
+
+  // The host stops: the sender carries nothing, and the guest's screen tile goes.
+  await stop.click();
+  await expect(share).toHaveAttribute('aria-pressed', 'false');
+  await expect.poll(() => screenTrack(hostPage)).toBeNull();
+  await expect(tile(ada, screen)).toHaveCount(0, { timeout: 20_000 });
+  await expect(ada.getByText('Hana Host stopped sharing their screen.')).toBeVisible();
+  await expect(ada.getByRole('figure')).toHaveCount(2);
+  await expect(tile(ada, 'Hana Host')).toBeVisible();
+
+  // Sharing again shows it again; the browser's own "Stop sharing" ends the
+  // track (its `ended` event, which stop() alone does not fire) and stops it.
+  await share.click();
+  await expect(stop).toHaveAttribute('aria-pressed', 'true');
+  await expect(tile(ada, screen)).toBeVisible({ timeout: 20_000 });
+  await hostPage.evaluate(() =>
+    (window as any).RapportMeet.pc().getSenders()[2].track.dispatchEvent(new Event('ended')),
+  );
+  await expect(share).toHaveAttribute('aria-pressed', 'false');
+  await expect.poll(() => screenTrack(hostPage)).toBeNull();
+  await expect(tile(ada, screen)).toHaveCount(0, { timeout: 20_000 });
+});
+
+test('two participants chat: both see both messages, with names, in order', async ({ browser, request }) => {
+  test.setTimeout(120_000);
+  const link = await appointment(request, { title: `Chat ${Date.now()}` });
+  const hostPage = await host(browser);
+  await enter(hostPage, link, 'Hana Host');
+  const ada = await guest(browser);
+  await enter(ada, link, 'Ada Guest');
+  await expect(tile(ada, 'Hana Host')).toBeVisible();
+  await expect(tile(hostPage, 'Ada Guest')).toBeVisible();
+  const log = (page: Page) => page.getByRole('log', { name: 'Chat' });
+  const message = (page: Page) => page.getByLabel('Message', { exact: true });
+  await expect(log(ada)).toBeVisible();
+
+  // Enter sends, and empties the field.
+  await message(hostPage).fill('Welcome, Ada!');
+  await message(hostPage).press('Enter');
+  await expect(message(hostPage)).toHaveValue('');
+  await expect(log(ada).getByRole('listitem')).toHaveCount(1);
+  // So does the button; the text is trimmed, and shown as text.
+  await message(ada).fill('  Thanks, <b>Hana</b>  ');
+  await ada.getByRole('button', { name: 'Send', exact: true }).click();
+  await expect(message(ada)).toHaveValue('');
+
+  for (const page of [hostPage, ada]) {
+    const items = log(page).getByRole('listitem');
+    await expect(items).toHaveCount(2);
+    await expect(items.nth(0).locator('.rapport-meet__chat-name')).toHaveText('Hana Host');
+    await expect(items.nth(0).locator('.rapport-meet__chat-text')).toHaveText('Welcome, Ada!');
+    await expect(items.nth(1).locator('.rapport-meet__chat-name')).toHaveText('Ada Guest');
+    await expect(items.nth(1).locator('.rapport-meet__chat-text')).toHaveText('Thanks, <b>Hana</b>');
+    await expect(log(page).locator('b')).toHaveCount(0);
+    // Each with its time.
+    await expect(items.nth(1).locator('time')).toHaveAttribute('datetime', /^\d{4}-\d\d-\d\dT/);
+  }
+  // A blank message is not sent.
+  await message(ada).fill('   ');
+  await message(ada).press('Enter');
+  await expect(log(hostPage).getByRole('listitem')).toHaveCount(2);
+  await expectAccessible(ada);
+  await screenshot(ada, 'conference-chat');
+});
+
+test('without chat and screen sharing, a guest gets neither and the host both', async ({ browser, request }) => {
+  test.setTimeout(120_000);
+  const link = await appointment(request, {
+    title: `Strict call ${Date.now()}`,
+    permissions: { allowChat: false, allowScreenShare: false },
+  });
+  const hostPage = await host(browser);
+  await enter(hostPage, link, 'Hana Host');
+  const gus = await guest(browser);
+  await enter(gus, link, 'Gus Guest');
+  await expect(tile(gus, 'Hana Host')).toBeVisible();
+  await expect(tile(hostPage, 'Gus Guest')).toBeVisible();
+
+  await expect(gus.getByRole('button', { name: 'Mute' })).toBeVisible();
+  await expect(gus.getByRole('button', { name: 'Share screen' })).toHaveCount(0);
+  await expect(gus.getByRole('log', { name: 'Chat' })).toHaveCount(0);
+  await expect(gus.getByLabel('Message', { exact: true })).toHaveCount(0);
+
+  await expect(hostPage.getByRole('button', { name: 'Share screen' })).toBeVisible();
+  await expect(hostPage.getByRole('log', { name: 'Chat' })).toBeVisible();
+  await expect(hostPage.getByLabel('Message', { exact: true })).toBeVisible();
 });

@@ -74,6 +74,7 @@ pub fn build(state: AppState) -> Router {
             shell,
         ))
         .route_layer(middleware::from_fn(metrics::record_route))
+        .layer(middleware::from_fn(mw::finish_even_if_abandoned))
         .layer(middleware::from_fn(mw::same_origin_only))
         .layer(middleware::from_fn(mw::revalidate_bundle))
         // `limit_body` bounds each body by its path (files may be larger), so

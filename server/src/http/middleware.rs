@@ -39,6 +39,22 @@ pub async fn problem_fallback(req: Request, next: Next) -> Response {
     response
 }
 
+/// Runs the rest of the request on a task of its own, so that a client that
+/// goes away (a page closed during its keepalive upload, a request past the
+/// timeout) cannot cancel a handler half-way through a database transaction.
+/// A transaction dropped mid-statement can leave SQLite's single writer
+/// connection inside it, and every later write would fail. The client still
+/// gets its answer (or the timeout) as before; the work finishes regardless.
+pub async fn finish_even_if_abandoned(req: Request, next: Next) -> Response {
+    match tokio::spawn(next.run(req)).await {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::error!(error = %e, "a request's task failed");
+            ApiError::internal("handler failed").into_response()
+        }
+    }
+}
+
 /// The dashboard's bundle (`/pkg/…`) and the visitor script (`/visitor/…`) are
 /// revalidated on every use: their file names carry no content hash, and a
 /// page's wasm chunks (or the script's loader and chat UI) only work with files

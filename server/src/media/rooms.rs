@@ -187,6 +187,24 @@ impl Rooms {
         });
     }
 
+    /// Sends a chat message from `from` to everyone in the call, `from` included.
+    pub fn chat(&self, room: &str, from: &str, text: &str) {
+        self.with(room, |members| {
+            let Some(name) = members
+                .iter()
+                .find(|m| m.id == from && m.admitted)
+                .map(|m| m.name.clone())
+            else {
+                return;
+            };
+            let message = json!({"type": "chat", "from": from, "name": name, "text": text,
+                "at": chrono::Utc::now().to_rfc3339()});
+            for member in members.iter().filter(|m| m.admitted) {
+                let _ = member.tx.send(Outgoing::say(message.clone()));
+            }
+        });
+    }
+
     /// Tells every admitted participant the roster, and the hosts who waits.
     pub fn announce(&self, room: &str) {
         self.with(room, |members| {

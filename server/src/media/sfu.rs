@@ -174,15 +174,20 @@ impl fmt::Display for SfuError {
 
 impl std::error::Error for SfuError {}
 
+/// A participant joining, with its offer.
+struct Joining {
+    key: PeerKey,
+    room: String,
+    participant: String,
+    offer_sdp: String,
+    sources: HashMap<String, String>,
+    /// Most video tracks of this participant forwarded (camera, and screen when allowed).
+    max_video: usize,
+    signal: mpsc::UnboundedSender<SignalOut>,
+}
+
 enum Command {
-    Join {
-        key: PeerKey,
-        room: String,
-        participant: String,
-        offer_sdp: String,
-        sources: HashMap<String, String>,
-        signal: mpsc::UnboundedSender<SignalOut>,
-    },
+    Join(Joining),
     Answer {
         key: PeerKey,
         negotiation_id: u64,
@@ -224,25 +229,28 @@ impl SfuHandle {
 
     /// Joins `participant` to `room` with the browser's offer. The answer (or an error) and all
     /// later server messages arrive on `signal`. A previous session of the same participant in
-    /// the same room is replaced.
+    /// the same room is replaced. Of the video tracks it sends, at most `max_video` are
+    /// forwarded (1: the camera; 2: the camera and a shared screen), whatever it calls them.
     pub async fn join(
         &self,
         room: &str,
         participant: &str,
         offer_sdp: String,
         sources: HashMap<String, String>,
+        max_video: usize,
         signal: mpsc::UnboundedSender<SignalOut>,
     ) -> Result<PeerKey, SfuError> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let key = PeerKey(NEXT.fetch_add(1, Ordering::Relaxed));
-        let cmd = Command::Join {
+        let cmd = Command::Join(Joining {
             key,
             room: room.to_owned(),
             participant: participant.to_owned(),
             offer_sdp,
             sources,
+            max_video,
             signal,
-        };
+        });
         self.send(cmd).await.map(|()| key)
     }
 
@@ -372,6 +380,8 @@ struct Peer {
     signal: mpsc::UnboundedSender<SignalOut>,
     /// Client mid (as string) → "mic" | "camera" | "screen".
     sources: HashMap<String, String>,
+    /// Most video tracks of this peer forwarded to the others.
+    max_video: usize,
     tracks_in: Vec<TrackInEntry>,
     tracks_out: Vec<TrackOut>,
     pending: Option<PendingOffer>,
@@ -491,14 +501,7 @@ impl Sfu {
 
     fn handle_command(&mut self, cmd: Command) {
         match cmd {
-            Command::Join {
-                key,
-                room,
-                participant,
-                offer_sdp,
-                sources,
-                signal,
-            } => self.join(key, room, participant, offer_sdp, sources, signal),
+            Command::Join(joining) => self.join(joining),
             Command::Answer {
                 key,
                 negotiation_id,
@@ -536,15 +539,16 @@ impl Sfu {
         }
     }
 
-    fn join(
-        &mut self,
-        key: PeerKey,
-        room: String,
-        participant: String,
-        offer_sdp: String,
-        sources: HashMap<String, String>,
-        signal: mpsc::UnboundedSender<SignalOut>,
-    ) {
+    fn join(&mut self, joining: Joining) {
+        let Joining {
+            key,
+            room,
+            participant,
+            offer_sdp,
+            sources,
+            max_video,
+            signal,
+        } = joining;
         // One media session per participant: a reload or second tab replaces the old one.
         for old in self
             .peers
@@ -596,6 +600,7 @@ impl Sfu {
             rtc,
             signal,
             sources,
+            max_video,
             tracks_in: Vec::new(),
             tracks_out: Vec::new(),
             pending: None,
@@ -828,6 +833,17 @@ impl Peer {
                 // Only m-lines the browser sends on become incoming tracks. (str0m does not emit
                 // MediaAdded for our own add_media, so forwarded tracks never loop back.)
                 if !added.direction.is_receiving() {
+                    return;
+                }
+                // A participant may not share a screen: a second video track, however it is
+                // called, goes nowhere.
+                let videos = self
+                    .tracks_in
+                    .iter()
+                    .filter(|t| t.track.info.kind == MediaKind::Video)
+                    .count();
+                if added.kind == MediaKind::Video && videos >= self.max_video {
+                    debug!(participant = %self.participant, "video track beyond what is allowed, not forwarded");
                     return;
                 }
                 let source = self.sources.get(&added.mid.to_string()).cloned().unwrap_or_else(|| {

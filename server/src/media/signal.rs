@@ -9,12 +9,18 @@
 //! `decline {id}` (`declined`). Hosts are the signed-in agents of the
 //! appointment's tenant, on a page of this origin.
 //!
-//! In the call: `joined {you, host, participants}`, then `participants` and,
-//! for hosts, `lobby {waiting}` on every change. The client sends its
-//! `offer {sdp}`; the server answers `answer {sdp}`. When the others' tracks
-//! change, the server sends `offer {sdp, tracks: {mid: {participant, kind}}}`
-//! and the client answers `answer {sdp}`. A host may `remove {id}` (that one
-//! hears `removed`). `leave`, or closing the socket, leaves.
+//! In the call: `joined {you, host, permissions: {screenShare, chat},
+//! participants}`, then `participants` and, for hosts, `lobby {waiting}` on
+//! every change. The client sends its `offer {sdp, sources: {mid: mic |
+//! camera | screen}}`; the server answers `answer {sdp}`. When the others'
+//! tracks change, the server sends `offer {sdp, tracks: {mid: {participant,
+//! kind, source, paused}}}` and the client answers `answer {sdp}`; `track {mid,
+//! paused}` says a forwarded track stopped or resumed (a camera turned off, a
+//! screen no longer shared). Without screen sharing, only one video track of
+//! a participant is forwarded. `chat {text}` reaches everyone in the call as
+//! `chat {from, name, text, at}` (refused with `error` where chat is off). A
+//! host may `remove {id}` (that one hears `removed`). `leave`, or closing the
+//! socket, leaves.
 
 use std::{collections::HashMap, net::SocketAddr, time::Duration};
 
@@ -197,6 +203,12 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
         }
     };
     let rooms = &state.conferences.rooms;
+    // What the appointment lets guests do; hosts may do everything.
+    let guests_may = Rights {
+        screen_share: appointment.permissions.allow_screen_share,
+        chat: appointment.permissions.allow_chat,
+    };
+    let rights = if host.is_some() { Rights::ALL } else { guests_may };
     let (tx, mut outbox) = mpsc::unbounded_channel::<Outgoing>();
     let waiting = appointment.permissions.enable_waiting_room && host.is_none();
     rooms.enter(
@@ -213,7 +225,7 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
     if waiting {
         let _ = tx.send(Outgoing::say(json!({"type": "waiting"})));
     } else {
-        let _ = tx.send(Outgoing::say(joined(&id, host.is_some(), rooms.roster(&room))));
+        let _ = tx.send(Outgoing::say(joined(&id, host.is_some(), rights, rooms.roster(&room))));
         audit("conference.join").await;
     }
     rooms.announce(&room);
@@ -243,12 +255,13 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
                                 continue;
                             }
                         };
+                        let sources = sources_of(&message);
                         let sent = match peer {
                             None => sfu
-                                .join(&room, &id, sdp, HashMap::new(), signal_tx.clone())
+                                .join(&room, &id, sdp, sources, rights.max_video(), signal_tx.clone())
                                 .await
                                 .map(|key| peer = Some(key)),
-                            Some(key) => sfu.offer(key, sdp, HashMap::new()).await,
+                            Some(key) => sfu.offer(key, sdp, sources).await,
                         };
                         if sent.is_err() {
                             break;
@@ -262,7 +275,8 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
                         }
                     }
                     "admit" if is_host && rooms.admit(&room, &target) => {
-                        rooms.tell(&room, &target, Outgoing::say(joined(&target, false, rooms.roster(&room))));
+                        let welcome = joined(&target, false, guests_may, rooms.roster(&room));
+                        rooms.tell(&room, &target, Outgoing::say(welcome));
                         audit("conference.admit").await;
                         rooms.announce(&room);
                     }
@@ -283,6 +297,15 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
                             rooms.announce(&room);
                         }
                     }
+                    "chat" => {
+                        let text: String = message["text"].as_str().unwrap_or_default().trim().chars().take(MAX_CHAT).collect();
+                        let admitted = rooms.roster(&room).iter().any(|m| m.id == id);
+                        if !rights.chat {
+                            let _ = tx.send(Outgoing::say(json!({"type": "error", "message": "chat is off in this call"})));
+                        } else if admitted && !text.is_empty() {
+                            rooms.chat(&room, &id, &text);
+                        }
+                    }
                     "leave" => break,
                     _ => {}
                 }
@@ -301,7 +324,7 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
                         negotiation = negotiation_id;
                         let tracks: serde_json::Map<String, Value> = tracks
                             .into_iter()
-                            .map(|t| (t.mid, json!({"participant": t.participant, "kind": t.kind, "source": t.source})))
+                            .map(|t| (t.mid, json!({"participant": t.participant, "kind": t.kind, "source": t.source, "paused": t.paused})))
                             .collect();
                         (json!({"type": "offer", "sdp": sdp, "tracks": tracks}), false)
                     }
@@ -339,7 +362,47 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
     let _ = sink.close().await;
 }
 
+/// Longest chat message, in characters.
+const MAX_CHAT: usize = 2000;
+
+/// What a participant may do beyond seeing and hearing.
+#[derive(Debug, Clone, Copy)]
+struct Rights {
+    screen_share: bool,
+    chat: bool,
+}
+
+impl Rights {
+    /// A host's.
+    const ALL: Rights = Rights {
+        screen_share: true,
+        chat: true,
+    };
+
+    /// Video tracks forwarded: the camera, and a screen when sharing is allowed.
+    fn max_video(self) -> usize {
+        1 + usize::from(self.screen_share)
+    }
+}
+
+/// The client's names of its m-lines (`sources: {mid: mic | camera | screen}`);
+/// anything else is left out.
+fn sources_of(message: &Value) -> HashMap<String, String> {
+    message["sources"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(mid, source)| {
+            let source = source.as_str()?;
+            (mid.len() <= 16 && matches!(source, "mic" | "camera" | "screen"))
+                .then(|| (mid.clone(), source.to_string()))
+        })
+        .collect()
+}
+
 /// The message that puts a participant in the call.
-fn joined(you: &str, host: bool, participants: Vec<super::rooms::Seen>) -> Value {
-    json!({"type": "joined", "you": you, "host": host, "participants": participants})
+fn joined(you: &str, host: bool, rights: Rights, participants: Vec<super::rooms::Seen>) -> Value {
+    json!({"type": "joined", "you": you, "host": host,
+        "permissions": {"screenShare": rights.screen_share, "chat": rights.chat},
+        "participants": participants})
 }

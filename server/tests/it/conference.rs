@@ -303,4 +303,65 @@ async fn the_host_admits_declines_and_removes(db: TestDb) {
     app.stop().await;
 }
 
-backend_tests!(who_may_enter, the_host_admits_declines_and_removes);
+async fn chat_and_what_guests_may_do(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, t) = app.tenant_with_key("Rights").await;
+    app.user(&tenant, "host@rights.example", Role::Agent, false).await;
+    let host_cookie = session(&app, "host@rights.example").await;
+
+    // By default guests may chat and share their screen.
+    let open = appointment(&app, &t, json!({})).await;
+    let mut ann = connect(&app, &open, None, json!({"type": "hello", "name": "Ann"})).await;
+    let joined = expect(&mut ann, "joined").await;
+    assert_eq!(joined["permissions"], json!({"screenShare": true, "chat": true}));
+    let mut bob = connect(&app, &open, None, json!({"type": "hello", "name": "Bob"})).await;
+    expect(&mut bob, "joined").await;
+    say(&mut ann, json!({"type": "chat", "text": "  Hello, Bob  "})).await;
+    for socket in [&mut ann, &mut bob] {
+        let chat = expect(socket, "chat").await;
+        assert_eq!(
+            (chat["name"].as_str(), chat["text"].as_str()),
+            (Some("Ann"), Some("Hello, Bob"))
+        );
+        assert!(chat["at"].as_str().is_some());
+    }
+
+    // Where the appointment says no, guests may neither; hosts still may.
+    let strict = appointment(
+        &app,
+        &t,
+        json!({"permissions": {"allowChat": false, "allowScreenShare": false}}),
+    )
+    .await;
+    let mut guest = connect(&app, &strict, None, json!({"type": "hello", "name": "Gus"})).await;
+    assert_eq!(
+        expect(&mut guest, "joined").await["permissions"],
+        json!({"screenShare": false, "chat": false})
+    );
+    let mut host = connect(
+        &app,
+        &strict,
+        Some(&host_cookie),
+        json!({"type": "hello", "name": "Hana"}),
+    )
+    .await;
+    assert_eq!(
+        expect(&mut host, "joined").await["permissions"],
+        json!({"screenShare": true, "chat": true})
+    );
+    say(&mut guest, json!({"type": "chat", "text": "psst"})).await;
+    assert_eq!(expect(&mut guest, "error").await["message"], "chat is off in this call");
+    say(&mut host, json!({"type": "chat", "text": "Welcome"})).await;
+    let heard = expect(&mut guest, "chat").await;
+    assert_eq!(
+        heard["text"], "Welcome",
+        "the guest reads the host, and never heard its own refused line"
+    );
+    app.stop().await;
+}
+
+backend_tests!(
+    who_may_enter,
+    the_host_admits_declines_and_removes,
+    chat_and_what_guests_may_do
+);

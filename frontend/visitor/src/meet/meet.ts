@@ -11,13 +11,20 @@
 // over the WebSocket, handled strictly in order (one promise chain), so an
 // answer is applied before the next offer is looked at:
 //   → hello {name, password?}            first, once the socket is open
-//   ← refused {reason} | waiting | declined | joined {you, host, participants}
-//   → offer {sdp}                        once, on joined: mic then camera, sendonly
+//   ← refused {reason} | waiting | declined
+//   ← joined {you, host, permissions: {screenShare, chat}, participants}
+//   → offer {sdp, sources: {mid: mic | camera | screen}}
+//                                        once, on joined: mic, camera, screen, sendonly
 //   ← answer {sdp}
-//   ← offer {sdp, tracks: {mid: {participant, kind}}}   other participants' media
+//   ← offer {sdp, tracks: {mid: {participant, kind, source}}}   other participants' media
 //   → answer {sdp}
+//   ← track {mid, paused}                a forwarded track stopped or resumed
 //   ← participants {participants} | lobby {waiting} | removed | error {message}
+//   → chat {text}                        ← chat {from, name, text, at}  (to everyone)
 //   → admit {id} | decline {id} | remove {id}   (hosts) | leave
+// The screen's m-line carries no track until the user shares: sharing is
+// replaceTrack on its sender, never a renegotiation. A forwarded screen is
+// shown only while it carries media.
 // The client offers only once, while no server offer can be in progress; a
 // server offer that nevertheless arrives while that offer is unanswered is
 // ignored (the server yields on glare and offers again after answering).
@@ -33,15 +40,31 @@ interface Person {
   name: string;
   host?: boolean;
 }
+type Source = 'mic' | 'camera' | 'screen';
 interface TrackInfo {
   participant: Id;
   kind?: 'audio' | 'video';
+  /** What the sender called it; older servers say nothing (mic or camera). */
+  source?: Source;
+  /** Whether it carries no media yet, where the server says so. */
+  paused?: boolean;
+}
+interface Permissions {
+  screenShare?: boolean;
+  chat?: boolean;
+}
+interface ChatMsg {
+  type: 'chat';
+  from: Id;
+  name: string;
+  text: string;
+  at: string;
 }
 type ServerMsg =
   | { type: 'refused'; reason: string }
   | { type: 'waiting' }
   | { type: 'declined' }
-  | { type: 'joined'; you: Id; host: boolean; participants?: Person[]; recording?: boolean }
+  | { type: 'joined'; you: Id; host: boolean; permissions?: Permissions; participants?: Person[]; recording?: boolean }
   | { type: 'answer'; sdp: string }
   | { type: 'offer'; sdp: string; tracks?: Record<string, TrackInfo> }
   | { type: 'participants'; participants: Person[] }
@@ -49,6 +72,7 @@ type ServerMsg =
   | { type: 'removed'; reason?: string }
   | { type: 'track'; mid: string; paused: boolean }
   | { type: 'recording'; recording: boolean }
+  | ChatMsg
   | { type: 'error'; message: string };
 
 declare global {
@@ -118,6 +142,16 @@ interface Remote {
   /** The server says no video arrives from them (camera off, no camera). */
   videoPaused?: boolean;
 }
+/** A participant's shared screen: its own tile, first in the grid, shown while it carries media. */
+interface Screen {
+  figure: HTMLElement;
+  video: HTMLVideoElement;
+  caption: HTMLElement;
+  track: MediaStreamTrack;
+  live: boolean;
+  /** The server said whether it carries media (else frames decoded tell). */
+  known: boolean;
+}
 type Phase = 'prejoin' | 'connecting' | 'waiting' | 'call' | 'over';
 
 class Meeting {
@@ -157,6 +191,18 @@ class Meeting {
   private readonly remotes = new Map<string, Remote>(); // by participant id
   private readonly people = new Map<string, Person>(); // by participant id, without oneself
   private readonly tiles = new Map<string, Tile>(); // by participant id, oneself included
+  private readonly screens = new Map<string, Screen>(); // by participant id, without oneself
+  private permissions: Permissions = {};
+  /** The screen's m-line, which carries a track only while one shares. */
+  private screenSender: RTCRtpSender | null = null;
+  private screenTrack: MediaStreamTrack | null = null;
+  private shareButton: HTMLButtonElement | null = null;
+  /** The chat's scrolling log region and the list of messages in it. */
+  private chatLog: HTMLElement | null = null;
+  private chatList: HTMLElement | null = null;
+  private chatInput: HTMLInputElement | null = null;
+  /** Own chat messages sent and neither echoed nor refused yet. */
+  private chatPending = 0;
   private grid: HTMLElement | null = null;
   private lobbyBox: HTMLElement | null = null;
   private lobbyList: HTMLElement | null = null;
@@ -486,8 +532,16 @@ class Meeting {
       case 'recording':
         this.setRecording(!!msg.recording);
         return;
+      case 'chat':
+        this.chatReceived(msg);
+        return;
       case 'error':
-        if (typeof msg.message === 'string') this.fail(msg.message);
+        if (typeof msg.message !== 'string') return;
+        // A refused chat message: said in the status line, the call goes on.
+        if (this.chatPending > 0) {
+          this.chatPending--;
+          this.say(msg.message);
+        } else this.fail(msg.message);
         return;
       default:
         return; // newer servers may say more
@@ -500,6 +554,7 @@ class Meeting {
     if (this.phase === 'call') return;
     this.setPhase('call');
     this.isHost = !!msg.host;
+    this.permissions = msg.permissions || {};
     this.me = { id: msg.you, name: this.me.name, host: this.isHost };
     this.passwordInput?.removeAttribute('aria-invalid');
     this.fail('');
@@ -516,15 +571,22 @@ class Meeting {
     pc.onconnectionstatechange = () => {
       if (this.pc === pc && pc.connectionState === 'failed') this.fail(t.mediaFailed);
     };
-    // Always two sendonly m-lines, audio then video, also without a device
-    // (then they carry nothing): the server sees the same shape from everyone.
+    // Always three sendonly m-lines, audio, camera and screen, also without a
+    // device or a share (then they carry nothing): the server sees the same
+    // shape from everyone, and sharing a screen needs no renegotiation.
     const local = this.local;
     const streams = local ? [local] : [];
-    pc.addTransceiver(local?.getAudioTracks()[0] || 'audio', { direction: 'sendonly', streams });
-    pc.addTransceiver(local?.getVideoTracks()[0] || 'video', { direction: 'sendonly', streams });
+    const mic = pc.addTransceiver(local?.getAudioTracks()[0] || 'audio', { direction: 'sendonly', streams });
+    const camera = pc.addTransceiver(local?.getVideoTracks()[0] || 'video', { direction: 'sendonly', streams });
+    const screen = pc.addTransceiver('video', { direction: 'sendonly' });
+    this.screenSender = screen.sender;
     this.offerPending = true;
     await pc.setLocalDescription(await pc.createOffer());
-    this.send({ type: 'offer', sdp: pc.localDescription!.sdp });
+    const sources: Record<string, Source> = {};
+    for (const [transceiver, source] of [[mic, 'mic'], [camera, 'camera'], [screen, 'screen']] as const) {
+      if (transceiver.mid != null) sources[transceiver.mid] = source;
+    }
+    this.send({ type: 'offer', sdp: pc.localDescription!.sdp, sources });
     this.statsTimer = window.setInterval(() => void this.findSpeaker(), 1000);
   }
 
@@ -556,21 +618,31 @@ class Meeting {
       this.remotes.forEach((remote, key) => {
         if (remote.audio === track || remote.video === track) this.setRemoteTrack(key, track.kind, undefined);
       });
+      this.screens.forEach((screen, key) => screen.track === track && this.dropScreen(key));
     }
   }
 
   private onTrack(event: RTCTrackEvent): void {
     const mid = event.transceiver?.mid;
     let info = mid != null ? this.tracks.get(mid) : undefined;
-    // Fallback: the server's msid stream id is the participant's id.
+    // Fallback: the server's msid stream id is the participant's id, with
+    // ".screen" for a shared screen.
     const streamId = event.streams[0]?.id;
-    if (!info && streamId && this.people.has(streamId)) info = { participant: streamId };
+    if (!info && streamId) {
+      const screen = /\.screen$/.test(streamId);
+      const participant = screen ? streamId.slice(0, -'.screen'.length) : streamId;
+      if (this.people.has(participant)) info = { participant, source: screen ? 'screen' : undefined };
+    }
     if (!info) {
       console.warn('Rapport call: a track nobody sends', mid);
       return;
     }
     const key = String(info.participant);
     const track = event.track;
+    if (info.source === 'screen' && track.kind === 'video') {
+      this.setScreen(key, track, info.paused);
+      return;
+    }
     this.setRemoteTrack(key, track.kind, track);
     track.addEventListener('ended', () => {
       const remote = this.remotes.get(key);
@@ -600,6 +672,10 @@ class Meeting {
     const info = this.tracks.get(mid);
     if (!info || info.kind === 'audio') return;
     const key = String(info.participant);
+    if (info.source === 'screen') {
+      this.screenLive(key, !paused, true);
+      return;
+    }
     let remote = this.remotes.get(key);
     if (!remote) {
       remote = { stream: new MediaStream() };
@@ -618,6 +694,193 @@ class Meeting {
     // Reassigned so that the element picks up a track added to the stream.
     tile.video.srcObject = null;
     play(tile.video, remote.stream.getTracks().length ? remote.stream : null);
+  }
+
+  // ---- shared screens -------------------------------------------------------------------
+
+  /** A participant's screen track: a tile of its own, first in the grid, hidden until it carries media. */
+  private setScreen(key: string, track: MediaStreamTrack, paused: boolean | undefined): void {
+    const old = this.screens.get(key);
+    if (old?.track === track) return;
+    if (old) this.dropScreen(key);
+    const video = videoElement(true);
+    const caption = h('figcaption', {});
+    const figure = h(
+      'figure',
+      { class: 'rapport-meet__tile rapport-meet__tile--screen', 'data-participant': key, hidden: true },
+      video,
+      caption,
+    );
+    const screen: Screen = { figure, video, caption, track, live: false, known: typeof paused === 'boolean' };
+    this.screens.set(key, screen);
+    this.captionScreen(key);
+    this.grid?.prepend(figure);
+    play(video, new MediaStream([track]));
+    track.addEventListener('ended', () => this.screens.get(key) === screen && this.dropScreen(key));
+    if (paused === false) this.screenLive(key, true);
+  }
+
+  private captionScreen(key: string): void {
+    const screen = this.screens.get(key);
+    if (screen) screen.caption.textContent = t.screenOf(this.people.get(key)?.name || t.someone);
+  }
+
+  /** Shows a screen tile while it carries media, and says so. */
+  private screenLive(key: string, live: boolean, byServer = false): void {
+    const screen = this.screens.get(key);
+    if (!screen) return;
+    if (byServer) screen.known = true;
+    if (screen.live === live) return;
+    screen.live = live;
+    screen.figure.hidden = !live;
+    if (live) play(screen.video, screen.video.srcObject as MediaStream | null);
+    this.layout();
+    const name = this.people.get(key)?.name || t.someone;
+    this.say(live ? t.isSharing(name) : t.stoppedSharing(name));
+  }
+
+  private dropScreen(key: string): void {
+    const screen = this.screens.get(key);
+    if (!screen) return;
+    this.screens.delete(key);
+    screen.video.srcObject = null;
+    screen.figure.remove();
+    this.layout();
+  }
+
+  /** Starts or stops sharing one's screen on the screen's m-line (no renegotiation). */
+  private async toggleShare(): Promise<void> {
+    const sender = this.screenSender;
+    const button = this.shareButton;
+    if (!sender || !button || button.disabled) return;
+    if (this.screenTrack) {
+      await this.stopSharing();
+      return;
+    }
+    button.disabled = true;
+    let track: MediaStreamTrack | undefined;
+    try {
+      const stream = await navigator.mediaDevices.getDisplayMedia({ video: true });
+      track = stream.getVideoTracks()[0];
+      stream.getAudioTracks().forEach((extra) => extra.stop());
+      if (!track) throw new DOMException('no video', 'NotFoundError');
+      if (this.screenSender !== sender || this.phase !== 'call') {
+        track.stop();
+        return;
+      }
+      if ('contentHint' in track) track.contentHint = 'detail';
+      await sender.replaceTrack(track);
+    } catch (e) {
+      track?.stop();
+      if (this.screenSender !== sender) return;
+      button.disabled = false;
+      // The user closing the browser's picker is no failure.
+      if (!(e instanceof DOMException && e.name === 'NotAllowedError')) this.say(t.shareFailed);
+      return;
+    }
+    if (this.screenSender !== sender) {
+      track.stop();
+      return;
+    }
+    this.screenTrack = track;
+    // The browser's own "Stop sharing" ends the track.
+    track.addEventListener('ended', () => this.screenTrack === track && void this.stopSharing());
+    button.disabled = false;
+    button.textContent = t.stopSharing;
+    button.setAttribute('aria-pressed', 'true');
+    this.say(t.youShare);
+  }
+
+  private async stopSharing(): Promise<void> {
+    const track = this.screenTrack;
+    if (!track) return;
+    this.screenTrack = null;
+    track.stop();
+    if (this.shareButton) {
+      this.shareButton.textContent = t.shareScreen;
+      this.shareButton.setAttribute('aria-pressed', 'false');
+    }
+    const sender = this.screenSender;
+    if (sender && this.pc?.signalingState !== 'closed') {
+      try {
+        await sender.replaceTrack(null);
+      } catch {
+        // the call is over
+      }
+    }
+    if (this.phase === 'call') this.say(t.youStopped);
+  }
+
+  // ---- chat -----------------------------------------------------------------------------
+
+  private renderChat(): HTMLElement {
+    this.chatList = h('ol', { class: 'rapport-meet__chat-list' });
+    // Scrolls, so it takes keyboard focus; a log is announced as it grows.
+    this.chatLog = h(
+      'div',
+      { class: 'rapport-meet__chat-log', role: 'log', 'aria-labelledby': this.id('chat'), tabindex: '0' },
+      this.chatList,
+    );
+    this.chatInput = h('input', {
+      id: this.id('message'),
+      type: 'text',
+      name: 'message',
+      autocomplete: 'off',
+      maxlength: '2000',
+    }) as HTMLInputElement;
+    return h(
+      'section',
+      { class: 'rapport-meet__chat', 'aria-labelledby': this.id('chat') },
+      h('h2', { id: this.id('chat') }, t.chat),
+      this.chatLog,
+      h(
+        'form',
+        {
+          class: 'rapport-meet__chat-form',
+          novalidate: true,
+          onsubmit: (e: Event) => {
+            e.preventDefault();
+            this.sendChat();
+          },
+        },
+        h('label', { for: this.id('message') }, t.message),
+        this.chatInput,
+        h('button', { type: 'submit', class: 'button primary' }, t.send),
+      ),
+    );
+  }
+
+  private sendChat(): void {
+    const input = this.chatInput;
+    if (!input) return;
+    const text = input.value.trim();
+    if (!text || text.length > 2000 || this.ws?.readyState !== WebSocket.OPEN) return;
+    this.send({ type: 'chat', text });
+    this.chatPending++;
+    input.value = '';
+    input.focus();
+  }
+
+  private chatReceived(msg: ChatMsg): void {
+    const log = this.chatLog;
+    const list = this.chatList;
+    if (String(msg.from) === String(this.me.id) && this.chatPending > 0) this.chatPending--;
+    if (!log || !list || typeof msg.text !== 'string') return;
+    const at = new Date(msg.at);
+    const time = isNaN(at.getTime())
+      ? null
+      : h('time', { datetime: msg.at }, at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }));
+    // Kept at the bottom while one reads the newest messages.
+    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+    list.append(
+      h(
+        'li',
+        { class: String(msg.from) === String(this.me.id) ? 'rapport-meet__chat-own' : null },
+        h('p', { class: 'rapport-meet__chat-meta' }, h('span', { class: 'rapport-meet__chat-name' }, msg.name || t.someone), ' ', time),
+        h('p', { class: 'rapport-meet__chat-text' }, msg.text),
+      ),
+    );
+    if (atEnd) log.scrollTop = log.scrollHeight;
   }
 
   private renderCall(): void {
@@ -642,6 +905,22 @@ class Meeting {
     const camera = toggle(t.noCamera, video, t.cameraOff, t.cameraOn, (off) =>
       this.tiles.get(String(this.me.id))?.figure.classList.toggle('rapport-meet__tile--camera-off', off),
     );
+    // Screen sharing where allowed; disabled where the browser cannot (phones).
+    const canShare = !!navigator.mediaDevices?.getDisplayMedia;
+    this.shareButton = this.permissions.screenShare
+      ? (h(
+          'button',
+          {
+            type: 'button',
+            class: 'button secondary',
+            'aria-pressed': 'false',
+            disabled: !canShare,
+            title: canShare ? null : t.noScreenShare,
+            onclick: () => void this.toggleShare(),
+          },
+          t.shareScreen,
+        ) as HTMLButtonElement)
+      : null;
     const leave = h(
       'button',
       {
@@ -670,7 +949,15 @@ class Meeting {
         this.recordingNote,
         this.lobbyBox,
         this.grid,
-        h('div', { class: 'rapport-meet__controls', role: 'toolbar', 'aria-label': t.controls }, mute, camera, leave),
+        h(
+          'div',
+          { class: 'rapport-meet__controls', role: 'toolbar', 'aria-label': t.controls },
+          mute,
+          camera,
+          this.shareButton,
+          leave,
+        ),
+        this.permissions.chat && this.renderChat(),
       ),
     );
     play(this.preview, null);
@@ -731,7 +1018,9 @@ class Meeting {
         tile.caption.textContent = person.name;
         if (tile.remove) tile.remove.textContent = t.remove(person.name);
       }
+      if (known?.name !== person.name) this.captionScreen(key);
     }
+    for (const key of [...this.screens.keys()]) if (!present.has(key)) this.dropScreen(key);
     for (const [key, tile] of [...this.tiles]) {
       if (key === mine || present.has(key)) continue;
       const person = this.people.get(key);
@@ -747,6 +1036,8 @@ class Meeting {
 
   private layout(): void {
     this.grid?.setAttribute('data-count', String(this.tiles.size));
+    // A shared screen is the content: the people's tiles shrink beside it.
+    this.grid?.toggleAttribute('data-screen', [...this.screens.values()].some((screen) => screen.live));
   }
 
   private renderLobby(announce: boolean): void {
@@ -793,7 +1084,21 @@ class Meeting {
     if (this.recordingNote) this.recordingNote.hidden = !on;
   }
 
-  /** The active speaker: the loudest audio above a floor, kept until someone else speaks. */
+  /** Screens the server has said nothing about (shared before one joined, as
+   * the server reports changes only) show once frames are decoded: a mere
+   * packet (padding) is no sign, so `unmute` is not used. */
+  private screensDecoded(stats: RTCStatsReport): void {
+    const waiting = new Map<string, string>();
+    this.screens.forEach((screen, key) => !screen.known && !screen.live && waiting.set(screen.track.id, key));
+    if (!waiting.size) return;
+    stats.forEach((report) => {
+      const key = report.type === 'inbound-rtp' ? waiting.get(report.trackIdentifier) : undefined;
+      if (key !== undefined && report.framesDecoded > 0) this.screenLive(key, true);
+    });
+  }
+
+  /** Once a second, from the call's stats: the active speaker, the loudest
+   * audio above a floor, kept until someone else speaks (and screens' first frames). */
   private async findSpeaker(): Promise<void> {
     const pc = this.pc;
     if (!pc || this.phase !== 'call') return;
@@ -817,6 +1122,7 @@ class Meeting {
         best = key;
       }
     });
+    this.screensDecoded(stats);
     if (best === null || best === this.speaker) return;
     this.speaker = best;
     this.tiles.forEach((tile, key) => tile.figure.classList.toggle('rapport-meet__tile--speaking', key === best));
@@ -827,6 +1133,8 @@ class Meeting {
   private teardown(): void {
     window.clearInterval(this.statsTimer);
     this.dropSocket();
+    this.screenTrack?.stop();
+    this.screenTrack = this.screenSender = this.shareButton = null;
     this.pc?.close();
     this.pc = null;
     stopAll(this.local);
@@ -836,7 +1144,12 @@ class Meeting {
     this.people.clear();
     this.tiles.forEach((tile) => (tile.video.srcObject = null));
     this.tiles.clear();
-    this.grid = this.lobbyBox = this.lobbyList = this.recordingNote = null;
+    this.screens.forEach((screen) => (screen.video.srcObject = null));
+    this.screens.clear();
+    this.grid = this.lobbyBox = this.lobbyList = this.recordingNote = this.chatLog = null;
+    this.chatInput = this.chatList = null;
+    this.chatPending = 0;
+    this.permissions = {};
     this.waiting = [];
     this.speaker = null;
     this.offerPending = false;
