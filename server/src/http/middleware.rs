@@ -46,7 +46,10 @@ pub async fn problem_fallback(req: Request, next: Next) -> Response {
 /// connection inside it, and every later write would fail. The client still
 /// gets its answer (or the timeout) as before; the work finishes regardless.
 pub async fn finish_even_if_abandoned(req: Request, next: Next) -> Response {
-    match tokio::spawn(next.run(req)).await {
+    // The request's id and log span go along to the new task.
+    let id = super::request_id::current_request_id();
+    let work = super::request_id::within(id, next.run(req));
+    match tokio::spawn(tracing::Instrument::in_current_span(work)).await {
         Ok(response) => response,
         Err(e) => {
             tracing::error!(error = %e, "a request's task failed");

@@ -20,6 +20,15 @@ pub fn current_request_id() -> Option<String> {
 #[derive(Clone, Debug)]
 pub struct RequestId(pub String);
 
+/// Runs `work` with `id` as the current request id (on another task, the
+/// request's id does not follow by itself).
+pub async fn within<F: std::future::Future>(id: Option<String>, work: F) -> F::Output {
+    match id {
+        Some(id) => REQUEST_ID.scope(id, work).await,
+        None => work.await,
+    }
+}
+
 /// Middleware: assigns the id, runs the request inside its scope, sets the header.
 pub async fn assign(mut req: Request, next: Next) -> Response {
     let id = req
