@@ -68,6 +68,15 @@ pub enum LiveEvent {
         /// The recorded session.
         session_id: String,
     },
+    /// An appointment's recording switch was set (published with an empty
+    /// customer): the instance holding its conference starts or stops
+    /// recording it.
+    AppointmentRecording {
+        /// The appointment.
+        appointment_id: String,
+        /// Whether it is recorded now.
+        record: bool,
+    },
     /// Changes may have been missed (another instance's, while the connection
     /// that hears them was being remade): screens should read everything
     /// again. Published with an empty tenant and customer: it concerns all.
@@ -131,6 +140,8 @@ enum Changed {
     Watched { session: String },
     /// A recorded session ended.
     Ended { session: String },
+    /// An appointment's recording switch.
+    Record { appointment: String, on: bool },
 }
 
 impl LiveHub {
@@ -188,6 +199,10 @@ impl Services {
             }),
             LiveEvent::RecordingEnded { session_id } => Some(Changed::Ended {
                 session: session_id.clone(),
+            }),
+            LiveEvent::AppointmentRecording { appointment_id, record } => Some(Changed::Record {
+                appointment: appointment_id.clone(),
+                on: *record,
             }),
             LiveEvent::Resync => None,
         };
@@ -260,6 +275,10 @@ impl Services {
                 }),
                 Changed::Ended { session } => Ok(LiveEvent::RecordingEnded {
                     session_id: session.clone(),
+                }),
+                Changed::Record { appointment, on } => Ok(LiveEvent::AppointmentRecording {
+                    appointment_id: appointment.clone(),
+                    record: *on,
                 }),
             };
             if let Ok(event) = event {

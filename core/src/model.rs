@@ -258,7 +258,8 @@ pub struct RoutingRecord {
     pub at: DateTime<Utc>,
     /// The customer (conversation).
     pub customer_id: String,
-    /// Why routing ran: `NEW`, `REOPENED`, `NO_ANSWER`, `AGENT_OFFLINE` or `QUEUE_TIMEOUT`.
+    /// Why routing ran: `NEW`, `REOPENED`, `NO_ANSWER`, `AGENT_OFFLINE`, `QUEUE_TIMEOUT` or
+    /// `CALL_REQUESTED`.
     pub reason: String,
     /// The top-level rule that matched (an else-rule's parent), if any.
     pub rule_id: Option<String>,

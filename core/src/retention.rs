@@ -9,7 +9,9 @@
 //! - the engines' history: routing decisions (the match log) made, SLA clocks
 //!   ended, and notifications read before the cutoff;
 //! - recorded sessions, with their events, once older than their workspace's
-//!   recording retention (`retentionDays` of the recording settings).
+//!   recording retention (`retentionDays` of the recording settings);
+//! - conference recordings, once older than the workspace's
+//!   `conferenceRetentionDays` (the same settings).
 //!
 //! Nothing unfinished is deleted: a delivery still pending (an endpoint disabled
 //! for a month, say) keeps its event, and mail still waiting for an SMTP server
@@ -40,14 +42,20 @@ pub struct Pruned {
     /// Recorded sessions past their workspace's recording retention, with
     /// their events.
     pub recordings: u64,
+    /// Conference recordings past their workspace's `conferenceRetentionDays`,
+    /// with their chunks.
+    pub conference_recordings: u64,
 }
 
 impl Pruned {
     /// Rows deleted in all.
     pub fn total(&self) -> u64 {
-        self.deliveries + self.events + self.mails + self.engine_history + self.recordings
+        self.deliveries + self.events + self.mails + self.engine_history + self.recordings + self.conference_recordings
     }
 }
+
+/// Conference recordings one batch deletes at most.
+const CONFERENCE_RECORDING_BATCH: i64 = 4;
 
 /// The engines' history that retention deletes: `(table, the column that says
 /// when a row finished)`; a row whose column is null has not finished.
@@ -228,6 +236,12 @@ impl Services {
         // Recordings follow each workspace's own retention (days), not `before`.
         let now = crate::time::now_ms();
         drain!(pruned.recordings, self.prune_recordings(now, batch));
+        // A conference recording is up to hundreds of megabytes of chunks: a
+        // few at a time keep each transaction short.
+        drain!(
+            pruned.conference_recordings,
+            self.prune_conference_recordings(now, CONFERENCE_RECORDING_BATCH.min(batch))
+        );
         Ok((pruned, true))
     }
 }

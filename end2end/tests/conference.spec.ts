@@ -9,6 +9,7 @@
 // Chromium's fake media device also stands in for the screen (1280×720, moving).
 import { APIRequestContext, Browser, BrowserContext, expect, Page, test } from '@playwright/test';
 import config from '../playwright.config';
+import MediaInfoFactory from 'mediainfo.js';
 import { createApiKey, expectAccessible, hydrated, screenshot, signIn } from './helpers';
 
 // The file's own browser: the suite's Chromium and flags, plus a fake camera
@@ -470,4 +471,104 @@ test('without chat and screen sharing, a guest gets neither and the host both', 
   await expect(hostPage.getByRole('button', { name: 'Share screen' })).toBeVisible();
   await expect(hostPage.getByRole('log', { name: 'Chat' })).toBeVisible();
   await expect(hostPage.getByLabel('Message', { exact: true })).toBeVisible();
+});
+
+test('a recorded call leaves a WebM file per participant that a real parser and Chromium accept', async ({ browser, request }) => {
+  test.setTimeout(180_000);
+  const title = `Recorded call ${Date.now()}`;
+  const created = await request.post('/rest/v1/appointment', {
+    headers: auth,
+    data: { title, date: new Date().toISOString(), durationInMinutes: 30, timezoneId: 'Europe/Berlin',
+      validType: 'HOURS', validBefore: 1, validAfter: 1, record: false },
+  });
+  expect(created.status()).toBe(201);
+  const { id, joinLink } = await created.json();
+  const link = new URL(joinLink).pathname;
+
+  const hostPage = await host(browser);
+  await enter(hostPage, link, 'Hana Host');
+  const ada = await guest(browser);
+  await enter(ada, link, 'Ada Guest');
+  await expect(tile(ada, 'Hana Host')).toBeVisible();
+  const notice = (page: Page) => page.getByText('This call is being recorded.');
+  await expect(notice(ada)).toBeHidden();
+
+  // Recording is switched on during the call: both are told at once.
+  const patched = await request.patch(`/rest/v1/appointment/${id}`, { headers: auth, data: { record: true } });
+  expect(patched.status()).toBe(200);
+  for (const page of [hostPage, ada]) await expect(notice(page)).toBeVisible();
+  await screenshot(ada, 'conference-recorded');
+  // Six seconds of the call, then both leave: each one's file is finished.
+  await ada.waitForTimeout(6_000);
+  const sizes: Record<string, { width: number; height: number }> = {
+    'Hana Host': await sent(hostPage),
+    'Ada Guest': await sent(ada),
+  };
+  for (const page of [ada, hostPage]) await page.getByRole('button', { name: 'Leave' }).click();
+
+  let recordings: any[] = [];
+  await expect
+    .poll(async () => {
+      const listed = await request.get(`/rest/v1/appointment/${id}/recording`, { headers: auth });
+      recordings = await listed.json();
+      return recordings.map((r) => `${r.participant} ${r.source}`).sort();
+    }, { timeout: 30_000 })
+    .toEqual(['Ada Guest CAMERA', 'Hana Host CAMERA']);
+
+  // MediaInfo (a real, independent parser) reads each file: WebM with a VP8
+  // video track of the size the fake camera sends and an Opus sound track,
+  // about as long as the recording lasted.
+  const mediainfo = await MediaInfoFactory({ format: 'object' });
+  for (const recording of recordings) {
+    const download = await request.get(`/rest/v1/appointment/${id}/recording/${recording.id}`, { headers: auth });
+    expect(download.status()).toBe(200);
+    expect(download.headers()['content-type']).toBe('video/webm');
+    const file = await download.body();
+    expect(file.length).toBe(recording.size);
+    const info = await mediainfo.analyzeData(file.length, (size: number, offset: number) =>
+      file.subarray(offset, offset + size),
+    );
+    const tracks = info.media!.track as any[];
+    const general = tracks.find((t) => t['@type'] === 'General');
+    const video = tracks.find((t) => t['@type'] === 'Video');
+    const audio = tracks.find((t) => t['@type'] === 'Audio');
+    expect(general.Format).toBe('WebM');
+    expect(video.Format).toBe('VP8');
+    const size = sizes[recording.participant];
+    expect(size.width).toBeGreaterThan(0);
+    expect([Number(video.Width), Number(video.Height)]).toEqual([size.width, size.height]);
+    expect(audio.Format).toBe('Opus');
+    const seconds = Number(general.Duration);
+    expect(seconds).toBeGreaterThan(4);
+    expect(seconds).toBeLessThan(30);
+    expect(Math.abs(seconds - recording.durationSeconds)).toBeLessThanOrEqual(2);
+  }
+  mediainfo.close();
+
+  // The appointment's page lists both, and Chromium plays one.
+  const agent = await host(browser);
+  await agent.goto(`/appointments/${id}`);
+  await hydrated(agent);
+  const table = agent.getByRole('table', { name: "Recordings of this appointment's calls" });
+  await expect(table.getByRole('row')).toHaveCount(3);
+  await expect(table.getByRole('cell', { name: 'Ada Guest', exact: true })).toBeVisible();
+  await expect(agent.getByRole('link', { name: 'Download the recording of Ada Guest (camera)' })).toBeVisible();
+  const player = agent.getByLabel('Recording of Ada Guest', { exact: true });
+  const played = await player.evaluate(async (video: HTMLVideoElement) => {
+    video.muted = true;
+    video.preload = 'auto';
+    video.load();
+    await new Promise((resolve, reject) => {
+      video.addEventListener('loadeddata', resolve, { once: true });
+      video.addEventListener('error', () => reject(new Error(`media error ${video.error?.code}`)), { once: true });
+    });
+    await video.play();
+    await new Promise((r) => setTimeout(r, 1000));
+    return { width: video.videoWidth, height: video.videoHeight, time: video.currentTime, duration: video.duration };
+  });
+  expect([played.width, played.height]).toEqual([sizes['Ada Guest'].width, sizes['Ada Guest'].height]);
+  expect(played.time).toBeGreaterThan(0.3);
+  expect(played.duration).toBeGreaterThan(4);
+  await expectAccessible(agent);
+  await screenshot(agent, 'appointment-recordings');
 });

@@ -20,14 +20,20 @@ use leptos::prelude::provide_context;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use rapport_app::{shell, ssr::DashboardContext, App};
 use tower_http::{
-    catch_panic::CatchPanicLayer, compression::CompressionLayer, set_header::SetResponseHeaderLayer,
-    timeout::TimeoutLayer, trace::TraceLayer,
+    catch_panic::CatchPanicLayer,
+    compression::{
+        predicate::{DefaultPredicate, NotForContentType, Predicate},
+        CompressionLayer,
+    },
+    set_header::SetResponseHeaderLayer,
+    timeout::TimeoutLayer,
+    trace::TraceLayer,
 };
 
 use crate::{
     http::{
-        downloads, error::ApiError, files, health, inbox_events, metrics, middleware as mw, recording_views,
-        request_id, session,
+        call_recordings, downloads, error::ApiError, files, health, inbox_events, metrics, middleware as mw,
+        recording_views, request_id, session,
     },
     rest,
     state::AppState,
@@ -60,6 +66,10 @@ pub fn build(state: AppState) -> Router {
         .route("/sessions/{id}/events", get(recording_views::events))
         .route("/sessions/{id}/live", get(recording_views::live))
         .route("/files/{token}/{name}", get(files::download))
+        .route(
+            "/appointments/{id}/recordings/{recording}",
+            get(call_recordings::download),
+        )
         .route("/inbox/{id}/file", post(files::send_from_inbox))
         .route("/join/{token}/ws", get(crate::media::signal::join_socket))
         .merge(rest_router)
@@ -85,7 +95,15 @@ pub fn build(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             state.config.request_timeout(),
         ))
-        .layer(CompressionLayer::new())
+        // Recordings and media are compressed already; compressing them again
+        // costs CPU and loses the byte ranges a player seeks with.
+        .layer(
+            CompressionLayer::new().compress_when(
+                DefaultPredicate::new()
+                    .and(NotForContentType::const_new("video/"))
+                    .and(NotForContentType::const_new("audio/")),
+            ),
+        )
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),

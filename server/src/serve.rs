@@ -28,17 +28,23 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
         .site_pkg_dir("pkg")
         .site_addr(config.addr)
         .build();
+    let services = services
+        .with_public_url(&config.public_url())
+        .with_max_file_bytes(config.max_file_bytes);
+    let media = crate::media::MediaSettings {
+        bind: config.media_addr,
+        announce: config.media_public_addr,
+        recordings_dir: config.database.data_dir.join("recordings"),
+    };
     AppState {
-        services: services
-            .with_public_url(&config.public_url())
-            .with_max_file_bytes(config.max_file_bytes),
+        conferences: Arc::new(crate::media::Conferences::new(media, services.clone())),
+        services,
         limiters: Arc::new(Limiters::new(
             config.rate_limit_per_token,
             config.rate_limit_per_ip,
             config.track_events_per_minute,
         )),
         metrics: Arc::new(Metrics::new()),
-        conferences: Arc::default(),
         config: Arc::new(config),
         leptos,
     }

@@ -27,49 +27,62 @@ pub fn build(args: &[String]) -> Result<()> {
     run_cmd(&mut cmd)
 }
 
-/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports]`: the
-/// benchmarks, in release mode, each with ratios to a baseline measured in the
-/// same run: webhook delivery throughput and latency, the write path of the
+/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports|conference]`:
+/// the benchmarks, in release mode, each with ratios to a baseline measured in
+/// the same run: webhook delivery throughput and latency, the write path of the
 /// `rapport` process over HTTP (creates, their latency, reads beside them, memory
 /// in a soak), routing decisions and message-to-assignment latency, recording
 /// ingest against direct writes, the job runner's timer lateness behind 100,000
-/// pending timers, and report latency over 10 million facts.
+/// pending timers, report latency over 10 million facts, and video calls (join
+/// to first frame, SFU CPU per forwarded stream, most participants flowing).
 pub fn bench(args: &[String]) -> Result<()> {
+    // The package of each one's `cargo bench`; `conference` has only its
+    // browser part.
     let all = [
-        ("rapport-server", "webhooks"),
-        ("rapport-server", "writes"),
-        ("rapport-server", "routing"),
-        ("rapport-server", "recording"),
-        ("rapport-server", "timers"),
-        ("rapport-core", "reports"),
+        (Some("rapport-server"), "webhooks"),
+        (Some("rapport-server"), "writes"),
+        (Some("rapport-server"), "routing"),
+        (Some("rapport-server"), "recording"),
+        (Some("rapport-server"), "timers"),
+        (Some("rapport-core"), "reports"),
+        (None, "conference"),
     ];
     let chosen: Vec<_> = all
         .iter()
         .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
         .collect();
     if chosen.is_empty() {
-        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports");
+        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, conference");
     }
     for (package, name) in chosen {
-        run_cmd(cargo().args(["bench", "--package", package, "--bench", name]))?;
-        if *name == "recording" {
-            recording_in_browser()?;
+        if let Some(package) = package {
+            run_cmd(cargo().args(["bench", "--package", package, "--bench", name]))?;
+        }
+        match *name {
+            // Storage per minute on the demo shop, live-view lag.
+            "recording" => browser_bench("recording", "recording-bench.mjs")?,
+            // Join to first frame, SFU CPU per stream, most participants.
+            "conference" => browser_bench("conference", "conference-bench.mjs")?,
+            _ => {}
         }
     }
     Ok(())
 }
 
-/// The recording figures that need a browser (storage per minute on the demo
-/// shop, live-view lag): `end2end/recording-bench.mjs` against a release
-/// server with its demo shop.
-fn recording_in_browser() -> Result<()> {
+/// A benchmark's figures that need a browser: `end2end/<script>` run by node
+/// against a release server with its demo shop on a fresh database. Sets
+/// BASE_URL, DEMO_URL, ADMIN_EMAIL, ADMIN_PASSWORD, API_TOKEN_FILE (a tenant
+/// API key, in a file), CHROMIUM_PATH and RAPPORT_PID (the server's process
+/// id, for its CPU time); the server logs to `target/bench-<name>-server.log`.
+fn browser_bench(name: &str, script: &str) -> Result<()> {
     build(&["--release".to_string()])?;
     ensure_chromium()?;
     let e2e = root().join("end2end");
     ensure_npm_packages(&e2e)?;
     let data = tempdir()?;
-    let log_path = target_dir().join("bench-recording-server.log");
+    let log_path = target_dir().join(format!("bench-{name}-server.log"));
     let (server, base_url, demo_url) = start_server("release", &data, &log_path)?;
+    let key_name = format!("{name} bench");
     let key = Command::new(target_dir().join("release").join("rapport"))
         .args([
             "admin",
@@ -77,7 +90,7 @@ fn recording_in_browser() -> Result<()> {
             "--tenant",
             "default",
             "--name",
-            "recording bench",
+            key_name.as_str(),
         ])
         .env("RAPPORT_DATA_DIR", &data)
         .env_remove("DATABASE_URL")
@@ -92,14 +105,15 @@ fn recording_in_browser() -> Result<()> {
     std::fs::write(&token_file, String::from_utf8_lossy(&key.stdout).trim())?;
     let measured = run_cmd(
         Command::new("node")
-            .arg("recording-bench.mjs")
+            .arg(script)
             .current_dir(&e2e)
             .env("BASE_URL", &base_url)
             .env("DEMO_URL", &demo_url)
             .env("ADMIN_EMAIL", E2E_ADMIN_EMAIL)
             .env("ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
             .env("API_TOKEN_FILE", &token_file)
-            .env("CHROMIUM_PATH", CHROMIUM),
+            .env("CHROMIUM_PATH", CHROMIUM)
+            .env("RAPPORT_PID", server.0.id().to_string()),
     );
     drop(server);
     let _ = std::fs::remove_dir_all(&data);

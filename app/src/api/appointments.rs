@@ -137,6 +137,25 @@ pub struct AppointmentForm {
     pub invite: Option<String>,
 }
 
+/// A recording of an appointment's call, as its page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRecordingView {
+    /// Id.
+    pub id: String,
+    /// Who was recorded.
+    pub participant: String,
+    /// "Camera" or "Screen".
+    pub source: String,
+    /// When it started, in the tenant's zone (`YYYY-MM-DD HH:MM`).
+    pub started: String,
+    /// Its length, `m:ss` (or `h:mm:ss`).
+    pub duration: String,
+    /// Its size, e.g. `12.4 MB`.
+    pub size: String,
+    /// The download link.
+    pub url: String,
+}
+
 #[cfg(feature = "ssr")]
 pub(crate) mod server;
 
@@ -189,6 +208,15 @@ pub async fn add_appointment(form: AppointmentForm) -> Result<AppointmentView, S
 pub async fn edit_appointment(id: String, form: AppointmentForm) -> Result<AppointmentView, ServerFnError> {
     let (ctx, user) = agent().await?;
     server::save(&ctx.services, &user, Some(id), form)
+        .await
+        .map_err(crate::ssr::to_server_error)
+}
+
+/// The recordings of an appointment's calls, oldest first.
+#[server(endpoint = "appointment_recordings")]
+pub async fn appointment_recordings(id: String) -> Result<Vec<CallRecordingView>, ServerFnError> {
+    let (ctx, user) = agent().await?;
+    server::recordings(&ctx.services, &user.tenant_id, &id)
         .await
         .map_err(crate::ssr::to_server_error)
 }

@@ -388,6 +388,27 @@ pub async fn inbox_reply(customer_id: String, message: String) -> Result<(), Ser
     Ok(())
 }
 
+/// Starts a video call with the conversation's customer, hosted by the
+/// signed-in agent: the customer gets the invitation in the chat. Returns the
+/// call's join link.
+#[server(endpoint = "inbox_call")]
+pub async fn inbox_call(customer_id: String) -> Result<String, ServerFnError> {
+    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    let call = ctx
+        .services
+        .start_call(
+            &user.tenant_id,
+            &customer_id,
+            Some(&user.id),
+            false,
+            rapport_core::conversations::Channel::Dashboard,
+            &crate::ssr::actor(&user),
+        )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(call.appointment.join_link)
+}
+
 /// Sets a conversation's status.
 #[server(endpoint = "inbox_status")]
 pub async fn inbox_status(customer_id: String, status: String) -> Result<(), ServerFnError> {

@@ -129,6 +129,8 @@ pub struct RecordingView {
     pub block_selector: String,
     /// Days a recording is kept.
     pub retention_days: i64,
+    /// Days a video call's recording is kept.
+    pub conference_retention_days: i64,
 }
 
 #[cfg(feature = "ssr")]
@@ -140,6 +142,7 @@ impl From<rapport_core::recordings::RecordingSettings> for RecordingView {
             mask_selector: s.mask_selector.unwrap_or_default(),
             block_selector: s.block_selector.unwrap_or_default(),
             retention_days: s.retention_days,
+            conference_retention_days: s.conference_retention_days,
         }
     }
 }
@@ -165,19 +168,21 @@ pub async fn update_recording_settings(
     mask_selector: String,
     block_selector: String,
     retention_days: String,
+    conference_retention_days: String,
 ) -> Result<RecordingView, ServerFnError> {
     use crate::ssr::{actor, require_role, to_server_error};
     let (ctx, user) = require_role(rapport_core::model::Role::Admin).await?;
-    let retention_days = match retention_days.trim().parse::<i64>() {
-        Ok(days) => days,
-        Err(_) => {
-            return Err(to_server_error(rapport_core::CoreError::invalid(
-                "retentionDays",
+    let days = |field: &'static str, value: &str| {
+        value.trim().parse::<i64>().map_err(|_| {
+            to_server_error(rapport_core::CoreError::invalid(
+                field,
                 "invalid_type",
                 "a whole number of days",
-            )))
-        }
+            ))
+        })
     };
+    let retention_days = days("retentionDays", &retention_days)?;
+    let conference_retention_days = days("conferenceRetentionDays", &conference_retention_days)?;
     ctx.services
         .set_recording_settings(
             &user.tenant_id,
@@ -187,6 +192,7 @@ pub async fn update_recording_settings(
                 mask_selector: Some(mask_selector),
                 block_selector: Some(block_selector),
                 retention_days: Some(retention_days),
+                conference_retention_days: Some(conference_retention_days),
             },
             &actor(&user),
         )

@@ -62,6 +62,7 @@ pub fn reason_label(code: &str) -> String {
         "NO_ANSWER" => "no answer in time".into(),
         "AGENT_OFFLINE" => "agent went offline".into(),
         "QUEUE_TIMEOUT" => "queue wait ended".into(),
+        "CALL_REQUESTED" => "video call asked for".into(),
         other => other.to_lowercase().replace('_', " "),
     }
 }

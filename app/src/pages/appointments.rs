@@ -13,9 +13,9 @@ use crate::erase::EraseView;
 use crate::{
     api::{
         appointments::{
-            appointment_calendar, appointment_owners, get_appointment, AddAppointment, AppointmentView, Calendar,
-            EditAppointment, OwnerChoices, RemoveAppointment, SendAppointmentInvitations, SetAppointmentRecording,
-            APPOINTMENTS_PATH,
+            appointment_calendar, appointment_owners, appointment_recordings, get_appointment, AddAppointment,
+            AppointmentView, Calendar, CallRecordingView, EditAppointment, OwnerChoices, RemoveAppointment,
+            SendAppointmentInvitations, SetAppointmentRecording, APPOINTMENTS_PATH,
         },
         problem::Problem,
     },
@@ -357,6 +357,7 @@ pub fn AppointmentPage() -> impl IntoView {
         move || (id(), edits.get(), recording.version().get()),
         |(id, _, _)| get_appointment(id),
     );
+    let recordings = Resource::new(id, appointment_recordings);
     let owners = Resource::new(|| (), |_| appointment_owners());
     let zones = load_zone_names();
     let problem = action_problem(edit.value());
@@ -399,6 +400,18 @@ pub fn AppointmentPage() -> impl IntoView {
                     </p>
                 </PostForm>
                 <ActionError value=recording.value() />
+                <p class="hint">
+                    "Everyone in the call is told when it is recorded. Each participant's camera and sound, "
+                    "and each shared screen, become a WebM file here when they leave the call."
+                </p>
+                <Suspense fallback=|| view! { <p class="muted">"Loading the recordings…"</p> }>
+                    {move || Suspend::new(async move {
+                        match recordings.await {
+                            Ok(list) => view! { <RecordingList list /> }.erase(),
+                            Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
+                        }
+                    })}
+                </Suspense>
             </section>
             <section class="card">
                 <h2>"Invitations"</h2>
@@ -434,4 +447,44 @@ pub fn AppointmentPage() -> impl IntoView {
         <Title text="Appointment" />
         <DetailFrame title="Appointment" allowed=agents back loading="Loading the appointment…" load render />
     }
+}
+
+/// The recordings of an appointment's calls: who, what, when, how long, and
+/// a player and a download for each.
+#[component]
+fn RecordingList(list: Vec<CallRecordingView>) -> impl IntoView {
+    if list.is_empty() {
+        return view! { <p class="empty">"No recordings yet."</p> }.erase();
+    }
+    view! {
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Recordings">
+            <table class="recordings">
+                <caption class="visually-hidden">"Recordings of this appointment's calls"</caption>
+                <thead>
+                    <tr><th scope="col">"Participant"</th><th scope="col">"Shows"</th><th scope="col">"Started"</th>
+                        <th scope="col">"Length"</th><th scope="col">"Size"</th><th scope="col">"Recording"</th></tr>
+                </thead>
+                <tbody>
+                    {list.into_iter().map(|r| {
+                        let label = format!("Download the recording of {} ({})", r.participant, r.source.to_lowercase());
+                        view! {
+                            <tr>
+                                <td>{r.participant.clone()}</td>
+                                <td>{r.source.clone()}</td>
+                                <td>{r.started.clone()}</td>
+                                <td>{r.duration.clone()}</td>
+                                <td>{r.size.clone()}</td>
+                                <td>
+                                    <video controls=true preload="none" src=r.url.clone() width="240"
+                                        aria-label=format!("Recording of {}", r.participant)></video>
+                                    <a href=r.url.clone() download="" aria-label=label>"Download"</a>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .erase()
 }

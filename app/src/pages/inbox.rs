@@ -20,8 +20,8 @@ use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
 use crate::{
     api::inbox::{
-        inbox_assignees, inbox_list, inbox_thread, Assignees, InboxAssign, InboxReply, InboxRow, InboxStatus,
-        InboxTags, MessageView, ThreadView, INBOX_LIMIT, INBOX_MOST_SHOWN, INBOX_PATH,
+        inbox_assignees, inbox_list, inbox_thread, Assignees, InboxAssign, InboxCall, InboxReply, InboxRow,
+        InboxStatus, InboxTags, MessageView, ThreadView, INBOX_LIMIT, INBOX_MOST_SHOWN, INBOX_PATH,
     },
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
@@ -93,12 +93,14 @@ pub fn InboxPage() -> impl IntoView {
     let status = FormAction::<InboxStatus>::new();
     let assign = FormAction::<InboxAssign>::new();
     let tags = FormAction::<InboxTags>::new();
+    let call = FormAction::<InboxCall>::new();
     let changed = move || {
         (
             reply.version().get(),
             status.version().get(),
             assign.version().get(),
             tags.version().get(),
+            call.version().get(),
         )
     };
     let list = Resource::new(
@@ -148,7 +150,7 @@ pub fn InboxPage() -> impl IntoView {
                             let people = assignees.await.unwrap_or_default();
                             match thread.await {
                                 Ok(Some(t)) => view! {
-                                    <Thread state=state.get_untracked() thread=t people reply status assign tags />
+                                    <Thread state=state.get_untracked() thread=t people reply status assign tags call />
                                 }.erase(),
                                 Ok(None) => view! {
                                     <h2 id="thread-title" class="visually-hidden">"Conversation"</h2>
@@ -268,6 +270,7 @@ fn Thread(
     status: FormAction<InboxStatus>,
     assign: FormAction<InboxAssign>,
     tags: FormAction<InboxTags>,
+    call: FormAction<InboxCall>,
 ) -> impl IntoView {
     let back = InboxState {
         open: None,
@@ -299,6 +302,10 @@ fn Thread(
                     <button type="submit" class="button secondary">{format!("Mark {}", label.to_lowercase())}</button>
                 </PostForm>
             }).collect_view()}
+            <PostForm action=call>
+                <input type="hidden" name="customer_id" value=id.get_value() />
+                <button type="submit" class="button secondary" disabled=move || call.pending().get()>"Start a video call"</button>
+            </PostForm>
             {(!assigned_to_me).then(|| view! {
                 <PostForm action=assign>
                     <input type="hidden" name="customer_id" value=id.get_value() />
@@ -331,6 +338,13 @@ fn Thread(
         </div>
         <ActionError value=status.value() />
         <ActionError value=assign.value() />
+        <ActionError value=call.value() />
+        {move || call.value().get().and_then(Result::ok).map(|link| view! {
+            <p class="note ok" role="status">
+                "The call is open, and the customer has the invitation in the chat. "
+                <a class="button primary small" href=link target="_blank" rel="noopener">"Join the call"</a>
+            </p>
+        })}
         <ol class="messages" aria-label="Messages">
             {(thread.earlier > 0).then(|| view! {
                 <li class="note">{format!("{} earlier messages are not shown.", thread.earlier)}</li>

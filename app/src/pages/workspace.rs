@@ -236,6 +236,15 @@ fn RecordingSettings(r: RecordingView, action: FormAction<UpdateRecordingSetting
                             aria-describedby="recording-retention-error" />
                         <FieldMessage problem field="retentionDays" id="recording-retention-error" />
                     </div>
+                    <div class="field">
+                        <label for="recording-conference-retention">"Keep video call recordings for (days)"</label>
+                        <input id="recording-conference-retention" name="conference_retention_days" type="number" required=true
+                            min="1" max="3650" step="1" value=r.conference_retention_days.to_string()
+                            aria-invalid=field_invalid(problem, "conferenceRetentionDays")
+                            aria-describedby="recording-conference-retention-hint recording-conference-retention-error" />
+                        <p class="hint" id="recording-conference-retention-hint">"Appointments with recording on store each participant's video and sound."</p>
+                        <FieldMessage problem field="conferenceRetentionDays" id="recording-conference-retention-error" />
+                    </div>
                 </div>
                 <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save recording settings"</button>
             </PostForm>

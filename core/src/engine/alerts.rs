@@ -285,7 +285,7 @@ impl Services {
 
 /// Writes a notification for `user_id` unless no such user is left in the
 /// tenant. Returns whether it was written.
-async fn notify_user(tx: &mut Tx, tenant_id: &str, user_id: &str, alert: &Alert) -> CoreResult<bool> {
+pub(crate) async fn notify_user(tx: &mut Tx, tenant_id: &str, user_id: &str, alert: &Alert) -> CoreResult<bool> {
     let written = with_tx!(tx, |conn| sqlx::query(
         "insert into notifications (id, tenant_id, user_id, kind, title, body, link, created_at) \
          select $1, $2, $3, $4, $5, $6, $7, $8 where exists (select 1 from users where tenant_id = $2 and id = $3)"

@@ -10,7 +10,9 @@
 //! - `AGENT_OFFLINE`: the assigned agent went offline while the conversation was open
 //!   (they are passed over);
 //! - `QUEUE_TIMEOUT`: a queued conversation waited `maxWaitSeconds`; only the queuing
-//!   rule's else-rules are tried.
+//!   rule's else-rules are tried (for the channel it was queued on);
+//! - `CALL_REQUESTED`: the visitor asked for a video call from the chat. Only this
+//!   routing tries the rules for `CALL`; every other tries those for `CHAT`.
 //!
 //! A `QUEUE` action offers the conversation to its target at once ([`super::balance`]);
 //! when nobody can take it, it waits in `routing_queue` and is offered again, oldest
@@ -54,6 +56,8 @@ pub enum Reason {
     AgentOffline,
     /// A queue's wait ended.
     QueueTimeout,
+    /// The visitor asked for a video call.
+    CallRequested,
 }
 
 impl Reason {
@@ -65,6 +69,16 @@ impl Reason {
             Reason::NoAnswer => "NO_ANSWER",
             Reason::AgentOffline => "AGENT_OFFLINE",
             Reason::QueueTimeout => "QUEUE_TIMEOUT",
+            Reason::CallRequested => "CALL_REQUESTED",
+        }
+    }
+
+    /// The rules it tries: those for calls when a call was asked for.
+    fn channel(self) -> Channel {
+        if self == Reason::CallRequested {
+            Channel::Call
+        } else {
+            Channel::Chat
         }
     }
 
@@ -97,6 +111,9 @@ impl Effects {
         }
     }
 }
+
+/// The notification kind of a visitor's call request.
+pub const CALL_REQUESTED: &str = "CALL_REQUESTED";
 
 /// The actor of everything the engine does, in the audit log and webhooks.
 fn engine_actor() -> Actor {
@@ -255,8 +272,9 @@ impl Services {
         let hours = self
             .schedules_for(tx, tenant_id, rules.iter().flat_map(RoutingRule::all_conditions))
             .await?;
-        let decision = routing::decide(&rules, &facts.situation(Channel::Chat, Utc::now(), &hours));
-        self.apply(tx, tenant_id, facts, reason, decision).await
+        let channel = reason.channel();
+        let decision = routing::decide(&rules, &facts.situation(channel, Utc::now(), &hours));
+        self.apply(tx, tenant_id, facts, reason, channel, decision).await
     }
 
     /// Carries out `decision` for the conversation in `tx`, and logs it.
@@ -266,6 +284,7 @@ impl Services {
         tenant_id: &str,
         facts: &ConversationFacts,
         reason: Reason,
+        channel: Channel,
         decision: Decision,
     ) -> CoreResult<Effects> {
         let decision_id = uuid::Uuid::now_v7().to_string();
@@ -323,6 +342,7 @@ impl Services {
                                 tenant_id,
                                 &facts.customer_id,
                                 from,
+                                channel,
                                 target,
                                 *agent_state,
                                 now,
@@ -573,15 +593,21 @@ impl Services {
         if lock_conversation(&mut tx, tenant_id, customer_id).await.is_err() {
             return Ok(());
         }
-        let entry: Option<(String, i64)> = with_tx!(&mut tx, |conn| sqlx::query_as(
-            "select rule_path, enqueued_at from routing_queue where tenant_id = $1 and customer_id = $2"
+        let entry: Option<(String, i64, String)> = with_tx!(&mut tx, |conn| sqlx::query_as(
+            "select rule_path, enqueued_at, channel from routing_queue where tenant_id = $1 and customer_id = $2"
         )
         .bind(tenant_id)
         .bind(customer_id)
         .fetch_optional(conn)
         .await)?;
-        let Some((path, _)) = entry.filter(|(_, at)| *at == enqueued_at) else {
+        let Some((path, _, channel)) = entry.filter(|(_, at, _)| *at == enqueued_at) else {
             return Ok(());
+        };
+        // A call waits for the rules of calls, a chat for those of chats.
+        let channel = if channel == "CALL" {
+            Channel::Call
+        } else {
+            Channel::Chat
         };
         leave_queue(&mut tx, tenant_id, customer_id).await?;
         let facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
@@ -590,16 +616,56 @@ impl Services {
             .schedules_for(&mut tx, tenant_id, rules.iter().flat_map(RoutingRule::all_conditions))
             .await?;
         let decision = match RulePath::parse(&path) {
-            Some(from) => routing::decide_else(&rules, &from, &facts.situation(Channel::Chat, Utc::now(), &hours)),
+            Some(from) => routing::decide_else(&rules, &from, &facts.situation(channel, Utc::now(), &hours)),
             None => Decision::default(),
         };
         let effects = self
-            .apply(&mut tx, tenant_id, &facts, Reason::QueueTimeout, decision)
+            .apply(&mut tx, tenant_id, &facts, Reason::QueueTimeout, channel, decision)
             .await?;
         effects.announce(self, &mut tx, tenant_id).await?;
         tx.commit().await?;
         effects.publish(self, tenant_id);
         Ok(())
+    }
+
+    /// The visitor asked for a video call: the conversation is routed by the
+    /// rules for `CALL` (`CALL_REQUESTED`), and whoever has it then is
+    /// notified. Returns that user, if any.
+    pub(crate) async fn route_call(&self, tenant_id: &str, customer_id: &str, who: &str) -> CoreResult<Option<String>> {
+        let mut tx = self.db().begin().await?;
+        lock_conversation(&mut tx, tenant_id, customer_id).await?;
+        let facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
+        let effects = self.route_in(&mut tx, tenant_id, &facts, Reason::CallRequested).await?;
+        let assigned: Option<String> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
+            "select assigned_user_id from customers where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(customer_id)
+        .fetch_one(conn)
+        .await)?;
+        let mut notified = None;
+        if let Some(user_id) = &assigned {
+            let alert = super::alerts::Alert::new(
+                CALL_REQUESTED,
+                format!("{who} asks for a video call"),
+                "Open the conversation and join the call from its invitation.",
+                Some(format!("/inbox/{customer_id}")),
+            );
+            if super::alerts::notify_user(&mut tx, tenant_id, user_id, &alert).await? {
+                let event = LiveEvent::Notification {
+                    user_id: user_id.clone(),
+                };
+                self.announce_live(&mut tx, tenant_id, "", &event).await?;
+                notified = Some(event);
+            }
+        }
+        effects.announce(self, &mut tx, tenant_id).await?;
+        tx.commit().await?;
+        effects.publish(self, tenant_id);
+        if let Some(event) = notified {
+            self.after_commit(tenant_id, "", event);
+        }
+        Ok(assigned)
     }
 
     /// An agent went offline: each open conversation assigned to them is routed
@@ -636,6 +702,7 @@ async fn enqueue(
     tenant_id: &str,
     customer_id: &str,
     from: &RulePath,
+    channel: Channel,
     target: &QueueTarget,
     state: AgentState,
     now: i64,
@@ -651,10 +718,10 @@ async fn enqueue(
     with_tx!(tx, |conn| {
         sqlx::query(
         "insert into routing_queue (tenant_id, customer_id, rule_id, rule_path, target, agent_state, channel, \
-         enqueued_at, deadline_at, decision_id) values ($1, $2, $3, $4, $5, $6, 'CHAT', $7, $8, $9) \
+         enqueued_at, deadline_at, decision_id) values ($1, $2, $3, $4, $5, $6, $10, $7, $8, $9) \
          on conflict (tenant_id, customer_id) do update set rule_id = excluded.rule_id, rule_path = excluded.rule_path, \
-         target = excluded.target, agent_state = excluded.agent_state, enqueued_at = excluded.enqueued_at, \
-         deadline_at = excluded.deadline_at, decision_id = excluded.decision_id"
+         target = excluded.target, agent_state = excluded.agent_state, channel = excluded.channel, \
+         enqueued_at = excluded.enqueued_at, deadline_at = excluded.deadline_at, decision_id = excluded.decision_id"
     )
     .bind(tenant_id)
     .bind(customer_id)
@@ -665,6 +732,10 @@ async fn enqueue(
     .bind(now)
     .bind(deadline)
     .bind(decision_id)
+    .bind(match channel {
+        Channel::Chat => "CHAT",
+        Channel::Call => "CALL",
+    })
     .execute(conn)
     .await
     .map(|r| r.rows_affected())

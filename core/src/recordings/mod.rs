@@ -66,6 +66,10 @@ pub struct RecordingSettings {
     /// Days a recording is kept after its last event (1–365, default 30).
     #[schema(minimum = 1, maximum = 365)]
     pub retention_days: i64,
+    /// Days a recording of an appointment's video call is kept after the
+    /// call (1–3650, default 90).
+    #[schema(minimum = 1, maximum = 3650)]
+    pub conference_retention_days: i64,
 }
 
 /// A change of [`RecordingSettings`]; omitted fields are kept, an empty selector
@@ -86,6 +90,9 @@ pub struct RecordingSettingsIn {
     /// Days a recording is kept after its last event (1–365).
     #[schema(minimum = 1, maximum = 365)]
     pub retention_days: Option<i64>,
+    /// Days a recording of an appointment's video call is kept (1–3650).
+    #[schema(minimum = 1, maximum = 3650)]
+    pub conference_retention_days: Option<i64>,
 }
 
 /// The visitor script starts recording a session.
@@ -232,19 +239,20 @@ pub fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>, std::io::Error> {
     Ok(out)
 }
 
-type SettingsRow = (bool, bool, Option<String>, Option<String>, i64);
+type SettingsRow = (bool, bool, Option<String>, Option<String>, i64, i64);
 
 impl Services {
     /// The workspace's recording settings.
     pub async fn recording_settings(&self, tenant_id: &str) -> CoreResult<RecordingSettings> {
         let row: Option<SettingsRow> = with_db!(self.db(), |pool| sqlx::query_as(
             "select recording_enabled, recording_consent_required, recording_mask_selector, \
-             recording_block_selector, recording_retention_days from tenants where id = $1"
+             recording_block_selector, recording_retention_days, conference_retention_days \
+             from tenants where id = $1"
         )
         .bind(tenant_id)
         .fetch_optional(pool)
         .await)?;
-        let (enabled, require_consent, mask_selector, block_selector, retention_days) =
+        let (enabled, require_consent, mask_selector, block_selector, retention_days, conference_retention_days) =
             row.ok_or(CoreError::NotFound("tenant"))?;
         Ok(RecordingSettings {
             enabled,
@@ -252,6 +260,7 @@ impl Services {
             mask_selector,
             block_selector,
             retention_days,
+            conference_retention_days,
         })
     }
 
@@ -281,6 +290,10 @@ impl Services {
         let block_selector = selector("blockSelector", input.block_selector, current.block_selector);
         let retention_days = input.retention_days.unwrap_or(current.retention_days);
         checks.in_range("retentionDays", retention_days, 1..=365);
+        let conference_retention_days = input
+            .conference_retention_days
+            .unwrap_or(current.conference_retention_days);
+        checks.in_range("conferenceRetentionDays", conference_retention_days, 1..=3650);
         checks.finish()?;
         let settings = RecordingSettings {
             enabled: input.enabled.unwrap_or(current.enabled),
@@ -288,11 +301,13 @@ impl Services {
             mask_selector,
             block_selector,
             retention_days,
+            conference_retention_days,
         };
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "update tenants set recording_enabled = $2, recording_consent_required = $3, \
-             recording_mask_selector = $4, recording_block_selector = $5, recording_retention_days = $6 where id = $1"
+             recording_mask_selector = $4, recording_block_selector = $5, recording_retention_days = $6, \
+             conference_retention_days = $7 where id = $1"
         )
         .bind(tenant_id)
         .bind(settings.enabled)
@@ -300,6 +315,7 @@ impl Services {
         .bind(&settings.mask_selector)
         .bind(&settings.block_selector)
         .bind(settings.retention_days)
+        .bind(settings.conference_retention_days)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;

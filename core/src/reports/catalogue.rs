@@ -274,6 +274,8 @@ pub const COBROWSE_UNIVERSAL_PARTICIPANTS: &str = "COBROWSE_UNIVERSAL_PARTICIPAN
 pub const CONFERENCE: &str = "CONFERENCE";
 /// Participants of a conference.
 pub const CONFERENCE_PARTICIPANTS: &str = "CONFERENCE_PARTICIPANTS";
+/// A recording of a conference was stored; value = ms recorded, agent = host.
+pub const CONFERENCE_RECORDING: &str = "CONFERENCE_RECORDING";
 
 const ONLINE: Source = Source::Presence("ONLINE");
 const LOGGED_IN: Source = Source::Presence("LOGGED_IN");
@@ -581,6 +583,22 @@ pub static METRICS: &[MetricDef] = &[
         Count,
         [AGENT],
         "People who joined conferences."
+    ),
+    metric!(
+        Conference,
+        "CONFERENCE_RECORDINGS",
+        Measure::Count(&[Source::Fact(CONFERENCE_RECORDING)]),
+        Count,
+        [AGENT],
+        "Recordings stored (one per participant and camera or screen)."
+    ),
+    metric!(
+        Conference,
+        "CONFERENCE_RECORDED_MINUTES",
+        Measure::Sum(&[Source::Fact(CONFERENCE_RECORDING)]),
+        Minutes,
+        [AGENT],
+        "Time recorded, summed over recordings."
     ),
     metric!(
         Rule,

@@ -77,6 +77,8 @@ pub async fn inbox_events(
                 LiveEvent::RecordingChunk { .. }
                 | LiveEvent::RecordingWatched { .. }
                 | LiveEvent::RecordingEnded { .. } => return None,
+                // Conferences hear these (`crate::media`).
+                LiveEvent::AppointmentRecording { .. } => return None,
                 _ if notifications_only => return None,
                 LiveEvent::Message(_) => ("message", u.customer_id),
                 LiveEvent::Conversation(_) => ("conversation", u.customer_id),

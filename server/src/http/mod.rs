@@ -1,5 +1,6 @@
 //! HTTP plumbing shared by the REST API and the dashboard.
 
+pub mod call_recordings;
 pub mod downloads;
 pub mod error;
 pub mod extract;

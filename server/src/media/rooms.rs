@@ -70,13 +70,17 @@ pub struct Ended {
     pub participants: i64,
 }
 
-/// One conference: who is in it or waits, and what the report will count.
+/// One conference: who is in it or waits, whether it is recorded, and what
+/// the report will count.
 #[derive(Debug, Default)]
 struct Room {
+    tenant_id: String,
     members: Vec<Member>,
     started_at: Option<i64>,
     host: Option<String>,
     participants: i64,
+    /// The appointment's recording switch, as last heard.
+    recording: bool,
 }
 
 impl Room {
@@ -113,9 +117,14 @@ impl Rooms {
         out
     }
 
-    /// Adds a member, waiting, or let in when `admitted`.
-    pub fn enter(&self, room: &str, member: Member, admitted: bool) {
+    /// Adds a member, waiting, or let in when `admitted`. The first one in
+    /// opens the room of `tenant_id`, recorded when `record` is on.
+    pub fn enter(&self, room: &str, tenant_id: &str, record: bool, member: Member, admitted: bool) {
         self.with_room(room, |r| {
+            if r.members.is_empty() {
+                r.tenant_id = tenant_id.to_string();
+                r.recording = record;
+            }
             r.members.push(member);
             if admitted {
                 r.let_in(r.members.len() - 1);
@@ -152,6 +161,44 @@ impl Rooms {
             };
             (member, ended)
         })
+    }
+
+    /// Sets the room's recording switch, if the room is open here, and tells
+    /// everyone in the call when it changed. Returns whether it changed.
+    pub fn set_recording(&self, room: &str, tenant_id: &str, on: bool) -> bool {
+        let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(r) = rooms.get_mut(room).filter(|r| r.tenant_id == tenant_id) else {
+            return false;
+        };
+        if r.recording == on {
+            return false;
+        }
+        r.recording = on;
+        let message = json!({"type": "recording", "recording": on});
+        for member in r.members.iter().filter(|m| m.admitted) {
+            let _ = member.tx.send(Outgoing::say(message.clone()));
+        }
+        true
+    }
+
+    /// Whether the room is recorded now.
+    pub fn is_recording(&self, room: &str) -> bool {
+        let rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
+        rooms.get(room).is_some_and(|r| r.recording)
+    }
+
+    /// The rooms open here, with their tenants.
+    pub fn open(&self) -> Vec<(String, String)> {
+        let rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
+        rooms.iter().map(|(id, r)| (id.clone(), r.tenant_id.clone())).collect()
+    }
+
+    /// A participant's name and the room's first host (for a recording).
+    pub fn name_and_host(&self, room: &str, id: &str) -> Option<(String, Option<String>)> {
+        let rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
+        let r = rooms.get(room)?;
+        let name = r.members.iter().find(|m| m.id == id)?.name.clone();
+        Some((name, r.host.clone()))
     }
 
     /// Whether `id` is an admitted host of the room.

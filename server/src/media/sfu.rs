@@ -58,7 +58,7 @@ const NEGOTIATION_TIMEOUT: Duration = Duration::from_secs(15);
 const MAX_SLEEP: Duration = Duration::from_millis(500);
 
 /// Configuration of the media server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SfuConfig {
     /// Where the single UDP socket binds, e.g. `0.0.0.0:40000` in production, `127.0.0.1:0` in tests.
     pub bind_addr: SocketAddr,
@@ -69,9 +69,24 @@ pub struct SfuConfig {
     pub connect_timeout: Duration,
     /// How long ICE may stay `Disconnected` (it can recover) before the peer is dropped.
     pub disconnect_grace: Duration,
-    /// Optional tap receiving every incoming frame (for recording). Frames are dropped when full:
-    /// a slow recorder must never stall forwarding.
-    pub media_tap: Option<mpsc::Sender<TapFrame>>,
+    /// Optional tap handed every incoming frame (for recording). It must not block: a slow
+    /// recorder must never stall forwarding.
+    pub media_tap: Option<MediaTap>,
+}
+
+/// Where the SFU hands incoming frames (the recorder).
+pub type MediaTap = Arc<dyn Fn(TapFrame) + Send + Sync>;
+
+impl fmt::Debug for SfuConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SfuConfig")
+            .field("bind_addr", &self.bind_addr)
+            .field("announce_addr", &self.announce_addr)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("disconnect_grace", &self.disconnect_grace)
+            .field("media_tap", &self.media_tap.is_some())
+            .finish()
+    }
 }
 
 impl SfuConfig {
@@ -206,6 +221,10 @@ enum Command {
         participant: String,
         reason: String,
     },
+    /// Ask every video sender of the room for a keyframe (a recording starts).
+    RequestKeyframes {
+        room: String,
+    },
 }
 
 /// Cheap, cloneable handle used by the HTTP/WebSocket layer.
@@ -282,6 +301,13 @@ impl SfuHandle {
             reason: reason.to_owned(),
         };
         self.send(cmd).await
+    }
+
+    /// Asks every camera and screen of `room` for a keyframe, so that a
+    /// recording starting now has a picture at once. Best effort: dropped when
+    /// the SFU is busy.
+    pub fn request_keyframes(&self, room: &str) {
+        let _ = self.tx.try_send(Command::RequestKeyframes { room: room.to_owned() });
     }
 
     async fn send(&self, cmd: Command) -> Result<(), SfuError> {
@@ -536,6 +562,20 @@ impl Sfu {
                     peer.evict(&reason);
                 }
             }
+            Command::RequestKeyframes { room } => {
+                // Through the queue, so that each sender is drained after its request.
+                let tracks: Vec<Arc<TrackIn>> = self
+                    .peers
+                    .iter()
+                    .filter(|p| *p.room == *room)
+                    .flat_map(|p| p.tracks_in.iter().map(|t| t.track.clone()))
+                    .filter(|t| t.info.kind == MediaKind::Video)
+                    .collect();
+                for track in tracks {
+                    self.queue
+                        .push_back(Propagated::KeyframeRequest(track, KeyframeRequestKind::Fir));
+                }
+            }
         }
     }
 
@@ -721,7 +761,7 @@ impl Sfu {
 
 /// Polls one `Rtc` until it returns `Output::Timeout`: sends datagrams, handles events, and
 /// starts a server offer if tracks need (un)publishing. Every mutation must be followed by this.
-fn drain(peer: &mut Peer, socket: &UdpSocket, queue: &mut VecDeque<Propagated>, tap: Option<&mpsc::Sender<TapFrame>>) {
+fn drain(peer: &mut Peer, socket: &UdpSocket, queue: &mut VecDeque<Propagated>, tap: Option<&MediaTap>) {
     if peer.remove.is_some() {
         return;
     }
@@ -815,7 +855,7 @@ impl Peer {
         }
     }
 
-    fn handle_event(&mut self, event: Event, queue: &mut VecDeque<Propagated>, tap: Option<&mpsc::Sender<TapFrame>>) {
+    fn handle_event(&mut self, event: Event, queue: &mut VecDeque<Propagated>, tap: Option<&MediaTap>) {
         match event {
             Event::Connected => self.media_ready = true,
             Event::IceConnectionStateChange(state) => match state {
@@ -898,12 +938,7 @@ impl Peer {
         }
     }
 
-    fn handle_media_data(
-        &mut self,
-        data: MediaData,
-        queue: &mut VecDeque<Propagated>,
-        tap: Option<&mpsc::Sender<TapFrame>>,
-    ) {
+    fn handle_media_data(&mut self, data: MediaData, queue: &mut VecDeque<Propagated>, tap: Option<&MediaTap>) {
         let Some(entry) = self.tracks_in.iter_mut().find(|t| t.track.info.mid == data.mid) else {
             return; // unpublished track or not yet announced
         };
@@ -922,7 +957,7 @@ impl Peer {
         }
         if let Some(tap) = tap {
             let spec = data.params.spec();
-            let _ = tap.try_send(TapFrame {
+            tap(TapFrame {
                 track: entry.track.info.clone(),
                 codec: spec.codec,
                 clock_rate: spec.clock_rate.get(),

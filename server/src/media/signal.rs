@@ -10,7 +10,7 @@
 //! appointment's tenant, on a page of this origin.
 //!
 //! In the call: `joined {you, host, permissions: {screenShare, chat},
-//! participants}`, then `participants` and, for hosts, `lobby {waiting}` on
+//! participants, recording}`, then `participants` and, for hosts, `lobby {waiting}` on
 //! every change. The client sends its `offer {sdp, sources: {mid: mic |
 //! camera | screen}}`; the server answers `answer {sdp}`. When the others'
 //! tracks change, the server sends `offer {sdp, tracks: {mid: {participant,
@@ -20,7 +20,8 @@
 //! a participant is forwarded. `chat {text}` reaches everyone in the call as
 //! `chat {from, name, text, at}` (refused with `error` where chat is off). A
 //! host may `remove {id}` (that one hears `removed`). `leave`, or closing the
-//! socket, leaves.
+//! socket, leaves. `recording {recording}` says the call is now recorded, or
+//! no longer.
 
 use std::{collections::HashMap, net::SocketAddr, time::Duration};
 
@@ -213,6 +214,8 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
     let waiting = appointment.permissions.enable_waiting_room && host.is_none();
     rooms.enter(
         &room,
+        &tenant_id,
+        appointment.record,
         Member {
             id: id.clone(),
             name,
@@ -222,10 +225,19 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
         },
         !waiting,
     );
+    // The first one in starts the recording when the appointment has it on.
+    state.conferences.sync_recording(&room, &tenant_id).await;
     if waiting {
         let _ = tx.send(Outgoing::say(json!({"type": "waiting"})));
     } else {
-        let _ = tx.send(Outgoing::say(joined(&id, host.is_some(), rights, rooms.roster(&room))));
+        let welcome = joined(
+            &id,
+            host.is_some(),
+            rights,
+            rooms.roster(&room),
+            rooms.is_recording(&room),
+        );
+        let _ = tx.send(Outgoing::say(welcome));
         audit("conference.join").await;
     }
     rooms.announce(&room);
@@ -247,7 +259,7 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
                         if !admitted || sdp.is_empty() {
                             continue;
                         }
-                        let sfu = match state.conferences.sfu(&state.config).await {
+                        let sfu = match state.conferences.sfu().await {
                             Ok(sfu) => sfu,
                             Err(e) => {
                                 tracing::error!(error = %e, "conference: the media server cannot start");
@@ -269,13 +281,13 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
                     }
                     "answer" => {
                         if let (Some(key), Some(sdp), Ok(sfu)) =
-                            (peer, message["sdp"].as_str(), state.conferences.sfu(&state.config).await)
+                            (peer, message["sdp"].as_str(), state.conferences.sfu().await)
                         {
                             let _ = sfu.answer(key, negotiation, sdp.to_string()).await;
                         }
                     }
                     "admit" if is_host && rooms.admit(&room, &target) => {
-                        let welcome = joined(&target, false, guests_may, rooms.roster(&room));
+                        let welcome = joined(&target, false, guests_may, rooms.roster(&room), rooms.is_recording(&room));
                         rooms.tell(&room, &target, Outgoing::say(welcome));
                         audit("conference.admit").await;
                         rooms.announce(&room);
@@ -290,9 +302,10 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
                     "remove" if is_host && target != id => {
                         if let (Some(member), _) = rooms.take(&room, &target) {
                             let _ = member.tx.send(Outgoing::last(json!({"type": "removed"})));
-                            if let Ok(sfu) = state.conferences.sfu(&state.config).await {
+                            if let Ok(sfu) = state.conferences.sfu().await {
                                 let _ = sfu.remove_participant(&room, &target, "removed by the host").await;
                             }
+                            state.conferences.left(&room, &target, false).await;
                             audit("conference.remove").await;
                             rooms.announce(&room);
                         }
@@ -340,7 +353,10 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
     }
     // Gone: out of the room and the SFU, and the others are told. The last
     // one out ends the conference, which the conference report counts.
-    if let (_, Some(ended)) = rooms.take(&room, &id) {
+    let (_, ended) = rooms.take(&room, &id);
+    // Their recordings are finished; the room's too when it was the last one.
+    state.conferences.left(&room, &id, ended.is_some()).await;
+    if let Some(ended) = ended {
         if let Err(e) = services
             .record_conference(
                 &tenant_id,
@@ -355,7 +371,7 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
             tracing::warn!(error = %e, "conference: cannot count it in the report");
         }
     }
-    if let (Some(key), Ok(sfu)) = (peer, state.conferences.sfu(&state.config).await) {
+    if let (Some(key), Ok(sfu)) = (peer, state.conferences.sfu().await) {
         let _ = sfu.leave(key).await;
     }
     rooms.announce(&room);
@@ -401,8 +417,8 @@ fn sources_of(message: &Value) -> HashMap<String, String> {
 }
 
 /// The message that puts a participant in the call.
-fn joined(you: &str, host: bool, rights: Rights, participants: Vec<super::rooms::Seen>) -> Value {
+fn joined(you: &str, host: bool, rights: Rights, participants: Vec<super::rooms::Seen>, recording: bool) -> Value {
     json!({"type": "joined", "you": you, "host": host,
         "permissions": {"screenShare": rights.screen_share, "chat": rights.chat},
-        "participants": participants})
+        "participants": participants, "recording": recording})
 }

@@ -2,11 +2,14 @@
 
 use axum::{
     extract::{Path, State},
-    http::StatusCode,
+    http::{HeaderMap, StatusCode},
+    response::Response,
     Json,
 };
 use rapport_core::{
-    appointments::{Appointment, AppointmentFilter, AppointmentIn, AppointmentRecordPatch},
+    appointments::{
+        recordings::ConferenceRecording, Appointment, AppointmentFilter, AppointmentIn, AppointmentRecordPatch,
+    },
     model::{Page, PageRequest},
 };
 use serde::Deserialize;
@@ -29,6 +32,8 @@ pub fn router() -> OpenApiRouter<AppState> {
             patch_appointment,
             delete_appointment
         ))
+        .routes(routes!(list_recordings))
+        .routes(routes!(download_recording))
 }
 
 /// Paging and time filter of the appointment list.
@@ -158,4 +163,54 @@ async fn delete_appointment(
         .delete_appointment(&auth.tenant_id, &id, &auth.actor)
         .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The recordings of an appointment's calls, oldest first: one WebM file per
+/// participant and camera (with their sound) or shared screen, made while
+/// `record` was on.
+#[utoipa::path(get, path = "/appointment/{appointmentId}/recording", tag = "appointment",
+    params(("appointmentId" = String, Path, description = "The appointment")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = Vec<ConferenceRecording>), AuthErrors, NotFoundError))]
+async fn list_recordings(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Vec<ConferenceRecording>>> {
+    Ok(Json(
+        state.services.list_conference_recordings(&auth.tenant_id, &id).await?,
+    ))
+}
+
+/// Download one recording (`video/webm`). A single byte range (`Range:
+/// bytes=start-end`) is answered with 206 and `Content-Range`; a range past
+/// the end with 416.
+#[utoipa::path(get, path = "/appointment/{appointmentId}/recording/{recordingId}", tag = "appointment",
+    params(
+        ("appointmentId" = String, Path, description = "The appointment"),
+        ("recordingId" = String, Path, description = "The recording"),
+        ("Range" = Option<String>, Header, description = "One byte range, e.g. `bytes=0-1048575`"),
+    ),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses(
+        (status = 200, description = "The WebM file", content_type = "video/webm", body = Vec<u8>),
+        (status = 206, description = "The asked byte range", content_type = "video/webm", body = Vec<u8>),
+        (status = 416, description = "The range starts past the end of the file (`range_not_satisfiable`; `Content-Range: bytes */size`)",
+            content_type = "application/problem+json", body = crate::http::error::Problem),
+        AuthErrors, NotFoundError))]
+async fn download_recording(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path((id, recording_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let recording = state
+        .services
+        .conference_recording(&auth.tenant_id, &id, &recording_id)
+        .await?;
+    Ok(crate::http::call_recordings::webm_response(
+        state.services.clone(),
+        &recording,
+        &headers,
+    ))
 }

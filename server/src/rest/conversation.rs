@@ -7,6 +7,7 @@ use axum::{
     Json,
 };
 use rapport_core::{
+    appointments::calls::StartedCall,
     conversations::{Channel, Conversation, ConversationFilter, ConversationStatus, Message, MessageIn, StatusIn},
     model::{Page, PageRequest},
 };
@@ -26,6 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_conversations))
         .routes(routes!(get_conversation))
         .routes(routes!(set_status))
+        .routes(routes!(start_call))
         .routes(routes!(send_message))
         .routes(routes!(receive_message))
         .routes(routes!(list_messages))
@@ -102,6 +104,28 @@ async fn set_status(
             .set_conversation_status(&auth.tenant_id, &customer_id, input, &auth.actor)
             .await?,
     ))
+}
+
+/// Start a video call with the customer: an appointment that opens now (its
+/// link works until two hours after its planned 30 minutes), belonging to the
+/// customer, and a `CARD` message inviting them (*Join the video call*, whose
+/// `buttonLink` is the appointment's `joinLink`), which fires `message.sent`.
+/// The customer joins without a waiting room; the tenant's signed-in agents
+/// host it.
+#[utoipa::path(post, path = "/conversation/{customerId}/call", tag = "conversation",
+    params(("customerId" = String, Path, description = "Customer id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 201, body = StartedCall), AuthErrors, NotFoundError))]
+async fn start_call(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(customer_id): Path<String>,
+) -> ApiResult<(StatusCode, Json<StartedCall>)> {
+    let call = state
+        .services
+        .start_call(&auth.tenant_id, &customer_id, None, false, Channel::Api, &auth.actor)
+        .await?;
+    Ok((StatusCode::CREATED, Json(call)))
 }
 
 /// Send a message to a customer (spec 2.3). `MESSAGE` needs `message`; `AUDIO`,

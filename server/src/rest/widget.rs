@@ -51,6 +51,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(identify))
         .routes(routes!(list_messages, post_message))
         .routes(routes!(post_file))
+        .routes(routes!(request_call))
         .routes(routes!(stream))
         .routes(routes!(post_form))
         .routes(routes!(add_tags))
@@ -220,6 +221,23 @@ async fn post_message(
         .visitor_message(&visitor.tenant_id, &visitor.customer_id, input, &visitor.actor)
         .await?;
     Ok((StatusCode::CREATED, Json(message)))
+}
+
+/// The visitor asks for a video call (the chat's *Video call*): the
+/// conversation is routed by the routing rules whose `types` include `CALL`
+/// (reason `CALL_REQUESTED`; a tenant without such rules routes nothing), the
+/// agent it is assigned to is notified, and a call owned by that agent is
+/// started, with a waiting room. Answers the invitation: a `CARD` message whose
+/// `buttonLink` opens the call (it also reaches the chat like any message).
+#[utoipa::path(post, path = "/widget/call", tag = "widget",
+    security(("widgetKey" = [], "visitorToken" = [])),
+    responses((status = 201, body = Message), AuthErrors))]
+async fn request_call(visitor: Visitor, State(state): State<AppState>) -> ApiResult<(StatusCode, Json<Message>)> {
+    let call = state
+        .services
+        .request_call(&visitor.tenant_id, &visitor.customer_id)
+        .await?;
+    Ok((StatusCode::CREATED, Json(call.invitation)))
 }
 
 /// A file's bytes, as the body of an upload.

@@ -102,6 +102,8 @@ struct Fixtures {
     targets: HashMap<&'static str, String>,
     customer_target: String,
     appointment: String,
+    /// A recording of the appointment's call.
+    recording: String,
     delivery: String,
     user: String,
     user_email: String,
@@ -680,6 +682,7 @@ fn fill_path(path: &str, fixtures: &Fixtures, unknown: bool) -> String {
         let id = match name {
             "customerId" => fixtures.customer_target.clone(),
             "appointmentId" => fixtures.appointment.clone(),
+            "recordingId" => fixtures.recording.clone(),
             "deliveryId" => fixtures.delivery.clone(),
             "id" => {
                 let resource = segments[i - 1];
@@ -972,7 +975,7 @@ async fn run(
 
 /// Creates the objects the cases name, through the API itself.
 async fn fixtures(app: &TestApp) -> Fixtures {
-    let (_, tenant_token) = app.tenant_with_key("Fuzzed").await;
+    let (tenant_id, tenant_token) = app.tenant_with_key("Fuzzed").await;
     let platform_token = app.platform_key().await;
     let t = tenant_token.as_str();
     let create = |path: &'static str, body: Value| {
@@ -1028,6 +1031,21 @@ async fn fixtures(app: &TestApp) -> Fixtures {
         .insert("watchdog", id(&create("/rest/v1/watchdog", watchdog).await));
     let date = (now + chrono::Duration::days(2)).to_rfc3339();
     f.appointment = id(&create("/rest/v1/appointment", json!({"title": "Target", "date": date})).await);
+    // A recording is made by a call, not by a request: stored as the recorder does.
+    let recording = rapport_core::appointments::recordings::NewConferenceRecording {
+        appointment_id: f.appointment.clone(),
+        participant: "Anchor".into(),
+        source: rapport_core::appointments::recordings::RecordingSource::Camera,
+        started_at: now.timestamp_millis() - 60_000,
+        ended_at: now.timestamp_millis(),
+        host: None,
+    };
+    f.recording = app
+        .services
+        .store_conference_recording(&tenant_id, &recording, &b"not really a webm file"[..])
+        .await
+        .unwrap()
+        .id;
     let session = |name: &str| json!({"id": name, "visitorId": "visitor-1", "startedAt": now.to_rfc3339()});
     let recorded = app.post("/rest/v1/session", t, session("anchor-session")).await;
     f.session = ok_json(recorded, StatusCode::OK).await["id"]

@@ -3,6 +3,7 @@
 
 mod auth;
 mod binary;
+mod calls;
 mod conference;
 mod conformance;
 mod conversations;

@@ -10,7 +10,9 @@ use rapport_core::{
     Services,
 };
 
-use super::{AppointmentForm, AppointmentView, Calendar, CalendarDay, OwnerChoices};
+use super::{
+    AppointmentForm, AppointmentView, Calendar, CalendarDay, CallRecordingView, OwnerChoices, APPOINTMENTS_PATH,
+};
 
 /// Most appointments a calendar page shows (a month of a busy team).
 const MOST_PER_PAGE: i64 = 500;
@@ -206,6 +208,36 @@ pub(crate) async fn owners(services: &Services, user: &SessionUser) -> CoreResul
 pub(crate) async fn get(services: &Services, tenant_id: &str, id: &str) -> CoreResult<AppointmentView> {
     let zone = tenant_zone(services, tenant_id).await?;
     Ok(view_of(services.get_appointment(tenant_id, id).await?, zone))
+}
+
+/// The recordings of an appointment's calls, with times in the tenant's zone.
+pub(crate) async fn recordings(services: &Services, tenant_id: &str, id: &str) -> CoreResult<Vec<CallRecordingView>> {
+    let zone = tenant_zone(services, tenant_id).await?;
+    let listed = services.list_conference_recordings(tenant_id, id).await?;
+    Ok(listed
+        .into_iter()
+        .map(|r| {
+            let seconds = r.duration_seconds;
+            let duration = if seconds >= 3600 {
+                format!("{}:{:02}:{:02}", seconds / 3600, seconds / 60 % 60, seconds % 60)
+            } else {
+                format!("{}:{:02}", seconds / 60, seconds % 60)
+            };
+            CallRecordingView {
+                url: format!("{APPOINTMENTS_PATH}/{id}/recordings/{}", r.id),
+                started: r.started_at.with_timezone(&zone).format("%Y-%m-%d %H:%M").to_string(),
+                source: match r.source {
+                    rapport_core::appointments::recordings::RecordingSource::Camera => "Camera",
+                    rapport_core::appointments::recordings::RecordingSource::Screen => "Screen",
+                }
+                .into(),
+                size: format!("{:.1} MB", r.size as f64 / 1_000_000.0),
+                duration,
+                participant: r.participant,
+                id: r.id,
+            }
+        })
+        .collect())
 }
 
 /// A whole number typed in a field, or a problem named after the API field.

@@ -24,11 +24,12 @@ function h(tag: string, attrs: Record<string, unknown> = {}, ...children: Child[
   return el;
 }
 
-/** The launcher's speech bubble (filled) and the attach button's paper clip
- * (stroked: styles.ts draws it as a line). */
+/** The launcher's speech bubble (filled), the attach button's paper clip and
+ * the call button's camera (stroked: styles.ts draws them as lines). */
 const BUBBLE =
   'M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm3 6.5a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01z';
 const CLIP = 'M21 11.5l-8.6 8.6a5 5 0 0 1-7.1-7.1l8.6-8.6a3.3 3.3 0 0 1 4.7 4.7l-8.6 8.6a1.7 1.7 0 0 1-2.4-2.4l7.9-7.9';
+const CAMERA = 'M3 5h11a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H3a2 2 0 0 1-2-2V7a2 2 0 0 1 2-2zm13 7l7-5v10z';
 
 /** An icon of one path, built as SVG nodes (no markup strings). */
 function icon(d: string): SVGElement {
@@ -131,6 +132,13 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     h('button', { type: 'submit', class: 'send' }, t.send),
   );
   const offline = h('form', { class: 'offline', hidden: true });
+  // The video call button sits in the header, where it stays in reach however
+  // long the log grows; like the composer, it hides while the workspace is closed.
+  const camera = h(
+    'button',
+    { type: 'button', class: 'call', 'aria-label': t.call, title: t.call, onclick: () => requestCall() },
+    icon(CAMERA),
+  ) as HTMLButtonElement;
   const panel = h(
     'div',
     {
@@ -146,6 +154,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
       'header',
       {},
       h('h2', { id: 'title' }, t.launcher),
+      camera,
       h('button', { type: 'button', class: 'close', 'aria-label': t.close, onclick: () => close() }, '×'),
     ),
     status,
@@ -299,6 +308,50 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     else upload(file, el);
   }
 
+  // Video calls: the server starts one and answers with its invitation, a CARD
+  // that the stream brings too; add() shows it once, whichever comes first. A
+  // failed request leaves a bubble with a retry, like a failed send.
+  const requestCall = (el?: HTMLElement) => {
+    if (camera.disabled) return;
+    // Disabling the focused button blurs it: a keyboard user gets it back after.
+    const refocus = shadow.activeElement === camera;
+    camera.disabled = true;
+    camera.setAttribute('aria-busy', 'true');
+    if (el) {
+      el.classList.remove('failed');
+      meta(el, t.sending);
+    }
+    core
+      .request<Message>('/widget/call', { method: 'POST', visitor: true })
+      .then((m) => {
+        if (el) el.remove();
+        if (add(m)) core.emit('message', m);
+        // Names the join button as the log shows it: its text is the server's.
+        const card = shown.get(m.id);
+        const join = card && card.querySelector('.button');
+        if (card && join) {
+          card.after(h('p', { class: 'note' }, t.callReady.replace('{button}', join.textContent || '')));
+          scrollDown();
+        }
+        listen();
+      })
+      .catch((e) => {
+        if (!el) {
+          el = bubble(true, '\uffff');
+          el.append(t.call);
+          log.append(el);
+          scrollDown();
+        }
+        failed(el, t.callFailed, () => requestCall(el));
+        core.emit('error', e);
+      })
+      .finally(() => {
+        camera.disabled = false;
+        camera.removeAttribute('aria-busy');
+        if (refocus && document.activeElement === document.body) camera.focus();
+      });
+  };
+
   // History: newest first from the server. Outbound messages the widget had not
   // received yet count as unread while the panel is closed.
   const loadHistory = async () => {
@@ -360,6 +413,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     const closed = config.open === false;
     clip.hidden = !((config.maxFileBytes || 0) > 0);
     composer.hidden = closed;
+    camera.hidden = closed;
     offline.hidden = !closed;
     if (closed && !offline.firstChild) buildOffline();
   };

@@ -29,6 +29,10 @@ const en = {
   // {n}: the workspace's limit in megabytes.
   tooLarge: 'The file is larger than {n} MB.',
   badName: 'This file name is not accepted. Please rename the file.',
+  call: 'Start a video call',
+  callFailed: 'The call could not be started. Try again.',
+  // {button}: the invitation's button, named as the chat shows it.
+  callReady: 'Your call is ready: use {button}. An agent will let you in.',
 };
 export type Strings = typeof en;
 
@@ -61,6 +65,9 @@ const tables: Record<string, Strings> = {
     attach: 'Datei anhängen',
     tooLarge: 'Die Datei ist größer als {n} MB.',
     badName: 'Dieser Dateiname wird nicht akzeptiert. Bitte benennen Sie die Datei um.',
+    call: 'Videoanruf starten',
+    callFailed: 'Der Anruf konnte nicht gestartet werden. Versuchen Sie es erneut.',
+    callReady: 'Ihr Anruf ist bereit: Nutzen Sie „{button}“. Ein Mitarbeiter lässt Sie dann herein.',
   },
   ja: {
     launcher: 'チャットで問い合わせる',
@@ -89,6 +96,9 @@ const tables: Record<string, Strings> = {
     attach: 'ファイルを添付',
     tooLarge: 'ファイルが {n} MB を超えています。',
     badName: 'このファイル名は使用できません。ファイル名を変更してください。',
+    call: 'ビデオ通話を開始',
+    callFailed: '通話を開始できませんでした。もう一度お試しください。',
+    callReady: '通話の準備ができました。「{button}」からご参加ください。担当者が入室を許可します。',
   },
   uk: {
     launcher: 'Напишіть нам',
@@ -117,6 +127,9 @@ const tables: Record<string, Strings> = {
     attach: 'Прикріпити файл',
     tooLarge: 'Файл більший за {n} МБ.',
     badName: 'Ця назва файлу не підходить. Будь ласка, перейменуйте файл.',
+    call: 'Почати відеодзвінок',
+    callFailed: 'Не вдалося розпочати дзвінок. Спробуйте ще раз.',
+    callReady: 'Ваш дзвінок готовий: натисніть «{button}». Оператор впустить вас.',
   },
   ru: {
     launcher: 'Напишите нам',
@@ -145,6 +158,9 @@ const tables: Record<string, Strings> = {
     attach: 'Прикрепить файл',
     tooLarge: 'Файл больше {n} МБ.',
     badName: 'Такое имя файла не подходит. Пожалуйста, переименуйте файл.',
+    call: 'Начать видеозвонок',
+    callFailed: 'Не удалось начать звонок. Попробуйте ещё раз.',
+    callReady: 'Ваш звонок готов: нажмите «{button}». Оператор впустит вас.',
   },
 };
 

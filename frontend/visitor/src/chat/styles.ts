@@ -101,7 +101,8 @@ header {
   color: #fff;
 }
 h2 { flex: 1; margin: 0; font-size: 17px; font-weight: 650; }
-.close {
+.close, .call {
+  flex: none;
   width: 36px;
   height: 36px;
   border: 0;
@@ -109,11 +110,12 @@ h2 { flex: 1; margin: 0; font-size: 17px; font-weight: 650; }
   background: transparent;
   color: #fff;
   cursor: pointer;
-  font-size: 24px;
-  line-height: 1;
 }
-.close:hover { background: rgba(255, 255, 255, .15); }
-.close:focus-visible { outline-color: #fff; }
+.close { font-size: 24px; line-height: 1; }
+/* The camera, stroked like the paper clip. */
+.call { padding: 0; display: grid; place-items: center; }
+.close:hover, .call:hover { background: rgba(255, 255, 255, .15); }
+.close:focus-visible, .call:focus-visible { outline-color: #fff; }
 .status { margin: 0; padding: 8px 18px; background: #fef3c7; color: #78350f; font-size: 13px; }
 .log {
   flex: 1;
@@ -204,7 +206,7 @@ textarea { flex: 1; resize: none; min-height: 42px; max-height: 140px; field-siz
   place-items: center;
 }
 .attach:hover { background: var(--soft); color: var(--text); }
-.attach svg {
+.attach svg, .call svg {
   width: 22px;
   height: 22px;
   fill: none;
@@ -213,7 +215,7 @@ textarea { flex: 1; resize: none; min-height: 42px; max-height: 140px; field-siz
   stroke-linecap: round;
   stroke-linejoin: round;
 }
-.send:disabled { opacity: .6; cursor: default; }
+.send:disabled, .call:disabled { opacity: .6; cursor: default; }
 .offline { padding: 16px; display: flex; flex-direction: column; gap: 10px; overflow-y: auto; }
 .offline h3 { margin: 0; font-size: 16px; }
 .offline p { margin: 0; color: var(--muted); }

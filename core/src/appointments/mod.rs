@@ -14,6 +14,10 @@
 //!   update, marked as such) to every attendee into the mail outbox (see
 //!   [`crate::mail`]); it is also kept on the appointment.
 
+pub mod calls;
+mod conference;
+pub mod recordings;
+
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
@@ -23,6 +27,7 @@ use crate::{
     audit::{self, Actor},
     crypto::{hash_password, random_token},
     error::{CoreError, CoreResult},
+    live::LiveEvent,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::{is_email, Checks, Paging},
@@ -543,7 +548,12 @@ impl Services {
             Some(id),
         )
         .await?;
-        tx.commit().await?;
+        // A call going on now starts or stops recording with the switch.
+        let switched = LiveEvent::AppointmentRecording {
+            appointment_id: id.to_string(),
+            record: v.record,
+        };
+        self.commit_live(tx, tenant_id, "", switched).await?;
         if v.send_invite_email {
             self.invite_attendees(tenant_id, id, true, actor).await?;
         }
@@ -579,7 +589,11 @@ impl Services {
             Some(id),
         )
         .await?;
-        tx.commit().await?;
+        let switched = LiveEvent::AppointmentRecording {
+            appointment_id: id.to_string(),
+            record,
+        };
+        self.commit_live(tx, tenant_id, "", switched).await?;
         self.get_appointment(tenant_id, id).await
     }
 
@@ -612,60 +626,6 @@ impl Services {
         let found = found.ok_or(CoreError::NotFound("appointment"))?;
         let appointment = self.get_appointment(&found.tenant_id, &found.id).await?;
         Ok((found.tenant_id, appointment))
-    }
-
-    /// Whether `password` opens the appointment's conference: true when it
-    /// has no password, or when it matches the stored hash (argon2id).
-    pub async fn appointment_password_matches(&self, tenant_id: &str, id: &str, password: &str) -> CoreResult<bool> {
-        let hash: Option<Option<String>> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select password_hash from appointments where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_optional(pool)
-        .await)?;
-        match hash.ok_or(CoreError::NotFound("appointment"))? {
-            None => Ok(true),
-            Some(hash) => Ok(crate::crypto::verify_password(password, &hash).await),
-        }
-    }
-
-    /// A conference of the appointment ended (its last participant left):
-    /// counted in the conference report, from `started_at` to `ended_at` (unix
-    /// ms), with the host who joined first as its agent and how many people
-    /// were let in.
-    pub async fn record_conference(
-        &self,
-        tenant_id: &str,
-        appointment_id: &str,
-        started_at: i64,
-        ended_at: i64,
-        host: Option<&str>,
-        participants: i64,
-    ) -> CoreResult<()> {
-        use crate::reports::{
-            catalogue::{CONFERENCE, CONFERENCE_PARTICIPANTS},
-            facts::{record, Fact},
-        };
-        let id = uuid::Uuid::now_v7().to_string();
-        let conference = Fact {
-            kind: CONFERENCE,
-            at: started_at,
-            value: (ended_at - started_at).max(0),
-            agent: host,
-            subject: Some(appointment_id),
-            dedupe: Some(&id),
-            ..Fact::default()
-        };
-        let mut tx = self.db().begin().await?;
-        record(&mut tx, tenant_id, &conference).await?;
-        let people = Fact {
-            kind: CONFERENCE_PARTICIPANTS,
-            value: participants,
-            ..conference
-        };
-        record(&mut tx, tenant_id, &people).await?;
-        tx.commit().await
     }
 
     /// A page of the tenant's appointments by start time.

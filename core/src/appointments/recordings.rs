@@ -1,0 +1,297 @@
+//! Recordings of appointment conferences.
+//!
+//! The instance that holds a call muxes each participant's camera and
+//! microphone (and, apart, a shared screen) into a WebM file while the
+//! appointment's `record` switch is on. When that participant leaves, or the
+//! switch goes off, the finished file is stored here, in chunks of
+//! [`CHUNK_BYTES`], in one transaction with its listing row, an audit entry
+//! and the conference report's facts: a recording is listed only once all of
+//! it is stored, and every instance serves it.
+//!
+//! Recordings go with their appointment or tenant, and otherwise once older
+//! than the workspace's `conferenceRetentionDays` (retention, hourly).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    audit::{self, Actor},
+    error::{CoreError, CoreResult},
+    time::{from_ms, now_ms},
+    with_db, with_tx, Services,
+};
+
+/// Bytes of one stored chunk: large enough that a long call is a few hundred
+/// rows, small enough that a download holds one chunk in memory at a time.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// What a recording shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RecordingSource {
+    /// A participant's camera, with their microphone.
+    Camera,
+    /// A participant's shared screen.
+    Screen,
+}
+
+impl RecordingSource {
+    /// The stored value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordingSource::Camera => "CAMERA",
+            RecordingSource::Screen => "SCREEN",
+        }
+    }
+
+    fn parse(value: &str) -> Self {
+        if value == "SCREEN" {
+            RecordingSource::Screen
+        } else {
+            RecordingSource::Camera
+        }
+    }
+}
+
+/// One stored recording (a WebM file) of an appointment's conference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConferenceRecording {
+    /// Id.
+    pub id: String,
+    /// The appointment whose call it recorded.
+    pub appointment_id: String,
+    /// The participant's name, as they gave it when joining.
+    pub participant: String,
+    /// What it shows.
+    pub source: RecordingSource,
+    /// When its first frame arrived.
+    pub started_at: DateTime<Utc>,
+    /// When its last frame arrived.
+    pub ended_at: DateTime<Utc>,
+    /// `endedAt - startedAt`, in whole seconds.
+    pub duration_seconds: i64,
+    /// Size of the WebM file, in bytes.
+    pub size: i64,
+}
+
+/// A finished recording, before it is stored.
+#[derive(Debug, Clone)]
+pub struct NewConferenceRecording {
+    /// The appointment.
+    pub appointment_id: String,
+    /// The participant's name.
+    pub participant: String,
+    /// Camera or screen.
+    pub source: RecordingSource,
+    /// First frame, unix ms.
+    pub started_at: i64,
+    /// Last frame, unix ms.
+    pub ended_at: i64,
+    /// The host who joined first (the conference report's agent).
+    pub host: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct RecordingRow {
+    id: String,
+    appointment_id: String,
+    participant: String,
+    source: String,
+    started_at: i64,
+    ended_at: i64,
+    size: i64,
+}
+
+impl From<RecordingRow> for ConferenceRecording {
+    fn from(r: RecordingRow) -> Self {
+        ConferenceRecording {
+            id: r.id,
+            appointment_id: r.appointment_id,
+            participant: r.participant,
+            source: RecordingSource::parse(&r.source),
+            started_at: from_ms(r.started_at),
+            ended_at: from_ms(r.ended_at),
+            duration_seconds: (r.ended_at - r.started_at).max(0) / 1000,
+            size: r.size,
+        }
+    }
+}
+
+const COLUMNS: &str = "id, appointment_id, participant, source, started_at, ended_at, size";
+
+impl Services {
+    /// Stores a finished recording read from `file`, with its audit entry
+    /// (`conference.recording`) and its facts for the conference report, all
+    /// in one transaction. Returns it as listed.
+    pub async fn store_conference_recording<R>(
+        &self,
+        tenant_id: &str,
+        recording: &NewConferenceRecording,
+        mut file: R,
+    ) -> CoreResult<ConferenceRecording>
+    where
+        R: tokio::io::AsyncRead + Unpin,
+    {
+        use crate::reports::{
+            catalogue::CONFERENCE_RECORDING,
+            facts::{record, Fact},
+        };
+        use tokio::io::AsyncReadExt;
+
+        let id = uuid::Uuid::now_v7().to_string();
+        let mut tx = self.db().begin().await?;
+        // The listing row goes first, so that the chunks' foreign key holds;
+        // its size is set once every chunk is in.
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "insert into conference_recordings (id, tenant_id, appointment_id, participant, source, \
+             started_at, ended_at, size, created_at) values ($1, $2, $3, $4, $5, $6, $7, 0, $8)"
+        )
+        .bind(&id)
+        .bind(tenant_id)
+        .bind(&recording.appointment_id)
+        .bind(&recording.participant)
+        .bind(recording.source.as_str())
+        .bind(recording.started_at)
+        .bind(recording.ended_at)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        let mut size: i64 = 0;
+        let mut seq: i64 = 0;
+        let mut chunk = vec![0u8; CHUNK_BYTES];
+        loop {
+            // Fill a whole chunk (a read may return less), so that every chunk
+            // but the last is exactly CHUNK_BYTES and a byte range maps to one.
+            let mut filled = 0;
+            while filled < CHUNK_BYTES {
+                let n = file
+                    .read(&mut chunk[filled..])
+                    .await
+                    .map_err(|e| CoreError::Internal(format!("reading a recording: {e}")))?;
+                if n == 0 {
+                    break;
+                }
+                filled += n;
+            }
+            if filled == 0 {
+                break;
+            }
+            let data = &chunk[..filled];
+            with_tx!(&mut tx, |conn| sqlx::query(
+                "insert into conference_recording_chunks (recording_id, seq, data) values ($1, $2, $3)"
+            )
+            .bind(&id)
+            .bind(seq)
+            .bind(data)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+            size += filled as i64;
+            seq += 1;
+            if filled < CHUNK_BYTES {
+                break;
+            }
+        }
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update conference_recordings set size = $2 where id = $1"
+        )
+        .bind(&id)
+        .bind(size)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        let system = Actor::system("conference");
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            &system,
+            "conference.recording",
+            "appointment",
+            Some(&recording.appointment_id),
+        )
+        .await?;
+        let fact = Fact {
+            kind: CONFERENCE_RECORDING,
+            at: recording.started_at,
+            value: (recording.ended_at - recording.started_at).max(0),
+            agent: recording.host.as_deref(),
+            subject: Some(&recording.appointment_id),
+            dedupe: Some(&id),
+            ..Fact::default()
+        };
+        record(&mut tx, tenant_id, &fact).await?;
+        tx.commit().await?;
+        self.conference_recording(tenant_id, &recording.appointment_id, &id)
+            .await
+    }
+
+    /// The recordings of one appointment, oldest first.
+    pub async fn list_conference_recordings(
+        &self,
+        tenant_id: &str,
+        appointment_id: &str,
+    ) -> CoreResult<Vec<ConferenceRecording>> {
+        self.get_appointment(tenant_id, appointment_id).await?;
+        let sql = format!(
+            "select {COLUMNS} from conference_recordings where tenant_id = $1 and appointment_id = $2 \
+             order by started_at, id"
+        );
+        let rows: Vec<RecordingRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(appointment_id)
+            .fetch_all(pool)
+            .await)?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    /// One recording of an appointment.
+    pub async fn conference_recording(
+        &self,
+        tenant_id: &str,
+        appointment_id: &str,
+        id: &str,
+    ) -> CoreResult<ConferenceRecording> {
+        let sql = format!(
+            "select {COLUMNS} from conference_recordings where tenant_id = $1 and appointment_id = $2 and id = $3"
+        );
+        let row: Option<RecordingRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(appointment_id)
+            .bind(id)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(Into::into).ok_or(CoreError::NotFound("recording"))
+    }
+
+    /// Chunk `seq` of a recording (the caller has found the recording in its
+    /// tenant first); `None` past the end.
+    pub async fn conference_recording_chunk(&self, id: &str, seq: i64) -> CoreResult<Option<Vec<u8>>> {
+        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select data from conference_recording_chunks where recording_id = $1 and seq = $2"
+        )
+        .bind(id)
+        .bind(seq)
+        .fetch_optional(pool)
+        .await)?)
+    }
+
+    /// Deletes up to `batch` conference recordings (with their chunks) that
+    /// ended longer ago than their workspace's `conferenceRetentionDays`.
+    pub async fn prune_conference_recordings(&self, now: i64, batch: i64) -> CoreResult<u64> {
+        let mut tx = self.db().begin().await?;
+        let deleted = with_tx!(&mut tx, |conn| sqlx::query(
+            "delete from conference_recordings where id in (select r.id \
+             from conference_recordings r join tenants t on t.id = r.tenant_id \
+             where r.ended_at < $1 - t.conference_retention_days * 86400000 limit $2)"
+        )
+        .bind(now)
+        .bind(batch)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        Ok(deleted)
+    }
+}

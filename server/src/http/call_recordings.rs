@@ -1,0 +1,200 @@
+//! Downloading a conference recording (a WebM file stored in chunks): over
+//! REST with a tenant key, and from the dashboard's appointment page with the
+//! signed-in user's session. Both stream the file a chunk at a time, and both
+//! answer a single byte range (`Range: bytes=…`) with 206, so that a browser's
+//! player can seek.
+
+use axum::{
+    body::Body,
+    extract::{Path, State},
+    http::{header, HeaderMap, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+};
+use rapport_app::ssr::session_token;
+use rapport_core::{
+    appointments::recordings::{ConferenceRecording, CHUNK_BYTES},
+    model::Role,
+    CoreError, Services,
+};
+
+use crate::{http::error::ApiError, state::AppState};
+
+/// The bytes asked for, `start..=end`, of a file of `size` bytes: the whole
+/// file without a `Range` header; `Err` when the range cannot be met (416).
+/// Only one range is served; a list of them gets the first.
+fn wanted(headers: &HeaderMap, size: u64) -> Result<Option<(u64, u64)>, ()> {
+    let Some(range) = headers.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
+        return Ok(None);
+    };
+    let spec = range.trim().strip_prefix("bytes=").ok_or(())?;
+    let first = spec.split(',').next().unwrap_or_default().trim();
+    let (from, to) = first.split_once('-').ok_or(())?;
+    let (start, end) = match (from.trim(), to.trim()) {
+        // The last `n` bytes.
+        ("", n) => {
+            let n: u64 = n.parse().map_err(|_| ())?;
+            (size.saturating_sub(n), size.checked_sub(1).ok_or(())?)
+        }
+        (s, "") => (s.parse().map_err(|_| ())?, size.checked_sub(1).ok_or(())?),
+        (s, e) => {
+            let end: u64 = e.parse().map_err(|_| ())?;
+            (s.parse().map_err(|_| ())?, end.min(size.saturating_sub(1)))
+        }
+    };
+    if start > end || start >= size {
+        return Err(());
+    }
+    Ok(Some((start, end)))
+}
+
+/// The file (or the asked range of it) as a streamed response.
+pub fn webm_response(services: Services, recording: &ConferenceRecording, headers: &HeaderMap) -> Response {
+    let size = u64::try_from(recording.size).unwrap_or(0);
+    let range = match wanted(headers, size) {
+        Ok(range) => range,
+        Err(()) => {
+            // A problem document, as every REST error is, with the size.
+            let mut refused = ApiError::new(
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                "range_not_satisfiable",
+                format!("the file has {size} bytes; ask for one range within them"),
+            )
+            .into_response();
+            if let Ok(value) = HeaderValue::from_str(&format!("bytes */{size}")) {
+                refused.headers_mut().insert(header::CONTENT_RANGE, value);
+            }
+            return refused;
+        }
+    };
+    let (start, end) = range.unwrap_or((0, size.saturating_sub(1)));
+    let chunk = CHUNK_BYTES as u64;
+    let id = recording.id.clone();
+    // (next chunk, bytes of it to skip, bytes still to send)
+    let state = (
+        start / chunk,
+        start % chunk,
+        if size == 0 { 0 } else { end - start + 1 },
+    );
+    let body = futures_util::StreamExt::fuse(futures_util::stream::unfold(state, move |(seq, skip, left)| {
+        let (services, id) = (services.clone(), id.clone());
+        async move {
+            if left == 0 {
+                return None;
+            }
+            let data = match services.conference_recording_chunk(&id, seq as i64).await {
+                Ok(Some(data)) => data,
+                Ok(None) => return Some((Err(std::io::Error::other("a chunk is missing")), (seq, 0, 0))),
+                Err(e) => return Some((Err(std::io::Error::other(e.to_string())), (seq, 0, 0))),
+            };
+            let from = (skip as usize).min(data.len());
+            let take = (data.len() - from).min(usize::try_from(left).unwrap_or(usize::MAX));
+            let bytes = axum::body::Bytes::copy_from_slice(&data[from..from + take]);
+            Some((Ok(bytes), (seq + 1, 0, left - take as u64)))
+        }
+    }));
+    let name = format!(
+        "{}-{}-{}.webm",
+        recording.started_at.format("%Y%m%d-%H%M"),
+        file_safe(&recording.participant),
+        recording.source.as_str().to_lowercase()
+    );
+    let mut response = Response::new(Body::from_stream(body));
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("video/webm"));
+    h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    h.insert(
+        header::CONTENT_LENGTH,
+        HeaderValue::from(if size == 0 { 0 } else { end - start + 1 }),
+    );
+    if let Ok(disposition) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
+        h.insert(header::CONTENT_DISPOSITION, disposition);
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+    if range.is_some() {
+        *response.status_mut() = StatusCode::PARTIAL_CONTENT;
+        if let Ok(value) = HeaderValue::from_str(&format!("bytes {start}-{end}/{size}")) {
+            response.headers_mut().insert(header::CONTENT_RANGE, value);
+        }
+    }
+    response
+}
+
+/// A participant's name as a file name: letters, digits and `-` only.
+fn file_safe(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '-' })
+        .take(40)
+        .collect();
+    if safe.trim_matches('-').is_empty() {
+        "participant".into()
+    } else {
+        safe
+    }
+}
+
+/// `GET /appointments/{id}/recordings/{recordingId}`: the dashboard's link,
+/// for the tenant's signed-in agents and above.
+pub async fn download(
+    State(state): State<AppState>,
+    Path((appointment_id, recording_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let user = match session_token(&headers) {
+        Some(token) => state.services.session_user(&token).await,
+        None => Ok(None),
+    };
+    let user = match user {
+        Ok(Some(user)) => user,
+        Ok(None) => return (StatusCode::UNAUTHORIZED, "sign in first").into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "recording download: cannot read the session");
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+    };
+    if !user.role.includes(Role::Agent) {
+        return (StatusCode::FORBIDDEN, "your role does not allow this").into_response();
+    }
+    match state
+        .services
+        .conference_recording(&user.tenant_id, &appointment_id, &recording_id)
+        .await
+    {
+        Ok(recording) => webm_response(state.services.clone(), &recording, &headers),
+        Err(CoreError::NotFound(_)) => (StatusCode::NOT_FOUND, "no such recording").into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "recording download failed");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::RANGE, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn reads_one_byte_range() {
+        assert_eq!(wanted(&HeaderMap::new(), 100), Ok(None));
+        assert_eq!(wanted(&range("bytes=0-9"), 100), Ok(Some((0, 9))));
+        assert_eq!(wanted(&range("bytes=90-"), 100), Ok(Some((90, 99))));
+        assert_eq!(wanted(&range("bytes=-10"), 100), Ok(Some((90, 99))));
+        assert_eq!(wanted(&range("bytes=50-500"), 100), Ok(Some((50, 99))));
+        assert_eq!(wanted(&range("bytes=0-1, 5-6"), 100), Ok(Some((0, 1))));
+        assert_eq!(wanted(&range("bytes=100-"), 100), Err(()));
+        assert_eq!(wanted(&range("bytes=9-1"), 100), Err(()));
+        assert_eq!(wanted(&range("items=0-1"), 100), Err(()));
+    }
+
+    #[test]
+    fn names_files_safely() {
+        assert_eq!(file_safe("Ann O'Neil"), "Ann-O-Neil");
+        assert_eq!(file_safe("../"), "participant");
+    }
+}
