@@ -106,10 +106,13 @@ pub async fn serve(
             }
         })
     });
+    let conferences = state.conferences.clone();
     let router = app::build(state);
     let result = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown)
         .await;
+    // Calls end with the process; what they recorded is kept.
+    conferences.shutdown().await;
     pruner.abort();
     if let Some(relay) = relay {
         relay.abort();

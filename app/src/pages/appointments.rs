@@ -402,7 +402,8 @@ pub fn AppointmentPage() -> impl IntoView {
                 <ActionError value=recording.value() />
                 <p class="hint">
                     "Everyone in the call is told when it is recorded. Each participant's camera and sound, "
-                    "and each shared screen, become a WebM file here when they leave the call."
+                    "and each shared screen, are recorded as WebM files, listed here once they leave the call "
+                    "(sound goes on in a file of its own while a camera is off)."
                 </p>
                 <Suspense fallback=|| view! { <p class="muted">"Loading the recordings…"</p> }>
                     {move || Suspend::new(async move {

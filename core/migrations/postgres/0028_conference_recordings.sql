@@ -2,7 +2,9 @@
 -- source (a camera with its microphone, or a shared screen), muxed by the
 -- instance that held the call from the frames its SFU forwards, and stored
 -- here in chunks so that every instance serves the download and it goes with
--- its appointment or tenant.
+-- its appointment or tenant. Chunks go in one short transaction each, so a
+-- long recording never holds SQLite's writer; the recording is listed once
+-- `stored_at` is set, after its last chunk.
 create table conference_recordings (
     id              text primary key,
     tenant_id       text not null references tenants (id) on delete cascade,
@@ -12,7 +14,8 @@ create table conference_recordings (
     started_at      bigint not null,
     ended_at        bigint not null,
     size            bigint not null,
-    created_at      bigint not null
+    created_at      bigint not null,
+    stored_at       bigint
 );
 create index conference_recordings_appointment_idx on conference_recordings (tenant_id, appointment_id, started_at);
 -- What retention looks up.

@@ -13,7 +13,9 @@
 //!   conversation is routed by the rules whose `types` include `CALL` (not
 //!   those for `CHAT`), and the call belongs to whoever it is assigned to. The
 //!   visitor waits in the waiting room until one of the tenant's agents
-//!   admits them.
+//!   admits them. Asking again while that call is open gives the same
+//!   invitation, so a visitor cannot make calls (and notifications) without
+//!   end; the general rate limits bound new visitors.
 
 use chrono::Utc;
 
@@ -21,8 +23,9 @@ use crate::{
     appointments::{Appointment, AppointmentIn, AppointmentPermissions, ValidType},
     audit::Actor,
     conversations::{Channel, Message, MessageIn, MessageType},
-    error::CoreResult,
-    Services,
+    error::{CoreError, CoreResult},
+    time::now_ms,
+    with_db, Services,
 };
 
 /// Minutes an ad-hoc call is planned for.
@@ -101,25 +104,79 @@ impl Services {
     /// A visitor asked for a video call from the chat: the conversation is
     /// routed by the rules for `CALL`, and a call owned by whoever has it
     /// then (notified in the dashboard) is started, with a waiting room.
-    pub async fn request_call(&self, tenant_id: &str, customer_id: &str) -> CoreResult<StartedCall> {
-        let customer = self.get_customer(tenant_id, customer_id).await?;
-        let who = customer_label(&customer);
-        let owner = self.route_call(tenant_id, customer_id, &who).await?;
-        self.start_call(
-            tenant_id,
-            customer_id,
-            owner.as_deref(),
-            true,
-            Channel::Automation,
-            &Actor::system("routing"),
+    /// Returns the invitation. While a call of the customer's is still open,
+    /// asking again returns its invitation and starts nothing; while the
+    /// workspace is closed (its business hours), nothing is started
+    /// (`Conflict`, code `closed`).
+    pub async fn request_call(&self, tenant_id: &str, customer_id: &str) -> CoreResult<Message> {
+        if let Some(invitation) = self.open_call_invitation(tenant_id, customer_id).await? {
+            return Ok(invitation);
+        }
+        let settings = self.engine_settings(tenant_id).await?;
+        let schedule = self
+            .business_schedule(tenant_id, settings.business_hours_id.as_deref())
+            .await?;
+        if !schedule.is_open(Utc::now()) {
+            return Err(CoreError::Conflict {
+                field: None,
+                code: "closed",
+                message: "the workspace is closed now (its business hours); leave a message instead".into(),
+            });
+        }
+        let owner = self.route_call(tenant_id, customer_id).await?;
+        let call = self
+            .start_call(
+                tenant_id,
+                customer_id,
+                owner.as_deref(),
+                true,
+                Channel::Automation,
+                &Actor::system("routing"),
+            )
+            .await?;
+        Ok(call.invitation)
+    }
+
+    /// The invitation to the customer's latest call, if its link still works.
+    async fn open_call_invitation(&self, tenant_id: &str, customer_id: &str) -> CoreResult<Option<Message>> {
+        let since = now_ms() - i64::from(CALL_MINUTES + CALL_LINK_HOURS * 60) * 60_000;
+        let latest: Option<(String, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select id, button_link from messages where tenant_id = $1 and customer_id = $2 and type = 'CARD' \
+             and direction = 'OUTBOUND' and created_at >= $3 order by created_at desc, id desc limit 1"
         )
-        .await
+        .bind(tenant_id)
+        .bind(customer_id)
+        .bind(since)
+        .fetch_optional(pool)
+        .await)?;
+        let Some((message_id, Some(link))) = latest else {
+            return Ok(None);
+        };
+        let Some(token) = link
+            .strip_prefix(self.public_url())
+            .and_then(|path| path.strip_prefix("/join/"))
+        else {
+            return Ok(None); // a card of another kind
+        };
+        let open = match self.appointment_by_join_token(token).await {
+            Ok((tenant, appointment)) => {
+                tenant == tenant_id
+                    && appointment.customer_id.as_deref() == Some(customer_id)
+                    && appointment.is_open_at(Utc::now())
+            }
+            Err(CoreError::NotFound(_)) => false,
+            Err(e) => return Err(e),
+        };
+        if !open {
+            return Ok(None);
+        }
+        self.get_message(tenant_id, &message_id).await.map(Some)
     }
 }
 
 /// How a customer is named to agents: their name, else their e-mail, else
 /// "A visitor".
-fn customer_label(customer: &crate::customers::Customer) -> String {
+pub(crate) fn customer_label(customer: &crate::customers::Customer) -> String {
     let name = [customer.first_name.as_deref(), customer.last_name.as_deref()]
         .into_iter()
         .flatten()

@@ -4,9 +4,9 @@
 //! microphone (and, apart, a shared screen) into a WebM file while the
 //! appointment's `record` switch is on. When that participant leaves, or the
 //! switch goes off, the finished file is stored here, in chunks of
-//! [`CHUNK_BYTES`], in one transaction with its listing row, an audit entry
-//! and the conference report's facts: a recording is listed only once all of
-//! it is stored, and every instance serves it.
+//! [`CHUNK_BYTES`] (one short transaction each), and then listed, audited and
+//! counted in the conference report in one transaction: a recording is listed
+//! only once all of it is stored, and every instance serves it.
 //!
 //! Recordings go with their appointment or tenant, and otherwise once older
 //! than the workspace's `conferenceRetentionDays` (retention, hourly).
@@ -121,28 +121,25 @@ impl From<RecordingRow> for ConferenceRecording {
 const COLUMNS: &str = "id, appointment_id, participant, source, started_at, ended_at, size";
 
 impl Services {
-    /// Stores a finished recording read from `file`, with its audit entry
-    /// (`conference.recording`) and its facts for the conference report, all
-    /// in one transaction. Returns it as listed.
+    /// Stores a finished recording read from `file`: its chunks one short
+    /// transaction at a time (a long recording never holds the writer), then,
+    /// in one transaction, its listing, its audit entry
+    /// (`conference.recording`) and its facts for the conference report.
+    /// Returns it as listed. A recording that fails half-way is deleted again.
     pub async fn store_conference_recording<R>(
         &self,
         tenant_id: &str,
         recording: &NewConferenceRecording,
-        mut file: R,
+        file: R,
     ) -> CoreResult<ConferenceRecording>
     where
         R: tokio::io::AsyncRead + Unpin,
     {
-        use crate::reports::{
-            catalogue::CONFERENCE_RECORDING,
-            facts::{record, Fact},
-        };
-        use tokio::io::AsyncReadExt;
-
         let id = uuid::Uuid::now_v7().to_string();
+        // Unlisted (no `stored_at`) until every chunk is in. Each write is a
+        // short transaction of its own (on SQLite, writes go through the one
+        // writer connection, which transactions take).
         let mut tx = self.db().begin().await?;
-        // The listing row goes first, so that the chunks' foreign key holds;
-        // its size is set once every chunk is in.
         with_tx!(&mut tx, |conn| sqlx::query(
             "insert into conference_recordings (id, tenant_id, appointment_id, participant, source, \
              started_at, ended_at, size, created_at) values ($1, $2, $3, $4, $5, $6, $7, 0, $8)"
@@ -158,6 +155,43 @@ impl Services {
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        let stored = self.store_chunks_and_list(tenant_id, recording, &id, file).await;
+        if stored.is_err() {
+            if let Ok(mut tx) = self.db().begin().await {
+                let deleted = with_tx!(&mut tx, |conn| sqlx::query(
+                    "delete from conference_recordings where id = $1"
+                )
+                .bind(&id)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected()));
+                if deleted.is_ok() {
+                    let _ = tx.commit().await;
+                }
+            }
+        }
+        stored?;
+        self.conference_recording(tenant_id, &recording.appointment_id, &id)
+            .await
+    }
+
+    async fn store_chunks_and_list<R>(
+        &self,
+        tenant_id: &str,
+        recording: &NewConferenceRecording,
+        id: &str,
+        mut file: R,
+    ) -> CoreResult<()>
+    where
+        R: tokio::io::AsyncRead + Unpin,
+    {
+        use crate::reports::{
+            catalogue::CONFERENCE_RECORDING,
+            facts::{record, Fact},
+        };
+        use tokio::io::AsyncReadExt;
+
         let mut size: i64 = 0;
         let mut seq: i64 = 0;
         let mut chunk = vec![0u8; CHUNK_BYTES];
@@ -179,26 +213,30 @@ impl Services {
                 break;
             }
             let data = &chunk[..filled];
+            let mut tx = self.db().begin().await?;
             with_tx!(&mut tx, |conn| sqlx::query(
                 "insert into conference_recording_chunks (recording_id, seq, data) values ($1, $2, $3)"
             )
-            .bind(&id)
+            .bind(id)
             .bind(seq)
             .bind(data)
             .execute(conn)
             .await
             .map(|r| r.rows_affected()))?;
+            tx.commit().await?;
             size += filled as i64;
             seq += 1;
             if filled < CHUNK_BYTES {
                 break;
             }
         }
+        let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
-            "update conference_recordings set size = $2 where id = $1"
+            "update conference_recordings set size = $2, stored_at = $3 where id = $1"
         )
-        .bind(&id)
+        .bind(id)
         .bind(size)
+        .bind(now_ms())
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
@@ -218,13 +256,11 @@ impl Services {
             value: (recording.ended_at - recording.started_at).max(0),
             agent: recording.host.as_deref(),
             subject: Some(&recording.appointment_id),
-            dedupe: Some(&id),
+            dedupe: Some(id),
             ..Fact::default()
         };
         record(&mut tx, tenant_id, &fact).await?;
-        tx.commit().await?;
-        self.conference_recording(tenant_id, &recording.appointment_id, &id)
-            .await
+        tx.commit().await
     }
 
     /// The recordings of one appointment, oldest first.
@@ -236,7 +272,7 @@ impl Services {
         self.get_appointment(tenant_id, appointment_id).await?;
         let sql = format!(
             "select {COLUMNS} from conference_recordings where tenant_id = $1 and appointment_id = $2 \
-             order by started_at, id"
+             and stored_at is not null order by started_at, id"
         );
         let rows: Vec<RecordingRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
@@ -254,7 +290,8 @@ impl Services {
         id: &str,
     ) -> CoreResult<ConferenceRecording> {
         let sql = format!(
-            "select {COLUMNS} from conference_recordings where tenant_id = $1 and appointment_id = $2 and id = $3"
+            "select {COLUMNS} from conference_recordings where tenant_id = $1 and appointment_id = $2 and id = $3 \
+             and stored_at is not null"
         );
         let row: Option<RecordingRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)

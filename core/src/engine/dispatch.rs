@@ -490,9 +490,9 @@ impl Services {
     /// Offers the tenant's queued conversations again, oldest first; each in a
     /// transaction of its own. Returns how many were assigned.
     pub async fn drain_queue(&self, tenant_id: &str) -> CoreResult<usize> {
-        type Entry = (String, String, String, i64, String);
+        type Entry = (String, String, String, i64, String, String);
         let entries: Vec<Entry> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select customer_id, target, agent_state, enqueued_at, decision_id from routing_queue \
+            "select customer_id, target, agent_state, enqueued_at, decision_id, channel from routing_queue \
              where tenant_id = $1 order by enqueued_at, customer_id limit 1000"
         )
         .bind(tenant_id)
@@ -502,7 +502,7 @@ impl Services {
         // A target nobody could serve for an older conversation cannot serve a newer
         // one either in this pass: later conversations never jump the queue.
         let mut exhausted: Vec<(String, String)> = Vec::new();
-        for (customer_id, target_json, state, enqueued_at, decision_id) in entries {
+        for (customer_id, target_json, state, enqueued_at, decision_id, channel) in entries {
             if exhausted.contains(&(target_json.clone(), state.clone())) {
                 continue;
             }
@@ -540,8 +540,16 @@ impl Services {
                         customer.assigned_user.as_deref(),
                     )
                     .await?;
+                    // A visitor waiting for a call: its agent is told now.
+                    let told = match (&customer.assigned_user, channel.as_str()) {
+                        (Some(user_id), "CALL") => self.tell_of_call(&mut tx, tenant_id, &customer, user_id).await?,
+                        _ => None,
+                    };
                     self.commit_live(tx, tenant_id, &customer_id, LiveEvent::Assigned(customer))
                         .await?;
+                    if let Some(event) = told {
+                        self.after_commit(tenant_id, "", event);
+                    }
                     assigned += 1;
                 }
                 None => exhausted.push((target_json, state)),
@@ -630,35 +638,19 @@ impl Services {
 
     /// The visitor asked for a video call: the conversation is routed by the
     /// rules for `CALL` (`CALL_REQUESTED`), and whoever has it then is
-    /// notified. Returns that user, if any.
-    pub(crate) async fn route_call(&self, tenant_id: &str, customer_id: &str, who: &str) -> CoreResult<Option<String>> {
+    /// notified (or, when the call is queued, whoever the queue gives it to
+    /// later). Returns that user, if any.
+    pub(crate) async fn route_call(&self, tenant_id: &str, customer_id: &str) -> CoreResult<Option<String>> {
         let mut tx = self.db().begin().await?;
         lock_conversation(&mut tx, tenant_id, customer_id).await?;
         let facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
         let effects = self.route_in(&mut tx, tenant_id, &facts, Reason::CallRequested).await?;
-        let assigned: Option<String> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
-            "select assigned_user_id from customers where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(customer_id)
-        .fetch_one(conn)
-        .await)?;
-        let mut notified = None;
-        if let Some(user_id) = &assigned {
-            let alert = super::alerts::Alert::new(
-                CALL_REQUESTED,
-                format!("{who} asks for a video call"),
-                "Open the conversation and join the call from its invitation.",
-                Some(format!("/inbox/{customer_id}")),
-            );
-            if super::alerts::notify_user(&mut tx, tenant_id, user_id, &alert).await? {
-                let event = LiveEvent::Notification {
-                    user_id: user_id.clone(),
-                };
-                self.announce_live(&mut tx, tenant_id, "", &event).await?;
-                notified = Some(event);
-            }
-        }
+        let customer = customers::customer_in(&mut tx, tenant_id, customer_id).await?;
+        let assigned = customer.assigned_user.clone();
+        let notified = match &assigned {
+            Some(user_id) => self.tell_of_call(&mut tx, tenant_id, &customer, user_id).await?,
+            None => None,
+        };
         effects.announce(self, &mut tx, tenant_id).await?;
         tx.commit().await?;
         effects.publish(self, tenant_id);
@@ -666,6 +658,34 @@ impl Services {
             self.after_commit(tenant_id, "", event);
         }
         Ok(assigned)
+    }
+
+    /// Tells `user_id` in `tx` that the customer asks for a video call; the
+    /// live event to publish after the commit, when the user is still there.
+    async fn tell_of_call(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        customer: &Customer,
+        user_id: &str,
+    ) -> CoreResult<Option<LiveEvent>> {
+        let alert = super::alerts::Alert::new(
+            CALL_REQUESTED,
+            format!(
+                "{} asks for a video call",
+                crate::appointments::calls::customer_label(customer)
+            ),
+            "Open the conversation and join the call from its invitation.",
+            Some(format!("/inbox/{}", customer.id)),
+        );
+        if !super::alerts::notify_user(tx, tenant_id, user_id, &alert).await? {
+            return Ok(None);
+        }
+        let event = LiveEvent::Notification {
+            user_id: user_id.to_string(),
+        };
+        self.announce_live(tx, tenant_id, "", &event).await?;
+        Ok(Some(event))
     }
 
     /// An agent went offline: each open conversation assigned to them is routed

@@ -19,29 +19,39 @@ use rapport_core::{
 
 use crate::{http::error::ApiError, state::AppState};
 
-/// The bytes asked for, `start..=end`, of a file of `size` bytes: the whole
-/// file without a `Range` header; `Err` when the range cannot be met (416).
+/// The bytes asked for, `start..=end`, of a file of `size` bytes: `None`
+/// for the whole file (no `Range` header, or one that cannot be read, which
+/// RFC 9110 says to ignore); `Err` when the range starts past the end (416).
 /// Only one range is served; a list of them gets the first.
 fn wanted(headers: &HeaderMap, size: u64) -> Result<Option<(u64, u64)>, ()> {
     let Some(range) = headers.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
         return Ok(None);
     };
-    let spec = range.trim().strip_prefix("bytes=").ok_or(())?;
+    let Some(spec) = range.trim().strip_prefix("bytes=") else {
+        return Ok(None);
+    };
     let first = spec.split(',').next().unwrap_or_default().trim();
-    let (from, to) = first.split_once('-').ok_or(())?;
+    let Some((from, to)) = first.split_once('-') else {
+        return Ok(None);
+    };
+    let number = |s: &str| s.trim().parse::<u64>().ok();
     let (start, end) = match (from.trim(), to.trim()) {
         // The last `n` bytes.
-        ("", n) => {
-            let n: u64 = n.parse().map_err(|_| ())?;
-            (size.saturating_sub(n), size.checked_sub(1).ok_or(())?)
-        }
-        (s, "") => (s.parse().map_err(|_| ())?, size.checked_sub(1).ok_or(())?),
-        (s, e) => {
-            let end: u64 = e.parse().map_err(|_| ())?;
-            (s.parse().map_err(|_| ())?, end.min(size.saturating_sub(1)))
-        }
+        ("", n) => match number(n) {
+            Some(0) => return Err(()),
+            Some(n) => (size.saturating_sub(n), size.saturating_sub(1)),
+            None => return Ok(None),
+        },
+        (s, "") => match number(s) {
+            Some(start) => (start, size.saturating_sub(1)),
+            None => return Ok(None),
+        },
+        (s, e) => match (number(s), number(e)) {
+            (Some(start), Some(end)) if start <= end => (start, end.min(size.saturating_sub(1))),
+            _ => return Ok(None),
+        },
     };
-    if start > end || start >= size {
+    if size == 0 || start >= size {
         return Err(());
     }
     Ok(Some((start, end)))
@@ -92,12 +102,14 @@ pub fn webm_response(services: Services, recording: &ConferenceRecording, header
             Some((Ok(bytes), (seq + 1, 0, left - take as u64)))
         }
     }));
-    let name = format!(
-        "{}-{}-{}.webm",
+    let stem = format!(
+        "{}-{{}}-{}.webm",
         recording.started_at.format("%Y%m%d-%H%M"),
-        file_safe(&recording.participant),
         recording.source.as_str().to_lowercase()
     );
+    let ascii_name = stem.replace("{}", &file_safe(&recording.participant));
+    // The participant's own name, for clients that read `filename*` (RFC 6266).
+    let utf8_name = stem.replace("{}", &percent_encode(&recording.participant));
     let mut response = Response::new(Body::from_stream(body));
     let h = response.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("video/webm"));
@@ -106,7 +118,8 @@ pub fn webm_response(services: Services, recording: &ConferenceRecording, header
         header::CONTENT_LENGTH,
         HeaderValue::from(if size == 0 { 0 } else { end - start + 1 }),
     );
-    if let Ok(disposition) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
+    let disposition = format!("attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{utf8_name}");
+    if let Ok(disposition) = HeaderValue::from_str(&disposition) {
         h.insert(header::CONTENT_DISPOSITION, disposition);
     }
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
@@ -119,11 +132,11 @@ pub fn webm_response(services: Services, recording: &ConferenceRecording, header
     response
 }
 
-/// A participant's name as a file name: letters, digits and `-` only.
+/// A participant's name as a plain file name: ASCII letters, digits and `-`.
 fn file_safe(name: &str) -> String {
     let safe: String = name
         .chars()
-        .map(|c| if c.is_alphanumeric() { c } else { '-' })
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .take(40)
         .collect();
     if safe.trim_matches('-').is_empty() {
@@ -131,6 +144,23 @@ fn file_safe(name: &str) -> String {
     } else {
         safe
     }
+}
+
+/// `name` percent-encoded for `filename*` (RFC 8187): unreserved characters
+/// as they are, every other byte as `%XX`.
+fn percent_encode(name: &str) -> String {
+    name.chars()
+        .take(40)
+        .collect::<String>()
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 /// `GET /appointments/{id}/recordings/{recordingId}`: the dashboard's link,
@@ -188,13 +218,19 @@ mod tests {
         assert_eq!(wanted(&range("bytes=50-500"), 100), Ok(Some((50, 99))));
         assert_eq!(wanted(&range("bytes=0-1, 5-6"), 100), Ok(Some((0, 1))));
         assert_eq!(wanted(&range("bytes=100-"), 100), Err(()));
-        assert_eq!(wanted(&range("bytes=9-1"), 100), Err(()));
-        assert_eq!(wanted(&range("items=0-1"), 100), Err(()));
+        assert_eq!(wanted(&range("bytes=-0"), 100), Err(()));
+        // What cannot be read is ignored: the whole file.
+        assert_eq!(wanted(&range("bytes=9-1"), 100), Ok(None));
+        assert_eq!(wanted(&range("items=0-1"), 100), Ok(None));
+        assert_eq!(wanted(&range("bytes=x-"), 100), Ok(None));
+        assert_eq!(wanted(&range("bytes=-"), 100), Ok(None));
     }
 
     #[test]
     fn names_files_safely() {
         assert_eq!(file_safe("Ann O'Neil"), "Ann-O-Neil");
+        assert_eq!(file_safe("José"), "Jos-");
         assert_eq!(file_safe("../"), "participant");
+        assert_eq!(percent_encode("José B"), "Jos%C3%A9%20B");
     }
 }

@@ -68,7 +68,6 @@ impl Conferences {
     async fn started(&self) -> std::io::Result<&(sfu::SfuHandle, Arc<recorder::Recorder>)> {
         self.started
             .get_or_try_init(|| async {
-                std::fs::create_dir_all(&self.settings.recordings_dir)?;
                 let recorder = Arc::new(recorder::Recorder::start(
                     self.services.clone(),
                     self.rooms.clone(),
@@ -103,6 +102,14 @@ impl Conferences {
     pub async fn sync_recording(&self, room: &str, tenant_id: &str) {
         if let Ok((sfu, recorder)) = self.started().await {
             sync(&self.rooms, recorder, sfu, room, tenant_id);
+        }
+    }
+
+    /// Finishes and stores the recordings of the calls going on: for a
+    /// shutdown (the calls themselves end with the process).
+    pub async fn shutdown(&self) {
+        if let Some((_, recorder)) = self.started.get() {
+            recorder.finish_all().await;
         }
     }
 

@@ -7,14 +7,19 @@
 //! disk never holds up forwarding (past [`MAX_QUEUED`] frames, new ones are
 //! dropped). A file is finished when its participant leaves, when recording
 //! is switched off, when the call ends, or after [`IDLE`] without a frame.
-//! Finished files are stored in the database (see
-//! `rapport_core::appointments::recordings`) and deleted here.
+//! A camera that is off (or not there) does not lose the sound: while no
+//! picture comes, the sound goes into a file of its own, and the file is
+//! split again when the picture comes back, so a participant may have several
+//! files. Finished files are stored in the database (see
+//! `rapport_core::appointments::recordings`) and deleted here. On shutdown the
+//! files open are finished and stored first; a file left by a crash cannot be
+//! finished, and is named in the log at the next start.
 
 use std::{
     collections::{HashMap, HashSet},
     path::PathBuf,
     sync::{
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
         mpsc::{self, RecvTimeoutError},
         Arc, Mutex,
     },
@@ -38,20 +43,41 @@ const MAX_QUEUED: usize = 4096;
 /// A file that gets no frame for this long is finished.
 const IDLE: Duration = Duration::from_secs(30);
 /// How long a camera file waits for a keyframe (to learn the picture's size)
-/// before it starts anyway; its sound is kept meanwhile.
+/// before its sound is recorded alone; the sound is kept meanwhile.
 const KEYFRAME_WAIT: Duration = Duration::from_secs(2);
+/// A camera file whose picture stops this long (the camera was turned off)
+/// ends, and the sound goes on in a file of its own.
+const VIDEO_GAP: Duration = Duration::from_secs(5);
+/// Sound frames kept at most while a file waits for its first keyframe.
+const MOST_HELD: usize = 500;
+/// How long a shutdown waits for the open files to be stored.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(60);
 
 enum Input {
-    Start { room: String, tenant_id: String },
-    Stop { room: String },
-    Left { room: String, participant: String },
+    Start {
+        room: String,
+        tenant_id: String,
+    },
+    Stop {
+        room: String,
+    },
+    Left {
+        room: String,
+        participant: String,
+    },
     Frame(TapFrame),
+    /// Answered once everything sent before it is done.
+    Barrier(tokio::sync::oneshot::Sender<()>),
 }
 
 /// The recorder of this instance's calls.
 pub struct Recorder {
     input: Mutex<mpsc::Sender<Input>>,
     queued: Arc<AtomicUsize>,
+    /// Frames the tap dropped, all told: the muxer waits for a keyframe after.
+    dropped: Arc<AtomicU64>,
+    /// Finished files not yet stored.
+    storing: Arc<AtomicUsize>,
     /// Rooms being recorded: the tap's filter.
     recording: Arc<Mutex<HashSet<Arc<str>>>>,
 }
@@ -60,23 +86,66 @@ impl Recorder {
     /// Starts the muxing thread (files in `dir`) and the task that stores
     /// finished files through `services`.
     pub fn start(services: Services, rooms: Arc<Rooms>, dir: PathBuf) -> Self {
+        report_leftovers(&dir);
         let (input, inputs) = mpsc::channel();
         let (finished_tx, mut finished) = tokio::sync::mpsc::unbounded_channel::<Finished>();
         let queued = Arc::new(AtomicUsize::new(0));
-        let thread_queued = queued.clone();
+        let dropped = Arc::new(AtomicU64::new(0));
+        let storing = Arc::new(AtomicUsize::new(0));
+        let muxer = Muxer {
+            rooms,
+            dir,
+            finished: finished_tx,
+            queued: queued.clone(),
+            dropped: dropped.clone(),
+            seen_dropped: 0,
+            storing: storing.clone(),
+            open: HashMap::new(),
+            tracks: HashMap::new(),
+        };
         std::thread::Builder::new()
             .name("rapport-recorder".into())
-            .spawn(move || Muxer::new(rooms, dir, finished_tx, thread_queued).run(inputs))
+            .spawn(move || muxer.run(inputs))
             .expect("the recorder thread starts");
+        let stored = storing.clone();
         tokio::spawn(async move {
             while let Some(done) = finished.recv().await {
                 store(&services, done).await;
+                stored.fetch_sub(1, Ordering::AcqRel);
             }
         });
         Recorder {
             input: Mutex::new(input),
             queued,
+            dropped,
+            storing,
             recording: Arc::default(),
+        }
+    }
+
+    /// Finishes every open file and waits (a while) until all are stored:
+    /// for a shutdown.
+    pub async fn finish_all(&self) {
+        let rooms: Vec<Arc<str>> = self
+            .recording
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        for room in rooms {
+            self.stop(&room);
+        }
+        let (done, finished) = tokio::sync::oneshot::channel();
+        self.send(Input::Barrier(done));
+        let stored = async {
+            let _ = finished.await;
+            while self.storing.load(Ordering::Acquire) > 0 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        if tokio::time::timeout(SHUTDOWN_WAIT, stored).await.is_err() {
+            tracing::warn!("recorder: shutting down before every recording was stored");
         }
     }
 
@@ -88,7 +157,7 @@ impl Recorder {
     pub fn tap(&self) -> MediaTap {
         let input = self.input.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let input = Mutex::new(input);
-        let (queued, recording) = (self.queued.clone(), self.recording.clone());
+        let (queued, dropped, recording) = (self.queued.clone(), self.dropped.clone(), self.recording.clone());
         Arc::new(move |frame: TapFrame| {
             if !recording
                 .lock()
@@ -99,7 +168,9 @@ impl Recorder {
             }
             if queued.fetch_add(1, Ordering::Relaxed) >= MAX_QUEUED {
                 queued.fetch_sub(1, Ordering::Relaxed);
-                tracing::warn!("recorder: behind, a frame is dropped");
+                if dropped.fetch_add(1, Ordering::Relaxed) % 100 == 0 {
+                    tracing::warn!("recorder: behind, frames are dropped");
+                }
                 return;
             }
             let _ = input
@@ -155,6 +226,17 @@ struct Finished {
     recording: NewConferenceRecording,
 }
 
+/// Names the files a crash left unfinished: they cannot be played or stored.
+fn report_leftovers(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "webm") {
+            tracing::warn!(path = %path.display(), "recorder: a recording left unfinished by a stop; it was not stored");
+        }
+    }
+}
+
 /// Stores a finished file and deletes it here; a file that cannot be stored
 /// is kept, and its path logged, so nothing recorded is lost.
 async fn store(services: &Services, done: Finished) {
@@ -191,28 +273,39 @@ enum Group {
     Screen,
 }
 
-/// A frame kept until its file starts.
+/// A sound frame kept until its file starts.
 struct Held {
-    kind: FrameKind,
     rtp_time: u64,
     clock_rate: u64,
     arrived: Instant,
-    keyframe: bool,
     data: Arc<[u8]>,
 }
 
-/// A file of one participant and group: waiting for its first keyframe, or
-/// being written.
+/// A file being written.
+struct OpenFile {
+    webm: WebmFile,
+    /// Whether it has a picture (else it is sound alone).
+    video: bool,
+    /// Its first frame: unix ms, and when it arrived.
+    started_at: i64,
+    first: Instant,
+}
+
+/// One participant's camera (with sound) or screen while recorded.
 struct Track {
     tenant_id: String,
     participant: String,
     host: Option<String>,
-    started_at: i64,
-    first: Instant,
+    /// When the wait for a first keyframe began.
+    waiting_since: Instant,
+    /// The last frame of any kind, and of video.
     last: Instant,
+    last_video: Option<Instant>,
     held: Vec<Held>,
-    file: Option<WebmFile>,
+    file: Option<OpenFile>,
 }
+
+type Key = (String, String, Group);
 
 /// The muxing thread's state.
 struct Muxer {
@@ -220,28 +313,15 @@ struct Muxer {
     dir: PathBuf,
     finished: tokio::sync::mpsc::UnboundedSender<Finished>,
     queued: Arc<AtomicUsize>,
+    dropped: Arc<AtomicU64>,
+    seen_dropped: u64,
+    storing: Arc<AtomicUsize>,
     /// Recorded rooms, with their tenants.
     open: HashMap<String, String>,
-    tracks: HashMap<(String, String, Group), Track>,
+    tracks: HashMap<Key, Track>,
 }
 
 impl Muxer {
-    fn new(
-        rooms: Arc<Rooms>,
-        dir: PathBuf,
-        finished: tokio::sync::mpsc::UnboundedSender<Finished>,
-        queued: Arc<AtomicUsize>,
-    ) -> Self {
-        Muxer {
-            rooms,
-            dir,
-            finished,
-            queued,
-            open: HashMap::new(),
-            tracks: HashMap::new(),
-        }
-    }
-
     fn run(mut self, inputs: mpsc::Receiver<Input>) {
         loop {
             match inputs.recv_timeout(Duration::from_secs(1)) {
@@ -250,22 +330,33 @@ impl Muxer {
                 }
                 Ok(Input::Stop { room }) => {
                     self.open.remove(&room);
-                    self.finish_where(|(r, _, _)| *r == room);
+                    self.end_where(|(r, _, _)| *r == room);
                 }
                 Ok(Input::Left { room, participant }) => {
-                    self.finish_where(|(r, p, _)| *r == room && *p == participant);
+                    self.end_where(|(r, p, _)| *r == room && *p == participant);
                 }
                 Ok(Input::Frame(frame)) => {
                     self.queued.fetch_sub(1, Ordering::Relaxed);
                     self.frame(frame);
                 }
+                Ok(Input::Barrier(done)) => {
+                    let _ = done.send(());
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
             let now = Instant::now();
-            self.finish_where_track(|t| now.duration_since(t.last) >= IDLE);
+            let idle: Vec<Key> = self
+                .tracks
+                .iter()
+                .filter(|(_, t)| now.duration_since(t.last) >= IDLE)
+                .map(|(k, _)| k.clone())
+                .collect();
+            for key in idle {
+                self.end(&key);
+            }
         }
-        self.finish_where(|_| true);
+        self.end_where(|_| true);
     }
 
     fn frame(&mut self, frame: TapFrame) {
@@ -273,6 +364,15 @@ impl Muxer {
         let Some(tenant_id) = self.open.get(&room).cloned() else {
             return; // queued before the recording stopped
         };
+        // Frames were lost (upstream, or dropped here): the picture is
+        // broken until the next keyframe, so none is written before it.
+        let dropped = self.dropped.load(Ordering::Relaxed);
+        if dropped != self.seen_dropped {
+            self.seen_dropped = dropped;
+            for file in self.tracks.values_mut().filter_map(|t| t.file.as_mut()) {
+                file.webm.wait_for_keyframe();
+            }
+        }
         let (group, kind) = match (&*frame.track.source, frame.track.kind) {
             ("screen", MediaKind::Video) => (Group::Screen, FrameKind::Video),
             (_, MediaKind::Video) => (Group::Camera, FrameKind::Video),
@@ -292,9 +392,9 @@ impl Muxer {
                     tenant_id,
                     participant: name,
                     host,
-                    started_at: rapport_core::time::now_ms(),
-                    first: frame.network_time,
+                    waiting_since: frame.network_time,
                     last: now,
+                    last_video: None,
                     held: Vec::new(),
                     file: None,
                 },
@@ -302,109 +402,320 @@ impl Muxer {
         }
         let Some(track) = self.tracks.get_mut(&key) else { return };
         track.last = now;
-        let held = Held {
-            kind,
-            rtp_time: frame.rtp_time.numer(),
-            clock_rate: u64::from(frame.clock_rate),
-            arrived: frame.network_time,
-            keyframe: frame.keyframe,
-            data: frame.data,
+        let keyframe_size = (kind == FrameKind::Video && frame.keyframe)
+            .then(|| vp8_keyframe_size(&frame.data))
+            .flatten();
+        if kind == FrameKind::Video {
+            track.last_video = Some(frame.network_time);
+            if !frame.contiguous {
+                if let Some(file) = track.file.as_mut() {
+                    file.webm.wait_for_keyframe();
+                }
+            }
+        }
+        let arrived = frame.network_time;
+        // What this frame does to the file: start one, split it, or neither.
+        let start = match (&track.file, group, kind) {
+            // A picture needs a keyframe first; a screen has nothing else.
+            (None, _, FrameKind::Video) => keyframe_size.map(Some),
+            (None, _, FrameKind::Audio) if arrived.saturating_duration_since(track.waiting_since) >= KEYFRAME_WAIT => {
+                Some(None)
+            }
+            // The camera came (back) on: the sound-only file ends here.
+            (Some(file), Group::Camera, FrameKind::Video) if !file.video => keyframe_size.map(Some),
+            // The camera went off: the file ends, the sound goes on alone.
+            (Some(file), Group::Camera, FrameKind::Audio)
+                if file.video
+                    && track
+                        .last_video
+                        .is_none_or(|v| arrived.saturating_duration_since(v) >= VIDEO_GAP) =>
+            {
+                Some(None)
+            }
+            _ => None,
         };
-        if track.file.is_none() {
-            let size = (kind == FrameKind::Video && held.keyframe)
-                .then(|| vp8_keyframe_size(&held.data))
-                .flatten();
-            let waited = frame.network_time.saturating_duration_since(track.first) >= KEYFRAME_WAIT;
-            // A screen has nothing before its first picture; a camera file
-            // starts at the first keyframe, or without one after a while
-            // (the camera is off) so that the sound is kept.
-            let start = size.is_some() || (group == Group::Camera && waited);
-            if !start {
-                track.held.push(held);
+        if let Some(size) = start {
+            self.finish_file(&key);
+            let Some(track) = self.tracks.get_mut(&key) else { return };
+            if let Err(e) = std::fs::create_dir_all(&self.dir) {
+                tracing::error!(error = %e, dir = %self.dir.display(), "recorder: cannot write recordings");
                 return;
             }
             let path = self.dir.join(format!("{}.webm", uuid::Uuid::new_v4()));
-            match WebmFile::create(&path, size, group == Group::Camera, track.first) {
-                Ok(file) => track.file = Some(file),
+            let first = track.held.first().map_or(arrived, |h| h.arrived);
+            let with_audio = group == Group::Camera;
+            match WebmFile::create(&path, size, with_audio, first) {
+                Ok(webm) => {
+                    track.file = Some(OpenFile {
+                        webm,
+                        video: size.is_some(),
+                        started_at: rapport_core::time::now_ms()
+                            - i64::try_from(arrived.saturating_duration_since(first).as_millis()).unwrap_or(0),
+                        first,
+                    })
+                }
                 Err(e) => {
                     tracing::error!(error = %e, "recorder: cannot start a file");
-                    self.tracks.remove(&key);
                     return;
                 }
             }
         }
         let Some(track) = self.tracks.get_mut(&key) else { return };
-        let Some(file) = track.file.as_mut() else { return };
-        let mut failed = None;
-        for h in track.held.drain(..).chain(std::iter::once(held)) {
-            let written = file.write(Frame {
-                kind: h.kind,
+        let Some(file) = track.file.as_mut() else {
+            // Waiting for a first keyframe: the sound is kept meanwhile.
+            if kind == FrameKind::Audio {
+                if track.held.len() >= MOST_HELD {
+                    track.held.remove(0);
+                }
+                track.held.push(Held {
+                    rtp_time: frame.rtp_time.numer(),
+                    clock_rate: u64::from(frame.clock_rate),
+                    arrived,
+                    data: frame.data,
+                });
+            }
+            return;
+        };
+        let held = std::mem::take(&mut track.held);
+        let frames = held
+            .iter()
+            .map(|h| Frame {
+                kind: FrameKind::Audio,
                 rtp_time: h.rtp_time,
                 clock_rate: h.clock_rate,
                 arrived: h.arrived,
-                keyframe: h.keyframe,
+                keyframe: false,
                 data: &h.data,
-            });
-            if let Err(e) = written {
-                failed = Some(e);
-                break;
+            })
+            .chain(std::iter::once(Frame {
+                kind,
+                rtp_time: frame.rtp_time.numer(),
+                clock_rate: u64::from(frame.clock_rate),
+                arrived,
+                keyframe: frame.keyframe,
+                data: &frame.data,
+            }));
+        for f in frames {
+            if let Err(e) = file.webm.write(f) {
+                tracing::error!(error = %e, "recorder: cannot write a frame; the file ends here");
+                self.finish_file(&key);
+                return;
             }
         }
-        if let Some(e) = failed {
-            tracing::error!(error = %e, "recorder: cannot write a frame; the file ends here");
-            self.finish(key);
-        }
     }
 
-    fn finish_where(&mut self, which: impl Fn(&(String, String, Group)) -> bool) {
-        let keys: Vec<_> = self.tracks.keys().filter(|k| which(k)).cloned().collect();
+    fn end_where(&mut self, which: impl Fn(&Key) -> bool) {
+        let keys: Vec<Key> = self.tracks.keys().filter(|k| which(k)).cloned().collect();
         for key in keys {
-            self.finish(key);
+            self.end(&key);
         }
     }
 
-    fn finish_where_track(&mut self, which: impl Fn(&Track) -> bool) {
-        let keys: Vec<_> = self
-            .tracks
-            .iter()
-            .filter(|(_, t)| which(t))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in keys {
-            self.finish(key);
-        }
+    /// A participant's camera or screen is no longer recorded: its file is finished.
+    fn end(&mut self, key: &Key) {
+        self.finish_file(key);
+        self.tracks.remove(key);
     }
 
-    /// Finishes one file and hands it on to be stored.
-    fn finish(&mut self, key: (String, String, Group)) {
-        let Some(track) = self.tracks.remove(&key) else { return };
-        let Some(file) = track.file else { return };
-        if file.frames() == 0 {
-            file.discard();
+    /// Finishes the track's open file, if any, and hands it on to be stored.
+    fn finish_file(&mut self, key: &Key) {
+        let Some(track) = self.tracks.get_mut(key) else { return };
+        let Some(file) = track.file.take() else { return };
+        if file.webm.frames() == 0 {
+            file.webm.discard();
             return;
         }
-        let ended_at = track.started_at
-            + i64::try_from(track.last.saturating_duration_since(track.first).as_millis()).unwrap_or(0);
-        match file.finish() {
+        let ended_at =
+            file.started_at + i64::try_from(track.last.saturating_duration_since(file.first).as_millis()).unwrap_or(0);
+        let path = file.webm.path().to_path_buf();
+        match file.webm.finish() {
             Ok(path) => {
-                let (room, _, group) = key;
-                let _ = self.finished.send(Finished {
-                    tenant_id: track.tenant_id,
+                let (room, _, group) = key.clone();
+                self.storing.fetch_add(1, Ordering::AcqRel);
+                let sent = self.finished.send(Finished {
+                    tenant_id: track.tenant_id.clone(),
                     path,
                     recording: NewConferenceRecording {
                         appointment_id: room,
-                        participant: track.participant,
+                        participant: track.participant.clone(),
                         source: match group {
                             Group::Camera => RecordingSource::Camera,
                             Group::Screen => RecordingSource::Screen,
                         },
-                        started_at: track.started_at,
+                        started_at: file.started_at,
                         ended_at,
-                        host: track.host,
+                        host: track.host.clone(),
                     },
                 });
+                if sent.is_err() {
+                    self.storing.fetch_sub(1, Ordering::AcqRel);
+                }
             }
-            Err(e) => tracing::error!(error = %e, "recorder: cannot finish a file"),
+            Err(e) => tracing::error!(error = %e, path = %path.display(), "recorder: cannot finish a file; it is kept"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::{rooms::Member, sfu::TrackInfo};
+    use str0m::{
+        format::Codec,
+        media::{Frequency, MediaTime, Mid},
+    };
+
+    /// A VP8 keyframe header of 640×360, and filler.
+    fn keyframe() -> Vec<u8> {
+        let mut data = vec![0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a, 0x80, 0x02, 0x68, 0x01];
+        data.extend(std::iter::repeat_n(0xab, 100));
+        data
+    }
+
+    struct Call {
+        muxer: Muxer,
+        stored: tokio::sync::mpsc::UnboundedReceiver<Finished>,
+        camera: Arc<TrackInfo>,
+        mic: Arc<TrackInfo>,
+        origin: Instant,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Call {
+        /// A recorded room with Ann in it.
+        fn new() -> Call {
+            let rooms = Arc::new(Rooms::default());
+            let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+            let ann = Member {
+                id: "ann".into(),
+                name: "Ann".into(),
+                host: None,
+                admitted: false,
+                tx,
+            };
+            rooms.enter("room", "tenant", true, ann, true);
+            let dir = tempfile::tempdir().unwrap();
+            let (finished, stored) = tokio::sync::mpsc::unbounded_channel();
+            let mut muxer = Muxer {
+                rooms,
+                dir: dir.path().join("recordings"),
+                finished,
+                queued: Arc::default(),
+                dropped: Arc::default(),
+                seen_dropped: 0,
+                storing: Arc::default(),
+                open: HashMap::new(),
+                tracks: HashMap::new(),
+            };
+            muxer.open.insert("room".into(), "tenant".into());
+            let track = |source: &str, kind, mid: &str| {
+                Arc::new(TrackInfo {
+                    room: "room".into(),
+                    participant: "ann".into(),
+                    source: source.into(),
+                    kind,
+                    mid: Mid::from(mid),
+                })
+            };
+            Call {
+                muxer,
+                stored,
+                camera: track("camera", MediaKind::Video, "1"),
+                mic: track("mic", MediaKind::Audio, "0"),
+                origin: Instant::now() - Duration::from_secs(120),
+                _dir: dir,
+            }
+        }
+
+        fn sound(&mut self, ms: u64) {
+            let frame = TapFrame {
+                track: self.mic.clone(),
+                codec: Codec::Opus,
+                clock_rate: 48_000,
+                rtp_time: MediaTime::new(ms * 48, Frequency::FORTY_EIGHT_KHZ),
+                network_time: self.origin + Duration::from_millis(ms),
+                keyframe: false,
+                contiguous: true,
+                data: Arc::from(&[0xfc_u8, 1, 2, 3][..]),
+            };
+            self.muxer.frame(frame);
+        }
+
+        fn picture(&mut self, ms: u64, key: bool) {
+            let data = if key { keyframe() } else { vec![0x11; 50] };
+            let frame = TapFrame {
+                track: self.camera.clone(),
+                codec: Codec::Vp8,
+                clock_rate: 90_000,
+                rtp_time: MediaTime::new(ms * 90, Frequency::NINETY_KHZ),
+                network_time: self.origin + Duration::from_millis(ms),
+                keyframe: key,
+                contiguous: true,
+                data: Arc::from(data),
+            };
+            self.muxer.frame(frame);
+        }
+
+        /// The files finished so far: (tracks' codecs, seconds).
+        fn files(&mut self) -> Vec<(Vec<String>, f64)> {
+            let mut files = Vec::new();
+            while let Ok(done) = self.stored.try_recv() {
+                let mkv = matroska_demuxer::MatroskaFile::open(std::fs::File::open(&done.path).unwrap()).unwrap();
+                let codecs = mkv.tracks().iter().map(|t| t.codec_id().to_string()).collect();
+                let scale = mkv.info().timestamp_scale().get() as f64;
+                files.push((codecs, mkv.info().duration().unwrap_or(0.0) * scale / 1e9));
+            }
+            files
+        }
+    }
+
+    #[test]
+    fn a_camera_turned_off_and_on_splits_the_file_and_loses_no_sound() {
+        let mut call = Call::new();
+        // Sound only for 3 s (camera off): after 2 s it is recorded alone.
+        for ms in (0..3_000).step_by(20) {
+            call.sound(ms);
+        }
+        // The camera comes on: the sound-only file ends, a camera file starts.
+        for ms in (3_000..9_000).step_by(20) {
+            call.sound(ms);
+            if ms % 40 == 0 {
+                call.picture(ms, ms % 1_000 == 0);
+            }
+        }
+        let first = call.files();
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert_eq!(first[0].0, vec!["A_OPUS"]);
+        assert!((2.9..=3.1).contains(&first[0].1), "{first:?}");
+        // The camera goes off for 6 s: the camera file ends, the sound goes on alone.
+        for ms in (9_000..15_000).step_by(20) {
+            call.sound(ms);
+        }
+        let second = call.files();
+        assert_eq!(second.len(), 1, "{second:?}");
+        assert_eq!(second[0].0, vec!["V_VP8", "A_OPUS"]);
+        // Ann leaves: the last file ends.
+        call.muxer.end_where(|_| true);
+        let third = call.files();
+        assert_eq!(third.len(), 1, "{third:?}");
+        assert_eq!(third[0].0, vec!["A_OPUS"]);
+        let total: f64 = first.iter().chain(&second).chain(&third).map(|f| f.1).sum();
+        assert!((14.5..=15.5).contains(&total), "15 s of sound in all: {total}");
+    }
+
+    #[test]
+    fn a_participant_who_left_or_a_room_not_recorded_makes_no_file() {
+        let mut call = Call::new();
+        call.muxer.open.clear();
+        for ms in (0..3_000).step_by(20) {
+            call.sound(ms);
+        }
+        call.muxer.open.insert("room".into(), "tenant".into());
+        call.muxer.rooms.take("room", "ann");
+        for ms in (3_000..6_000).step_by(20) {
+            call.sound(ms);
+        }
+        call.muxer.end_where(|_| true);
+        assert!(call.files().is_empty());
     }
 }

@@ -225,7 +225,13 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
         },
         !waiting,
     );
-    // The first one in starts the recording when the appointment has it on.
+    // The switch as it is now, read once the room is there to hear later
+    // changes: it may have changed since this socket opened. The first one in
+    // starts the recording when it is on.
+    let _ = state.conferences.sfu().await; // which starts hearing the switch
+    if let Ok(now) = services.get_appointment(&tenant_id, &room).await {
+        rooms.set_recording(&room, &tenant_id, now.record);
+    }
     state.conferences.sync_recording(&room, &tenant_id).await;
     if waiting {
         let _ = tx.send(Outgoing::say(json!({"type": "waiting"})));

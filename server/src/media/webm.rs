@@ -17,9 +17,6 @@ use std::{
 
 use ::webm::mux::{AudioCodecId, AudioTrack, Segment, SegmentBuilder, SegmentMode, VideoCodecId, VideoTrack, Writer};
 
-/// The frame size declared when the file starts before any keyframe says
-/// better (a camera that is off). Decoders follow the frames' own size.
-const DEFAULT_SIZE: (u32, u32) = (640, 360);
 /// A track whose RTP time strays this far from its arrival time (a sender
 /// that restarted its clock) is anchored again.
 const REANCHOR_NS: u64 = 2_000_000_000;
@@ -61,7 +58,7 @@ struct Anchor {
 /// A WebM file being written.
 pub struct WebmFile {
     segment: Segment<BufWriter<File>>,
-    video: VideoTrack,
+    video: Option<VideoTrack>,
     audio: Option<AudioTrack>,
     path: PathBuf,
     /// Arrival of the first frame: time zero of the file.
@@ -102,18 +99,26 @@ fn mux_error(what: &str, e: impl std::fmt::Debug) -> std::io::Error {
 }
 
 impl WebmFile {
-    /// Starts a file at `path` with a VP8 track of `size` (or a default) and,
-    /// when `with_audio`, an Opus track. `origin` is time zero.
+    /// Starts a file at `path` with a VP8 track of `size` (the first
+    /// keyframe's; none for sound alone) and, when `with_audio`, an Opus
+    /// track. `origin` is time zero. (libwebm holds sound back until the
+    /// picture catches up, so a file with a picture track must get pictures:
+    /// sound alone goes into a file without one.)
     pub fn create(path: &Path, size: Option<(u32, u32)>, with_audio: bool, origin: Instant) -> std::io::Result<Self> {
         let file = File::create(path)?;
         let builder = SegmentBuilder::new(Writer::new(BufWriter::new(file)))
             .and_then(|b| b.set_mode(SegmentMode::File))
             .and_then(|b| b.set_writing_app("Rapport"))
             .map_err(|e| mux_error("segment", e))?;
-        let (width, height) = size.unwrap_or(DEFAULT_SIZE);
-        let (builder, video) = builder
-            .add_video_track(width, height, VideoCodecId::VP8, None)
-            .map_err(|e| mux_error("video track", e))?;
+        let (builder, video) = match size {
+            Some((width, height)) => {
+                let (builder, video) = builder
+                    .add_video_track(width, height, VideoCodecId::VP8, None)
+                    .map_err(|e| mux_error("video track", e))?;
+                (builder, Some(video))
+            }
+            None => (builder, None),
+        };
         let (builder, audio) = if with_audio {
             let (builder, audio) = builder
                 .add_audio_track(48_000, 2, AudioCodecId::Opus, None)
@@ -138,16 +143,17 @@ impl WebmFile {
         })
     }
 
-    /// Writes one frame; video before the first keyframe, and sound for a
-    /// file without a sound track, are skipped.
+    /// Writes one frame; video before the first keyframe (or in a file of
+    /// sound alone), and sound for a file without a sound track, are skipped.
     pub fn write(&mut self, frame: Frame<'_>) -> std::io::Result<()> {
         let track: u64 = match frame.kind {
             FrameKind::Video => {
+                let Some(video) = self.video else { return Ok(()) };
                 self.seen_keyframe |= frame.keyframe;
                 if !self.seen_keyframe {
                     return Ok(());
                 }
-                self.video.into()
+                video.into()
             }
             FrameKind::Audio => match self.audio {
                 Some(audio) => audio.into(),
@@ -184,6 +190,17 @@ impl WebmFile {
         self.last_ns = ns;
         self.frames += 1;
         Ok(())
+    }
+
+    /// Writes no more video until the next keyframe (frames were lost, so
+    /// what follows could not be decoded).
+    pub fn wait_for_keyframe(&mut self) {
+        self.seen_keyframe = false;
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Frames written so far.
@@ -309,5 +326,39 @@ mod tests {
             }
         }
         assert_eq!((video_frames, audio_frames), (100, 150));
+    }
+
+    #[test]
+    fn sound_alone_makes_a_file_of_one_opus_track() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sound.webm");
+        let origin = Instant::now();
+        let mut file = WebmFile::create(&path, None, true, origin).unwrap();
+        // Forty seconds of sound: longer than one cluster may span.
+        for ms in (0..40_000u64).step_by(20) {
+            file.write(Frame {
+                kind: FrameKind::Audio,
+                rtp_time: ms * 48,
+                clock_rate: 48_000,
+                arrived: origin + Duration::from_millis(ms),
+                keyframe: false,
+                data: &[0xfc, 1, 2, 3],
+            })
+            .unwrap();
+        }
+        assert_eq!(file.frames(), 2000);
+        let path = file.finish().unwrap();
+        let mut mkv = matroska_demuxer::MatroskaFile::open(std::fs::File::open(&path).unwrap()).unwrap();
+        assert_eq!(mkv.tracks().len(), 1);
+        assert_eq!(mkv.tracks()[0].codec_id(), "A_OPUS");
+        let scale = mkv.info().timestamp_scale().get() as f64;
+        let seconds = mkv.info().duration().unwrap() * scale / 1e9;
+        assert!((39.9..=40.1).contains(&seconds), "duration {seconds} s");
+        let mut frame = matroska_demuxer::Frame::default();
+        let mut frames = 0;
+        while mkv.next_frame(&mut frame).unwrap() {
+            frames += 1;
+        }
+        assert_eq!(frames, 2000, "no sound is lost");
     }
 }

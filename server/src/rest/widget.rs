@@ -223,21 +223,24 @@ async fn post_message(
     Ok((StatusCode::CREATED, Json(message)))
 }
 
-/// The visitor asks for a video call (the chat's *Video call*): the
+/// The visitor asks for a video call (the chat's *Start a video call*): the
 /// conversation is routed by the routing rules whose `types` include `CALL`
 /// (reason `CALL_REQUESTED`; a tenant without such rules routes nothing), the
-/// agent it is assigned to is notified, and a call owned by that agent is
+/// agent it is then assigned to is notified, and a call owned by that agent is
 /// started, with a waiting room. Answers the invitation: a `CARD` message whose
 /// `buttonLink` opens the call (it also reaches the chat like any message).
+/// While the visitor's call is still open, asking again answers the same
+/// invitation and starts nothing. While the workspace is closed (its business
+/// hours), 409 `closed`.
 #[utoipa::path(post, path = "/widget/call", tag = "widget",
     security(("widgetKey" = [], "visitorToken" = [])),
-    responses((status = 201, body = Message), AuthErrors))]
+    responses((status = 201, body = Message), AuthErrors, ConflictError))]
 async fn request_call(visitor: Visitor, State(state): State<AppState>) -> ApiResult<(StatusCode, Json<Message>)> {
-    let call = state
+    let invitation = state
         .services
         .request_call(&visitor.tenant_id, &visitor.customer_id)
         .await?;
-    Ok((StatusCode::CREATED, Json(call.invitation)))
+    Ok((StatusCode::CREATED, Json(invitation)))
 }
 
 /// A file's bytes, as the body of an upload.

@@ -3,6 +3,7 @@
 //! a visitor asks for one from the chat and the rules for `CALL` (not those
 //! for `CHAT`) route it, notify the agent and give them the call.
 
+use chrono::Datelike;
 use rapport_core::{backend_tests, model::PageRequest, model::Role, reports::api::PresenceStatus, testing::TestDb};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -180,6 +181,55 @@ async fn a_visitor_asks_for_a_call_and_the_call_rules_route_it(db: TestDb) {
         .unwrap();
     assert!(chad.results.is_empty(), "only the call's agent is told");
 
+    // Asking again while the call is open gives the same invitation, and
+    // starts (and notifies) nothing more.
+    let again = app
+        .request(Method::POST, "/rest/v1/widget/call")
+        .header("rapport-widget-key", &widget_key)
+        .bearer_auth(&caller_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok_json(again, StatusCode::CREATED).await["id"], invitation["id"]);
+    let told_again = app
+        .services
+        .list_notifications(&tenant, &calls, &PageRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(told_again.results.len(), 1);
+
+    // While the workspace is closed (today a holiday), no call is started.
+    let today = chrono::Utc::now().date_naive();
+    let hours = ok_json(
+        app.post(
+            "/rest/v1/openinghours",
+            &t,
+            json!({"name": "Office", "timezone": "UTC",
+                "conditions": [{"type": "WEEKDAY", "weekday": "EVERYDAY", "startHours": {"hour": 0, "minute": 0}, "endHours": {"hour": 23, "minute": 59}}],
+                "holidays": [{"name": "Closed today", "from": {"year": today.year(), "month": today.month(), "day": today.day()}}]}),
+        )
+        .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    let closed = app
+        .request(Method::PUT, "/rest/v1/workspace")
+        .bearer_auth(&t)
+        .json(&json!({"businessHoursId": hours["id"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(closed.status(), StatusCode::OK);
+    let (_, late_token) = app.widget_visitor(&widget_key, "Late").await;
+    let refused = app
+        .request(Method::POST, "/rest/v1/widget/call")
+        .header("rapport-widget-key", &widget_key)
+        .bearer_auth(&late_token)
+        .send()
+        .await
+        .unwrap();
+    expect_problem(refused, StatusCode::CONFLICT, "closed").await;
+
     // Without a visitor token there is no call.
     let anonymous = app
         .request(Method::POST, "/rest/v1/widget/call")
@@ -191,7 +241,67 @@ async fn a_visitor_asks_for_a_call_and_the_call_rules_route_it(db: TestDb) {
     app.stop().await;
 }
 
+async fn a_queued_call_tells_the_agent_who_gets_it_later(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, t) = app.tenant_with_key("Queued calls").await;
+    let cleo = app.user(&tenant, "cleo@queued.example", Role::Agent, false).await;
+    rule(&app, &t, "Calls to Cleo", json!(["CALL"]), &cleo).await;
+    let widget_key = app.widget_key(&t).await;
+
+    // Cleo is offline: the call waits in the queue, and nobody is told yet.
+    let (caller, token) = app.widget_visitor(&widget_key, "Quinn").await;
+    let asked = app
+        .request(Method::POST, "/rest/v1/widget/call")
+        .header("rapport-widget-key", &widget_key)
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    ok_json(asked, StatusCode::CREATED).await;
+    let decisions = ok_json(
+        app.get(&format!("/rest/v1/conversation/{caller}/routing"), &t).await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(decisions[0]["result"], "QUEUED", "{decisions}");
+    let told = |app: &TestApp| {
+        let (services, tenant, cleo) = (app.services.clone(), tenant.clone(), cleo.clone());
+        async move {
+            services
+                .list_notifications(&tenant, &cleo, &PageRequest::default())
+                .await
+                .unwrap()
+                .results
+        }
+    };
+    assert!(told(&app).await.is_empty());
+
+    // She comes online: the queue gives her the call, and she is told.
+    app.services
+        .set_presence(&tenant, &cleo, PresenceStatus::Online)
+        .await
+        .unwrap();
+    let mut notes = Vec::new();
+    for _ in 0..100 {
+        notes = told(&app).await;
+        if !notes.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0].title, "Quinn asks for a video call");
+    let customer = ok_json(
+        app.get(&format!("/rest/v1/customer/{caller}"), &t).await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(customer["assignedUser"], cleo.as_str());
+    app.stop().await;
+}
+
 backend_tests!(
     an_integration_starts_a_call_and_the_customer_is_invited,
-    a_visitor_asks_for_a_call_and_the_call_rules_route_it
+    a_visitor_asks_for_a_call_and_the_call_rules_route_it,
+    a_queued_call_tells_the_agent_who_gets_it_later
 );

@@ -480,7 +480,7 @@ async fn recordings_are_listed_downloaded_and_expire(db: TestDb) {
     assert!(whole.headers()["content-disposition"]
         .to_str()
         .unwrap()
-        .ends_with("-Ann-Example-camera.webm\""));
+        .contains("-Ann-Example-camera.webm\"; filename*=UTF-8''"));
     assert_eq!(
         whole.bytes().await.unwrap().as_ref(),
         &bytes[..],
