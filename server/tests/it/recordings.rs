@@ -224,7 +224,8 @@ async fn the_script_records_sessions_that_replay(db: TestDb) {
     .await;
     assert_eq!(
         set,
-        json!({"enabled": false, "requireConsent": false, "maskSelector": ".price, #account", "blockSelector": null, "retentionDays": 7})
+        json!({"enabled": false, "requireConsent": false, "maskSelector": ".price, #account", "blockSelector": null,
+            "retentionDays": 7, "conferenceRetentionDays": 90})
     );
     assert_eq!(
         ok_json(app.get("/rest/v1/workspace/recording", &t).await, StatusCode::OK).await,
