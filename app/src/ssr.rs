@@ -32,6 +32,8 @@ pub struct DashboardContext {
     /// The base URL under which users reach Rapport (`RAPPORT_PUBLIC_URL`), for
     /// what is pasted elsewhere: the visitor script's snippet.
     pub public_url: String,
+    /// Why universal co-browsing cannot run on this instance (no Chromium), if so.
+    pub cobrowse_unavailable: Option<String>,
 }
 
 /// The context, or an error if the server forgot to provide it.

@@ -25,6 +25,8 @@ pub mod backoff;
 #[cfg(feature = "server")]
 pub mod bootstrap;
 #[cfg(feature = "server")]
+pub mod cobrowsing;
+#[cfg(feature = "server")]
 pub mod config;
 #[cfg(feature = "server")]
 pub mod conversations;

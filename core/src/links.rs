@@ -91,6 +91,14 @@ pub struct CobrowseSession {
     pub host_email: Option<String>,
     /// When the links stop working.
     pub expires_at: chrono::DateTime<chrono::Utc>,
+    /// The tenant (for the server only).
+    #[serde(skip)]
+    pub tenant_id: String,
+    /// The host's user id (for the server only).
+    #[serde(skip)]
+    pub host_user_id: Option<String>,
+    /// The host's name as participants see it.
+    pub host_name: Option<String>,
 }
 
 /// Request for a live-view link (spec 2.13).
@@ -235,10 +243,15 @@ impl Services {
             host_token_hash: String,
             join_token_hash: String,
             expires_at: i64,
+            ended_at: Option<i64>,
+            tenant_id: String,
+            host_user_id: Option<String>,
             host_email: Option<String>,
+            host_name: Option<String>,
         }
         let row: Option<Row> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select c.url, c.host_token_hash, c.join_token_hash, c.expires_at, u.email as host_email \
+            "select c.url, c.host_token_hash, c.join_token_hash, c.expires_at, c.ended_at, c.tenant_id, \
+             c.host_user_id, u.email as host_email, u.display_name as host_name \
              from cobrowse_sessions c left join users u on u.id = c.host_user_id where c.id = $1"
         )
         .bind(session_id)
@@ -260,12 +273,26 @@ impl Services {
                 message: "this link has expired".into(),
             });
         }
+        if row.ended_at.is_some() {
+            return Err(CoreError::Conflict {
+                field: None,
+                code: "session_ended",
+                message: "this co-browsing session has ended; ask for a new link".into(),
+            });
+        }
+        let host_name = row
+            .host_name
+            .filter(|n| !n.trim().is_empty())
+            .or_else(|| row.host_email.clone());
         Ok(CobrowseSession {
             session_id: session_id.to_string(),
             role,
             url: row.url,
             host_email: row.host_email,
             expires_at: from_ms(row.expires_at),
+            tenant_id: row.tenant_id,
+            host_user_id: row.host_user_id,
+            host_name,
         })
     }
 

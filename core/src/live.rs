@@ -77,6 +77,17 @@ pub enum LiveEvent {
         /// Whether it is recorded now.
         record: bool,
     },
+    /// A script co-browse message (published with an empty customer): to the
+    /// visitor's page (`to_visitor`: the agent's pointer, a click, a request),
+    /// or to the agents' live views of the session (its state, as JSON).
+    Cobrowse {
+        /// The recorded session.
+        session_id: String,
+        /// Whether it goes to the visitor's page (else to the agents).
+        to_visitor: bool,
+        /// The message, as JSON.
+        data: String,
+    },
     /// Changes may have been missed (another instance's, while the connection
     /// that hears them was being remade): screens should read everything
     /// again. Published with an empty tenant and customer: it concerns all.
@@ -142,6 +153,12 @@ enum Changed {
     Ended { session: String },
     /// An appointment's recording switch.
     Record { appointment: String, on: bool },
+    /// A script co-browse message, carried whole (a few hundred bytes).
+    Cobrowse {
+        session: String,
+        to_visitor: bool,
+        data: String,
+    },
 }
 
 impl LiveHub {
@@ -204,6 +221,15 @@ impl Services {
                 appointment: appointment_id.clone(),
                 on: *record,
             }),
+            LiveEvent::Cobrowse {
+                session_id,
+                to_visitor,
+                data,
+            } => Some(Changed::Cobrowse {
+                session: session_id.clone(),
+                to_visitor: *to_visitor,
+                data: data.clone(),
+            }),
             LiveEvent::Resync => None,
         };
         if let (Tx::Postgres(t), Some(changed)) = (tx, changed) {
@@ -221,6 +247,21 @@ impl Services {
                 .execute(&mut **t)
                 .await?;
         }
+        Ok(())
+    }
+
+    /// Tells the live screens of every instance about something that changes
+    /// nothing stored (a co-browse pointer): on PostgreSQL through a `NOTIFY` of
+    /// its own, and on this instance at once.
+    pub(crate) async fn signal_live(&self, update: LiveUpdate) -> CoreResult<()> {
+        // One instance on SQLite: nobody else to tell.
+        if let Db::Postgres(_) = self.db() {
+            let mut tx = self.db().begin().await?;
+            self.announce_live(&mut tx, &update.tenant_id, &update.customer_id, &update.event)
+                .await?;
+            tx.commit().await?;
+        }
+        self.live().publish(update);
         Ok(())
     }
 
@@ -279,6 +320,15 @@ impl Services {
                 Changed::Record { appointment, on } => Ok(LiveEvent::AppointmentRecording {
                     appointment_id: appointment.clone(),
                     record: *on,
+                }),
+                Changed::Cobrowse {
+                    session,
+                    to_visitor,
+                    data,
+                } => Ok(LiveEvent::Cobrowse {
+                    session_id: session.clone(),
+                    to_visitor: *to_visitor,
+                    data: data.clone(),
                 }),
             };
             if let Ok(event) = event {

@@ -248,3 +248,94 @@ test('the live view says when the visitor switches tabs, comes back and leaves',
   expect(errors).toEqual([]);
   await context.close();
 });
+
+// Co-browsing on a site with the script (issue 25): the agent asks from the live
+// view, the visitor accepts, sees the agent's pointer, lets them click and type
+// (never into a password field), and ends it.
+test('an agent co-browses with a visitor on the visitor\'s own page', async ({ browser, page: agent, request }) => {
+  test.setTimeout(90_000);
+  const tag = `cobrowse-${Date.now()}`;
+  const { context, page, errors } = await visitor(browser, tag);
+  await page.goto(`${demoUrl}/index.html`);
+  await expect(page.locator('rapport-widget')).toBeAttached({ timeout: 15_000 });
+  const session = await recorded(request, tag);
+  await addField(page);
+  await page.evaluate(() => {
+    const gift = document.createElement('button');
+    gift.id = 'gift';
+    gift.textContent = 'Add gift wrap';
+    gift.style.cssText = 'position:fixed;left:20px;top:220px;width:260px;height:60px;z-index:9';
+    gift.onclick = () => (gift.textContent = 'Gift wrap added');
+    const secret = document.createElement('input');
+    secret.id = 'secret';
+    secret.type = 'password';
+    secret.style.cssText = 'position:fixed;left:20px;top:300px;width:260px;z-index:9';
+    document.body.append(gift, secret);
+  });
+
+  // Tall enough that the whole replayed page is in view: the agent's mouse
+  // acts where it is.
+  await agent.setViewportSize({ width: 1280, height: 1400 });
+  await signIn(agent);
+  await agent.goto(`/sessions/${session.id}/live-view`);
+  const live = agent.locator('[data-rapport-live]');
+  await expect(live.locator('.rapport-live__status')).toHaveText('Live', { timeout: 15_000 });
+  const frame = live.frameLocator('iframe');
+  await expect(frame.locator('#gift')).toBeAttached({ timeout: 5_000 });
+
+  // The agent asks; the visitor's page asks the visitor, who accepts.
+  await live.getByRole('button', { name: 'Co-browse' }).click();
+  await expect(live.getByText('Waiting for the visitor to accept…')).toBeVisible();
+  const dialog = page.getByRole('dialog', { name: 'Co-browsing request' });
+  await expect(dialog).toContainText('would like to browse with you');
+  await dialog.getByRole('button', { name: 'Accept' }).click();
+  await expect(live.getByText('Co-browsing. The visitor sees your pointer.')).toBeVisible();
+  const bar = page.getByRole('region', { name: 'Co-browsing' });
+  await expect(bar).toContainText('is browsing with you');
+
+  // The agent's pointer shows on the visitor's page; a click without control
+  // only points (the button is not pressed).
+  const gift = (await frame.locator('#gift').boundingBox())!;
+  await agent.mouse.move(gift.x + 10, gift.y + 10);
+  await agent.mouse.move(gift.x + gift.width / 2, gift.y + gift.height / 2, { steps: 5 });
+  await expect(page.locator('.rapport-cobrowse-pointer')).toBeVisible();
+  await agent.mouse.click(gift.x + gift.width / 2, gift.y + gift.height / 2);
+  await expect(page.locator('.rapport-cobrowse-highlight')).toBeAttached();
+  await expect(page.locator('#gift')).toHaveText('Add gift wrap');
+
+  // The visitor lets the agent click and type: the click presses the button,
+  // the typing fills the coupon field, which the agent sees masked.
+  await bar.getByRole('button', { name: 'Let them click and type' }).click();
+  await expect(live.getByText(/You have control\./)).toBeVisible();
+  await agent.mouse.click(gift.x + gift.width / 2, gift.y + gift.height / 2);
+  await expect(page.locator('#gift')).toHaveText('Gift wrap added');
+  const coupon = (await frame.locator('#coupon').boundingBox())!;
+  await agent.mouse.click(coupon.x + 5, coupon.y + coupon.height / 2);
+  await agent.keyboard.type('AB');
+  await expect(page.locator('#coupon')).toHaveValue('AB');
+  await expect(frame.locator('#coupon')).toHaveValue('**');
+  // A password field stays closed to the agent.
+  const secret = (await frame.locator('#secret').boundingBox())!;
+  await agent.mouse.click(secret.x + 5, secret.y + secret.height / 2);
+  await agent.keyboard.type('xy');
+  await expect(page.locator('#secret')).toHaveValue('');
+
+  // The visitor ends it, and both sides say so.
+  await bar.getByRole('button', { name: 'End' }).click();
+  await expect(live.getByText('Co-browsing ended.')).toBeVisible();
+  await expect(bar).toHaveCount(0);
+  await expect(page.locator('.rapport-cobrowse-pointer')).toHaveCount(0);
+
+  // The co-browse report counts it.
+  const report = await request.post('/rest/v1/report/cobrowse', {
+    headers: auth,
+    data: { metrics: [{ metricName: 'COBROWSE_SESSIONS' }], dateFilter: { grouping: 'TODAY' } },
+  });
+  expect(report.status()).toBe(200);
+  const buckets = Object.values((await report.json()).results) as Record<string, string>[];
+  expect(buckets.reduce((n, b) => n + Number(b.COBROWSE_SESSIONS ?? 0), 0)).toBeGreaterThanOrEqual(1);
+  await expectAccessible(agent, true);
+
+  expect(errors).toEqual([]);
+  await context.close();
+});

@@ -4,7 +4,8 @@
 // and the chunks it loads (chat.js, recorder.js), which register on
 // window.__rapportChunks. replay.js and replay.css are the dashboard's session
 // replay and live view, built here because they share rrweb with the recorder;
-// meet.js and meet.css are the join page's video call (issue 24).
+// meet.js and meet.css are the join page's video call (issue 24);
+// cobrowse.js and cobrowse.css are universal co-browsing's page (issue 25).
 // Prints each file's raw and gzip size and fails when a budget of issue 23 is
 // exceeded (the replay and the call have none: only Rapport's own pages load them).
 // `cargo xtask` runs `npm ci` then `node build.mjs $CARGO_TARGET_DIR/site/visitor`.
@@ -29,7 +30,7 @@ const visitorEntries = {
   recorder: 'src/recorder/recorder.ts',
 };
 // Dashboard-only entries: only Rapport's own pages load them.
-const entries = { ...visitorEntries, replay: 'src/replay/replay.ts', meet: 'src/meet/meet.ts' };
+const entries = { ...visitorEntries, replay: 'src/replay/replay.ts', meet: 'src/meet/meet.ts', cobrowse: 'src/cobrowse/cobrowse.ts' };
 // Gzip budgets in bytes: the loader alone, and everything together.
 const LOADER_BUDGET = 5 * 1024;
 const TOTAL_BUDGET = 60 * 1024;
@@ -72,6 +73,8 @@ size('replay.js');
 size('replay.css');
 size('meet.js');
 size('meet.css');
+size('cobrowse.js');
+size('cobrowse.css');
 if (!dev && total > TOTAL_BUDGET) {
   console.error('the visitor script is over its total budget');
   failed = true;

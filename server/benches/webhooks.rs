@@ -91,7 +91,7 @@ async fn main() {
     .to_string();
 
     // Baseline throughput: the worker's HTTP client, signing and POSTing the same body.
-    let client = webhooks::client(true);
+    let client = webhooks::client(rapport_server::webhooks::guard::AllowedNetworks::All);
     let signer = standardwebhooks::Webhook::new(&rapport_core::webhooks::new_secret()).unwrap();
     let started = Instant::now();
     let slots = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
@@ -180,7 +180,7 @@ async fn main() {
     tx.commit().await.unwrap();
     let settings = WorkerSettings {
         policy: RetryPolicy::default(),
-        allow_private_networks: true,
+        allow_private_networks: rapport_server::webhooks::guard::AllowedNetworks::All,
         concurrency: CONCURRENCY,
         lease: Duration::from_secs(60),
     };

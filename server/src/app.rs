@@ -65,6 +65,7 @@ pub fn build(state: AppState) -> Router {
         .route("/inbox/events", get(inbox_events::inbox_events))
         .route("/sessions/{id}/events", get(recording_views::events))
         .route("/sessions/{id}/live", get(recording_views::live))
+        .route("/sessions/{id}/cobrowse", post(recording_views::cobrowse))
         .route("/files/{token}/{name}", get(files::download))
         .route(
             "/appointments/{id}/recordings/{recording}",
@@ -72,6 +73,7 @@ pub fn build(state: AppState) -> Router {
         )
         .route("/inbox/{id}/file", post(files::send_from_inbox))
         .route("/join/{token}/ws", get(crate::media::signal::join_socket))
+        .route("/cobrowse/{id}/ws", get(crate::cobrowse::socket::cobrowse_socket))
         .merge(rest_router)
         .leptos_routes_with_context(
             &state,
@@ -138,5 +140,6 @@ fn dashboard_context(state: &AppState, doc: &Arc<serde_json::Value>) -> Dashboar
             .as_deref()
             .is_some_and(|u| !u.trim().is_empty()),
         public_url: state.config.public_url(),
+        cobrowse_unavailable: state.cobrowsing.unavailable().map(str::to_string),
     }
 }

@@ -120,6 +120,16 @@ pub struct ServeConfig {
     #[arg(long, env = "RAPPORT_RETENTION", default_value = "30d")]
     pub retention: String,
 
+    /// Where other instances reach this one (an internal URL): a co-browsing
+    /// session runs on one instance, and participants who reach another are
+    /// relayed here. Default: `http://<addr>`.
+    #[arg(long, env = "RAPPORT_INSTANCE_URL")]
+    pub instance_url: Option<String>,
+
+    /// Co-browsing settings.
+    #[command(flatten)]
+    pub cobrowse: CobrowseArgs,
+
     /// Webhook settings.
     #[command(flatten)]
     pub webhooks: WebhookArgs,
@@ -148,6 +158,30 @@ pub struct MailArgs {
     pub from: String,
 }
 
+/// Universal co-browsing: one server-side Chromium per session.
+#[derive(Debug, Clone, Args)]
+pub struct CobrowseArgs {
+    /// The Chromium binary. Unset: `chromium`, `chromium-browser`,
+    /// `google-chrome` or `google-chrome-stable` on `PATH`. Without one,
+    /// co-browsing links say that co-browsing is unavailable.
+    #[arg(long = "chromium", env = "RAPPORT_CHROMIUM")]
+    pub chromium: Option<PathBuf>,
+
+    /// A co-browsing session ends after this long without input, pointer
+    /// moves or joins from anyone (humantime, e.g. `10m`).
+    #[arg(long = "cobrowse-idle-timeout", env = "RAPPORT_COBROWSE_IDLE_TIMEOUT", default_value = "10m", value_parser = humantime::parse_duration)]
+    pub idle_timeout: Duration,
+
+    /// Co-browsing sessions (browsers) this instance runs at once; links of
+    /// further sessions say the server is busy.
+    #[arg(
+        long = "cobrowse-max-sessions",
+        env = "RAPPORT_COBROWSE_MAX_SESSIONS",
+        default_value_t = 4
+    )]
+    pub max_sessions: usize,
+}
+
 /// Settings of webhook delivery.
 #[derive(Debug, Clone, Args)]
 pub struct WebhookArgs {
@@ -173,10 +207,16 @@ pub struct WebhookArgs {
     )]
     pub disable_after: String,
 
-    /// Allow webhook URLs on loopback, private, link-local and other non-public
-    /// addresses. Off by default (SSRF guard); turn on for receivers on your own network.
-    #[arg(long = "webhook-allow-private-networks", env = "RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS", default_value_t = false, action = clap::ArgAction::Set)]
-    pub allow_private_networks: bool,
+    /// Let webhooks and the co-browsing browser reach loopback, private,
+    /// link-local and other non-public addresses: `false` (the SSRF guard
+    /// refuses them all, the default), `true` (the guard is off) or a
+    /// comma-separated list of networks allowed (e.g. `127.0.0.0/8,::1`).
+    #[arg(
+        long = "webhook-allow-private-networks",
+        env = "RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS",
+        default_value = "false"
+    )]
+    pub allow_private_networks: crate::webhooks::guard::AllowedNetworks,
 
     /// How long a claimed delivery stays reserved for the instance that claimed it.
     /// If that instance dies, another retries the delivery once the lease ends. Keep
@@ -254,6 +294,15 @@ impl ServeConfig {
         self.public_url().starts_with("https://")
     }
 
+    /// Where other instances reach this one.
+    pub fn instance_url(&self) -> String {
+        self.instance_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.addr))
+            .trim_end_matches('/')
+            .to_string()
+    }
+
     /// The request timeout.
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout_secs.max(1))
@@ -284,12 +333,18 @@ impl ServeConfig {
             log_format: "text".into(),
             presence_timeout: "3m".into(),
             retention: "30d".into(),
+            instance_url: None,
+            cobrowse: CobrowseArgs {
+                chromium: None,
+                idle_timeout: Duration::from_secs(600),
+                max_sessions: 4,
+            },
             webhooks: WebhookArgs {
                 worker: true,
                 retry_schedule: "200ms,400ms,800ms".into(),
                 disable_after: "5d".into(),
                 // Test receivers listen on 127.0.0.1.
-                allow_private_networks: true,
+                allow_private_networks: crate::webhooks::guard::AllowedNetworks::All,
                 lease: "60s".into(),
                 concurrency: 64,
             },

@@ -36,8 +36,19 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
         announce: config.media_public_addr,
         recordings_dir: config.database.data_dir.join("recordings"),
     };
+    let cobrowse = crate::cobrowse::CobrowseSettings {
+        chromium: config.cobrowse.chromium.clone(),
+        allowed: config.webhooks.allow_private_networks.clone(),
+        idle: config.cobrowse.idle_timeout,
+        max_sessions: config.cobrowse.max_sessions,
+        instance_url: config.instance_url(),
+        width: 1280,
+        height: 720,
+        jpeg_quality: 70,
+    };
     AppState {
         conferences: Arc::new(crate::media::Conferences::new(media, services.clone())),
+        cobrowsing: Arc::new(crate::cobrowse::Cobrowsing::new(cobrowse, services.clone())),
         services,
         limiters: Arc::new(Limiters::new(
             config.rate_limit_per_token,
@@ -61,7 +72,7 @@ pub async fn serve(
     let worker = if state.config.webhooks.worker {
         let settings = WorkerSettings {
             policy: state.config.webhooks.policy()?,
-            allow_private_networks: state.config.webhooks.allow_private_networks,
+            allow_private_networks: state.config.webhooks.allow_private_networks.clone(),
             concurrency: state.config.webhooks.concurrency,
             lease: state.config.webhooks.lease()?,
         };
@@ -107,12 +118,19 @@ pub async fn serve(
         })
     });
     let conferences = state.conferences.clone();
+    let cobrowsing = state.cobrowsing.clone();
+    tokio::spawn({
+        let cobrowsing = cobrowsing.clone();
+        async move { cobrowsing.report().await }
+    });
     let router = app::build(state);
     let result = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown)
         .await;
     // Calls end with the process; what they recorded is kept.
     conferences.shutdown().await;
+    // Co-browsing browsers close with the process; their sessions are recorded.
+    cobrowsing.shutdown().await;
     pruner.abort();
     if let Some(relay) = relay {
         relay.abort();

@@ -23,6 +23,8 @@ pub struct AppState {
     pub limiters: Arc<Limiters>,
     /// This instance's video conferences.
     pub conferences: Arc<crate::media::Conferences>,
+    /// This instance's universal co-browsing sessions.
+    pub cobrowsing: Arc<crate::cobrowse::Cobrowsing>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -27,14 +27,16 @@ pub fn build(args: &[String]) -> Result<()> {
     run_cmd(&mut cmd)
 }
 
-/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports|conference]`:
+/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports|conference|cobrowse]`:
 /// the benchmarks, in release mode, each with ratios to a baseline measured in
 /// the same run: webhook delivery throughput and latency, the write path of the
 /// `rapport` process over HTTP (creates, their latency, reads beside them, memory
 /// in a soak), routing decisions and message-to-assignment latency, recording
 /// ingest against direct writes, the job runner's timer lateness behind 100,000
-/// pending timers, report latency over 10 million facts, and video calls (join
-/// to first frame, SFU CPU per forwarded stream, most participants flowing).
+/// pending timers, report latency over 10 million facts, video calls (join
+/// to first frame, SFU CPU per forwarded stream, most participants flowing), and
+/// universal co-browsing (input to frame, frames per participant, CPU and memory
+/// per session, sessions held at 10 fps).
 pub fn bench(args: &[String]) -> Result<()> {
     // The package of each one's `cargo bench`; `conference` has only its
     // browser part.
@@ -46,13 +48,14 @@ pub fn bench(args: &[String]) -> Result<()> {
         (Some("rapport-server"), "timers"),
         (Some("rapport-core"), "reports"),
         (None, "conference"),
+        (None, "cobrowse"),
     ];
     let chosen: Vec<_> = all
         .iter()
         .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
         .collect();
     if chosen.is_empty() {
-        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, conference");
+        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, conference, cobrowse");
     }
     for (package, name) in chosen {
         if let Some(package) = package {
@@ -63,6 +66,9 @@ pub fn bench(args: &[String]) -> Result<()> {
             "recording" => browser_bench("recording", "recording-bench.mjs")?,
             // Join to first frame, SFU CPU per stream, most participants.
             "conference" => browser_bench("conference", "conference-bench.mjs")?,
+            // Input to frame, frames and bytes per participant, CPU and memory
+            // per session, sessions held at 10 fps.
+            "cobrowse" => browser_bench("cobrowse", "cobrowse-bench.mjs")?,
             _ => {}
         }
     }
@@ -124,6 +130,11 @@ fn browser_bench(name: &str, script: &str) -> Result<()> {
 /// on the embedded SQLite database in `./data` (or `RAPPORT_DATA_DIR`).
 pub fn run(args: &[String]) -> Result<()> {
     build(&["--release".to_string()])?;
+    // Co-browsing runs a Chromium per session. Without it Rapport still runs,
+    // and its co-browsing links say why they cannot open.
+    if let Err(e) = ensure_chromium() {
+        eprintln!("xtask: co-browsing will be unavailable: {e:#}");
+    }
     let binary = target_dir().join("release").join("rapport");
     let mut cmd = Command::new(binary);
     cmd.arg("serve")
@@ -195,6 +206,8 @@ pub fn test(args: &[String]) -> Result<()> {
         &mut tally,
         parse_cargo_line,
     )?;
+    // The co-browsing tests drive a real Chromium from the server's tests too.
+    ensure_chromium()?;
     // The server's tests each start Rapport (with Leptos) on their own Tokio
     // runtime in one process. Run side by side, a page request of one test now
     // and then never completed (408) while another test's runtime shut down;
@@ -367,9 +380,14 @@ fn start_server(profile: &str, data: &Path, log_path: &Path) -> Result<(Server, 
             .env("RAPPORT_PUBLIC_URL", &base_url)
             .env("RAPPORT_ADMIN_EMAIL", E2E_ADMIN_EMAIL)
             .env("RAPPORT_ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
-            // The webhook tests' receiver listens on loopback, which production
-            // refuses as a target.
-            .env("RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true")
+            // The webhook tests' receiver and the co-browsing tests' site listen
+            // on loopback, which production refuses as a target; private and
+            // metadata addresses stay refused, as the co-browsing tests check.
+            .env("RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "127.0.0.0/8,::1")
+            // The co-browsing tests see a session end on idle; the benchmark
+            // runs many sessions at once.
+            .env("RAPPORT_COBROWSE_IDLE_TIMEOUT", "15s")
+            .env("RAPPORT_COBROWSE_MAX_SESSIONS", "16")
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()

@@ -14,6 +14,8 @@ pub struct CobrowseView {
     pub host_email: Option<String>,
     /// When the link stops working, RFC 3339.
     pub expires_at: String,
+    /// Why co-browsing cannot run on this server (no Chromium), if so.
+    pub unavailable: Option<String>,
 }
 
 /// Opens a co-browsing link (public: the token is the credential).
@@ -30,6 +32,7 @@ pub async fn cobrowse_session(session_id: String, token: String) -> Result<Cobro
         url: s.url,
         host_email: s.host_email,
         expires_at: s.expires_at.to_rfc3339(),
+        unavailable: ctx.cobrowse_unavailable.clone(),
     })
 }
 

@@ -17,7 +17,11 @@ fn format_time(rfc3339: &str) -> String {
         .unwrap_or_else(|_| rfc3339.to_string())
 }
 
-/// `/cobrowse/{id}?token=…`: a co-browsing session, for its host or a joiner.
+/// `/cobrowse/{id}?token=…`: a universal co-browsing session, for its host or
+/// a guest. The shared browser itself is `cobrowse.js` (mounted on the
+/// `data-rapport-cobrowse` element), which connects to `/cobrowse/{id}/ws` with
+/// the link's token; this page says what the session is, or why the link does
+/// not open.
 #[component]
 pub fn CobrowsePage() -> impl IntoView {
     let params = use_params_map();
@@ -33,33 +37,58 @@ pub fn CobrowsePage() -> impl IntoView {
     );
     view! {
         <Title text="Co-browsing" />
-        <main id="main" class="page narrow">
+        <leptos_meta::Link rel="stylesheet" href="/visitor/cobrowse.css" />
+        <leptos_meta::Script src="/visitor/cobrowse.js" defer="defer" />
+        <main id="main" class="page">
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Opening the session…"</p> }>
                 {move || Suspend::new(async move {
                     match session.await {
-                        Ok(s) => view! {
-                            <section class="card">
-                                <p class="breadcrumb">"Universal Co-Browsing"</p>
-                                <h1>{if s.host { "You are hosting this session" } else { "You are joining a session" }}</h1>
-                                <dl class="facts">
-                                    <dt>"Starts at"</dt><dd><a href=s.url.clone() rel="noopener noreferrer">{s.url.clone()}</a></dd>
-                                    {s.host_email.clone().map(|h| view! { <dt>"Host"</dt><dd>{h}</dd> })}
-                                    <dt>"Link valid until"</dt><dd>{format_time(&s.expires_at)}</dd>
-                                </dl>
-                                <p class="note">
-                                    {if s.host {
-                                        "Share the join link with the people you browse with. Keep this host link to yourself."
-                                    } else {
-                                        "The host will guide you through the page."
-                                    }}
-                                </p>
-                            </section>
-                        }.erase(),
+                        Ok(s) => {
+                            let (id, token) = (
+                                params.with_untracked(|p| p.get("id").unwrap_or_default()),
+                                query.with_untracked(|q| q.get("token").unwrap_or_default()),
+                            );
+                            view! {
+                                <section class="card">
+                                    <p class="breadcrumb">"Universal Co-Browsing"</p>
+                                    <h1>{if s.host { "You are hosting this session" } else { "You are joining a session" }}</h1>
+                                    <dl class="facts">
+                                        <dt>"Started at"</dt><dd>{s.url.clone()}</dd>
+                                        {s.host_email.clone().map(|h| view! { <dt>"Host"</dt><dd>{h}</dd> })}
+                                        <dt>"Link valid until"</dt><dd>{format_time(&s.expires_at)}</dd>
+                                    </dl>
+                                    <p class="note">
+                                        {if s.host {
+                                            "Share the join link with the people you browse with, and keep this host link to yourself. You have control, and can hand it to a guest."
+                                        } else {
+                                            "Everyone here sees the same page. The host has control and can hand it to you."
+                                        }}
+                                    </p>
+                                </section>
+                                {match s.unavailable.clone() {
+                                    Some(reason) => view! {
+                                        <section class="card empty-state" role="alert">
+                                            <h2>"Co-browsing is not available on this server"</h2>
+                                            <p>{reason}</p>
+                                        </section>
+                                    }.erase(),
+                                    None => {
+                                        mount_cobrowse();
+                                        view! {
+                                            <section class="card cobrowse" aria-label="Shared browser session"
+                                                data-rapport-cobrowse=""
+                                                data-ws-url=format!("/cobrowse/{id}/ws?token={}", urlencoding_token(&token))
+                                                data-role=if s.host { "host" } else { "guest" }></section>
+                                        }.erase()
+                                    }
+                                }}
+                            }.erase()
+                        }
                         Err(e) => view! {
                             <section class="card empty-state">
                                 <h1>"This co-browsing link does not work"</h1>
                                 <ErrorNote error=e.to_string() />
-                                <p>"It may have expired. Ask for a new link."</p>
+                                <p>"It may have expired, or its session has ended. Ask for a new link."</p>
                             </section>
                         }.erase(),
                     }
@@ -67,6 +96,33 @@ pub fn CobrowsePage() -> impl IntoView {
             </Suspense>
         </main>
     }
+}
+
+/// A link token for a query string: tokens are URL-safe already, so anything
+/// else is dropped rather than passed on.
+fn urlencoding_token(token: &str) -> String {
+    token
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        .collect()
+}
+
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `cobrowse.js`'s mount of every co-browsing element not mounted yet;
+    /// throws (caught) while the script has not loaded.
+    #[wasm_bindgen(js_namespace = RapportCobrowse, js_name = mountAll, catch)]
+    fn cobrowse_mount_all() -> Result<(), wasm_bindgen::JsValue>;
+}
+
+/// Mounts the shared browser once its element is in the document (on a first
+/// load `cobrowse.js` mounts it itself when it runs).
+fn mount_cobrowse() {
+    #[cfg(feature = "hydrate")]
+    request_animation_frame(|| {
+        let _ = cobrowse_mount_all();
+    });
 }
 
 /// Labels of the live-view page in its five languages.

@@ -190,7 +190,7 @@ pub fn SessionLivePage() -> impl IntoView {
                 <SessionFacts s=s.clone() />
                 <p><a rel="external" href=format!("{SESSIONS_PATH}/{}", s.id)>"Replay from the start"</a></p>
             </section>
-            <LivePlayer session_id=s.id.clone() lang="en".to_string() />
+            <LivePlayer session_id=s.id.clone() lang="en".to_string() cobrowse=true />
         }.erase() />
     }
 }
@@ -224,11 +224,15 @@ fn SessionFrame(title: &'static str, body: fn(SessionView) -> AnyView) -> impl I
     }
 }
 
-/// The live player of a session, in `lang` (en, de, jp, uk, ru).
+/// The live player of a session, in `lang` (en, de, jp, uk, ru). With
+/// `cobrowse` (signed-in agents only, never a live-view link's grant) it also
+/// offers co-browsing with the visitor, through `/sessions/{id}/cobrowse`.
 #[component]
-pub fn LivePlayer(session_id: String, lang: String) -> impl IntoView {
+pub fn LivePlayer(session_id: String, lang: String, #[prop(optional)] cobrowse: bool) -> impl IntoView {
     mount_player();
+    let cobrowse_url = cobrowse.then(|| format!("/sessions/{session_id}/cobrowse"));
     view! {
-        <div class="replay live" data-rapport-live="" data-stream-url=format!("/sessions/{session_id}/live") data-lang=lang></div>
+        <div class="replay live" data-rapport-live="" data-stream-url=format!("/sessions/{session_id}/live")
+            data-cobrowse-url=cobrowse_url data-lang=lang></div>
     }
 }

@@ -270,6 +270,10 @@ pub const COBROWSE_PARTICIPANTS: &str = "COBROWSE_PARTICIPANTS";
 pub const COBROWSE_UNIVERSAL: &str = "COBROWSE_UNIVERSAL";
 /// Participants of a universal co-browse session.
 pub const COBROWSE_UNIVERSAL_PARTICIPANTS: &str = "COBROWSE_UNIVERSAL_PARTICIPANTS";
+/// Control of a script co-browse was handed to the agent; value = 1, agent = host.
+pub const COBROWSE_HANDOVER: &str = "COBROWSE_HANDOVER";
+/// Control of a universal co-browse was handed over; value = 1, agent = host.
+pub const COBROWSE_UNIVERSAL_HANDOVER: &str = "COBROWSE_UNIVERSAL_HANDOVER";
 /// A conference ended; value = ms, agent = host.
 pub const CONFERENCE: &str = "CONFERENCE";
 /// Participants of a conference.
@@ -521,6 +525,14 @@ pub static METRICS: &[MetricDef] = &[
         "People who joined co-browse sessions."
     ),
     metric!(
+        Cobrowse,
+        "CONTROL_HANDOVERS",
+        Measure::Count(&[Source::Fact(COBROWSE_HANDOVER)]),
+        Count,
+        [AGENT],
+        "Times a visitor let the agent click and type."
+    ),
+    metric!(
         CobrowseUniversal,
         "COBROWSE_SESSIONS",
         Measure::Count(&[Source::Fact(COBROWSE_UNIVERSAL)]),
@@ -551,6 +563,14 @@ pub static METRICS: &[MetricDef] = &[
         Count,
         [AGENT],
         "People who joined universal co-browse sessions."
+    ),
+    metric!(
+        CobrowseUniversal,
+        "CONTROL_HANDOVERS",
+        Measure::Count(&[Source::Fact(COBROWSE_UNIVERSAL_HANDOVER)]),
+        Count,
+        [AGENT],
+        "Times the host handed control to a guest or took it back."
     ),
     metric!(
         Conference,

@@ -76,7 +76,8 @@ pub async fn inbox_events(
                 // Recordings have viewers of their own (`/sessions/{id}/live`).
                 LiveEvent::RecordingChunk { .. }
                 | LiveEvent::RecordingWatched { .. }
-                | LiveEvent::RecordingEnded { .. } => return None,
+                | LiveEvent::RecordingEnded { .. }
+                | LiveEvent::Cobrowse { .. } => return None,
                 // Conferences hear these (`crate::media`).
                 LiveEvent::AppointmentRecording { .. } => return None,
                 _ if notifications_only => return None,

@@ -11,11 +11,17 @@
 //!   Batches stored through another instance arrive through the live relay.
 //!   `ended` (data `{}`) says the session ended (30 quiet minutes), then the
 //!   stream closes; a viewer of a session that ended hears only that.
+//!   `cobrowse` events (data `{"state": "requested"|"active"|"declined"|"ended",
+//!   "control": bool}`) say where an agent's co-browse with the visitor stands;
+//! - `POST /sessions/{id}/cobrowse`: a signed-in agent's co-browse with the
+//!   visitor (`request`, `pointer`, `highlight`, `click`, `type`, `key`,
+//!   `scroll`, `end`), relayed to the visitor's page. A live-view grant does not
+//!   reach it: the link names watching, not browsing along.
 
 use std::{convert::Infallible, time::Duration};
 
 use axum::{
-    extract::{Path, State},
+    extract::{ConnectInfo, Path, State},
     http::{header, HeaderMap, StatusCode},
     response::{
         sse::{Event, KeepAlive, Sse},
@@ -24,23 +30,39 @@ use axum::{
 };
 use futures_util::stream;
 use rapport_app::ssr::{cookie_value, session_token, LIVEVIEW_COOKIE};
-use rapport_core::{error::CoreError, live::LiveEvent, model::Role, Services};
+use rapport_core::{
+    audit::{Actor, ActorKind},
+    error::CoreError,
+    live::LiveEvent,
+    model::Role,
+    Services,
+};
+use serde::Deserialize;
+use serde_json::json;
 use tokio::sync::{broadcast::error::RecvError, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::state::AppState;
+use crate::{
+    http::{error::ApiError, extract::parse_json},
+    state::AppState,
+};
 
 /// How often a connected viewer renews its watch (well within `WATCH_MS`).
 const RENEW: Duration = Duration::from_secs(10);
 
 /// The tenant of the signed-in agent (or higher), or the answer to give.
 async fn agent_tenant(services: &Services, headers: &HeaderMap) -> Result<String, Response> {
+    agent(services, headers).await.map(|user| user.tenant_id)
+}
+
+/// The signed-in agent (or higher), or the answer to give.
+async fn agent(services: &Services, headers: &HeaderMap) -> Result<rapport_core::model::SessionUser, Response> {
     let user = match session_token(headers) {
         Some(token) => services.session_user(&token).await,
         None => Ok(None),
     };
     match user {
-        Ok(Some(user)) if user.role.includes(Role::Agent) => Ok(user.tenant_id),
+        Ok(Some(user)) if user.role.includes(Role::Agent) => Ok(user),
         Ok(Some(_)) => Err((StatusCode::FORBIDDEN, "agents only").into_response()),
         Ok(None) => Err((StatusCode::UNAUTHORIZED, "sign in first").into_response()),
         Err(err) => {
@@ -109,7 +131,15 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
         Err(CoreError::NotFound(_)) => return (StatusCode::NOT_FOUND, "no such session").into_response(),
         Err(err) => return internal(err),
     }
+    // A co-browse asked for or going on: where it stands, for the agent's page.
+    let cobrowse = match services.script_cobrowse(&tenant_id, &id).await {
+        Ok(current) => current.filter(|c| c.state.open()).map(|c| c.agent_view()),
+        Err(err) => return internal(err),
+    };
     let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
+    if let Some(state) = cobrowse {
+        let _ = tx.try_send(Ok(Event::default().event("cobrowse").data(state)));
+    }
     tokio::spawn(async move {
         let mut renew = tokio::time::interval(RENEW);
         renew.tick().await;
@@ -133,6 +163,14 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
                         }
                         LiveEvent::RecordingEnded { session_id } if update.tenant_id == tenant_id => {
                             (*session_id == id, *session_id == id, false)
+                        }
+                        LiveEvent::Cobrowse { session_id, to_visitor: false, data }
+                            if update.tenant_id == tenant_id && *session_id == id =>
+                        {
+                            if tx.send(Ok(Event::default().event("cobrowse").data(data.clone()))).await.is_err() {
+                                return;
+                            }
+                            (false, false, false)
                         }
                         LiveEvent::Resync => (true, false, true),
                         _ => (false, false, false),
@@ -171,6 +209,94 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
     Sse::new(ReceiverStream::new(rx))
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// An agent's co-browse message (README, "Co-browsing on sites with the script").
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+enum AgentCobrowse {
+    /// Ask the visitor.
+    Request,
+    /// The agent's pointer, in the visitor's viewport (`null`: it left).
+    Pointer { x: Option<f64>, y: Option<f64> },
+    /// A ring flashes there.
+    Highlight { x: f64, y: f64 },
+    /// A click there (control only).
+    Click { x: f64, y: f64 },
+    /// Text typed into the visitor's focused field (control only).
+    Type { text: String },
+    /// A special key (control only).
+    Key { key: String },
+    /// Scrolls the visitor's window (control only).
+    Scroll { delta_x: f64, delta_y: f64 },
+    /// End it.
+    End,
+}
+
+/// `POST /sessions/{id}/cobrowse`: 204, or a problem: 409 `not_active` when no
+/// co-browse goes on, 409 `no_control` for acting without the visitor's leave.
+pub async fn cobrowse(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ConnectInfo(client): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let user = match agent(&state.services, &headers).await {
+        Ok(user) => user,
+        Err(answer) => return answer,
+    };
+    let message: AgentCobrowse = match parse_json(&body) {
+        Ok(m) => m,
+        Err(e) => return e.into_response(),
+    };
+    let actor = Actor {
+        kind: ActorKind::User,
+        id: user.id.clone(),
+        ip: Some(client.ip().to_string()),
+        request_id: None,
+    };
+    let fine = |v: f64| v.is_finite() && v.abs() <= 100_000.0;
+    let services = &state.services;
+    let tenant = user.tenant_id.as_str();
+    // Only the fields named here reach the visitor's page.
+    let relayed = match message {
+        AgentCobrowse::Request => services.request_script_cobrowse(tenant, &id, &actor).await,
+        AgentCobrowse::End => services.end_script_cobrowse(tenant, &id, &actor).await,
+        AgentCobrowse::Pointer { x, y } if x.is_none_or(fine) && y.is_none_or(fine) => {
+            let data = json!({"type": "pointer", "x": x, "y": y}).to_string();
+            services.relay_to_visitor(tenant, &id, false, data).await
+        }
+        AgentCobrowse::Highlight { x, y } if fine(x) && fine(y) => {
+            let data = json!({"type": "highlight", "x": x, "y": y}).to_string();
+            services.relay_to_visitor(tenant, &id, false, data).await
+        }
+        AgentCobrowse::Click { x, y } if fine(x) && fine(y) => {
+            let data = json!({"type": "click", "x": x, "y": y}).to_string();
+            services.relay_to_visitor(tenant, &id, true, data).await
+        }
+        AgentCobrowse::Type { text } if !text.is_empty() && text.len() <= 1000 => {
+            let data = json!({"type": "type", "text": text}).to_string();
+            services.relay_to_visitor(tenant, &id, true, data).await
+        }
+        AgentCobrowse::Key { key } if !key.is_empty() && key.len() <= 32 => {
+            let data = json!({"type": "key", "key": key}).to_string();
+            services.relay_to_visitor(tenant, &id, true, data).await
+        }
+        AgentCobrowse::Scroll { delta_x, delta_y } if fine(delta_x) && fine(delta_y) => {
+            let data = json!({"type": "scroll", "deltaX": delta_x, "deltaY": delta_y}).to_string();
+            services.relay_to_visitor(tenant, &id, true, data).await
+        }
+        _ => Err(CoreError::invalid(
+            "type",
+            "out_of_range",
+            "coordinates must be finite, text at most 1000 characters and keys at most 32",
+        )),
+    };
+    match relayed {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
 }
 
 fn internal(err: CoreError) -> Response {

@@ -23,6 +23,8 @@ use axum::{
 };
 use futures_util::{stream, StreamExt};
 use rapport_core::{
+    audit::{Actor, ActorKind},
+    cobrowsing::{visitor_resume, VisitorCobrowse},
     live::LiveEvent,
     recordings::{
         gunzip, RecordingAck, RecordingBatch, RecordingSettings, RecordingSettingsIn, RecordingStart, RecordingStarted,
@@ -34,7 +36,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     http::{
-        error::{ApiError, ApiResult, AuthErrors, InputErrors, NotFoundError},
+        error::{ApiError, ApiResult, AuthErrors, ConflictError, InputErrors, NotFoundError},
         extract::{bearer_token, parse_json, ApiJson, TenantAuth},
     },
     rest::widget::{widget_cors, AnonymousVisitor, WIDGET_KEY_HEADER},
@@ -46,6 +48,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(start))
         .routes(routes!(append))
         .routes(routes!(control))
+        .routes(routes!(cobrowse))
         .layer(widget_cors());
     OpenApiRouter::new()
         .routes(routes!(get_settings, put_settings))
@@ -186,11 +189,15 @@ async fn append(
     ))
 }
 
-/// The visitor script's control stream for a recording (server-sent events,
-/// all named `watch`): `{"watched": true, "snapshot": true}` when a live viewer
+/// The visitor script's control stream for a recording (server-sent events).
+/// `watch` events: `{"watched": true, "snapshot": true}` when a live viewer
 /// joins (take a full snapshot for it, then send every 100 ms), and
-/// `{"watched": false}` once nobody has watched for 30 s. The first event says
-/// the state at connection (`{"watched": …}`).
+/// `{"watched": false}` once nobody has watched for 30 s; the first event says
+/// the state at connection (`{"watched": …}`). `cobrowse` events carry an
+/// agent's co-browse (README, "Co-browsing on sites with the script"):
+/// `{"type": "request", "agent": …}`, `{"type": "active", "agent": …,
+/// "control": …}` (at connection, while one goes on), `pointer`, `highlight`,
+/// `click`, `type`, `key`, `scroll` and `{"type": "ended", "by": …}`.
 #[utoipa::path(get, path = "/widget/recording/{id}/control", tag = "widget",
     params(("id" = String, Path, description = "The recording's session id")),
     security(("widgetKey" = [], "writeToken" = [])),
@@ -204,24 +211,42 @@ async fn control(State(state): State<AppState>, writer: Writer) -> Response {
         Ok(w) => w,
         Err(e) => return ApiError::from(e).into_response(),
     };
+    let resume = match state.services.script_cobrowse(&tenant_id, &id).await {
+        Ok(current) => current.as_ref().and_then(visitor_resume),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
     let services = state.services.clone();
-    let first = stream::once(async move { watch_event(watched) });
+    let first = stream::once(async move { watch_event(watched) }).chain(stream::iter(
+        resume.map(|data| Ok(Event::default().event("cobrowse").data(data))),
+    ));
     let session = id.clone();
     let tenant = tenant_id.clone();
+    // A live viewer joining (`Ok(None)`) or an agent's co-browse message.
     let heard = BroadcastStream::new(state.services.live().subscribe()).filter_map(move |update| {
-        let hit = matches!(update, Ok(u) if u.tenant_id == tenant
-            && matches!(&u.event, LiveEvent::RecordingWatched { session_id } if *session_id == session));
-        std::future::ready(hit.then_some(()))
+        let heard = match update {
+            Ok(u) if u.tenant_id == tenant => match u.event {
+                LiveEvent::RecordingWatched { session_id } if session_id == session => Some(None),
+                LiveEvent::Cobrowse {
+                    session_id,
+                    to_visitor: true,
+                    data,
+                } if session_id == session => Some(Some(data)),
+                _ => None,
+            },
+            _ => None,
+        };
+        std::future::ready(heard)
     });
     // Watching ends when viewers stop renewing: a tick finds that out.
     let ticks = tokio_stream::wrappers::IntervalStream::new(tokio::time::interval(std::time::Duration::from_secs(10)))
         .map(|_| ());
     // A viewer who joins asks for a full snapshot; the ticks only tell when
     // watching has ended.
-    let joins = heard.map(|()| {
-        Some(Ok(Event::default()
+    let joins = heard.map(|cobrowse| match cobrowse {
+        Some(data) => Some(Ok(Event::default().event("cobrowse").data(data))),
+        None => Some(Ok(Event::default()
             .event("watch")
-            .data(r#"{"watched":true,"snapshot":true}"#)))
+            .data(r#"{"watched":true,"snapshot":true}"#))),
     });
     let ends = ticks
         .then(move |()| {
@@ -238,6 +263,36 @@ async fn control(State(state): State<AppState>, writer: Writer) -> Response {
     Sse::new(first.chain(changes))
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// Answer an agent's co-browse request, hand control over or take it back, or
+/// end it (the visitor script; README, "Co-browsing on sites with the
+/// script"). `accept` and `decline` answer a request; `grant` lets the agent
+/// click and type in this page, `revoke` takes that back; `end` ends it. 409
+/// `not_active` when no co-browse is asked for or going on (for `grant` and
+/// `revoke`: none going on). Audited (`cobrowse.accept`, `cobrowse.decline`,
+/// `cobrowse.control`, `cobrowse.end`).
+#[utoipa::path(post, path = "/widget/recording/{id}/cobrowse", tag = "widget", request_body = VisitorCobrowse,
+    params(("id" = String, Path, description = "The recording's session id")),
+    security(("widgetKey" = [], "writeToken" = [])),
+    responses((status = 204, description = "Done"), AuthErrors, ConflictError, InputErrors))]
+async fn cobrowse(
+    State(state): State<AppState>,
+    writer: Writer,
+    parts: Parts,
+    ApiJson(input): ApiJson<VisitorCobrowse>,
+) -> ApiResult<StatusCode> {
+    let actor = Actor {
+        kind: ActorKind::Customer,
+        id: format!("session:{}", writer.session_id),
+        ip: Some(crate::http::extract::client_ip(&parts).to_string()),
+        request_id: None,
+    };
+    state
+        .services
+        .visitor_cobrowse(&writer.tenant_id, &writer.session_id, input.action, &actor)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 fn watch_event(watched: bool) -> Result<Event, Infallible> {

@@ -7,10 +7,62 @@
 
 use std::{
     net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr},
+    str::FromStr,
     sync::Arc,
 };
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// Which non-public addresses outgoing requests (webhooks, the co-browsing
+/// browser) may reach anyway: `RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS`, which
+/// takes `false` (none, the default), `true` (all: the guard is off) or a
+/// comma-separated list of networks (`127.0.0.0/8,::1`), so that a test can let
+/// its own loopback site through and still see private and metadata addresses
+/// refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum AllowedNetworks {
+    /// Only public addresses.
+    #[default]
+    None,
+    /// Every address: the guard is off.
+    All,
+    /// Public addresses and these networks.
+    Only(Vec<ipnet::IpNet>),
+}
+
+impl AllowedNetworks {
+    /// Whether a request may connect to `ip`.
+    pub fn allows(&self, ip: IpAddr) -> bool {
+        is_public(ip)
+            || match self {
+                AllowedNetworks::None => false,
+                AllowedNetworks::All => true,
+                AllowedNetworks::Only(nets) => nets.iter().any(|n| n.contains(&ip)),
+            }
+    }
+}
+
+impl FromStr for AllowedNetworks {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "false" | "no" | "0" => Ok(AllowedNetworks::None),
+            "true" | "yes" | "1" => Ok(AllowedNetworks::All),
+            list => list
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(|n| {
+                    n.parse::<ipnet::IpNet>()
+                        .or_else(|_| n.parse::<IpAddr>().map(ipnet::IpNet::from))
+                        .map_err(|_| format!("{n} is neither true, false nor a network such as 127.0.0.0/8"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(AllowedNetworks::Only),
+        }
+    }
+}
 
 /// Whether `ip` is a public unicast address that a webhook may reach.
 pub fn is_public(ip: IpAddr) -> bool {
@@ -63,14 +115,27 @@ const LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// is left.
 #[derive(Debug, Clone)]
 pub struct GuardedResolver {
-    allow_private: bool,
+    allowed: AllowedNetworks,
 }
 
 impl GuardedResolver {
-    /// A resolver for the client; `allow_private` turns the guard off.
-    pub fn new(allow_private: bool) -> Arc<Self> {
-        Arc::new(GuardedResolver { allow_private })
+    /// A resolver for the client that also lets `allowed` through.
+    pub fn new(allowed: AllowedNetworks) -> Arc<Self> {
+        Arc::new(GuardedResolver { allowed })
     }
+}
+
+/// Looks `host` up and keeps the addresses `allowed` lets through; `Ok(empty)`
+/// when there were some but none is allowed.
+pub async fn resolve_allowed(host: &str, port: u16, allowed: &AllowedNetworks) -> Result<Vec<SocketAddr>, String> {
+    // The system resolver can wait far longer than a request may take; a name
+    // that does not answer in time is a failure like any other.
+    let found: Vec<SocketAddr> = tokio::time::timeout(LOOKUP_TIMEOUT, tokio::net::lookup_host((host, port)))
+        .await
+        .map_err(|_| format!("looking up {host} took longer than {} s", LOOKUP_TIMEOUT.as_secs()))?
+        .map_err(|e| format!("cannot look up {host}: {e}"))?
+        .collect();
+    Ok(found.into_iter().filter(|a| allowed.allows(a.ip())).collect())
 }
 
 /// The error a refused address gives; its text ends up in the delivery log.
@@ -80,20 +145,10 @@ pub struct Refused(pub String);
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let allow_private = self.allow_private;
+        let networks = self.allowed.clone();
         Box::pin(async move {
             let host = name.as_str().to_string();
-            // The system resolver can wait far longer than a delivery may take; a
-            // name that does not answer in time is a failure like any other.
-            let found: Vec<SocketAddr> =
-                tokio::time::timeout(LOOKUP_TIMEOUT, tokio::net::lookup_host((host.as_str(), 0)))
-                    .await
-                    .map_err(|_| format!("looking up {host} took longer than {} s", LOOKUP_TIMEOUT.as_secs()))??
-                    .collect();
-            let allowed: Vec<SocketAddr> = found
-                .into_iter()
-                .filter(|a| allow_private || is_public(a.ip()))
-                .collect();
+            let allowed = resolve_allowed(&host, 0, &networks).await?;
             if allowed.is_empty() {
                 return Err(Box::new(Refused(host)) as Box<dyn std::error::Error + Send + Sync>);
             }
@@ -104,7 +159,22 @@ impl Resolve for GuardedResolver {
 
 #[cfg(test)]
 mod tests {
-    use super::is_public;
+    use super::{is_public, AllowedNetworks};
+
+    #[test]
+    fn a_list_of_networks_allows_only_those() {
+        let allowed: AllowedNetworks = "127.0.0.0/8, ::1".parse().unwrap();
+        assert!(allowed.allows("127.0.0.1".parse().unwrap()));
+        assert!(allowed.allows("::1".parse().unwrap()));
+        assert!(allowed.allows("93.184.216.34".parse().unwrap()));
+        assert!(!allowed.allows("10.0.0.1".parse().unwrap()));
+        assert!(!allowed.allows("169.254.169.254".parse().unwrap()));
+        assert_eq!("true".parse::<AllowedNetworks>().unwrap(), AllowedNetworks::All);
+        assert_eq!("false".parse::<AllowedNetworks>().unwrap(), AllowedNetworks::None);
+        assert!("private".parse::<AllowedNetworks>().is_err());
+        assert!(AllowedNetworks::All.allows("169.254.169.254".parse().unwrap()));
+        assert!(!AllowedNetworks::None.allows("127.0.0.1".parse().unwrap()));
+    }
 
     #[test]
     fn refuses_every_internal_range() {

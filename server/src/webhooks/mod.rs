@@ -67,8 +67,8 @@ const EXCERPT_BYTES: usize = 1024;
 pub struct WorkerSettings {
     /// Retry schedule and endpoint disabling.
     pub policy: RetryPolicy,
-    /// Turns the SSRF guard off.
-    pub allow_private_networks: bool,
+    /// Non-public addresses deliveries may reach anyway (the SSRF guard).
+    pub allow_private_networks: guard::AllowedNetworks,
     /// Deliveries in flight at once.
     pub concurrency: usize,
     /// How long a claim lasts; past it (the instance died) another worker may retry.
@@ -86,7 +86,7 @@ pub fn spawn(
 }
 
 /// The HTTP client deliveries go through: no redirects, no proxy, 15 s, guarded DNS.
-pub fn client(allow_private_networks: bool) -> reqwest::Client {
+pub fn client(allow_private_networks: guard::AllowedNetworks) -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
@@ -114,7 +114,7 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
         Backend::Sqlite => IDLE_SQLITE,
         Backend::Postgres => IDLE_POSTGRES,
     };
-    let client = client(settings.allow_private_networks);
+    let client = client(settings.allow_private_networks.clone());
     let concurrency = settings.concurrency.max(1);
     let limits = ClaimLimits {
         total: 0,
@@ -160,10 +160,10 @@ async fn run(services: Services, settings: WorkerSettings, mut shutdown: watch::
                 .expect("the semaphore is never closed");
             in_flight.add(&delivery.endpoint_id, &delivery.tenant_id);
             let client = client.clone();
-            let allow_private = settings.allow_private_networks;
+            let allowed = settings.allow_private_networks.clone();
             let done = done_tx.clone();
             tokio::spawn(async move {
-                let result = attempt(&client, allow_private, delivery).await;
+                let result = attempt(&client, &allowed, delivery).await;
                 let _ = done.send(result);
                 drop(permit);
             });
@@ -286,10 +286,10 @@ async fn record(
 }
 
 /// Makes one attempt and judges it.
-pub async fn attempt(client: &reqwest::Client, allow_private: bool, d: ClaimedDelivery) -> AttemptResult {
+pub async fn attempt(client: &reqwest::Client, allowed: &guard::AllowedNetworks, d: ClaimedDelivery) -> AttemptResult {
     let started = std::time::Instant::now();
     let started_at = rapport_core::time::now_ms();
-    let (status_code, error, response_excerpt, outcome) = match send(client, allow_private, &d).await {
+    let (status_code, error, response_excerpt, outcome) = match send(client, allowed, &d).await {
         Ok((status, retry_after, excerpt)) => {
             let outcome = if status.is_success() {
                 Outcome::Delivered
@@ -320,21 +320,19 @@ pub async fn attempt(client: &reqwest::Client, allow_private: bool, d: ClaimedDe
 /// Signs and POSTs; returns the status, any `Retry-After`, and the body's start.
 async fn send(
     client: &reqwest::Client,
-    allow_private: bool,
+    allowed: &guard::AllowedNetworks,
     d: &ClaimedDelivery,
 ) -> Result<(reqwest::StatusCode, Option<Duration>, String), String> {
     let url = reqwest::Url::parse(&d.url).map_err(|e| format!("invalid URL: {e}"))?;
-    if !allow_private {
-        let literal = match url.host() {
-            Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
-            Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
-            _ => None,
-        };
-        if let Some(ip) = literal.filter(|ip| !guard::is_public(*ip)) {
-            return Err(format!(
-                "refused: {ip} is not a public address (set RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS to allow)"
-            ));
-        }
+    let literal = match url.host() {
+        Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
+        Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
+        _ => None,
+    };
+    if let Some(ip) = literal.filter(|ip| !allowed.allows(*ip)) {
+        return Err(format!(
+            "refused: {ip} is not a public address (set RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS to allow)"
+        ));
     }
     let timestamp = chrono::Utc::now().timestamp();
     let mut signatures = Vec::with_capacity(d.secrets.len());

@@ -4,6 +4,7 @@
 mod auth;
 mod binary;
 mod calls;
+mod cobrowsing;
 mod conference;
 mod conformance;
 mod conversations;

@@ -54,6 +54,8 @@ impl TestApp {
         configure(&mut config);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
+        // Other instances relay co-browsing participants to this address.
+        config.instance_url.get_or_insert_with(|| base.clone());
         let (tx, rx) = oneshot::channel::<()>();
         let state = serve::state(config, services.clone());
         let handle = tokio::spawn(serve::serve(listener, state, async {

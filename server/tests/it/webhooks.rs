@@ -292,7 +292,10 @@ async fn subscriptions_are_validated_and_isolated(db: TestDb) {
 }
 
 async fn the_ssrf_guard_refuses_private_addresses(db: TestDb) {
-    let app = TestApp::start_with(db, |c| c.webhooks.allow_private_networks = false).await;
+    let app = TestApp::start_with(db, |c| {
+        c.webhooks.allow_private_networks = rapport_server::webhooks::guard::AllowedNetworks::None
+    })
+    .await;
     let (_, t) = app.tenant_with_key("Alpha").await;
     let receiver = Receiver::start().await;
     let by_name = receiver.url.replace("127.0.0.1", "localhost");

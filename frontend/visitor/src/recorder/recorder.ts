@@ -6,20 +6,46 @@
 // replay can jump to, and streams while an agent watches: a reply or the control
 // stream says `watched`, and batches then go out every 100 ms, starting with a
 // fresh full snapshot. It also tells the live view when the visitor leaves
-// (`rapport.left`) and comes back (`rapport.back`). Nothing here may throw into
-// the host page.
+// (`rapport.left`) and comes back (`rapport.back`). The control stream also
+// carries script co-browsing (`event: cobrowse`, see cobrowse.ts), which this
+// file connects to the session: the visitor's answers go out with the session's
+// write token, and what the agent may type into follows the rules below that
+// the recording masks and blocks by. Nothing here may throw into the host page.
 
 import { record } from '@rrweb/record';
 import type { eventWithTime } from '@rrweb/types';
 import { readStream } from '../sse';
 import type { Core, Message, Recorder, RecorderFactory, RecordingConfig } from '../types';
 import { cut } from '../util';
+import { createCobrowse, HOST as COBROWSE } from './cobrowse';
+import type { Answer } from './cobrowse';
 import { createUploader } from './uploader';
 
 const MASK_CLASS = 'rapport-mask';
 const BLOCK_CLASS = 'rapport-block';
-/** The chat widget's own element: never part of a recording. */
-const WIDGET = 'rapport-widget';
+/** Rapport's own elements, the chat widget and the co-browsing UI: never part
+ * of a recording. */
+const OWN = `rapport-widget, ${COBROWSE}`;
+/** The inputs whose values rrweb masks, by tag or type: every kind one types
+ * into (rrweb's own table for `maskAllInputs: true`). */
+const MASK_INPUTS: Record<string, boolean> = {
+  color: true,
+  date: true,
+  'datetime-local': true,
+  email: true,
+  month: true,
+  number: true,
+  range: true,
+  search: true,
+  tel: true,
+  text: true,
+  time: true,
+  url: true,
+  week: true,
+  textarea: true,
+  select: true,
+  password: true,
+};
 const FULL_SNAPSHOT_EVERY_MS = 5 * 60 * 1000;
 const BATCH_MS = 5000;
 const LIVE_BATCH_MS = 100;
@@ -30,17 +56,17 @@ const INCREMENTAL = 3;
 /** A single-page app sets its title after changing its URL: wait for it. */
 const TITLE_DELAY_MS = 250;
 
-/** Whether an incremental event is about the chat widget. Blocking its element
- * keeps its DOM out, but rrweb still observes its open shadow root: the widget's
- * adopted stylesheet would be recorded, and its text box's value setter reports
- * inputs for a node outside the recording (id -1). */
-function widgetEvent(event: eventWithTime): boolean {
+/** Whether an incremental event is about Rapport's own UI. Blocking its
+ * elements keeps their DOM out, but rrweb still observes their open shadow
+ * roots: their adopted stylesheets would be recorded, and the chat's text box's
+ * value setter reports inputs for a node outside the recording (id -1). */
+function ownEvent(event: eventWithTime): boolean {
   if (event.type !== INCREMENTAL) return false;
   const id = (event.data as { id?: number }).id;
   if (id === undefined) return false;
   if (id === -1) return true;
   const node = record.mirror.getNode(id);
-  return !!node && node.nodeType === 1 && !!(node as Element).closest(WIDGET);
+  return !!node && node.nodeType === 1 && !!(node as Element).closest(OWN);
 }
 
 /** The selector if the browser accepts it: an invalid one would make rrweb throw
@@ -93,13 +119,68 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
     visitorToken: core.visitorToken,
     tags: core.tags,
     snapshot,
-    // A new session (also after the old one expired): its own control stream.
+    // A new session (also after the old one expired): its own control stream,
+    // and no co-browsing (it belonged to the old session).
     started: () => {
       stopStream();
+      cobrowse.stop(false);
       control();
     },
     watched: setWatched,
     refused: () => stop(),
+  });
+
+  /** The session's URL under /rest/v1/widget/recording, and the headers that
+   * prove the page may write to it. */
+  const sessionUrl = (id: string, path: string) =>
+    `${core.origin}/rest/v1/widget/recording/${encodeURIComponent(id)}/${path}`;
+  const auth = (writeToken: string): Record<string, string> => ({
+    'rapport-widget-key': core.key,
+    authorization: `Bearer ${writeToken}`,
+  });
+
+  // What the recording masks and leaves out, the rules of the record() call
+  // below; co-browsing types and clicks by them too.
+  const maskSelector = selector(config.maskSelector);
+  const blockSelector = [OWN, selector(config.blockSelector)].filter(Boolean).join(', ');
+  const cobrowse = createCobrowse({
+    session: () => {
+      const session = uploader.session();
+      return session && session.sessionId;
+    },
+    async send(type: Answer) {
+      const session = uploader.session();
+      if (!session) return false;
+      try {
+        const response = await fetch(sessionUrl(session.sessionId, 'cobrowse'), {
+          method: 'POST',
+          headers: { ...auth(session.writeToken), 'content-type': 'application/json' },
+          body: JSON.stringify({ type }),
+          credentials: 'omit',
+          mode: 'cors',
+          // `end` may be the last thing a page does.
+          keepalive: true,
+        });
+        return response.ok;
+      } catch {
+        return false;
+      }
+    },
+    blocked: (el) => !!el.closest(`.${BLOCK_CLASS}, ${blockSelector}`),
+    // What the agent may never type into: password fields (rrweb marks one
+    // whose type a "show password" toggle changed), card fields, and whatever
+    // the workspace marked private (the mask class and selector). Ordinary
+    // fields are masked in the recording only because every input is by
+    // default; once the visitor lets them, the agent may fill those in, and
+    // still sees stars for what anyone types there.
+    masked(el) {
+      const type = el.hasAttribute('data-rr-is-password')
+        ? 'password'
+        : String((el as HTMLInputElement).type || '').toLowerCase();
+      const card = /^cc-/.test(String(el.getAttribute('autocomplete') || '').trim().toLowerCase());
+      return type === 'password' || card || !!el.closest(`.${MASK_CLASS}`) || (!!maskSelector && !!el.closest(maskSelector));
+    },
+    storageKey: `rapport:${core.key}:cobrowse`,
   });
 
   // The control stream says when an agent starts or stops watching. It stays
@@ -111,20 +192,18 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
       async (signal) => {
         const session = uploader.session();
         if (!session) throw new Error('no session');
-        const response = await fetch(
-          `${core.origin}/rest/v1/widget/recording/${encodeURIComponent(session.sessionId)}/control`,
-          {
-            headers: { 'rapport-widget-key': core.key, authorization: `Bearer ${session.writeToken}` },
-            credentials: 'omit',
-            mode: 'cors',
-            signal,
-          },
-        );
+        const response = await fetch(sessionUrl(session.sessionId, 'control'), {
+          headers: auth(session.writeToken),
+          credentials: 'omit',
+          mode: 'cors',
+          signal,
+        });
         if (!response.ok) throw new Error(`Rapport answered ${response.status}`);
         return response;
       },
       {
         event(name, data) {
+          if (name === 'cobrowse') return cobrowse.message(data);
           if (name !== 'watch') return;
           try {
             const message = JSON.parse(data);
@@ -186,6 +265,8 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
   };
 
   function stop() {
+    // Without a recording the agent sees nothing: co-browsing ends with it.
+    cobrowse.stop(true);
     if (stopRecord) stopRecord();
     stopRecord = undefined;
     stopStream();
@@ -193,17 +274,16 @@ const createRecorder: RecorderFactory = (core: Core, config: RecordingConfig): R
     cleanups.splice(0).forEach((fn) => fn());
   }
 
-  const blockSelector = [WIDGET, selector(config.blockSelector)].filter(Boolean).join(', ');
   try {
     stopRecord = record<eventWithTime>({
       emit(event) {
-        if (widgetEvent(event)) return;
+        if (ownEvent(event)) return;
         uploader.add(event.type, event);
         if (event.type === FULL_SNAPSHOT && away) custom('rapport.left', { reason: away });
       },
-      maskAllInputs: true,
+      maskInputOptions: MASK_INPUTS,
       maskTextClass: MASK_CLASS,
-      maskTextSelector: selector(config.maskSelector) || undefined,
+      maskTextSelector: maskSelector || undefined,
       blockClass: BLOCK_CLASS,
       blockSelector,
       recordCanvas: false,

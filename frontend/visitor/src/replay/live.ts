@@ -20,9 +20,15 @@
 // each later event plays as it arrives (the next animation frame) rather than
 // after a buffer. A visitor clock ahead of ours would delay everything by the
 // difference, so timestamps ahead of our clock are shifted back.
+//
+// Co-browsing: a signed-in agent's element also has `data-cobrowse-url`; then
+// cobrowse.ts adds its controls above the stage, and the stream's `event:
+// cobrowse` tells it the co-browse's state. A live-view link only watches.
 
 import { Replayer } from '@rrweb/replay';
 import type { eventWithTime } from '@rrweb/types';
+import { mountCobrowse } from './cobrowse';
+import type { Frame } from './cobrowse';
 import { el } from './dom';
 import { langTag, strings } from './i18n';
 
@@ -38,7 +44,9 @@ export function mountLive(root: HTMLElement): void {
   root.setAttribute('lang', langTag(lang));
   const status = el('p', { class: 'rapport-live__status', role: 'status' }, t.waiting);
   const stage = el('div', { class: 'rapport-live__stage', role: 'region', 'aria-label': t.liveView });
-  root.replaceChildren(status, stage);
+  const cobrowseUrl = root.getAttribute('data-cobrowse-url');
+  const cobrowse = cobrowseUrl ? mountCobrowse(cobrowseUrl, stage, () => frame(), t) : null;
+  root.replaceChildren(status, ...(cobrowse ? [cobrowse.bar, stage, cobrowse.hint] : [stage]));
 
   let replayer: Replayer | null = null;
   let meta: eventWithTime | null = null;
@@ -77,12 +85,19 @@ export function mountLive(root: HTMLElement): void {
   };
   show();
 
-  // The replay frame has the visitor's viewport size; scale it to our width.
-  const fit = () => {
-    if (!replayer) return;
+  /** The replay frame and the visitor's viewport size it has (co-browsing maps
+   * the agent's pointer through it). */
+  const frame = (): Frame | null => {
+    if (!replayer) return null;
     const width = Number(replayer.iframe.width) || replayer.iframe.offsetWidth;
     const height = Number(replayer.iframe.height) || replayer.iframe.offsetHeight;
-    if (!width || !height) return;
+    return width && height ? { iframe: replayer.iframe, width, height } : null;
+  };
+  // The replay frame has the visitor's viewport size; scale it to our width.
+  const fit = () => {
+    const f = frame();
+    if (!replayer || !f) return;
+    const { width, height } = f;
     const scale = stage.clientWidth / width;
     replayer.wrapper.style.transform = `scale(${scale})`;
     stage.style.height = `${Math.round(height * scale)}px`;
@@ -128,6 +143,7 @@ export function mountLive(root: HTMLElement): void {
     else removeEventListener('resize', fit);
     if (replayer) replayer.destroy();
     replayer = null;
+    if (cobrowse) cobrowse.close();
     clearInterval(watch);
   };
   const connect = () => {
@@ -141,9 +157,13 @@ export function mountLive(root: HTMLElement): void {
       }
       if (Array.isArray(list)) list.forEach(add);
     });
+    current.addEventListener('cobrowse', (m) => {
+      if (cobrowse) cobrowse.state((m as MessageEvent).data);
+    });
     current.addEventListener('ended', () => {
       ended = true;
       show();
+      if (cobrowse) cobrowse.sessionEnded();
       // Nothing more will come: reconnecting would only hear `ended` again.
       clearTimeout(retry);
       current.close();

@@ -1,0 +1,170 @@
+//! Finding and starting the Chromium that co-browsing sessions run in.
+//!
+//! Each session gets its own browser process with a throw-away profile
+//! directory: no cookie, cache or storage of one session can reach another,
+//! and when the session ends the process is killed and the directory removed,
+//! so nothing is kept. Every connection the browser makes goes through the
+//! session's guard proxy ([`super::proxy`]), loopback included.
+
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::Duration,
+};
+
+use anyhow::{bail, Context};
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    process::{Child, Command},
+};
+
+/// How long Chromium may take to open its DevTools endpoint.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Names Chromium goes by on `PATH`, in the order they are tried.
+const NAMES: [&str; 4] = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+
+/// The Chromium binary: `configured` if set, else the first of [`NAMES`] on `PATH`.
+pub fn locate(configured: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(path) = configured {
+        return if path.is_file() {
+            Ok(path.to_path_buf())
+        } else {
+            Err(format!(
+                "RAPPORT_CHROMIUM names {}, which does not exist",
+                path.display()
+            ))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        for name in NAMES {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(
+        "Chromium is not installed on this server (install Debian's `chromium` package, or set RAPPORT_CHROMIUM)"
+            .into(),
+    )
+}
+
+/// The version `binary` reports, e.g. `Chromium 156.0.8078.73`.
+pub async fn version(binary: &Path) -> Result<String, String> {
+    let output = tokio::time::timeout(Duration::from_secs(20), Command::new(binary).arg("--version").output())
+        .await
+        .map_err(|_| "Chromium did not say its version within 20 s".to_string())?
+        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    if !output.status.success() {
+        return Err(format!("{} --version failed", binary.display()));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// A running browser. Dropping it kills the process and removes its profile.
+pub struct Browser {
+    child: Child,
+    /// Removed on drop.
+    _profile: tempfile::TempDir,
+    /// The browser's DevTools WebSocket.
+    pub ws_url: String,
+}
+
+impl Browser {
+    /// Starts `binary` headless with a fresh profile, sending every request
+    /// through the proxy at `proxy`, its window `width`×`height`.
+    pub async fn launch(binary: &Path, proxy: SocketAddr, width: u32, height: u32) -> anyhow::Result<Browser> {
+        let profile = tempfile::Builder::new()
+            .prefix("rapport-cobrowse-")
+            .tempdir()
+            .context("cannot make a profile directory")?;
+        let mut command = Command::new(binary);
+        command
+            .args([
+                "--headless",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-extensions",
+                "--disable-default-apps",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--mute-audio",
+                "--password-store=basic",
+                "--use-mock-keychain",
+                // Chromium's own features that would call home or prompt.
+                "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
+                "--remote-debugging-port=0",
+                "--remote-debugging-address=127.0.0.1",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("--window-size={width},{height}"))
+            .arg(format!("--proxy-server=http://{proxy}"))
+            // Chromium sends loopback past any proxy unless told not to: the guard
+            // must see those requests too.
+            .arg("--proxy-bypass-list=<-loopback>");
+        // The sandbox needs a user other than root; as root Chromium refuses to
+        // start with it, so there it runs without (the README says to run
+        // Rapport as an unprivileged user).
+        if running_as_root() {
+            command.arg("--no-sandbox");
+        }
+        command
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("cannot start {}", binary.display()))?;
+        let stderr = child.stderr.take().context("no stderr")?;
+        let mut lines = BufReader::new(stderr).lines();
+        let found = tokio::time::timeout(START_TIMEOUT, async {
+            while let Some(line) = lines.next_line().await? {
+                if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                    return Ok::<_, std::io::Error>(Some(url.trim().to_string()));
+                }
+            }
+            Ok(None)
+        })
+        .await;
+        let ws_url = match found {
+            Ok(Ok(Some(url))) => url,
+            Ok(Ok(None)) | Ok(Err(_)) => bail!("Chromium exited before opening its DevTools endpoint"),
+            Err(_) => bail!(
+                "Chromium did not open its DevTools endpoint within {} s",
+                START_TIMEOUT.as_secs()
+            ),
+        };
+        // Keep draining stderr, or a chatty browser would block on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(Browser {
+            child,
+            _profile: profile,
+            ws_url,
+        })
+    }
+
+    /// Kills the browser and waits for it, so its profile can be removed.
+    pub async fn close(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+/// Whether this process runs as root (uid 0), read from `/proc`.
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().nth(1).map(|euid| euid == "0"))
+        })
+        .unwrap_or(false)
+}
