@@ -274,11 +274,7 @@ impl Services {
             });
         }
         if row.ended_at.is_some() {
-            return Err(CoreError::Conflict {
-                field: None,
-                code: "session_ended",
-                message: "this co-browsing session has ended; ask for a new link".into(),
-            });
+            return Err(crate::cobrowsing::session_ended());
         }
         let host_name = row
             .host_name

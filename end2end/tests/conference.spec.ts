@@ -566,7 +566,17 @@ test('a recorded call leaves a WebM file per participant that a real parser and 
       video.addEventListener('error', () => reject(new Error(`media error ${video.error?.code}`)), { once: true });
     });
     await video.play();
-    await new Promise((r) => setTimeout(r, 1000));
+    // Playing, however busy the machine: the clock moves past the start.
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`stuck at ${video.currentTime} s`)), 15_000);
+      const moved = () => {
+        if (video.currentTime <= 0.3) return;
+        clearTimeout(timer);
+        video.removeEventListener('timeupdate', moved);
+        resolve(null);
+      };
+      video.addEventListener('timeupdate', moved);
+    });
     return { width: video.videoWidth, height: video.videoHeight, time: video.currentTime, duration: video.duration };
   });
   expect([played.width, played.height]).toEqual([sizes['Ada Guest'].width, sizes['Ada Guest'].height]);

@@ -251,7 +251,7 @@ test('the live view says when the visitor switches tabs, comes back and leaves',
 
 // Co-browsing on a site with the script (issue 25): the agent asks from the live
 // view, the visitor accepts, sees the agent's pointer, lets them click and type
-// (never into a password field), and ends it.
+// (never into a password field), and ends it; asked again, the agent ends it.
 test('an agent co-browses with a visitor on the visitor\'s own page', async ({ browser, page: agent, request }) => {
   test.setTimeout(90_000);
   const tag = `cobrowse-${Date.now()}`;
@@ -325,6 +325,15 @@ test('an agent co-browses with a visitor on the visitor\'s own page', async ({ b
   await expect(live.getByText('Co-browsing ended.')).toBeVisible();
   await expect(bar).toHaveCount(0);
   await expect(page.locator('.rapport-cobrowse-pointer')).toHaveCount(0);
+
+  // Asked again, the agent ends it this time: the visitor is told, not left
+  // wondering where the bar went.
+  await live.getByRole('button', { name: 'Co-browse' }).click();
+  await page.getByRole('dialog', { name: 'Co-browsing request' }).getByRole('button', { name: 'Accept' }).click();
+  await expect(bar).toContainText('is browsing with you');
+  await live.getByRole('button', { name: 'End co-browsing' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'stopped browsing with you' })).toBeVisible();
+  await expect(bar).toHaveCount(0);
 
   // The co-browse report counts it.
   const report = await request.post('/rest/v1/report/cobrowse', {

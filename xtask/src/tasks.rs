@@ -155,11 +155,13 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Totals over every runner.
+/// Totals over every runner, and the names of the tests that failed: CI shows
+/// only the end of a run's output, so the end must say what broke.
 #[derive(Default)]
 struct Tally {
     passed: u64,
     failed: u64,
+    failures: Vec<String>,
 }
 
 /// `cargo xtask test`: formatting, lints, unit and HTTP tests (SQLite, and
@@ -239,6 +241,9 @@ pub fn test(args: &[String]) -> Result<()> {
 
     println!("xtask: finished in {:.0} s", started.elapsed().as_secs_f64());
     println!("{} passed, {} failed", tally.passed, tally.failed);
+    for name in &tally.failures {
+        println!("failed: {name}");
+    }
     if !cargo_ok || !e2e_ok || tally.failed > 0 {
         bail!("some tests failed");
     }
@@ -265,8 +270,12 @@ fn run_counting(cmd: &mut Command, tally: &mut Tally, parse: fn(&str, &mut Tally
     Ok(child.wait()?.success())
 }
 
-/// `test result: ok. 12 passed; 0 failed; ...`
+/// `test result: ok. 12 passed; 0 failed; ...`, and `test name ... FAILED`.
 fn parse_cargo_line(line: &str, tally: &mut Tally) {
+    if let Some(name) = line.strip_prefix("test ").and_then(|l| l.strip_suffix(" ... FAILED")) {
+        tally.failures.push(name.to_string());
+        return;
+    }
     let Some(rest) = line.strip_prefix("test result: ") else {
         return;
     };
@@ -281,8 +290,13 @@ fn parse_cargo_line(line: &str, tally: &mut Tally) {
     }
 }
 
-/// Playwright's list reporter ends with `  12 passed (30.1s)` and `  1 failed`.
+/// Playwright's list reporter ends with `  12 passed (30.1s)` and `  1 failed`;
+/// a failed test's own line starts with `✘`.
 fn parse_playwright_line(line: &str, tally: &mut Tally) {
+    if let Some(rest) = line.trim_start().strip_prefix('✘') {
+        tally.failures.push(rest.trim().to_string());
+        return;
+    }
     let words: Vec<&str> = line.split_whitespace().collect();
     if words.len() >= 2 {
         let n: Option<u64> = words[0].parse().ok();
@@ -486,6 +500,16 @@ mod tests {
         parse_playwright_line("  4 passed (12.3s)", &mut t);
         parse_playwright_line("  2 failed", &mut t);
         parse_playwright_line("  ✓  1 [chromium] › login.spec.ts:3:1 › signs in (2.1s)", &mut t);
+        parse_playwright_line("  ✘  2 [chromium] › calls.spec.ts:9:1 › rings (30.0s)", &mut t);
+        parse_cargo_line("test it::cobrowsing::idle ... FAILED", &mut t);
+        parse_cargo_line("test it::cobrowsing::ends ... ok", &mut t);
         assert_eq!((t.passed, t.failed), (16, 3));
+        assert_eq!(
+            t.failures,
+            [
+                "2 [chromium] › calls.spec.ts:9:1 › rings (30.0s)",
+                "it::cobrowsing::idle"
+            ]
+        );
     }
 }

@@ -15,9 +15,9 @@
 //!   routing tries the rules for `CALL`; every other tries those for `CHAT`.
 //!
 //! A `QUEUE` action offers the conversation to its target at once ([`super::balance`]);
-//! when nobody can take it, it waits in `routing_queue` and is offered again, oldest
-//! first, whenever capacity may have freed (a conversation closed or reassigned, an
-//! agent came online): those events schedule a `routing.drain` job for the tenant.
+//! when nobody can take it, it waits in the routing queue ([`super::queue`]) and is
+//! offered again, oldest first, whenever capacity may have freed (a conversation
+//! closed or reassigned, an agent came online).
 //! Every decision is written to the match log (`routing_decisions`) and counted in
 //! the rule report.
 
@@ -26,7 +26,8 @@ use serde_json::json;
 
 use super::{
     balance,
-    routing::{self, Decision, Planned, RulePath},
+    queue::{enqueue, leave_queue, schedule_drain},
+    routing::{self, Decision, Planned},
     snapshot::{self, ConversationFacts},
 };
 use crate::{
@@ -112,16 +113,9 @@ impl Effects {
     }
 }
 
-/// The notification kind of a visitor's call request.
-pub const CALL_REQUESTED: &str = "CALL_REQUESTED";
-
 /// The actor of everything the engine does, in the audit log and webhooks.
 fn engine_actor() -> Actor {
     Actor::system("routing")
-}
-
-fn queue_key(tenant_id: &str, customer_id: &str) -> String {
-    format!("{tenant_id}:{customer_id}")
 }
 
 /// The conversation was answered (a person's or an integration's message): its
@@ -147,38 +141,6 @@ pub(crate) async fn closed(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> C
     super::sla::stop_clocks(tx, tenant_id, customer_id, "CLOSED").await?;
     leave_queue(tx, tenant_id, customer_id).await?;
     schedule_drain(tx, tenant_id).await
-}
-
-/// Asks for the tenant's queue to be offered again soon (a durable job, so that
-/// it happens even if this instance stops right after the commit).
-/// Only a tenant with queued conversations writes the job: every close and
-/// presence change of a tenant would otherwise update the same row.
-pub(crate) async fn schedule_drain(tx: &mut Tx, tenant_id: &str) -> CoreResult<()> {
-    let queued: Option<i64> = with_tx!(tx, |conn| sqlx::query_scalar(
-        "select cast(1 as bigint) from routing_queue where tenant_id = $1 limit 1"
-    )
-    .bind(tenant_id)
-    .fetch_optional(conn)
-    .await)?;
-    if queued.is_none() {
-        return Ok(());
-    }
-    jobs::schedule(tx, Some(tenant_id), kinds::DRAIN, tenant_id, now_ms(), &json!({})).await
-}
-
-async fn leave_queue(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<()> {
-    let removed = with_tx!(tx, |conn| sqlx::query(
-        "delete from routing_queue where tenant_id = $1 and customer_id = $2"
-    )
-    .bind(tenant_id)
-    .bind(customer_id)
-    .execute(conn)
-    .await
-    .map(|r| r.rows_affected()))?;
-    if removed > 0 {
-        jobs::cancel(tx, kinds::QUEUE_TIMEOUT, &queue_key(tenant_id, customer_id)).await?;
-    }
-    Ok(())
 }
 
 /// The outcome of one routing, for the match log.
@@ -278,7 +240,7 @@ impl Services {
     }
 
     /// Carries out `decision` for the conversation in `tx`, and logs it.
-    async fn apply(
+    pub(super) async fn apply(
         &self,
         tx: &mut Tx,
         tenant_id: &str,
@@ -441,7 +403,7 @@ impl Services {
 
     /// Offers a conversation to `target`: assigns it to the agent balancing picks,
     /// if anyone can take it now.
-    async fn offer(
+    pub(super) async fn offer(
         &self,
         tx: &mut Tx,
         tenant_id: &str,
@@ -487,77 +449,6 @@ impl Services {
         Ok(customer)
     }
 
-    /// Offers the tenant's queued conversations again, oldest first; each in a
-    /// transaction of its own. Returns how many were assigned.
-    pub async fn drain_queue(&self, tenant_id: &str) -> CoreResult<usize> {
-        type Entry = (String, String, String, i64, String, String);
-        let entries: Vec<Entry> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select customer_id, target, agent_state, enqueued_at, decision_id, channel from routing_queue \
-             where tenant_id = $1 order by enqueued_at, customer_id limit 1000"
-        )
-        .bind(tenant_id)
-        .fetch_all(pool)
-        .await)?;
-        let mut assigned = 0;
-        // A target nobody could serve for an older conversation cannot serve a newer
-        // one either in this pass: later conversations never jump the queue.
-        let mut exhausted: Vec<(String, String)> = Vec::new();
-        for (customer_id, target_json, state, enqueued_at, decision_id, channel) in entries {
-            if exhausted.contains(&(target_json.clone(), state.clone())) {
-                continue;
-            }
-            let Ok(target) = serde_json::from_str::<QueueTarget>(&target_json) else {
-                continue;
-            };
-            let agent_state = match state.as_str() {
-                "AVAILABLE" => AgentState::Available,
-                "ONLINE" => AgentState::Online,
-                _ => AgentState::Any,
-            };
-            let mut tx = self.db().begin().await?;
-            if lock_conversation(&mut tx, tenant_id, &customer_id).await.is_err() {
-                continue;
-            }
-            let still: Option<i64> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
-                "select enqueued_at from routing_queue where tenant_id = $1 and customer_id = $2"
-            )
-            .bind(tenant_id)
-            .bind(&customer_id)
-            .fetch_optional(conn)
-            .await)?;
-            if still != Some(enqueued_at) {
-                continue;
-            }
-            match self
-                .offer(&mut tx, tenant_id, &customer_id, &target, agent_state, None)
-                .await?
-            {
-                Some(customer) => {
-                    super::log::assigned_from_queue(
-                        &mut tx,
-                        tenant_id,
-                        &decision_id,
-                        customer.assigned_user.as_deref(),
-                    )
-                    .await?;
-                    // A visitor waiting for a call: its agent is told now.
-                    let told = match (&customer.assigned_user, channel.as_str()) {
-                        (Some(user_id), "CALL") => self.tell_of_call(&mut tx, tenant_id, &customer, user_id).await?,
-                        _ => None,
-                    };
-                    self.commit_live(tx, tenant_id, &customer_id, LiveEvent::Assigned(customer))
-                        .await?;
-                    if let Some(event) = told {
-                        self.after_commit(tenant_id, "", event);
-                    }
-                    assigned += 1;
-                }
-                None => exhausted.push((target_json, state)),
-            }
-        }
-        Ok(assigned)
-    }
-
     /// A `NO_ANSWER` timer fired: routes the conversation again if the same message
     /// still waits.
     pub(crate) async fn fire_no_answer(&self, job: &Job) -> CoreResult<()> {
@@ -588,106 +479,6 @@ impl Services {
         Ok(())
     }
 
-    /// A queued conversation waited its longest: the queuing rule's else-rules decide.
-    pub(crate) async fn fire_queue_timeout(&self, job: &Job) -> CoreResult<()> {
-        let (Some(tenant_id), Some(customer_id), Some(enqueued_at)) = (
-            job.tenant_id.as_deref(),
-            job.payload["customerId"].as_str(),
-            job.payload["enqueuedAt"].as_i64(),
-        ) else {
-            return Ok(());
-        };
-        let mut tx = self.db().begin().await?;
-        if lock_conversation(&mut tx, tenant_id, customer_id).await.is_err() {
-            return Ok(());
-        }
-        let entry: Option<(String, i64, String)> = with_tx!(&mut tx, |conn| sqlx::query_as(
-            "select rule_path, enqueued_at, channel from routing_queue where tenant_id = $1 and customer_id = $2"
-        )
-        .bind(tenant_id)
-        .bind(customer_id)
-        .fetch_optional(conn)
-        .await)?;
-        let Some((path, _, channel)) = entry.filter(|(_, at, _)| *at == enqueued_at) else {
-            return Ok(());
-        };
-        // A call waits for the rules of calls, a chat for those of chats.
-        let channel = if channel == "CALL" {
-            Channel::Call
-        } else {
-            Channel::Chat
-        };
-        leave_queue(&mut tx, tenant_id, customer_id).await?;
-        let facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
-        let rules = Services::routing_rules_in_order_in(&mut tx, tenant_id).await?;
-        let hours = self
-            .schedules_for(&mut tx, tenant_id, rules.iter().flat_map(RoutingRule::all_conditions))
-            .await?;
-        let decision = match RulePath::parse(&path) {
-            Some(from) => routing::decide_else(&rules, &from, &facts.situation(channel, Utc::now(), &hours)),
-            None => Decision::default(),
-        };
-        let effects = self
-            .apply(&mut tx, tenant_id, &facts, Reason::QueueTimeout, channel, decision)
-            .await?;
-        effects.announce(self, &mut tx, tenant_id).await?;
-        tx.commit().await?;
-        effects.publish(self, tenant_id);
-        Ok(())
-    }
-
-    /// The visitor asked for a video call: the conversation is routed by the
-    /// rules for `CALL` (`CALL_REQUESTED`), and whoever has it then is
-    /// notified (or, when the call is queued, whoever the queue gives it to
-    /// later). Returns that user, if any.
-    pub(crate) async fn route_call(&self, tenant_id: &str, customer_id: &str) -> CoreResult<Option<String>> {
-        let mut tx = self.db().begin().await?;
-        lock_conversation(&mut tx, tenant_id, customer_id).await?;
-        let facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
-        let effects = self.route_in(&mut tx, tenant_id, &facts, Reason::CallRequested).await?;
-        let customer = customers::customer_in(&mut tx, tenant_id, customer_id).await?;
-        let assigned = customer.assigned_user.clone();
-        let notified = match &assigned {
-            Some(user_id) => self.tell_of_call(&mut tx, tenant_id, &customer, user_id).await?,
-            None => None,
-        };
-        effects.announce(self, &mut tx, tenant_id).await?;
-        tx.commit().await?;
-        effects.publish(self, tenant_id);
-        if let Some(event) = notified {
-            self.after_commit(tenant_id, "", event);
-        }
-        Ok(assigned)
-    }
-
-    /// Tells `user_id` in `tx` that the customer asks for a video call; the
-    /// live event to publish after the commit, when the user is still there.
-    async fn tell_of_call(
-        &self,
-        tx: &mut Tx,
-        tenant_id: &str,
-        customer: &Customer,
-        user_id: &str,
-    ) -> CoreResult<Option<LiveEvent>> {
-        let alert = super::alerts::Alert::new(
-            CALL_REQUESTED,
-            format!(
-                "{} asks for a video call",
-                crate::appointments::calls::customer_label(customer)
-            ),
-            "Open the conversation and join the call from its invitation.",
-            Some(format!("/inbox/{}", customer.id)),
-        );
-        if !super::alerts::notify_user(tx, tenant_id, user_id, &alert).await? {
-            return Ok(None);
-        }
-        let event = LiveEvent::Notification {
-            user_id: user_id.to_string(),
-        };
-        self.announce_live(tx, tenant_id, "", &event).await?;
-        Ok(Some(event))
-    }
-
     /// An agent went offline: each open conversation assigned to them is routed
     /// again, each in a transaction of its own.
     pub async fn agent_went_offline(&self, tenant_id: &str, user_id: &str) -> CoreResult<()> {
@@ -714,59 +505,4 @@ impl Services {
         }
         Ok(())
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn enqueue(
-    tx: &mut Tx,
-    tenant_id: &str,
-    customer_id: &str,
-    from: &RulePath,
-    channel: Channel,
-    target: &QueueTarget,
-    state: AgentState,
-    now: i64,
-    deadline: i64,
-    decision_id: &str,
-) -> CoreResult<()> {
-    let target_json = serde_json::to_string(target).map_err(|e| crate::CoreError::Internal(e.to_string()))?;
-    let state = match state {
-        AgentState::Available => "AVAILABLE",
-        AgentState::Online => "ONLINE",
-        AgentState::Any => "ANY",
-    };
-    with_tx!(tx, |conn| {
-        sqlx::query(
-        "insert into routing_queue (tenant_id, customer_id, rule_id, rule_path, target, agent_state, channel, \
-         enqueued_at, deadline_at, decision_id) values ($1, $2, $3, $4, $5, $6, $10, $7, $8, $9) \
-         on conflict (tenant_id, customer_id) do update set rule_id = excluded.rule_id, rule_path = excluded.rule_path, \
-         target = excluded.target, agent_state = excluded.agent_state, channel = excluded.channel, \
-         enqueued_at = excluded.enqueued_at, deadline_at = excluded.deadline_at, decision_id = excluded.decision_id"
-    )
-    .bind(tenant_id)
-    .bind(customer_id)
-    .bind(&from.rule_id)
-    .bind(from.to_string())
-    .bind(&target_json)
-    .bind(state)
-    .bind(now)
-    .bind(deadline)
-    .bind(decision_id)
-    .bind(match channel {
-        Channel::Chat => "CHAT",
-        Channel::Call => "CALL",
-    })
-    .execute(conn)
-    .await
-    .map(|r| r.rows_affected())
-    })?;
-    jobs::schedule(
-        tx,
-        Some(tenant_id),
-        kinds::QUEUE_TIMEOUT,
-        &queue_key(tenant_id, customer_id),
-        deadline,
-        &json!({"customerId": customer_id, "enqueuedAt": now}),
-    )
-    .await
 }

@@ -8,7 +8,9 @@
 //! - [`routing`]: which rule matches and what its actions are (pure);
 //! - [`balance`]: which agent of a queue's target takes a conversation (pure);
 //! - [`snapshot`]: what the engines read before they decide;
-//! - [`dispatch`]: routing on live traffic, the queue, and the routing timers;
+//! - [`dispatch`]: routing on live traffic and the routing timers;
+//! - [`queue`]: conversations waiting for an agent, offered again as room frees;
+//! - [`calls`]: video calls asked for from the chat, routed by the rules for `CALL`;
 //! - [`outbound`]: system messages in the customer's language;
 //! - [`log`]: the match log of routing decisions;
 //! - [`sla`]: SLA clocks on business hours;
@@ -20,10 +22,12 @@
 
 pub mod alerts;
 pub mod balance;
+pub mod calls;
 pub mod dispatch;
 pub mod hours;
 pub mod log;
 pub mod outbound;
+pub mod queue;
 pub mod routing;
 pub mod sla;
 pub mod snapshot;

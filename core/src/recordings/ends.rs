@@ -6,8 +6,9 @@
 //! length, too, is the server's: from its start to its last batch. It is then
 //! closed (its write token appends no more, and the script starts a new
 //! session if the visitor comes back), its live viewers hear that it ended,
-//! and it is counted once in the session and session-reason reports (a
-//! `SESSION` fact: its length, by reason).
+//! a co-browse on it ends as of its last batch, and it is counted once in the
+//! session and session-reason reports (a `SESSION` fact: its length, by
+//! reason).
 //!
 //! The reason says what made the session worth keeping, the first that holds:
 //! - `CHAT`: the visitor wrote in the chat during it;
@@ -133,6 +134,9 @@ impl Services {
         } else {
             tx.commit().await?;
         }
+        // The visitor left: a co-browse on their page ends with the session.
+        self.end_session_cobrowse(tenant_id, session_id, session.last_at)
+            .await?;
         Ok(true)
     }
 

@@ -217,7 +217,7 @@ impl Services {
         }
         if status != PresenceStatus::Offline {
             // The agent may take queued conversations now.
-            crate::engine::dispatch::schedule_drain(&mut tx, tenant_id).await?;
+            crate::engine::queue::schedule_drain(&mut tx, tenant_id).await?;
         }
         tx.commit().await?;
         if status == PresenceStatus::Offline && status_of(&states) != PresenceStatus::Offline {

@@ -10,14 +10,16 @@ use axum::{
     http::{header, HeaderMap, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
 };
-use rapport_app::ssr::session_token;
 use rapport_core::{
     appointments::recordings::{ConferenceRecording, CHUNK_BYTES},
     model::Role,
     CoreError, Services,
 };
 
-use crate::{http::error::ApiError, state::AppState};
+use crate::{
+    http::{dashboard_user::dashboard_user, error::ApiError},
+    state::AppState,
+};
 
 /// The bytes asked for, `start..=end`, of a file of `size` bytes: `None`
 /// for the whole file (no `Range` header, or one that cannot be read, which
@@ -170,21 +172,10 @@ pub async fn download(
     Path((appointment_id, recording_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let user = match session_token(&headers) {
-        Some(token) => state.services.session_user(&token).await,
-        None => Ok(None),
+    let user = match dashboard_user(&state.services, &headers, Role::Agent).await {
+        Ok(user) => user,
+        Err(refusal) => return refusal.into_response(),
     };
-    let user = match user {
-        Ok(Some(user)) => user,
-        Ok(None) => return (StatusCode::UNAUTHORIZED, "sign in first").into_response(),
-        Err(e) => {
-            tracing::error!(error = %e, "recording download: cannot read the session");
-            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-        }
-    };
-    if !user.role.includes(Role::Agent) {
-        return (StatusCode::FORBIDDEN, "your role does not allow this").into_response();
-    }
     match state
         .services
         .conference_recording(&user.tenant_id, &appointment_id, &recording_id)

@@ -7,11 +7,11 @@ use axum::{
     http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
-use rapport_app::{api::reports::ReportQuery, ssr::session_token};
+use rapport_app::api::reports::ReportQuery;
 use rapport_core::{model::Role, CoreError};
 use serde::Deserialize;
 
-use crate::state::AppState;
+use crate::{http::dashboard_user::dashboard_user, state::AppState};
 
 /// The page's query string.
 #[derive(Debug, Default, Deserialize)]
@@ -30,18 +30,10 @@ pub async fn report_csv(
     Query(query): Query<CsvQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let user = match session_token(&headers) {
-        Some(token) => state.services.session_user(&token).await,
-        None => Ok(None),
+    let user = match dashboard_user(&state.services, &headers, Role::Supervisor).await {
+        Ok(user) => user,
+        Err(refusal) => return refusal.into_response(),
     };
-    let user = match user {
-        Ok(Some(user)) => user,
-        Ok(None) => return (StatusCode::UNAUTHORIZED, "sign in first").into_response(),
-        Err(err) => return failure(err),
-    };
-    if !user.role.includes(Role::Supervisor) {
-        return (StatusCode::FORBIDDEN, "your role does not allow this").into_response();
-    }
     let query = ReportQuery {
         family,
         grouping: query.grouping,

@@ -15,7 +15,6 @@ use axum::{
     http::{header, request::Parts, HeaderValue, StatusCode},
     response::{IntoResponse, Redirect, Response},
 };
-use rapport_app::ssr::session_token;
 use rapport_core::{
     audit::ActorKind,
     files::{shown_inline, FileUpload},
@@ -23,7 +22,10 @@ use rapport_core::{
     CoreError,
 };
 
-use super::extract::actor;
+use super::{
+    dashboard_user::{dashboard_user, Refusal},
+    extract::actor,
+};
 use crate::state::AppState;
 
 /// `GET /files/{token}/{name}`.
@@ -108,21 +110,14 @@ impl FromRequestParts<AppState> for Agent {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let user = match session_token(&parts.headers) {
-            Some(token) => state.services.session_user(&token).await,
-            None => Ok(None),
-        };
-        match user {
-            Ok(Some(user)) if user.role.includes(Role::Agent) => Ok(Agent {
+        match dashboard_user(&state.services, &parts.headers, Role::Agent).await {
+            Ok(user) => Ok(Agent {
                 actor: actor(parts, ActorKind::User, &user.id),
                 tenant_id: user.tenant_id,
             }),
-            Ok(Some(_)) => Err((StatusCode::FORBIDDEN, "agents only").into_response()),
-            Ok(None) => Err(Redirect::to("/login").into_response()),
-            Err(err) => {
-                tracing::error!(error = %err, "inbox file: session lookup failed");
-                Err(StatusCode::INTERNAL_SERVER_ERROR.into_response())
-            }
+            // A plain form post: back to the login page, not a bare 401.
+            Err(Refusal::SignIn) => Err(Redirect::to("/login").into_response()),
+            Err(refusal) => Err(refusal.into_response()),
         }
     }
 }

@@ -18,20 +18,19 @@ use std::convert::Infallible;
 
 use axum::{
     extract::{Query, State},
-    http::{HeaderMap, StatusCode},
+    http::HeaderMap,
     response::{
         sse::{Event, KeepAlive, Sse},
         IntoResponse, Response,
     },
 };
-use rapport_app::ssr::session_token;
 use rapport_core::{live::LiveEvent, model::Role};
 use tokio_stream::{
     wrappers::{errors::BroadcastStreamRecvError, BroadcastStream},
     StreamExt,
 };
 
-use crate::state::AppState;
+use crate::{http::dashboard_user::dashboard_user, state::AppState};
 
 /// The stream's query: `only=notifications` to hear notifications alone.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -45,21 +44,10 @@ pub async fn inbox_events(
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let user = match session_token(&headers) {
-        Some(token) => state.services.session_user(&token).await,
-        None => Ok(None),
+    let user = match dashboard_user(&state.services, &headers, Role::Agent).await {
+        Ok(user) => user,
+        Err(refusal) => return refusal.into_response(),
     };
-    let user = match user {
-        Ok(Some(user)) => user,
-        Ok(None) => return (StatusCode::UNAUTHORIZED, "sign in first").into_response(),
-        Err(err) => {
-            tracing::error!(error = %err, "inbox stream: session lookup failed");
-            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-        }
-    };
-    if !user.role.includes(Role::Agent) {
-        return (StatusCode::FORBIDDEN, "your role does not allow this").into_response();
-    }
     let notifications_only = query.only.as_deref() == Some("notifications");
     let (tenant_id, user_id) = (user.tenant_id, user.id);
     let updates = BroadcastStream::new(state.services.live().subscribe()).filter_map(move |update| {

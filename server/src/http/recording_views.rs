@@ -13,6 +13,8 @@
 //!   stream closes; a viewer of a session that ended hears only that.
 //!   `cobrowse` events (data `{"state": "requested"|"active"|"declined"|"ended",
 //!   "control": bool}`) say where an agent's co-browse with the visitor stands;
+//!   the live view of the agent who asked keeps it going, and 30 s after that
+//!   view closed for good the co-browse ends;
 //! - `POST /sessions/{id}/cobrowse`: a signed-in agent's co-browse with the
 //!   visitor (`request`, `pointer`, `highlight`, `click`, `type`, `key`,
 //!   `scroll`, `end`), relayed to the visitor's page. A live-view grant does not
@@ -29,12 +31,14 @@ use axum::{
     },
 };
 use futures_util::stream;
-use rapport_app::ssr::{cookie_value, session_token, LIVEVIEW_COOKIE};
+use rapport_app::ssr::{cookie_value, LIVEVIEW_COOKIE};
 use rapport_core::{
     audit::{Actor, ActorKind},
+    cobrowsing::AGENT_GONE_MS,
     error::CoreError,
     live::LiveEvent,
     model::Role,
+    time::now_ms,
     Services,
 };
 use serde::Deserialize;
@@ -43,12 +47,16 @@ use tokio::sync::{broadcast::error::RecvError, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::{
-    http::{error::ApiError, extract::parse_json},
+    http::{dashboard_user::dashboard_user, error::ApiError, extract::parse_json},
     state::AppState,
 };
 
-/// How often a connected viewer renews its watch (well within `WATCH_MS`).
+/// How often a connected viewer renews its watch (well within `WATCH_MS`)
+/// and the agent's co-browse (well within `AGENT_GONE_MS`).
 const RENEW: Duration = Duration::from_secs(10);
+/// How long after its agent's live view closed a co-browse is checked for an
+/// agent who did not come back: just past `AGENT_GONE_MS`.
+const AGENT_GONE: Duration = Duration::from_millis(AGENT_GONE_MS as u64 + 1_000);
 
 /// The tenant of the signed-in agent (or higher), or the answer to give.
 async fn agent_tenant(services: &Services, headers: &HeaderMap) -> Result<String, Response> {
@@ -57,19 +65,9 @@ async fn agent_tenant(services: &Services, headers: &HeaderMap) -> Result<String
 
 /// The signed-in agent (or higher), or the answer to give.
 async fn agent(services: &Services, headers: &HeaderMap) -> Result<rapport_core::model::SessionUser, Response> {
-    let user = match session_token(headers) {
-        Some(token) => services.session_user(&token).await,
-        None => Ok(None),
-    };
-    match user {
-        Ok(Some(user)) if user.role.includes(Role::Agent) => Ok(user),
-        Ok(Some(_)) => Err((StatusCode::FORBIDDEN, "agents only").into_response()),
-        Ok(None) => Err((StatusCode::UNAUTHORIZED, "sign in first").into_response()),
-        Err(err) => {
-            tracing::error!(error = %err, "recording view: session lookup failed");
-            Err(StatusCode::INTERNAL_SERVER_ERROR.into_response())
-        }
-    }
+    dashboard_user(services, headers, Role::Agent)
+        .await
+        .map_err(IntoResponse::into_response)
 }
 
 /// `GET /sessions/{id}/events`.
@@ -103,10 +101,16 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
         Some(grant) => services.liveview_grant(&grant, &id).await.ok().map(|g| g.tenant_id),
         None => None,
     };
-    let tenant_id = match granted {
-        Some(t) => t,
-        None => match agent_tenant(&services, &headers).await {
-            Ok(t) => t,
+    // The signed-in agent watching, if any: while they watch, a co-browse they
+    // asked for goes on (a grant's holder who is also signed in is that agent).
+    let (tenant_id, agent_id) = match granted {
+        Some(t) => {
+            let user = agent(&services, &headers).await.ok();
+            let agent_id = user.filter(|u| u.tenant_id == t).map(|u| u.id);
+            (t, agent_id)
+        }
+        None => match agent(&services, &headers).await {
+            Ok(user) => (user.tenant_id, Some(user.id)),
             Err(answer) => return answer,
         },
     };
@@ -140,10 +144,11 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
     if let Some(state) = cobrowse {
         let _ = tx.try_send(Ok(Event::default().event("cobrowse").data(state)));
     }
+    agent_present(&services, &tenant_id, &id, agent_id.as_deref()).await;
     tokio::spawn(async move {
         let mut renew = tokio::time::interval(RENEW);
         renew.tick().await;
-        loop {
+        'stream: loop {
             // What to do: read new batches, and whether the session is known to
             // have ended or should be asked (an `ended` announcement can be
             // missed: a lagging receiver, another instance's relay remade, or
@@ -154,6 +159,7 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
                     if services.watch_recording(&tenant_id, &id, false).await.is_err() {
                         break;
                     }
+                    agent_present(&services, &tenant_id, &id, agent_id.as_deref()).await;
                     (true, false, true)
                 }
                 heard = heard.recv() => match heard {
@@ -168,7 +174,7 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
                             if update.tenant_id == tenant_id && *session_id == id =>
                         {
                             if tx.send(Ok(Event::default().event("cobrowse").data(data.clone()))).await.is_err() {
-                                return;
+                                break 'stream;
                             }
                             (false, false, false)
                         }
@@ -197,7 +203,7 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
                 cursor = Some(seq);
                 let data = String::from_utf8_lossy(&json).into_owned();
                 if tx.send(Ok(Event::default().event("events").data(data))).await.is_err() {
-                    return;
+                    break 'stream;
                 }
             }
             if ended {
@@ -205,10 +211,28 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
                 break;
             }
         }
+        // The viewer left. Were they the agent co-browsing, and do they not
+        // come back (a reload reconnects at once, maybe to another instance),
+        // the co-browse ends rather than leave the visitor with nobody there.
+        drop(tx);
+        if agent_id.is_some() {
+            tokio::time::sleep(AGENT_GONE).await;
+            if let Err(err) = services.end_cobrowse_if_agent_gone(&tenant_id, &id, now_ms()).await {
+                tracing::warn!(error = %err, "live view: ending an abandoned co-browse failed");
+            }
+        }
     });
     Sse::new(ReceiverStream::new(rx))
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// The agent watching is there: a co-browse they asked for goes on.
+async fn agent_present(services: &Services, tenant_id: &str, id: &str, agent_id: Option<&str>) {
+    let Some(agent_id) = agent_id else { return };
+    if let Err(err) = services.cobrowse_agent_present(tenant_id, id, agent_id).await {
+        tracing::warn!(error = %err, "live view: renewing the agent's co-browse failed");
+    }
 }
 
 /// An agent's co-browse message (README, "Co-browsing on sites with the script").

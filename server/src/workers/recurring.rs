@@ -88,9 +88,14 @@ pub async fn sweep_presence(services: &Services, timeout_ms: Option<i64>, job: &
 }
 
 /// Ends the recorded sessions that went quiet (see
-/// `rapport_core::recordings::ends`), then comes back in a minute.
+/// `rapport_core::recordings::ends`), and the script co-browses whose agent is
+/// gone (`rapport_core::cobrowsing::script`), then comes back in a minute.
 pub async fn end_quiet_recordings(services: &Services, job: &Job) -> CoreResult<()> {
     next_run(services, job, RECORDING_ENDS_EVERY).await?;
+    let abandoned = services.end_abandoned_cobrowses(now_ms()).await?;
+    if abandoned > 0 {
+        tracing::info!(cobrowses = abandoned, "ended co-browses whose agent left");
+    }
     loop {
         let ended = services.end_quiet_recordings(now_ms(), RECORDING_ENDS_BATCH).await?;
         if ended < RECORDING_ENDS_BATCH.unsigned_abs() {

@@ -4,11 +4,14 @@
 //!   script hears it on its control stream and accepts, grants and ends; what
 //!   the agent may do follows the visitor's answers; another tenant's agent
 //!   and anonymous callers get nothing; the report counts it and it is audited.
+//!   It ends when the agent's live view is gone for good and when the
+//!   visitor's session ends.
 //! - Universal co-browsing: the links' sockets drive a real Chromium (the one
 //!   the tests install): frames arrive, control changes hands, a private
-//!   address is refused, the bound on sessions holds, a guest reaching another
-//!   instance is relayed to the one running the browser, and the session's end
-//!   feeds the universal co-browse report.
+//!   address is refused, a file picker and a download are refused, the bound on
+//!   sessions holds, a guest reaching another instance is relayed to the one
+//!   running the browser, a session ends with its links, and the sessions'
+//!   ends feed the universal co-browse report.
 
 use std::time::Duration;
 
@@ -24,25 +27,10 @@ use tokio_tungstenite::{tungstenite::Message, MaybeTlsStream, WebSocketStream};
 
 use crate::{
     dashboard::session,
-    utils::{expect_problem, ok_json, TestApp},
+    utils::{expect_problem, ok_json, read_until, TestApp},
 };
 
 const WAIT: Duration = Duration::from_secs(20);
-
-/// Reads a stream until `needle` shows (keep-alive comments do not extend the wait).
-async fn read_until(stream: &mut reqwest::Response, needle: &str) -> String {
-    let mut seen = String::new();
-    let read = async {
-        while !seen.contains(needle) {
-            let chunk = stream.chunk().await.unwrap().expect("the stream stays open");
-            seen.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    };
-    if tokio::time::timeout(WAIT, read).await.is_err() {
-        panic!("{needle:?} within {WAIT:?}; got {seen:?}");
-    }
-    seen
-}
 
 /// Sums a metric over a report's buckets.
 fn sum(report: &Value, name: &str) -> f64 {
@@ -99,6 +87,33 @@ async fn control_stream(app: &TestApp, key: &str, id: &str, token: &str) -> reqw
     control
 }
 
+/// A visitor's recorded session: its id and write token.
+async fn recorded_visit(app: &TestApp, key: &str) -> (String, String) {
+    let started = app
+        .request(Method::POST, "/rest/v1/widget/recording")
+        .header("rapport-widget-key", key)
+        .json(&json!({"visitorId": "v-1", "url": "https://shop.example/"}))
+        .send()
+        .await
+        .unwrap();
+    let started = ok_json(started, StatusCode::CREATED).await;
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let token = started["writeToken"].as_str().unwrap().to_string();
+    (id, token)
+}
+
+/// The live view of a session, as the agent's dashboard opens it.
+async fn live_view(app: &TestApp, cookie: &str, id: &str) -> reqwest::Response {
+    let viewer = app
+        .request(Method::GET, &format!("/sessions/{id}/live"))
+        .header(header::COOKIE, cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(viewer.status(), StatusCode::OK);
+    viewer
+}
+
 async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
     let app = TestApp::start(db).await;
     let (tenant, t) = app.tenant_with_key("Shop").await;
@@ -109,18 +124,9 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
         .await;
     let agent = session(&app, "ada@shop.example").await;
     let stranger = session(&app, "eve@elsewhere.example").await;
-    let started = app
-        .request(Method::POST, "/rest/v1/widget/recording")
-        .header("rapport-widget-key", &key)
-        .json(&json!({"visitorId": "v-1", "url": "https://shop.example/"}))
-        .send()
-        .await
-        .unwrap();
-    let started = ok_json(started, StatusCode::CREATED).await;
-    let id = started["sessionId"].as_str().unwrap().to_string();
-    let token = started["writeToken"].as_str().unwrap().to_string();
+    let (id, token) = recorded_visit(&app, &key).await;
     let mut control = control_stream(&app, &key, &id, &token).await;
-    read_until(&mut control, "watched").await;
+    read_until(&mut control, "watched", WAIT).await;
 
     // Nothing goes on yet; strangers and anonymous callers get nothing.
     let early = agent_says(&app, &agent, &id, json!({"type": "pointer", "x": 1, "y": 2})).await;
@@ -144,21 +150,15 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
         Backend::Sqlite => None,
     };
     let through = other.as_ref().unwrap_or(&app);
-    let mut viewer = through
-        .request(Method::GET, &format!("/sessions/{id}/live"))
-        .header(header::COOKIE, &agent)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(viewer.status(), StatusCode::OK);
+    let mut viewer = live_view(through, &agent, &id).await;
     let asked = agent_says(through, &agent, &id, json!({"type": "request"})).await;
     assert_eq!(asked.status(), StatusCode::NO_CONTENT);
-    let heard = read_until(&mut control, r#""type":"request""#).await;
+    let heard = read_until(&mut control, r#""type":"request""#, WAIT).await;
     assert!(
         heard.contains("event: cobrowse") && heard.contains("ada@shop.example"),
         "{heard}"
     );
-    read_until(&mut viewer, r#""state":"requested""#).await;
+    read_until(&mut viewer, r#""state":"requested""#, WAIT).await;
 
     // The visitor accepts: the agent's pointer reaches the page, but clicks
     // wait for the visitor's leave.
@@ -166,11 +166,11 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
         visitor_says(&app, &key, &id, &token, "accept").await.status(),
         StatusCode::NO_CONTENT
     );
-    let active = read_until(&mut viewer, r#""state":"active""#).await;
+    let active = read_until(&mut viewer, r#""state":"active""#, WAIT).await;
     assert!(active.contains(r#""control":false"#), "{active}");
     let pointer = agent_says(through, &agent, &id, json!({"type": "pointer", "x": 120.5, "y": 40})).await;
     assert_eq!(pointer.status(), StatusCode::NO_CONTENT);
-    read_until(&mut control, r#""type":"pointer","x":120.5"#).await;
+    read_until(&mut control, r#""type":"pointer","x":120.5"#, WAIT).await;
     let click = agent_says(through, &agent, &id, json!({"type": "click", "x": 10, "y": 10})).await;
     expect_problem(click, StatusCode::CONFLICT, "no_control").await;
     let typed = agent_says(through, &agent, &id, json!({"type": "type", "text": "hello"})).await;
@@ -185,17 +185,17 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
         visitor_says(&app, &key, &id, &token, "grant").await.status(),
         StatusCode::NO_CONTENT
     );
-    read_until(&mut viewer, r#""control":true"#).await;
+    read_until(&mut viewer, r#""control":true"#, WAIT).await;
     let click = agent_says(through, &agent, &id, json!({"type": "click", "x": 10, "y": 20})).await;
     assert_eq!(click.status(), StatusCode::NO_CONTENT);
-    read_until(&mut control, r#""type":"click""#).await;
+    read_until(&mut control, r#""type":"click""#, WAIT).await;
     let typed = agent_says(through, &agent, &id, json!({"type": "type", "text": "hello"})).await;
     assert_eq!(typed.status(), StatusCode::NO_CONTENT);
-    read_until(&mut control, r#""text":"hello""#).await;
+    read_until(&mut control, r#""text":"hello""#, WAIT).await;
 
     // The visitor's next page carries on where it stands.
     let mut next_page = control_stream(&app, &key, &id, &token).await;
-    let resumed = read_until(&mut next_page, r#""type":"active""#).await;
+    let resumed = read_until(&mut next_page, r#""type":"active""#, WAIT).await;
     assert!(resumed.contains(r#""control":true"#), "{resumed}");
 
     // The visitor ends it: both sides hear so, and the agent can no longer act.
@@ -203,8 +203,8 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
         visitor_says(&app, &key, &id, &token, "end").await.status(),
         StatusCode::NO_CONTENT
     );
-    read_until(&mut control, r#""by":"visitor""#).await;
-    read_until(&mut viewer, r#""state":"ended""#).await;
+    read_until(&mut control, r#""by":"visitor""#, WAIT).await;
+    read_until(&mut viewer, r#""state":"ended""#, WAIT).await;
     let late = agent_says(through, &agent, &id, json!({"type": "pointer", "x": 1, "y": 1})).await;
     expect_problem(late, StatusCode::CONFLICT, "not_active").await;
 
@@ -234,7 +234,73 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
     }
 }
 
-/// A one-page site on loopback, red; the tests' settings let Chromium reach it.
+/// The agent asks to co-browse and the visitor accepts.
+async fn ask_and_accept(app: &TestApp, agent: &str, key: &str, id: &str, token: &str) {
+    let asked = agent_says(app, agent, id, json!({"type": "request"})).await;
+    assert_eq!(asked.status(), StatusCode::NO_CONTENT);
+    let accepted = visitor_says(app, key, id, token, "accept").await;
+    assert_eq!(accepted.status(), StatusCode::NO_CONTENT);
+}
+
+/// A script co-browse does not outlive either side: it ends when the agent's
+/// live view is gone for good (not on a reload), and when the visitor's
+/// session ends, counted up to the visitor's last batch; the sweep ends one
+/// whose agent's instance went away too.
+async fn script_cobrowse_ends_when_a_side_leaves(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, t) = app.tenant_with_key("Shop").await;
+    let key = app.widget_key(&t).await;
+    app.user(&tenant, "ada@shop.example", Role::Agent, false).await;
+    let agent = session(&app, "ada@shop.example").await;
+    let (id, token) = recorded_visit(&app, &key).await;
+    let mut control = control_stream(&app, &key, &id, &token).await;
+    let ask_and_accept = || ask_and_accept(&app, &agent, &key, &id, &token);
+
+    // The agent reloads the live view: the co-browse goes on.
+    let first = live_view(&app, &agent, &id).await;
+    ask_and_accept().await;
+    let mut reloaded = live_view(&app, &agent, &id).await;
+    drop(first);
+    let services = &app.services;
+    let now = rapport_core::time::now_ms();
+    assert!(!services.end_cobrowse_if_agent_gone(&tenant, &id, now).await.unwrap());
+    read_until(&mut reloaded, r#""state":"active""#, WAIT).await;
+
+    // The agent closes it for good: half a minute on, the visitor hears that
+    // the agent left, and the co-browse is over.
+    drop(reloaded);
+    let gone = Duration::from_millis(rapport_core::cobrowsing::AGENT_GONE_MS as u64) + WAIT;
+    read_until(&mut control, r#""by":"agent_left""#, gone).await;
+    let late = agent_says(&app, &agent, &id, json!({"type": "pointer", "x": 1, "y": 1})).await;
+    expect_problem(late, StatusCode::CONFLICT, "not_active").await;
+
+    // An agent whose instance went away: the recurring sweep ends it.
+    let mut viewer = live_view(&app, &agent, &id).await;
+    ask_and_accept().await;
+    let later = rapport_core::time::now_ms() + rapport_core::cobrowsing::AGENT_GONE_MS + 1_000;
+    assert_eq!(services.end_abandoned_cobrowses(later).await.unwrap(), 1);
+    read_until(&mut viewer, r#""state":"ended""#, WAIT).await;
+
+    // The visitor leaves: the session's end ends the co-browse too.
+    ask_and_accept().await;
+    read_until(&mut viewer, r#""state":"active""#, WAIT).await;
+    assert!(services
+        .end_recording(&tenant, &id, rapport_core::time::now_ms())
+        .await
+        .unwrap());
+    read_until(&mut control, r#""by":"visitor_left""#, WAIT).await;
+    let over = services.script_cobrowse(&tenant, &id).await.unwrap().unwrap();
+    assert_eq!(over.state, rapport_core::cobrowsing::ScriptState::Ended);
+
+    // All three were accepted, so all three count; each end is audited.
+    let counted = report(&app, &t, "/rest/v1/report/cobrowse", &["COBROWSE_SESSIONS"]).await;
+    assert_eq!(sum(&counted, "COBROWSE_SESSIONS"), 3.0, "{counted}");
+    let audit = audit_actions(&app, &t).await;
+    assert_eq!(audit.matches("cobrowse.end").count(), 3, "{audit}");
+}
+
+/// A site on loopback, which the tests' settings let Chromium reach: `/` is red,
+/// `/form` is a file input over the whole viewport, `/report.pdf` a download.
 async fn red_site() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -242,10 +308,24 @@ async fn red_site() -> String {
         while let Ok((mut socket, _)) = listener.accept().await {
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 4096];
-                let _ = socket.read(&mut buf).await;
-                let body = "<!doctype html><title>Red</title><body style='background:#f00'>";
+                let read = socket.read(&mut buf).await.unwrap_or(0);
+                let request = String::from_utf8_lossy(&buf[..read]);
+                let (kind, body) = if request.starts_with("GET /form ") {
+                    let input = "<input type=file style='position:fixed;left:0;top:0;width:1280px;height:720px'>";
+                    ("text/html", format!("<!doctype html><title>Form</title>{input}"))
+                } else if request.starts_with("GET /report.pdf ") {
+                    (
+                        "application/pdf\r\ncontent-disposition: attachment; filename=report.pdf",
+                        "%PDF-1.4".into(),
+                    )
+                } else {
+                    (
+                        "text/html",
+                        "<!doctype html><title>Red</title><body style='background:#f00'>".into(),
+                    )
+                };
                 let reply = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                     body.len()
                 );
                 let _ = socket.write_all(reply.as_bytes()).await;
@@ -271,22 +351,27 @@ async fn connect(app: &TestApp, link: &str) -> Socket {
 
 /// The next text message whose type is `kind` (frames and others skipped).
 async fn next_of(socket: &mut Socket, kind: &str) -> Value {
+    first_of(socket, &[kind]).await
+}
+
+/// The next text message whose type is one of `kinds` (frames and others skipped).
+async fn first_of(socket: &mut Socket, kinds: &[&str]) -> Value {
     tokio::time::timeout(WAIT, async {
         loop {
             match socket.next().await {
                 Some(Ok(Message::Text(text))) => {
                     let value: Value = serde_json::from_str(text.as_str()).unwrap();
-                    if value["type"] == kind {
+                    if kinds.iter().any(|kind| value["type"] == *kind) {
                         return value;
                     }
                 }
                 Some(Ok(_)) => {}
-                other => panic!("the socket ended before {kind}: {other:?}"),
+                other => panic!("the socket ended before {kinds:?}: {other:?}"),
             }
         }
     })
     .await
-    .unwrap_or_else(|_| panic!("{kind} within {WAIT:?}"))
+    .unwrap_or_else(|_| panic!("{kinds:?} within {WAIT:?}"))
 }
 
 /// Waits for a JPEG frame.
@@ -304,6 +389,16 @@ async fn next_frame(socket: &mut Socket) -> Vec<u8> {
 
 async fn say(socket: &mut Socket, message: Value) {
     socket.send(Message::text(message.to_string())).await.unwrap();
+}
+
+/// Waits for the notice `code` (other notices skipped).
+async fn notice(socket: &mut Socket, code: &str) -> Value {
+    loop {
+        let notice = next_of(socket, "notice").await;
+        if notice["code"] == code {
+            return notice;
+        }
+    }
 }
 
 async fn universal_cobrowsing_runs_a_real_browser(db: TestDb) {
@@ -379,6 +474,31 @@ async fn universal_cobrowsing_runs_a_real_browser(db: TestDb) {
     let refused = next_of(&mut guest, "notice").await;
     assert_eq!(refused["code"], "navigation_refused", "{refused}");
 
+    // A file picker and a download are refused, and everyone is told.
+    say(&mut guest, json!({"type": "navigate", "url": format!("{site}form")})).await;
+    loop {
+        let state = next_of(&mut guest, "state").await;
+        if state["title"] == "Form" && state["loading"] == false {
+            break;
+        }
+    }
+    for event in ["mousePressed", "mouseReleased"] {
+        let click = json!({"type": "mouse", "event": event, "x": 640, "y": 360, "button": "left", "clickCount": 1});
+        say(&mut guest, click).await;
+    }
+    notice(&mut guest, "file_picker_refused").await;
+    notice(&mut host, "file_picker_refused").await;
+    say(
+        &mut guest,
+        json!({"type": "navigate", "url": format!("{site}report.pdf")}),
+    )
+    .await;
+    let download = notice(&mut host, "download_refused").await;
+    assert!(
+        download["message"].as_str().unwrap().contains("report.pdf"),
+        "{download}"
+    );
+
     // A second session does not start while this one runs.
     let second = ok_json(
         app.post("/rest/v1/cobrowsing/link", &t, json!({"url": site})).await,
@@ -395,8 +515,32 @@ async fn universal_cobrowsing_runs_a_real_browser(db: TestDb) {
     let mut late = connect(&app, &join_link).await;
     assert_eq!(next_of(&mut late, "error").await["code"], "invalid_link");
 
-    // The universal co-browse report counts the session, its guest and the
-    // hand-over; joins, the hand-over and the end are audited.
+    // A session ends when its links do: the second link, made to expire in
+    // a few seconds, ends its running session as expired.
+    rapport_core::with_db!(app.services.writer(), |pool| sqlx::query(
+        "update cobrowse_sessions set expires_at = $1 where id = $2"
+    )
+    .bind(rapport_core::time::now_ms() + 4_000)
+    .bind(second["sessionId"].as_str().unwrap())
+    .execute(pool)
+    .await
+    .map(|r| r.rows_affected()))
+    .unwrap();
+    // (The first session's place frees as its browser closes: busy until then.)
+    let mut expiring = None;
+    for _ in 0..50 {
+        let mut socket = connect(&app, second["joinLink"].as_str().unwrap()).await;
+        if first_of(&mut socket, &["welcome", "error"]).await["type"] == "welcome" {
+            expiring = Some(socket);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut expiring = expiring.expect("the second session starts once the first is gone");
+    assert_eq!(next_of(&mut expiring, "ended").await["reason"], "expired");
+
+    // The universal co-browse report counts the sessions, their guests and
+    // the hand-over; joins, the hand-over and the end are audited.
     let mut counted = Value::Null;
     for _ in 0..50 {
         counted = report(
@@ -406,13 +550,14 @@ async fn universal_cobrowsing_runs_a_real_browser(db: TestDb) {
             &["COBROWSE_SESSIONS", "COBROWSE_PARTICIPANTS", "CONTROL_HANDOVERS"],
         )
         .await;
-        if sum(&counted, "COBROWSE_SESSIONS") == 1.0 {
+        if sum(&counted, "COBROWSE_SESSIONS") == 2.0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(sum(&counted, "COBROWSE_SESSIONS"), 1.0, "{counted}");
-    assert_eq!(sum(&counted, "COBROWSE_PARTICIPANTS"), 1.0, "{counted}");
+    // Both sessions, each with its one guest; the one hand-over.
+    assert_eq!(sum(&counted, "COBROWSE_SESSIONS"), 2.0, "{counted}");
+    assert_eq!(sum(&counted, "COBROWSE_PARTICIPANTS"), 2.0, "{counted}");
     assert_eq!(sum(&counted, "CONTROL_HANDOVERS"), 1.0, "{counted}");
     let audit = audit_actions(&app, &t).await;
     for action in ["cobrowse.join", "cobrowse.control", "cobrowse.end"] {
@@ -426,5 +571,6 @@ async fn universal_cobrowsing_runs_a_real_browser(db: TestDb) {
 
 backend_tests!(
     script_cobrowsing_follows_the_visitor,
+    script_cobrowse_ends_when_a_side_leaves,
     universal_cobrowsing_runs_a_real_browser
 );

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::{
     dashboard::{server_fn, session},
-    utils::{ok_json, TestApp},
+    utils::{ok_json, read_until, TestApp},
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -35,20 +35,6 @@ async fn inbound(app: &TestApp, key: &str, customer: &str, text: &str) {
         StatusCode::CREATED,
     )
     .await;
-}
-
-/// Reads the event stream until it has seen `needle`; returns what it read.
-async fn read_until(stream: &mut reqwest::Response, needle: &str) -> String {
-    let mut seen = String::new();
-    while !seen.contains(needle) {
-        let chunk = tokio::time::timeout(WAIT, stream.chunk())
-            .await
-            .expect("a live event")
-            .unwrap()
-            .expect("the stream stays open");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    seen
 }
 
 async fn agents_work_the_inbox_live(db: TestDb) {
@@ -96,7 +82,7 @@ async fn agents_work_the_inbox_live(db: TestDb) {
     // Another tenant's message first: the agent's stream must skip it.
     inbound(&app, &beta_key, &other_id, "Not yours").await;
     inbound(&app, &key, &id, "Where is my order?").await;
-    let seen = read_until(&mut stream, "event: message").await;
+    let seen = read_until(&mut stream, "event: message", WAIT).await;
     assert!(seen.contains(&id), "{seen}");
     assert!(!seen.contains(&other_id), "another tenant's event leaked: {seen}");
     inbound(&app, &key, &id, "Order 1042").await;
@@ -165,7 +151,7 @@ async fn agents_work_the_inbox_live(db: TestDb) {
         &[("customer_id", id.as_str()), ("message", "Attached above.")],
     )
     .await;
-    read_until(&mut stream, "event: message").await;
+    read_until(&mut stream, "event: message", WAIT).await;
     let me = format!("user:{agent_id}");
     call(
         &app,
@@ -174,7 +160,7 @@ async fn agents_work_the_inbox_live(db: TestDb) {
         &[("customer_id", id.as_str()), ("to", me.as_str())],
     )
     .await;
-    read_until(&mut stream, "event: assigned").await;
+    read_until(&mut stream, "event: assigned", WAIT).await;
     let mine = call(
         &app,
         "inbox_list",
@@ -209,7 +195,7 @@ async fn agents_work_the_inbox_live(db: TestDb) {
         .await
         .unwrap();
     assert!(done.status().is_redirection(), "{}", done.status());
-    read_until(&mut stream, "event: conversation").await;
+    read_until(&mut stream, "event: conversation", WAIT).await;
     let list = call(&app, "inbox_list", &agent, &[("status", "DONE"), ("mine", "false")]).await;
     assert_eq!(list["counts"], json!([0, 0, 1]));
     let bad = server_fn(
@@ -347,14 +333,14 @@ async fn changes_reach_live_screens_on_another_instance() {
         .await
         .unwrap();
     assert_eq!(done.status(), StatusCode::OK);
-    read_until(&mut inbox, "event: conversation").await;
+    read_until(&mut inbox, "event: conversation", WAIT).await;
     ok_json(
         b.post(&format!("/rest/v1/customer/{customer}/assign"), &key, json!({}))
             .await,
         StatusCode::OK,
     )
     .await;
-    read_until(&mut inbox, "event: assigned").await;
+    read_until(&mut inbox, "event: assigned", WAIT).await;
     ok_json(
         b.post(
             "/rest/v1/message",
@@ -365,14 +351,14 @@ async fn changes_reach_live_screens_on_another_instance() {
         StatusCode::CREATED,
     )
     .await;
-    let seen = read_until(&mut widget, "Yes, ships today.").await;
+    let seen = read_until(&mut widget, "Yes, ships today.", WAIT).await;
     assert!(seen.contains("event: message"), "{seen}");
     assert!(
         seen.contains("\"direction\":\"OUTBOUND\""),
         "the whole message, read back: {seen}"
     );
     // The agents' inbox shows replies too.
-    read_until(&mut inbox, "event: message").await;
+    read_until(&mut inbox, "event: message", WAIT).await;
     // An instance does not hear itself twice: A's own change arrives once.
     inbound(&a, &key, &customer, "only once").await;
     let own = read_for(&mut inbox, Duration::from_secs(2)).await;

@@ -14,10 +14,10 @@ use serde_json::{json, Value};
 
 use crate::{
     dashboard::session,
-    utils::{expect_problem, fields, ok_json, send, TestApp},
+    utils::{expect_problem, fields, ok_json, read_until, send, TestApp},
 };
 
-const WAIT: Duration = Duration::from_secs(5);
+const WAIT: Duration = Duration::from_secs(20);
 
 /// Starts a recording: `(session id, write token)`.
 async fn start(app: &TestApp, key: &str, body: Value) -> (String, String) {
@@ -56,19 +56,6 @@ async fn append(app: &TestApp, key: &str, id: &str, token: &str, body: &Value, c
 
 fn page_event(at: i64, href: &str) -> Value {
     json!({"type": 4, "timestamp": at, "data": {"href": href, "width": 1280, "height": 800}})
-}
-
-async fn read_until(stream: &mut reqwest::Response, needle: &str) -> String {
-    let mut seen = String::new();
-    while !seen.contains(needle) {
-        let chunk = tokio::time::timeout(WAIT, stream.chunk())
-            .await
-            .unwrap_or_else(|_| panic!("{needle:?} within {WAIT:?}; got {seen:?}"))
-            .unwrap()
-            .expect("the stream stays open");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    seen
 }
 
 async fn the_script_records_sessions_that_replay(db: TestDb) {
@@ -296,7 +283,7 @@ async fn a_live_viewer_sees_each_batch_as_it_is_stored(db: TestDb) {
         .await
         .unwrap();
     assert_eq!(control.status(), StatusCode::OK);
-    read_until(&mut control, r#"{"watched":false}"#).await;
+    read_until(&mut control, r#"{"watched":false}"#, WAIT).await;
 
     // With PostgreSQL the viewer watches through another instance.
     let viewer_app = match app.services.db().backend() {
@@ -311,11 +298,11 @@ async fn a_live_viewer_sees_each_batch_as_it_is_stored(db: TestDb) {
         .await
         .unwrap();
     assert_eq!(viewer.status(), StatusCode::OK);
-    read_until(&mut control, r#""snapshot":true"#).await;
+    read_until(&mut control, r#""snapshot":true"#, WAIT).await;
     let batch = json!({"seq": 0, "events": [{"type": 2, "timestamp": now_ms(), "data": {"text": "typed-x"}}]});
     let ack = ok_json(append(&app, &key, &id, &token, &batch, true).await, StatusCode::OK).await;
     assert_eq!(ack["watched"], true, "the script learns someone watches");
-    let seen = read_until(&mut viewer, "typed-x").await;
+    let seen = read_until(&mut viewer, "typed-x", WAIT).await;
     assert!(seen.contains("event: events"), "{seen}");
 
     // The replay reads the same, for agents only.
@@ -388,7 +375,7 @@ async fn quiet_sessions_end_with_their_reason(db: TestDb) {
         StatusCode::OK,
     )
     .await;
-    read_until(&mut viewer, "event: events").await;
+    read_until(&mut viewer, "event: events", WAIT).await;
 
     let (erred, erred_token) = start(&app, &key, json!({"visitorId": "v-error"})).await;
     ok_json(
@@ -439,14 +426,14 @@ async fn quiet_sessions_end_with_their_reason(db: TestDb) {
     assert_eq!(reason_of(&erred), "ERROR");
 
     // The viewer hears that the session ended; a new viewer hears only that.
-    read_until(&mut viewer, "event: ended").await;
+    read_until(&mut viewer, "event: ended", WAIT).await;
     let mut late = app
         .request(Method::GET, &format!("/sessions/{watched}/live"))
         .header(header::COOKIE, &agent)
         .send()
         .await
         .unwrap();
-    read_until(&mut late, "event: ended").await;
+    read_until(&mut late, "event: ended", WAIT).await;
 
     // An ended session takes no more batches: the script starts a new one.
     let more = json!({"seq": 1, "events": [{"type": 3, "timestamp": now_ms()}]});

@@ -258,3 +258,20 @@ pub fn fields(problem: &Value) -> Vec<String> {
         .map(|e| e["field"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// Reads a streamed response (server-sent events) until `needle` shows, within
+/// `within` in all: keep-alive comments do not extend the wait. Returns what
+/// was read.
+pub async fn read_until(stream: &mut Response, needle: &str, within: std::time::Duration) -> String {
+    let deadline = tokio::time::Instant::now() + within;
+    let mut seen = String::new();
+    while !seen.contains(needle) {
+        let chunk = tokio::time::timeout_at(deadline, stream.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("{needle:?} within {within:?}; got {seen:?}"))
+            .unwrap()
+            .expect("the stream stays open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    seen
+}

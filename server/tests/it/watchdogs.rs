@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use crate::{
     dashboard::{page, server_fn, server_fn_ok, session},
     receiver::Receiver,
-    utils::{actor, expect_problem, fields, ok_json, TestApp},
+    utils::{actor, expect_problem, fields, ok_json, read_until, TestApp},
 };
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -130,22 +130,6 @@ async fn wait_for_mails(app: &TestApp, tenant: &str, n: usize) -> Vec<Mail> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// Reads an event stream until it has seen `needle`; returns what it read.
-/// Keep-alive comments do not count: the whole wait is bounded.
-async fn read_until(stream: &mut reqwest::Response, needle: &str) -> String {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let mut seen = String::new();
-    while !seen.contains(needle) {
-        let chunk = tokio::time::timeout_at(deadline, stream.chunk())
-            .await
-            .unwrap_or_else(|_| panic!("no {needle:?} in time; heard {seen:?}"))
-            .unwrap()
-            .expect("the stream stays open");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    seen
 }
 
 /// The notifications-only event stream of a signed-in user.
@@ -480,7 +464,7 @@ async fn notifications_are_per_user_and_tenant(db: TestDb) {
         json!([{"type": "USER", "value": ann}]),
     )
     .await;
-    read_until(&mut ann_stream, "event: notification").await;
+    read_until(&mut ann_stream, "event: notification", WAIT).await;
     assert_eq!(server_fn_ok(&app, "notification_count", &ann_s, &[]).await, 1);
     assert_eq!(server_fn_ok(&app, "notification_count", &bob_s, &[]).await, 0);
     assert_eq!(server_fn_ok(&app, "notification_count", &eve_s, &[]).await, 0);
@@ -504,7 +488,7 @@ async fn notifications_are_per_user_and_tenant(db: TestDb) {
         json!([{"type": "USER", "value": bob}]),
     )
     .await;
-    let seen = read_until(&mut bob_stream, "event: notification").await;
+    let seen = read_until(&mut bob_stream, "event: notification", WAIT).await;
     assert_eq!(seen.matches("event: notification").count(), 1, "{seen}");
     watchdog(
         &app,
@@ -514,7 +498,7 @@ async fn notifications_are_per_user_and_tenant(db: TestDb) {
         json!([{"type": "USER", "value": eve}]),
     )
     .await;
-    let seen = read_until(&mut eve_stream, "event: notification").await;
+    let seen = read_until(&mut eve_stream, "event: notification", WAIT).await;
     assert_eq!(seen.matches("event: notification").count(), 1, "{seen}");
     assert_eq!(server_fn_ok(&app, "notification_count", &bob_s, &[]).await, 1);
     assert_eq!(server_fn_ok(&app, "notification_count", &ann_s, &[]).await, 1);

@@ -30,6 +30,9 @@ import { load, save } from '../util';
 /** The element co-browsing draws in (the recorder keeps it out of recordings). */
 export const HOST = 'rapport-cobrowse';
 
+/** How long the visitor reads that the agent stopped. */
+const FAREWELL_MS = 6000;
+
 export type Answer = 'accept' | 'decline' | 'grant' | 'revoke' | 'end';
 
 export interface CobrowseOptions {
@@ -85,6 +88,7 @@ const en = {
   grant: 'Let them click and type',
   revoke: 'Take back control',
   end: 'End',
+  ended: '{agent} stopped browsing with you.',
   someone: 'An agent',
 };
 type Strings = typeof en;
@@ -100,6 +104,7 @@ const STRINGS: Record<string, Strings> = {
     grant: 'Klicken und Tippen erlauben',
     revoke: 'Kontrolle zurücknehmen',
     end: 'Beenden',
+    ended: '{agent} browst nicht mehr mit Ihnen.',
     someone: 'Ein Mitarbeiter',
   },
   ja: {
@@ -112,6 +117,7 @@ const STRINGS: Record<string, Strings> = {
     grant: 'クリックと入力を許可',
     revoke: '操作権を取り戻す',
     end: '終了',
+    ended: '{agent}との共同ブラウジングが終了しました。',
     someone: '担当者',
   },
   uk: {
@@ -124,6 +130,7 @@ const STRINGS: Record<string, Strings> = {
     grant: 'Дозволити клацати й вводити текст',
     revoke: 'Повернути керування',
     end: 'Завершити',
+    ended: '{agent}: спільний перегляд завершено.',
     someone: 'Агент',
   },
   ru: {
@@ -136,6 +143,7 @@ const STRINGS: Record<string, Strings> = {
     grant: 'Разрешить нажимать и вводить текст',
     revoke: 'Вернуть управление',
     end: 'Завершить',
+    ended: '{agent}: совместный просмотр завершён.',
     someone: 'Агент',
   },
 };
@@ -405,6 +413,21 @@ export function createCobrowse(o: CobrowseOptions): Cobrowse {
     host = shadow = dialog = bar = pointer = null;
   };
 
+  /** A short status line once the agent is gone; it goes by itself, and makes
+   * way for a new request. */
+  const farewell = (text: string) => {
+    const gen = epoch;
+    const note = h('div', { class: 'box bar', role: 'status' }, h('p', {}, text));
+    root().append(note);
+    setTimeout(() => {
+      note.remove();
+      if (gen === epoch && host) {
+        host.remove();
+        host = shadow = null;
+      }
+    }, FAREWELL_MS);
+  };
+
   // What the agent shows: a labelled pointer and a ring that fades.
   const point = (x: unknown, y: unknown) => {
     if (!finite(x) || !finite(y)) {
@@ -644,8 +667,12 @@ export function createCobrowse(o: CobrowseOptions): Cobrowse {
         return point(m.x, m.y);
       case 'highlight':
         return highlight(m.x, m.y);
-      case 'ended':
-        return end(false);
+      case 'ended': {
+        // The agent ended it, or left: say so, rather than let the bar vanish.
+        const agent = active ? active.agent : null;
+        end(false);
+        return agent ? farewell(named(t.ended, agent)) : undefined;
+      }
     }
     // The rest needs control, as this page knows it.
     if (!active || !active.control || active.session !== o.session()) return;

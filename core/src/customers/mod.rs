@@ -7,6 +7,11 @@
 //! omitted `tags` or `language` keeps what the customer has, so that clients that
 //! know only the spec's fields never wipe what the widget or agents set.
 
+mod tags;
+mod visitor;
+
+pub(crate) use visitor::check_visitor_context;
+
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -593,116 +598,6 @@ impl Services {
         Ok(paging.page(total, rows.into_iter().map(Customer::from).collect()))
     }
 
-    /// Adds and removes tags of a customer (agents in the inbox, the visitor
-    /// script): a tag already there is not added twice, and both compare tags
-    /// case-insensitively, as `HAS_TAG` does. Fires `customer.updated` when the
-    /// tags change. At most [`MAX_CUSTOMER_TAGS`] may result (`tags`, `too_many`).
-    pub async fn change_customer_tags(
-        &self,
-        tenant_id: &str,
-        id: &str,
-        add: &[String],
-        remove: &[String],
-        actor: &Actor,
-    ) -> CoreResult<Customer> {
-        let mut checks = Checks::new();
-        let add: Vec<String> = add.iter().map(|t| t.trim().to_string()).collect();
-        checks.tags("tags", &add, MAX_CUSTOMER_TAGS);
-        checks.finish()?;
-        let mut tx = self.db().begin().await?;
-        // A write first locks the row (PostgreSQL) or the database (SQLite), so
-        // two changes at once cannot lose each other's tags.
-        let touched = with_tx!(&mut tx, |conn| sqlx::query(
-            "update customers set tags = tags where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        if touched == 0 {
-            return Err(CoreError::NotFound("customer"));
-        }
-        let before = customer_in(&mut tx, tenant_id, id).await?.tags;
-        let same = |a: &String, b: &String| a.to_lowercase() == b.to_lowercase();
-        let mut tags: Vec<String> = before
-            .iter()
-            .filter(|t| !remove.iter().any(|r| same(t, &r.trim().to_string())))
-            .cloned()
-            .collect();
-        for tag in add {
-            if !tags.iter().any(|t| same(t, &tag)) {
-                tags.push(tag);
-            }
-        }
-        if tags.len() > MAX_CUSTOMER_TAGS {
-            return Err(CoreError::invalid(
-                "tags",
-                "too_many",
-                format!("a customer may carry at most {MAX_CUSTOMER_TAGS} tags"),
-            ));
-        }
-        if tags == before {
-            return customer_in(&mut tx, tenant_id, id).await;
-        }
-        with_tx!(&mut tx, |conn| sqlx::query(
-            "update customers set tags = $3, updated_at = $4 where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(write_tags(&tags))
-        .bind(now_ms())
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        audit::record(&mut tx, Some(tenant_id), actor, "customer.tags", "customer", Some(id)).await?;
-        let customer = customer_in(&mut tx, tenant_id, id).await?;
-        events::enqueue(
-            &mut tx,
-            tenant_id,
-            actor,
-            EventType::CustomerUpdated,
-            Some(id),
-            &customer,
-        )
-        .await?;
-        tx.commit().await?;
-        self.wake_outbox();
-        Ok(customer)
-    }
-
-    /// Records where a widget visitor is: the page it is on and its language
-    /// (each only when given), which `URL` conditions and system messages read.
-    /// Writes only when something changed, so a visitor writing from the same
-    /// page costs no write; fires no event (the page is context, not a change
-    /// the client made).
-    pub(crate) async fn set_visitor_context(
-        &self,
-        tenant_id: &str,
-        customer: &Customer,
-        page_url: Option<String>,
-        language: Option<String>,
-    ) -> CoreResult<()> {
-        let page_url = page_url.filter(|u| customer.page_url.as_ref() != Some(u));
-        let language = language.filter(|l| customer.language.as_ref() != Some(l));
-        if page_url.is_none() && language.is_none() {
-            return Ok(());
-        }
-        let mut tx = self.db().begin().await?;
-        with_tx!(&mut tx, |conn| sqlx::query(
-            "update customers set page_url = coalesce($3, page_url), language = coalesce($4, language) \
-             where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(&customer.id)
-        .bind(&page_url)
-        .bind(&language)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        tx.commit().await
-    }
-
     /// Deletes a customer.
     pub async fn delete_customer(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
@@ -732,7 +627,6 @@ impl Services {
     }
 }
 
-/// A customer read inside `tx`.
 /// Assigns a customer to `user` or `team` (or neither) in `tx`: audited, and
 /// `customer.assigned` queued. The caller publishes `LiveEvent::Assigned` after
 /// the commit. Used by the REST/dashboard assignment and by the routing engine.
@@ -764,6 +658,7 @@ pub(crate) async fn assign_in(
     Ok(customer)
 }
 
+/// A customer read inside `tx`.
 pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Customer> {
     let sql = format!("select {COLUMNS} from customers where tenant_id = $1 and id = $2");
     let row: Option<CustomerRow> = with_tx!(tx, |conn| sqlx::query_as(&sql)
@@ -772,21 +667,6 @@ pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreR
         .fetch_optional(conn)
         .await)?;
     row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
-}
-
-/// Checks what a widget reports of a visitor's whereabouts: `pageUrl` an
-/// http(s) URL, `language` a BCP 47 tag; blank means not given.
-pub(crate) fn check_visitor_context(
-    checks: &mut Checks,
-    page_url: Option<&str>,
-    language: Option<&str>,
-) -> (Option<String>, Option<String>) {
-    let page_url = checks.optional_text("pageUrl", page_url, 2048);
-    if let Some(url) = &page_url {
-        checks.http_url("pageUrl", url);
-    }
-    let language = check_language(checks, "language", language).flatten();
-    (page_url, language)
 }
 
 /// Unassigns every customer of a user (when the user is deleted).

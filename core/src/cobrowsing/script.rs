@@ -1,60 +1,27 @@
-//! Co-browsing as it happens (issue 25), beside the links of [`crate::links`].
+//! Script co-browsing: an agent browses along on the visitor's own page.
 //!
-//! - **Universal co-browsing**: a link's session runs one Chromium on one
-//!   instance. The instance *claims* the session (`instance_url`, renewed while
-//!   the browser runs) so that participants reaching another instance are relayed
-//!   to it; a claim not renewed for [`CLAIM_STALE_MS`] may be taken over. When the
-//!   session ends its facts (length, participants) go to the universal co-browse
-//!   report and it is audited; an ended session stays ended.
-//! - **Script co-browsing**: an agent watching a visitor's live view asks to
-//!   browse along; the visitor script shows the request, and the visitor accepts,
-//!   grants or takes back control, and ends it. The state lives in
-//!   `script_cobrowses`, and every message between the two sides travels as a
-//!   [`LiveEvent::Cobrowse`], so the agent and the visitor may be served by
-//!   different instances. Its facts go to the (script) co-browse report.
+//! A co-browse is *open* while it is asked for or going on. It ends when either
+//! side ends it, when the agent's live view has been gone for
+//! [`AGENT_GONE_MS`] (the agent closed the tab or lost the network: the visitor
+//! must not be left with an agent who is not there), and when the recorded
+//! session itself ends (the visitor left). Its length runs from the visitor's
+//! acceptance to the last moment both were there.
 
 use serde::{Deserialize, Serialize};
 
+use super::record_handover;
 use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
     live::{LiveEvent, LiveUpdate},
-    reports::{
-        catalogue::{COBROWSE_HANDOVER, COBROWSE_UNIVERSAL_HANDOVER},
-        facts::{MeetingFact, MeetingKind},
-    },
+    reports::facts::{MeetingFact, MeetingKind},
     time::now_ms,
     with_db, with_tx, Services,
 };
 
-/// An instance's claim on a universal session lapses when not renewed this long.
-pub const CLAIM_STALE_MS: i64 = 30_000;
-
-/// Where a universal co-browsing session's browser runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CobrowseClaim {
-    /// On the asking instance: it runs (or starts) the browser.
-    Mine,
-    /// On another instance, reachable at this internal URL.
-    Elsewhere(String),
-}
-
-/// How a universal co-browsing session went, for its facts.
-#[derive(Debug, Clone)]
-pub struct UniversalEnd {
-    /// The tenant.
-    pub tenant_id: String,
-    /// The session.
-    pub session_id: String,
-    /// Why it ended: `idle`, `expired`, `ended_by_host`, `browser_crashed`, `shutdown`.
-    pub reason: String,
-    /// When the browser started, unix ms.
-    pub started_at: i64,
-    /// The host, when one was named.
-    pub host_user_id: Option<String>,
-    /// People who joined besides the host.
-    pub guests: i64,
-}
+/// An open co-browse ends when the asking agent's live view has not been seen
+/// for this long (it renews every 10 s while connected).
+pub const AGENT_GONE_MS: i64 = 30_000;
 
 /// The state of a script co-browse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,161 +130,6 @@ pub fn visitor_resume(cobrowse: &ScriptCobrowse) -> Option<String> {
 type ScriptRow = (String, String, bool, Option<String>, String, i64, Option<i64>, i64);
 
 impl Services {
-    /// Claims a universal session for the instance at `instance_url`, unless
-    /// another instance holds a fresh claim. Refuses a session that ended.
-    pub async fn claim_cobrowse(&self, session_id: &str, instance_url: &str) -> CoreResult<CobrowseClaim> {
-        let now = now_ms();
-        let mut tx = self.db().begin().await?;
-        let claimed = with_tx!(&mut tx, |conn| sqlx::query(
-            "update cobrowse_sessions set instance_url = $1, instance_seen_at = $2, \
-             started_at = coalesce(started_at, $2) \
-             where id = $3 and ended_at is null \
-             and (instance_url is null or instance_url = $1 or instance_seen_at < $4)"
-        )
-        .bind(instance_url)
-        .bind(now)
-        .bind(session_id)
-        .bind(now - CLAIM_STALE_MS)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        let owner: Option<(Option<String>, Option<i64>)> = with_tx!(&mut tx, |conn| sqlx::query_as(
-            "select instance_url, ended_at from cobrowse_sessions where id = $1"
-        )
-        .bind(session_id)
-        .fetch_optional(conn)
-        .await)?;
-        tx.commit().await?;
-        match owner {
-            None => Err(CoreError::NotFound("co-browsing session")),
-            Some((_, Some(_))) => Err(session_ended()),
-            Some(_) if claimed == 1 => Ok(CobrowseClaim::Mine),
-            Some((Some(url), None)) => Ok(CobrowseClaim::Elsewhere(url)),
-            Some((None, None)) => Err(CoreError::Internal("co-browsing claim vanished".into())),
-        }
-    }
-
-    /// Renews this instance's claim while its browser runs.
-    pub async fn renew_cobrowse(&self, session_id: &str, instance_url: &str) -> CoreResult<()> {
-        let mut tx = self.db().begin().await?;
-        with_tx!(&mut tx, |conn| sqlx::query(
-            "update cobrowse_sessions set instance_seen_at = $1 where id = $2 and instance_url = $3"
-        )
-        .bind(now_ms())
-        .bind(session_id)
-        .bind(instance_url)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        tx.commit().await
-    }
-
-    /// Gives up a claim whose browser never started, so that the next attempt
-    /// (on any instance) may try again.
-    pub async fn release_cobrowse(&self, session_id: &str, instance_url: &str) -> CoreResult<()> {
-        let mut tx = self.db().begin().await?;
-        with_tx!(&mut tx, |conn| sqlx::query(
-            "update cobrowse_sessions set instance_url = null, instance_seen_at = null \
-             where id = $1 and instance_url = $2"
-        )
-        .bind(session_id)
-        .bind(instance_url)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        tx.commit().await
-    }
-
-    /// Marks a universal session ended, records its facts for the universal
-    /// co-browse report and audits it (`cobrowse.end`).
-    pub async fn end_cobrowse(&self, end: &UniversalEnd) -> CoreResult<()> {
-        let now = now_ms();
-        let mut tx = self.db().begin().await?;
-        let ended = with_tx!(&mut tx, |conn| sqlx::query(
-            "update cobrowse_sessions set ended_at = $1, end_reason = $2, instance_url = null \
-             where id = $3 and tenant_id = $4 and ended_at is null"
-        )
-        .bind(now)
-        .bind(&end.reason)
-        .bind(&end.session_id)
-        .bind(&end.tenant_id)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        if ended == 0 {
-            return Ok(());
-        }
-        audit::record(
-            &mut tx,
-            Some(&end.tenant_id),
-            &Actor::system(&end.reason),
-            "cobrowse.end",
-            "cobrowse",
-            Some(&end.session_id),
-        )
-        .await?;
-        tx.commit().await?;
-        let meeting = MeetingFact {
-            id: end.session_id.clone(),
-            host_user_id: end.host_user_id.clone(),
-            started_at: end.started_at,
-            ended_at: now.max(end.started_at),
-            participants: end.guests,
-            tags: Vec::new(),
-        };
-        self.record_meeting(&end.tenant_id, MeetingKind::UniversalCobrowse, &meeting)
-            .await
-    }
-
-    /// Audits a participant joining a universal session (`cobrowse.join`).
-    pub async fn audit_cobrowse(
-        &self,
-        tenant_id: &str,
-        session_id: &str,
-        actor: &Actor,
-        action: &str,
-    ) -> CoreResult<()> {
-        let mut tx = self.db().begin().await?;
-        audit::record(&mut tx, Some(tenant_id), actor, action, "cobrowse", Some(session_id)).await?;
-        tx.commit().await
-    }
-
-    /// Records a hand-over of control (either kind of co-browsing): a fact for
-    /// the report's `CONTROL_HANDOVERS` and an audit entry (`cobrowse.control`).
-    pub async fn record_cobrowse_handover(
-        &self,
-        tenant_id: &str,
-        kind: MeetingKind,
-        session_id: &str,
-        host_user_id: Option<&str>,
-        actor: &Actor,
-    ) -> CoreResult<()> {
-        let fact_kind = match kind {
-            MeetingKind::UniversalCobrowse => COBROWSE_UNIVERSAL_HANDOVER,
-            _ => COBROWSE_HANDOVER,
-        };
-        let mut tx = self.db().begin().await?;
-        let fact = crate::reports::facts::Fact {
-            kind: fact_kind,
-            at: now_ms(),
-            value: 1,
-            agent: host_user_id,
-            subject: Some(session_id),
-            ..Default::default()
-        };
-        crate::reports::facts::record(&mut tx, tenant_id, &fact).await?;
-        audit::record(
-            &mut tx,
-            Some(tenant_id),
-            actor,
-            "cobrowse.control",
-            "cobrowse",
-            Some(session_id),
-        )
-        .await?;
-        tx.commit().await
-    }
-
     /// The latest script co-browse of a recorded session, if any.
     pub async fn script_cobrowse(&self, tenant_id: &str, session_id: &str) -> CoreResult<Option<ScriptCobrowse>> {
         let row: Option<ScriptRow> = with_db!(self.db(), |pool| sqlx::query_as(
@@ -369,18 +181,19 @@ impl Services {
                 let mut tx = self.db().begin().await?;
                 with_tx!(&mut tx, |conn| {
                     sqlx::query(
-                    "insert into script_cobrowses (id, tenant_id, session_id, agent_user_id, agent_name, state, requested_at) \
-                     values ($1, $2, $3, $4, $5, 'REQUESTED', $6)"
-                )
-                .bind(&id)
-                .bind(tenant_id)
-                .bind(session_id)
-                .bind(&user_id)
-                .bind(&name)
-                .bind(now_ms())
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
+                        "insert into script_cobrowses \
+                     (id, tenant_id, session_id, agent_user_id, agent_name, state, requested_at, agent_seen_at) \
+                     values ($1, $2, $3, $4, $5, 'REQUESTED', $6, $6)",
+                    )
+                    .bind(&id)
+                    .bind(tenant_id)
+                    .bind(session_id)
+                    .bind(&user_id)
+                    .bind(&name)
+                    .bind(now_ms())
+                    .execute(conn)
+                    .await
+                    .map(|r| r.rows_affected())
                 })?;
                 audit::record(
                     &mut tx,
@@ -439,7 +252,10 @@ impl Services {
     pub async fn end_script_cobrowse(&self, tenant_id: &str, session_id: &str, actor: &Actor) -> CoreResult<()> {
         let current = self.script_cobrowse(tenant_id, session_id).await?;
         match current {
-            Some(c) if c.state.open() => self.finish_script(tenant_id, session_id, c, actor, "agent").await,
+            Some(c) if c.state.open() => {
+                self.finish_script(tenant_id, session_id, c, actor, "agent", now_ms())
+                    .await
+            }
             _ => Err(not_active()),
         }
     }
@@ -465,7 +281,7 @@ impl Services {
             (VisitorAction::Revoke, ScriptState::Active) => (ScriptState::Active, false, "cobrowse.control"),
             (VisitorAction::End, _) => {
                 return self
-                    .finish_script(tenant_id, session_id, current, actor, "visitor")
+                    .finish_script(tenant_id, session_id, current, actor, "visitor", now_ms())
                     .await;
             }
             (VisitorAction::Accept, ScriptState::Active) => return Ok(()),
@@ -491,15 +307,8 @@ impl Services {
         .await
         .map(|r| r.rows_affected()))?;
         if granted {
-            let fact = crate::reports::facts::Fact {
-                kind: COBROWSE_HANDOVER,
-                at: now,
-                value: 1,
-                agent: current.agent_user_id.as_deref(),
-                subject: Some(&current.id),
-                ..Default::default()
-            };
-            crate::reports::facts::record(&mut tx, tenant_id, &fact).await?;
+            let agent = current.agent_user_id.as_deref();
+            record_handover(&mut tx, tenant_id, MeetingKind::Cobrowse, now, agent, &current.id).await?;
         }
         audit::record(
             &mut tx,
@@ -520,8 +329,91 @@ impl Services {
             .await
     }
 
-    /// Ends an open script co-browse: its facts (length from the acceptance,
-    /// the agent and the visitor) go to the co-browse report.
+    /// The asking agent's live view of the session is there: renews
+    /// `agent_seen_at` of the session's open co-browse, if this agent asked
+    /// for it.
+    pub async fn cobrowse_agent_present(&self, tenant_id: &str, session_id: &str, user_id: &str) -> CoreResult<()> {
+        let mut tx = self.db().begin().await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update script_cobrowses set agent_seen_at = $4 \
+             where tenant_id = $1 and session_id = $2 and agent_user_id = $3 \
+             and state in ('REQUESTED', 'ACTIVE')"
+        )
+        .bind(tenant_id)
+        .bind(session_id)
+        .bind(user_id)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await
+    }
+
+    /// Ends the session's open co-browse if its agent has not been seen since
+    /// before `now - AGENT_GONE_MS`; its length runs to when the agent was last
+    /// seen. True when it ended one.
+    pub async fn end_cobrowse_if_agent_gone(&self, tenant_id: &str, session_id: &str, now: i64) -> CoreResult<bool> {
+        let seen: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select coalesce(agent_seen_at, requested_at) from script_cobrowses \
+             where tenant_id = $1 and session_id = $2 and state in ('REQUESTED', 'ACTIVE') \
+             order by requested_at desc limit 1"
+        )
+        .bind(tenant_id)
+        .bind(session_id)
+        .fetch_optional(pool)
+        .await)?;
+        match seen {
+            Some(seen) if seen < now - AGENT_GONE_MS => {
+                self.end_open_script(tenant_id, session_id, "agent_left", seen).await
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Ends every open co-browse whose agent is gone (the sweep behind
+    /// [`Self::end_cobrowse_if_agent_gone`], for agents whose instance went
+    /// away before it could check); returns how many.
+    pub async fn end_abandoned_cobrowses(&self, now: i64) -> CoreResult<u64> {
+        let due: Vec<(String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select tenant_id, session_id from script_cobrowses \
+             where state in ('REQUESTED', 'ACTIVE') and coalesce(agent_seen_at, requested_at) < $1"
+        )
+        .bind(now - AGENT_GONE_MS)
+        .fetch_all(pool)
+        .await)?;
+        let mut ended = 0;
+        for (tenant_id, session_id) in due {
+            ended += u64::from(self.end_cobrowse_if_agent_gone(&tenant_id, &session_id, now).await?);
+        }
+        Ok(ended)
+    }
+
+    /// The recorded session ended (its visitor left): so does its open
+    /// co-browse, at the session's last batch `last_at`.
+    pub(crate) async fn end_session_cobrowse(&self, tenant_id: &str, session_id: &str, last_at: i64) -> CoreResult<()> {
+        self.end_open_script(tenant_id, session_id, "visitor_left", last_at)
+            .await
+            .map(drop)
+    }
+
+    /// Ends the session's open co-browse, if any, by the system (`why`), as of
+    /// `ended_at`. True when there was one.
+    async fn end_open_script(&self, tenant_id: &str, session_id: &str, why: &str, ended_at: i64) -> CoreResult<bool> {
+        match self.script_cobrowse(tenant_id, session_id).await? {
+            Some(c) if c.state.open() => {
+                let actor = Actor::system(why);
+                self.finish_script(tenant_id, session_id, c, &actor, why, ended_at)
+                    .await?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Ends an open script co-browse as of `ended_at`: its facts (length from
+    /// the acceptance, the agent and the visitor) go to the co-browse report.
+    /// Ending it twice (both sides at once, or two instances' sweeps) does
+    /// nothing the second time.
     async fn finish_script(
         &self,
         tenant_id: &str,
@@ -529,17 +421,21 @@ impl Services {
         current: ScriptCobrowse,
         actor: &Actor,
         by: &str,
+        ended_at: i64,
     ) -> CoreResult<()> {
-        let now = now_ms();
+        let now = ended_at;
         let mut tx = self.db().begin().await?;
-        let accepted_at: Option<i64> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
-            "update script_cobrowses set state = 'ENDED', control = false, ended_at = $1 where id = $2 \
-             returning accepted_at"
+        let accepted_at: Option<Option<i64>> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
+            "update script_cobrowses set state = 'ENDED', control = false, ended_at = $1 \
+             where id = $2 and state in ('REQUESTED', 'ACTIVE') returning accepted_at"
         )
         .bind(now)
         .bind(&current.id)
-        .fetch_one(conn)
+        .fetch_optional(conn)
         .await)?;
+        let Some(accepted_at) = accepted_at else {
+            return Ok(());
+        };
         audit::record(
             &mut tx,
             Some(tenant_id),
@@ -592,14 +488,6 @@ impl Services {
             },
         })
         .await
-    }
-}
-
-fn session_ended() -> CoreError {
-    CoreError::Conflict {
-        field: None,
-        code: "session_ended",
-        message: "this co-browsing session has ended; ask for a new link".into(),
     }
 }
 

@@ -1,0 +1,91 @@
+//! A customer's tags, as agents and the visitor script change them.
+
+use super::{customer_in, write_tags, Customer, MAX_CUSTOMER_TAGS};
+use crate::{
+    audit::{self, Actor},
+    error::{CoreError, CoreResult},
+    events::{self, EventType},
+    time::now_ms,
+    validate::Checks,
+    with_tx, Services,
+};
+
+impl Services {
+    /// Adds and removes tags of a customer (agents in the inbox, the visitor
+    /// script): a tag already there is not added twice, and both compare tags
+    /// case-insensitively, as `HAS_TAG` does. Fires `customer.updated` when the
+    /// tags change. At most [`MAX_CUSTOMER_TAGS`] may result (`tags`, `too_many`).
+    pub async fn change_customer_tags(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        add: &[String],
+        remove: &[String],
+        actor: &Actor,
+    ) -> CoreResult<Customer> {
+        let mut checks = Checks::new();
+        let add: Vec<String> = add.iter().map(|t| t.trim().to_string()).collect();
+        checks.tags("tags", &add, MAX_CUSTOMER_TAGS);
+        checks.finish()?;
+        let mut tx = self.db().begin().await?;
+        // A write first locks the row (PostgreSQL) or the database (SQLite), so
+        // two changes at once cannot lose each other's tags.
+        let touched = with_tx!(&mut tx, |conn| sqlx::query(
+            "update customers set tags = tags where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        if touched == 0 {
+            return Err(CoreError::NotFound("customer"));
+        }
+        let before = customer_in(&mut tx, tenant_id, id).await?.tags;
+        let same = |a: &String, b: &String| a.to_lowercase() == b.to_lowercase();
+        let mut tags: Vec<String> = before
+            .iter()
+            .filter(|t| !remove.iter().any(|r| same(t, &r.trim().to_string())))
+            .cloned()
+            .collect();
+        for tag in add {
+            if !tags.iter().any(|t| same(t, &tag)) {
+                tags.push(tag);
+            }
+        }
+        if tags.len() > MAX_CUSTOMER_TAGS {
+            return Err(CoreError::invalid(
+                "tags",
+                "too_many",
+                format!("a customer may carry at most {MAX_CUSTOMER_TAGS} tags"),
+            ));
+        }
+        if tags == before {
+            return customer_in(&mut tx, tenant_id, id).await;
+        }
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update customers set tags = $3, updated_at = $4 where tenant_id = $1 and id = $2"
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(write_tags(&tags))
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        audit::record(&mut tx, Some(tenant_id), actor, "customer.tags", "customer", Some(id)).await?;
+        let customer = customer_in(&mut tx, tenant_id, id).await?;
+        events::enqueue(
+            &mut tx,
+            tenant_id,
+            actor,
+            EventType::CustomerUpdated,
+            Some(id),
+            &customer,
+        )
+        .await?;
+        tx.commit().await?;
+        self.wake_outbox();
+        Ok(customer)
+    }
+}
