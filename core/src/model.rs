@@ -93,8 +93,9 @@ pub struct Tenant {
     /// agent without a `maxConcurrentChats` of their own is given at once.
     #[cfg_attr(feature = "server", schema(minimum = 1, maximum = 100, example = 5))]
     pub max_chats: i64,
-    /// Id of the tenant's opening hours that SLA clocks run on: a clock counts
-    /// only while they are open. `null`: clocks run around the clock.
+    /// Id of the tenant's business hours: SLA clocks count only while they are
+    /// open, and outside them the chat shows its offline form and visitors
+    /// cannot ask for a call. `null`: open around the clock.
     pub business_hours_id: Option<String>,
 }
 

@@ -155,6 +155,31 @@ struct SessionRow {
     reason: Option<String>,
 }
 
+/// A session's tags, in order.
+const SESSION_TAGS: &str =
+    "select tag from recorded_session_tags where tenant_id = $1 and session_id = $2 order by tag";
+
+/// A session's tags, read in `tx`.
+pub(crate) async fn tags_in(tx: &mut Tx, tenant_id: &str, session_id: &str) -> CoreResult<Vec<String>> {
+    Ok(with_tx!(tx, |conn| sqlx::query_scalar(SESSION_TAGS)
+        .bind(tenant_id)
+        .bind(session_id)
+        .fetch_all(conn)
+        .await)?)
+}
+
+impl Services {
+    /// A recorded session's tags (none for an unknown session): what the
+    /// reports of what happened in it are filtered by.
+    pub(crate) async fn recording_tags(&self, tenant_id: &str, session_id: &str) -> CoreResult<Vec<String>> {
+        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(SESSION_TAGS)
+            .bind(tenant_id)
+            .bind(session_id)
+            .fetch_all(pool)
+            .await)?)
+    }
+}
+
 /// Replaces a session's tags with `tags` (checked by the caller), in `tx`.
 pub(crate) async fn replace_tags(tx: &mut Tx, tenant_id: &str, session_id: &str, tags: &[String]) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(

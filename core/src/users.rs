@@ -43,7 +43,8 @@ pub struct User {
     pub role_id: Role,
     /// Skills and labels, unique.
     pub tags: Vec<String>,
-    /// Whether the MCO integration is enabled for the user.
+    /// Whether the MCO integration is enabled for the user: stored and returned
+    /// for clients of that integration, which Rapport itself does not run.
     pub mco_enabled: bool,
     /// True exactly when `roleId` is `ADMIN`.
     pub admin: bool,
@@ -87,7 +88,8 @@ pub struct UserIn {
     /// Unique tags (at most 50, each 1–64 characters).
     #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
     pub tags: Option<Vec<String>>,
-    /// Enables the MCO integration.
+    /// Enables the MCO integration: stored and returned for clients of that
+    /// integration, which Rapport itself does not run.
     pub mco_enabled: Option<bool>,
     /// Shorthand for `roleId: ADMIN`; must agree with `roleId` when both are given.
     pub admin: Option<bool>,

@@ -276,6 +276,34 @@ mod convert {
         Ok((hours, condition_rows, holiday_rows))
     }
 
+    /// Keeps what the editor does not show of the stored `stored` in `hours`, so
+    /// that saving in the dashboard loses nothing set over the API: the UTC
+    /// offset (while no zone is chosen), and of every holiday still there with
+    /// the same name and days, its exact times, country and import mark.
+    pub fn keep_unshown(stored: &OpeningHours, hours: &mut OpeningHours) {
+        if hours.timezone.is_none() {
+            hours.timezone_offset = stored.timezone_offset;
+        }
+        // A holiday's days as the editor shows them: the last the first when none.
+        let days = |h: &Holiday| {
+            let from = date_text(h.from, h.from_date);
+            let to = date_text(h.to, h.to_date);
+            let to = if to.is_empty() { from.clone() } else { to };
+            (h.name.clone(), from, to)
+        };
+        for holiday in &mut hours.holidays {
+            let Some(before) = stored.holidays.iter().find(|s| days(s) == days(holiday)) else {
+                continue;
+            };
+            holiday.from = before.from;
+            holiday.to = before.to;
+            holiday.from_date = before.from_date;
+            holiday.to_date = before.to_date;
+            holiday.country_code.clone_from(&before.country_code);
+            holiday.imported = before.imported;
+        }
+    }
+
     /// Moves the API's field paths (`conditions[2].endHours`) to the editor's rows
     /// (`intervals[5]`).
     pub fn to_rows(mut problem: Problem, condition_rows: &[usize], holiday_rows: &[usize]) -> Problem {
@@ -401,13 +429,22 @@ pub async fn get_opening_hours(id: String) -> Result<HoursForm, ServerFnError> {
 /// Saves the editor's form (creates when it has no id) and opens the saved object.
 #[server(endpoint = "save_opening_hours_form")]
 pub async fn save_opening_hours_form(form: HoursForm) -> Result<HoursForm, ServerFnError> {
+    use rapport_core::config::opening_hours::OpeningHours;
     let (ctx, user) = admin().await?;
-    let (hours, condition_rows, holiday_rows) = convert::from_form(&form).map_err(|p| {
+    let (mut hours, condition_rows, holiday_rows) = convert::from_form(&form).map_err(|p| {
         if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
             response.set_status(axum::http::StatusCode::UNPROCESSABLE_ENTITY);
         }
         p.into_error()
     })?;
+    if !form.id.is_empty() {
+        let stored = ctx
+            .services
+            .config_get::<OpeningHours>(&user.tenant_id, &form.id)
+            .await
+            .map_err(crate::ssr::to_server_error)?;
+        convert::keep_unshown(&stored, &mut hours);
+    }
     let saved = ctx
         .services
         .save_opening_hours(&user.tenant_id, hours, &crate::ssr::actor(&user))
@@ -438,4 +475,49 @@ pub async fn delete_opening_hours_entry(id: String) -> Result<(), ServerFnError>
         .map_err(crate::ssr::to_server_error)?;
     leptos_axum::redirect(OPENING_HOURS_PATH);
     Ok(())
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use rapport_core::config::opening_hours::{Holiday, OpeningHours};
+
+    use super::{convert, HolidayForm, HoursForm};
+
+    #[test]
+    fn saving_in_the_editor_keeps_what_it_does_not_show() {
+        let new_year: chrono::DateTime<chrono::Utc> = "2027-01-01T00:00:00Z".parse().unwrap();
+        let stored = OpeningHours {
+            timezone_offset: Some(120),
+            holidays: vec![Holiday {
+                name: Some("New Year".into()),
+                from_date: Some(new_year),
+                to_date: Some(new_year + chrono::Duration::hours(12)),
+                country_code: Some("DE".into()),
+                imported: Some(true),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut form = convert::to_form(stored.clone());
+        form.name = "Shop".into();
+        form.holidays.push(HolidayForm {
+            name: "Closed".into(),
+            from: "2027-02-01".into(),
+            ..Default::default()
+        });
+        let (mut hours, ..) = convert::from_form(&form).unwrap();
+        convert::keep_unshown(&stored, &mut hours);
+        assert_eq!(hours.timezone_offset, Some(120));
+        assert_eq!(hours.holidays[0], stored.holidays[0]);
+        // A holiday the editor added has nothing to keep.
+        assert_eq!(hours.holidays[1].country_code, None);
+        // A zone chosen in the editor replaces the offset.
+        let zoned = HoursForm {
+            timezone: "Europe/Berlin".into(),
+            ..form
+        };
+        let (mut hours, ..) = convert::from_form(&zoned).unwrap();
+        convert::keep_unshown(&stored, &mut hours);
+        assert_eq!(hours.timezone_offset, None);
+    }
 }

@@ -243,7 +243,7 @@ fn AppointmentFields(
                 <FieldMessage problem field="timezoneId" id=id("zone-error") />
             </div>
             <div class="field">
-                <label for=id("owner")>"Host"</label>
+                <label for=id("owner")>"Organiser"</label>
                 <select id=id("owner") name="form[owner]" aria-invalid=field_invalid(problem, "owner") aria-describedby=id("owner-error")>
                     {owners.users.iter().map(|(uid, name)| view! {
                         <option value=uid.clone() selected=*uid == owner>{name.clone()}</option>

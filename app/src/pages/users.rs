@@ -195,9 +195,10 @@ fn UserFields(user: Option<UserView>, problem: Signal<Option<Problem>>) -> impl 
             <FieldMessage problem field="description" id=id("description-error") />
         </div>
         <label class="checkbox">
-            <input type="checkbox" name="form[mco_enabled]" value="on" checked=u.mco_enabled />
+            <input type="checkbox" name="form[mco_enabled]" value="on" checked=u.mco_enabled aria-describedby=id("mco-hint") />
             "MCO integration enabled"
         </label>
+        <p class="hint" id=id("mco-hint")>"Kept for an external MCO integration, which reads it over the API. Rapport itself does nothing with it."</p>
     }
 }
 

@@ -172,7 +172,7 @@ fn EngineSettings(w: WorkspaceView, action: FormAction<UpdateEngineSettings>) ->
                                 .collect_view()}
                         </select>
                         <p class="hint" id="workspace-business-hours-hint">
-                            "SLA clocks run only while these opening hours are open: nights, weekends and holidays do not count."
+                            "While these opening hours are closed, SLA clocks stop, the chat on your site shows its offline form and visitors cannot ask for a video call."
                             {no_hours.then(|| view! { " " <a href=format!("{OPENING_HOURS_PATH}/new")>"Create opening hours"</a> " first." })}
                         </p>
                         <FieldMessage problem field="businessHoursId" id="workspace-business-hours-error" />

@@ -58,7 +58,8 @@ impl ValidType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppointmentPermissions {
-    /// Guests wait until the owner lets them in (default false).
+    /// Guests wait until a host lets them in (default false): any signed-in
+    /// agent of the workspace in the call, the owner or not.
     #[serde(default)]
     pub enable_waiting_room: bool,
     /// Guests may share their screen (default true).
@@ -105,7 +106,8 @@ pub struct AppointmentIn {
     pub timezone_id: Option<String>,
     /// Record the conference automatically (default false).
     pub record: Option<bool>,
-    /// Owner: id or e-mail of a user of the tenant.
+    /// Owner: id or e-mail of a user of the tenant, named as the organiser in
+    /// invitations. Every signed-in agent of the workspace hosts the call.
     pub owner: Option<String>,
     /// Conference password (4–128 characters); write-only.
     #[schema(min_length = 4, max_length = 128)]

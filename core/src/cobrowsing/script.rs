@@ -1,11 +1,14 @@
 //! Script co-browsing: an agent browses along on the visitor's own page.
 //!
-//! A co-browse is *open* while it is asked for or going on. It ends when either
-//! side ends it, when the agent's live view has been gone for
-//! [`AGENT_GONE_MS`] (the agent closed the tab or lost the network: the visitor
-//! must not be left with an agent who is not there), and when the recorded
-//! session itself ends (the visitor left). Its length runs from the visitor's
-//! acceptance to the last moment both were there.
+//! A co-browse is *open* while it is asked for or going on; a session has at
+//! most one, and it belongs to the agent who asked: only they act in it and
+//! hear its state. It ends when either side ends it, when the agent's live
+//! view has not renewed it for [`AGENT_GONE_MS`] (the agent closed the tab or
+//! lost the network: the visitor must not be left with an agent who is not
+//! there), and when the recorded session itself ends (the visitor left). Its
+//! length runs from the visitor's acceptance to its end: when a side ended it,
+//! when the agent was last there, or the visitor's last batch; never earlier
+//! than the acceptance.
 
 use serde::{Deserialize, Serialize};
 
@@ -75,12 +78,25 @@ pub struct ScriptCobrowse {
     pub agent_user_id: Option<String>,
     /// The agent's name as the visitor sees it.
     pub agent_name: String,
+    /// When the agent's live view was last there (its request, before that).
+    pub agent_seen_at: i64,
 }
 
 impl ScriptCobrowse {
-    /// What the agent's live view hears: `{"state": "active", "control": false}`.
+    /// What the agent's live view hears: `{"state": "active", "control":
+    /// false, "agentId": …}`. Only the live view of that agent is told.
     pub fn agent_view(&self) -> String {
-        serde_json::json!({"state": self.state.as_str().to_lowercase(), "control": self.control}).to_string()
+        serde_json::json!({
+            "state": self.state.as_str().to_lowercase(),
+            "control": self.control,
+            "agentId": self.agent_user_id,
+        })
+        .to_string()
+    }
+
+    /// Whether `user_id` is the agent co-browsing.
+    pub fn is_agent(&self, user_id: &str) -> bool {
+        self.agent_user_id.as_deref() == Some(user_id)
     }
 }
 
@@ -127,34 +143,65 @@ pub fn visitor_resume(cobrowse: &ScriptCobrowse) -> Option<String> {
     }
 }
 
-type ScriptRow = (String, String, bool, Option<String>, String, i64, Option<i64>, i64);
+type ScriptRow = (String, String, bool, Option<String>, String, i64);
+
+/// The columns of a [`ScriptRow`].
+const SCRIPT_COLUMNS: &str = "id, state, control, agent_user_id, agent_name, coalesce(agent_seen_at, requested_at)";
+
+fn script_from_row((id, state, control, agent_user_id, agent_name, agent_seen_at): ScriptRow) -> ScriptCobrowse {
+    ScriptCobrowse {
+        id,
+        state: ScriptState::parse(&state),
+        control,
+        agent_user_id,
+        agent_name,
+        agent_seen_at,
+    }
+}
+
+/// Another agent co-browses with this visitor, and is there.
+fn busy(other: &ScriptCobrowse) -> CoreError {
+    CoreError::Conflict {
+        field: None,
+        code: "cobrowse_busy",
+        message: format!("{} is co-browsing with this visitor", other.agent_name),
+    }
+}
 
 impl Services {
     /// The latest script co-browse of a recorded session, if any.
     pub async fn script_cobrowse(&self, tenant_id: &str, session_id: &str) -> CoreResult<Option<ScriptCobrowse>> {
-        let row: Option<ScriptRow> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select id, state, control, agent_user_id, agent_name, requested_at, accepted_at, handovers \
-             from script_cobrowses where tenant_id = $1 and session_id = $2 \
+        let sql = format!(
+            "select {SCRIPT_COLUMNS} from script_cobrowses where tenant_id = $1 and session_id = $2 \
              order by requested_at desc, id desc limit 1"
-        )
-        .bind(tenant_id)
-        .bind(session_id)
-        .fetch_optional(pool)
-        .await)?;
-        Ok(
-            row.map(|(id, state, control, agent_user_id, agent_name, ..)| ScriptCobrowse {
-                id,
-                state: ScriptState::parse(&state),
-                control,
-                agent_user_id,
-                agent_name,
-            }),
-        )
+        );
+        let row: Option<ScriptRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(session_id)
+            .fetch_optional(pool)
+            .await)?;
+        Ok(row.map(script_from_row))
     }
 
-    /// An agent asks the visitor of a live recorded session to co-browse. A
+    /// The session's open co-browse (at most one: a unique index keeps it so).
+    async fn open_script_cobrowse(&self, tenant_id: &str, session_id: &str) -> CoreResult<Option<ScriptCobrowse>> {
+        let sql = format!(
+            "select {SCRIPT_COLUMNS} from script_cobrowses where tenant_id = $1 and session_id = $2 \
+             and state in ('REQUESTED', 'ACTIVE')"
+        );
+        let row: Option<ScriptRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+            .bind(tenant_id)
+            .bind(session_id)
+            .fetch_optional(pool)
+            .await)?;
+        Ok(row.map(script_from_row))
+    }
+
+    /// An agent asks the visitor of a live recorded session to co-browse. Their
     /// co-browse already asked or going on is asked again (the visitor's page may
-    /// have missed it). Audited as `cobrowse.request`.
+    /// have missed it). Another agent's is refused (409 `cobrowse_busy`) while
+    /// that agent is there, and ended first when they are gone. Audited as
+    /// `cobrowse.request`.
     pub async fn request_script_cobrowse(&self, tenant_id: &str, session_id: &str, agent: &Actor) -> CoreResult<()> {
         // The session must exist in this tenant, and still take events: the
         // visitor's page is there to ask.
@@ -173,44 +220,64 @@ impl Services {
             .clone()
             .filter(|n| !n.trim().is_empty())
             .unwrap_or(user.email);
-        let current = self.script_cobrowse(tenant_id, session_id).await?;
+        let now = now_ms();
+        let current = match self.open_script_cobrowse(tenant_id, session_id).await? {
+            Some(c) if !c.is_agent(&user_id) && c.agent_seen_at >= now - AGENT_GONE_MS => return Err(busy(&c)),
+            Some(c) if !c.is_agent(&user_id) => {
+                self.end_cobrowse_if_agent_gone(tenant_id, session_id, now).await?;
+                None
+            }
+            current => current,
+        };
         let cobrowse = match current {
-            Some(c) if c.state.open() => c,
-            _ => {
+            Some(c) => c,
+            None => {
                 let id = uuid::Uuid::new_v4().simple().to_string();
                 let mut tx = self.db().begin().await?;
-                with_tx!(&mut tx, |conn| {
+                let inserted = with_tx!(&mut tx, |conn| {
                     sqlx::query(
                         "insert into script_cobrowses \
-                     (id, tenant_id, session_id, agent_user_id, agent_name, state, requested_at, agent_seen_at) \
-                     values ($1, $2, $3, $4, $5, 'REQUESTED', $6, $6)",
+                         (id, tenant_id, session_id, agent_user_id, agent_name, state, requested_at, agent_seen_at) \
+                         values ($1, $2, $3, $4, $5, 'REQUESTED', $6, $6) on conflict do nothing",
                     )
                     .bind(&id)
                     .bind(tenant_id)
                     .bind(session_id)
                     .bind(&user_id)
                     .bind(&name)
-                    .bind(now_ms())
+                    .bind(now)
                     .execute(conn)
                     .await
                     .map(|r| r.rows_affected())
                 })?;
-                audit::record(
-                    &mut tx,
-                    Some(tenant_id),
-                    agent,
-                    "cobrowse.request",
-                    "session",
-                    Some(session_id),
-                )
-                .await?;
-                tx.commit().await?;
-                ScriptCobrowse {
-                    id,
-                    state: ScriptState::Requested,
-                    control: false,
-                    agent_user_id: Some(user_id),
-                    agent_name: name,
+                if inserted == 0 {
+                    // Asked at the same moment (a double click, or another
+                    // agent): the co-browse that was stored first stands.
+                    drop(tx);
+                    match self.open_script_cobrowse(tenant_id, session_id).await? {
+                        Some(c) if c.is_agent(&user_id) => c,
+                        Some(c) => return Err(busy(&c)),
+                        None => return Err(not_active()),
+                    }
+                } else {
+                    audit::record(
+                        &mut tx,
+                        Some(tenant_id),
+                        agent,
+                        "cobrowse.request",
+                        "session",
+                        Some(session_id),
+                    )
+                    .await?;
+                    tx.commit().await?;
+                    ScriptCobrowse {
+                        id,
+                        state: ScriptState::Requested,
+                        control: false,
+                        agent_user_id: Some(user_id),
+                        agent_name: name,
+                        agent_seen_at: now,
+                    }
                 }
             }
         };
@@ -222,19 +289,21 @@ impl Services {
             .await
     }
 
-    /// Relays an agent's message (pointer, highlight, click, typing, scrolling)
-    /// to the visitor's page. Refused unless the co-browse is active, and, for
-    /// what acts on the page, unless the visitor granted control.
+    /// Relays a message of the agent `user_id` (pointer, highlight, click,
+    /// typing, scrolling) to the visitor's page. Refused unless their co-browse
+    /// is active (the visitor accepted that agent, not any), and, for what acts
+    /// on the page, unless the visitor granted control.
     pub async fn relay_to_visitor(
         &self,
         tenant_id: &str,
         session_id: &str,
+        user_id: &str,
         acts: bool,
         message: String,
     ) -> CoreResult<()> {
-        let current = self.script_cobrowse(tenant_id, session_id).await?;
+        let current = self.open_script_cobrowse(tenant_id, session_id).await?;
         match current {
-            Some(c) if c.state == ScriptState::Active => {
+            Some(c) if c.state == ScriptState::Active && c.is_agent(user_id) => {
                 if acts && !c.control {
                     return Err(CoreError::Conflict {
                         field: None,
@@ -248,14 +317,14 @@ impl Services {
         }
     }
 
-    /// The agent ends the co-browse. Audited as `cobrowse.end`.
+    /// The agent ends their co-browse. Audited as `cobrowse.end`.
     pub async fn end_script_cobrowse(&self, tenant_id: &str, session_id: &str, actor: &Actor) -> CoreResult<()> {
-        let current = self.script_cobrowse(tenant_id, session_id).await?;
+        let current = self.open_script_cobrowse(tenant_id, session_id).await?;
         match current {
-            Some(c) if c.state.open() => {
-                self.finish_script(tenant_id, session_id, c, actor, "agent", now_ms())
-                    .await
-            }
+            Some(c) if actor.user_id().is_some_and(|u| c.is_agent(u)) => self
+                .finish_script(tenant_id, session_id, c, actor, "agent", now_ms(), None)
+                .await
+                .map(drop),
             _ => Err(not_active()),
         }
     }
@@ -269,9 +338,8 @@ impl Services {
         actor: &Actor,
     ) -> CoreResult<()> {
         let current = self
-            .script_cobrowse(tenant_id, session_id)
+            .open_script_cobrowse(tenant_id, session_id)
             .await?
-            .filter(|c| c.state.open())
             .ok_or_else(not_active)?;
         let now = now_ms();
         let (state, control, audit_action) = match (action, current.state) {
@@ -281,8 +349,9 @@ impl Services {
             (VisitorAction::Revoke, ScriptState::Active) => (ScriptState::Active, false, "cobrowse.control"),
             (VisitorAction::End, _) => {
                 return self
-                    .finish_script(tenant_id, session_id, current, actor, "visitor", now_ms())
-                    .await;
+                    .finish_script(tenant_id, session_id, current, actor, "visitor", now, None)
+                    .await
+                    .map(drop);
             }
             (VisitorAction::Accept, ScriptState::Active) => return Ok(()),
             _ => return Err(not_active()),
@@ -292,20 +361,26 @@ impl Services {
         }
         let granted = control && !current.control;
         let mut tx = self.db().begin().await?;
-        with_tx!(&mut tx, |conn| sqlx::query(
+        // Only from the state read: an end at the same moment (the agent's, or
+        // the session's) is not undone.
+        let changed = with_tx!(&mut tx, |conn| sqlx::query(
             "update script_cobrowses set state = $1, control = $2, \
              accepted_at = case when $1 = 'ACTIVE' then coalesce(accepted_at, $3) else accepted_at end, \
              ended_at = case when $1 = 'DECLINED' then $3 else ended_at end, \
-             handovers = handovers + $4 where id = $5"
+             handovers = handovers + $4 where id = $5 and state = $6"
         )
         .bind(state.as_str())
         .bind(control)
         .bind(now)
         .bind(i64::from(granted))
         .bind(&current.id)
+        .bind(current.state.as_str())
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
+        if changed == 0 {
+            return Err(not_active());
+        }
         if granted {
             let agent = current.agent_user_id.as_deref();
             record_handover(&mut tx, tenant_id, MeetingKind::Cobrowse, now, agent, &current.id).await?;
@@ -351,20 +426,15 @@ impl Services {
 
     /// Ends the session's open co-browse if its agent has not been seen since
     /// before `now - AGENT_GONE_MS`; its length runs to when the agent was last
-    /// seen. True when it ended one.
+    /// seen. True when it ended one. A renewal that lands first keeps it.
     pub async fn end_cobrowse_if_agent_gone(&self, tenant_id: &str, session_id: &str, now: i64) -> CoreResult<bool> {
-        let seen: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select coalesce(agent_seen_at, requested_at) from script_cobrowses \
-             where tenant_id = $1 and session_id = $2 and state in ('REQUESTED', 'ACTIVE') \
-             order by requested_at desc limit 1"
-        )
-        .bind(tenant_id)
-        .bind(session_id)
-        .fetch_optional(pool)
-        .await)?;
-        match seen {
-            Some(seen) if seen < now - AGENT_GONE_MS => {
-                self.end_open_script(tenant_id, session_id, "agent_left", seen).await
+        let cutoff = now - AGENT_GONE_MS;
+        match self.open_script_cobrowse(tenant_id, session_id).await? {
+            Some(c) if c.agent_seen_at < cutoff => {
+                let seen = c.agent_seen_at;
+                let actor = Actor::system("agent_left");
+                self.finish_script(tenant_id, session_id, c, &actor, "agent_left", seen, Some(cutoff))
+                    .await
             }
             _ => Ok(false),
         }
@@ -389,31 +459,23 @@ impl Services {
     }
 
     /// The recorded session ended (its visitor left): so does its open
-    /// co-browse, at the session's last batch `last_at`.
+    /// co-browse, as of the session's last batch `last_at`.
     pub(crate) async fn end_session_cobrowse(&self, tenant_id: &str, session_id: &str, last_at: i64) -> CoreResult<()> {
-        self.end_open_script(tenant_id, session_id, "visitor_left", last_at)
-            .await
-            .map(drop)
-    }
-
-    /// Ends the session's open co-browse, if any, by the system (`why`), as of
-    /// `ended_at`. True when there was one.
-    async fn end_open_script(&self, tenant_id: &str, session_id: &str, why: &str, ended_at: i64) -> CoreResult<bool> {
-        match self.script_cobrowse(tenant_id, session_id).await? {
-            Some(c) if c.state.open() => {
-                let actor = Actor::system(why);
-                self.finish_script(tenant_id, session_id, c, &actor, why, ended_at)
-                    .await?;
-                Ok(true)
-            }
-            _ => Ok(false),
+        if let Some(c) = self.open_script_cobrowse(tenant_id, session_id).await? {
+            let actor = Actor::system("visitor_left");
+            self.finish_script(tenant_id, session_id, c, &actor, "visitor_left", last_at, None)
+                .await?;
         }
+        Ok(())
     }
 
-    /// Ends an open script co-browse as of `ended_at`: its facts (length from
-    /// the acceptance, the agent and the visitor) go to the co-browse report.
-    /// Ending it twice (both sides at once, or two instances' sweeps) does
-    /// nothing the second time.
+    /// Ends an open script co-browse as of `ended_at` (never before it was
+    /// asked for or accepted); with `stale_before`, only if its agent has not
+    /// been seen since. Its facts (length from the acceptance, the agent and
+    /// the visitor) go to the co-browse report. True when it ended it: ending
+    /// it twice (both sides at once, two instances' sweeps) does nothing the
+    /// second time.
+    #[allow(clippy::too_many_arguments)]
     async fn finish_script(
         &self,
         tenant_id: &str,
@@ -422,19 +484,24 @@ impl Services {
         actor: &Actor,
         by: &str,
         ended_at: i64,
-    ) -> CoreResult<()> {
-        let now = ended_at;
+        stale_before: Option<i64>,
+    ) -> CoreResult<bool> {
         let mut tx = self.db().begin().await?;
-        let accepted_at: Option<Option<i64>> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
-            "update script_cobrowses set state = 'ENDED', control = false, ended_at = $1 \
-             where id = $2 and state in ('REQUESTED', 'ACTIVE') returning accepted_at"
+        let ended: Option<(Option<i64>, i64)> = with_tx!(&mut tx, |conn| sqlx::query_as(
+            "update script_cobrowses set state = 'ENDED', control = false, \
+             ended_at = case when $1 < coalesce(accepted_at, requested_at) \
+             then coalesce(accepted_at, requested_at) else $1 end \
+             where id = $2 and state in ('REQUESTED', 'ACTIVE') \
+             and (cast($3 as bigint) is null or coalesce(agent_seen_at, requested_at) < cast($3 as bigint)) \
+             returning accepted_at, ended_at"
         )
-        .bind(now)
+        .bind(ended_at)
         .bind(&current.id)
+        .bind(stale_before)
         .fetch_optional(conn)
         .await)?;
-        let Some(accepted_at) = accepted_at else {
-            return Ok(());
+        let Some((accepted_at, ended_at)) = ended else {
+            return Ok(false);
         };
         audit::record(
             &mut tx,
@@ -451,10 +518,10 @@ impl Services {
                 id: current.id.clone(),
                 host_user_id: current.agent_user_id.clone(),
                 started_at,
-                ended_at: now.max(started_at),
+                ended_at,
                 // The visitor, besides the agent who hosts.
                 participants: 1,
-                tags: Vec::new(),
+                tags: self.recording_tags(tenant_id, session_id).await?,
             };
             self.record_meeting(tenant_id, MeetingKind::Cobrowse, &meeting).await?;
         }
@@ -466,7 +533,8 @@ impl Services {
         let bye = serde_json::json!({"type": "ended", "by": by}).to_string();
         self.signal_cobrowse(tenant_id, session_id, true, bye).await?;
         self.signal_cobrowse(tenant_id, session_id, false, ended.agent_view())
-            .await
+            .await?;
+        Ok(true)
     }
 
     /// Sends a co-browse message to the visitor's page (`to_visitor`) or to the

@@ -207,7 +207,8 @@ pub struct RoutingRule {
     /// Name (required, at most 200 characters).
     #[schema(required = true, nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: Option<String>,
-    /// Whether the rule is applied; default true.
+    /// Whether the rule is applied; default true. A rule or else-rule that is
+    /// not is never tried, nor are the else-rules under it.
     pub active: Option<bool>,
     /// Where the rule stands in the order rules are tried: lower first (0–1000000),
     /// ties by name. A new rule without one goes last. Not used on else-rules, which

@@ -265,7 +265,9 @@ impl Walk<'_, '_> {
         mut names: Vec<String>,
         depth: usize,
     ) -> Option<(RulePath, Vec<String>)> {
-        if !rule.types.contains(&self.s.channel) {
+        // A rule switched off (`active: false`; top-level ones are not even
+        // read) is not tried, nor are the else-rules under it.
+        if !rule.types.contains(&self.s.channel) || rule.active == Some(false) {
             return None;
         }
         names.push(rule.name.clone().unwrap_or_default());
@@ -583,6 +585,26 @@ mod tests {
         let f = Fixture::new(&[]);
         let d = decide(&rules, &f.situation());
         assert_eq!(d.matched_names, ["rule p", "rule ", "rule "]);
+    }
+
+    #[test]
+    fn an_else_rule_switched_off_is_passed_over_with_its_own() {
+        let mut off = rule("", vec![], vec![queue("off")]);
+        off.active = Some(false);
+        off.else_rules = vec![rule("", vec![], vec![queue("under-off")])];
+        let mut parent = rule("p", vec![tag("vip")], vec![queue("vip-team")]);
+        parent.else_rules = vec![off, rule("", vec![], vec![queue("fallback")])];
+        let rules = vec![parent];
+        let f = Fixture::new(&[]);
+        let d = decide(&rules, &f.situation());
+        assert_eq!(queued_team(&d), Some("fallback"));
+        assert_eq!(d.matched.as_ref().map(|p| p.to_string()).as_deref(), Some("p/1"));
+        // From a queue's timeout too.
+        let from = RulePath::parse("p").unwrap();
+        assert_eq!(
+            queued_team(&decide_else(&rules, &from, &f.situation())),
+            Some("fallback")
+        );
     }
 
     #[test]

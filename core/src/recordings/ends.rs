@@ -108,13 +108,7 @@ impl Services {
         if closed == 0 {
             return Ok(false);
         }
-        let tags: Vec<String> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
-            "select tag from recorded_session_tags where tenant_id = $1 and session_id = $2 order by tag"
-        )
-        .bind(tenant_id)
-        .bind(session_id)
-        .fetch_all(conn)
-        .await)?;
+        let tags = crate::sessions::tags_in(&mut tx, tenant_id, session_id).await?;
         let fact = Fact {
             kind: SESSION,
             at: session.started_at,
@@ -135,8 +129,10 @@ impl Services {
             tx.commit().await?;
         }
         // The visitor left: a co-browse on their page ends with the session.
-        self.end_session_cobrowse(tenant_id, session_id, session.last_at)
-            .await?;
+        // The session has ended whatever happens to it: a failure is logged.
+        if let Err(err) = self.end_session_cobrowse(tenant_id, session_id, session.last_at).await {
+            tracing::warn!(error = %err, session_id, "ending the co-browse of an ended session failed");
+        }
         Ok(true)
     }
 

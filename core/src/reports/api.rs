@@ -161,7 +161,9 @@ pub struct MetricEntry {
     /// Split each bucket by this dimension instead of naming the metric. With a
     /// `groupBy`, a request carries exactly one metric (spec 8).
     pub group_by: Option<String>,
-    /// Co-browse and visit reports: tag filter.
+    /// Co-browse and visit reports: tag filter. A co-browse on a site with the
+    /// script carries the tags of the visitor's recorded session as it ended;
+    /// a universal co-browsing session carries none.
     pub tags: Option<TagsFilter>,
     /// Visit reports: only these visitors (unique, at most 200).
     #[cfg_attr(feature = "server", schema(max_items = 200))]

@@ -12,9 +12,10 @@
 //!   `ended` (data `{}`) says the session ended (30 quiet minutes), then the
 //!   stream closes; a viewer of a session that ended hears only that.
 //!   `cobrowse` events (data `{"state": "requested"|"active"|"declined"|"ended",
-//!   "control": bool}`) say where an agent's co-browse with the visitor stands;
-//!   the live view of the agent who asked keeps it going, and 30 s after that
-//!   view closed for good the co-browse ends;
+//!   "control": bool, "agentId": …}`) tell the agent who asked where their
+//!   co-browse with the visitor stands (other viewers hear nothing of it);
+//!   that agent's live view keeps it going, and about 30 s after the view's
+//!   last renewal, once it closed for good, the co-browse ends;
 //! - `POST /sessions/{id}/cobrowse`: a signed-in agent's co-browse with the
 //!   visitor (`request`, `pointer`, `highlight`, `click`, `type`, `key`,
 //!   `scroll`, `end`), relayed to the visitor's page. A live-view grant does not
@@ -135,9 +136,12 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
         Err(CoreError::NotFound(_)) => return (StatusCode::NOT_FOUND, "no such session").into_response(),
         Err(err) => return internal(err),
     }
-    // A co-browse asked for or going on: where it stands, for the agent's page.
+    // The viewer's co-browse asked for or going on: where it stands, for
+    // their page. Other viewers are not told of it: it is not theirs to act in.
     let cobrowse = match services.script_cobrowse(&tenant_id, &id).await {
-        Ok(current) => current.filter(|c| c.state.open()).map(|c| c.agent_view()),
+        Ok(current) => current
+            .filter(|c| c.state.open() && agent_id.as_deref().is_some_and(|a| c.is_agent(a)))
+            .map(|c| c.agent_view()),
         Err(err) => return internal(err),
     };
     let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
@@ -171,7 +175,9 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
                             (*session_id == id, *session_id == id, false)
                         }
                         LiveEvent::Cobrowse { session_id, to_visitor: false, data }
-                            if update.tenant_id == tenant_id && *session_id == id =>
+                            if update.tenant_id == tenant_id
+                                && *session_id == id
+                                && for_agent(data, agent_id.as_deref()) =>
                         {
                             if tx.send(Ok(Event::default().event("cobrowse").data(data.clone()))).await.is_err() {
                                 break 'stream;
@@ -225,6 +231,12 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
     Sse::new(ReceiverStream::new(rx))
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// Whether a co-browse's state (its `agentId`) is for the agent watching.
+fn for_agent(data: &str, agent_id: Option<&str>) -> bool {
+    let Some(agent_id) = agent_id else { return false };
+    serde_json::from_str::<serde_json::Value>(data).is_ok_and(|v| v["agentId"].as_str() == Some(agent_id))
 }
 
 /// The agent watching is there: a co-browse they asked for goes on.
@@ -289,27 +301,27 @@ pub async fn cobrowse(
         AgentCobrowse::End => services.end_script_cobrowse(tenant, &id, &actor).await,
         AgentCobrowse::Pointer { x, y } if x.is_none_or(fine) && y.is_none_or(fine) => {
             let data = json!({"type": "pointer", "x": x, "y": y}).to_string();
-            services.relay_to_visitor(tenant, &id, false, data).await
+            services.relay_to_visitor(tenant, &id, &user.id, false, data).await
         }
         AgentCobrowse::Highlight { x, y } if fine(x) && fine(y) => {
             let data = json!({"type": "highlight", "x": x, "y": y}).to_string();
-            services.relay_to_visitor(tenant, &id, false, data).await
+            services.relay_to_visitor(tenant, &id, &user.id, false, data).await
         }
         AgentCobrowse::Click { x, y } if fine(x) && fine(y) => {
             let data = json!({"type": "click", "x": x, "y": y}).to_string();
-            services.relay_to_visitor(tenant, &id, true, data).await
+            services.relay_to_visitor(tenant, &id, &user.id, true, data).await
         }
         AgentCobrowse::Type { text } if !text.is_empty() && text.len() <= 1000 => {
             let data = json!({"type": "type", "text": text}).to_string();
-            services.relay_to_visitor(tenant, &id, true, data).await
+            services.relay_to_visitor(tenant, &id, &user.id, true, data).await
         }
         AgentCobrowse::Key { key } if !key.is_empty() && key.len() <= 32 => {
             let data = json!({"type": "key", "key": key}).to_string();
-            services.relay_to_visitor(tenant, &id, true, data).await
+            services.relay_to_visitor(tenant, &id, &user.id, true, data).await
         }
         AgentCobrowse::Scroll { delta_x, delta_y } if fine(delta_x) && fine(delta_y) => {
             let data = json!({"type": "scroll", "deltaX": delta_x, "deltaY": delta_y}).to_string();
-            services.relay_to_visitor(tenant, &id, true, data).await
+            services.relay_to_visitor(tenant, &id, &user.id, true, data).await
         }
         _ => Err(CoreError::invalid(
             "type",

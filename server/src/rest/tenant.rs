@@ -49,8 +49,10 @@ pub struct WorkspaceUpdate {
     /// `maxConcurrentChats` of their own is given at once, 1–100.
     #[schema(minimum = 1, maximum = 100, example = 5)]
     pub max_chats: Option<i64>,
-    /// Id of the tenant's opening hours that SLA clocks run on (they count only
-    /// while these are open); `null`: around the clock; omitted keeps the current.
+    /// Id of the tenant's business hours: SLA clocks count only while they are
+    /// open, and outside them the chat shows its offline form and visitors
+    /// cannot ask for a call (409 `closed`). `null`: open around the clock;
+    /// omitted keeps the current.
     #[serde(default, deserialize_with = "rapport_core::tenants::present")]
     #[schema(value_type = Option<String>)]
     pub business_hours_id: Option<Option<String>>,

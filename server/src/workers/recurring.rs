@@ -39,10 +39,12 @@ const RECORDING_ENDS_BATCH: i64 = 200;
 /// are logged: the runner goes on with what exists.
 pub async fn set_up(services: &Services, handlers: &Handlers) {
     let now = now_ms();
-    let mut recurring = vec![(kinds::RECORDING_ENDS, RECORDING_ENDS_KEY)];
-    if handlers.retention.is_some() {
-        recurring.push((kinds::RETENTION, RETENTION_KEY));
-    }
+    // Retention runs even with `RAPPORT_RETENTION=0`: recordings follow each
+    // workspace's own retention whatever the instance keeps.
+    let mut recurring = vec![
+        (kinds::RECORDING_ENDS, RECORDING_ENDS_KEY),
+        (kinds::RETENTION, RETENTION_KEY),
+    ];
     if handlers.presence_timeout_ms.is_some() {
         recurring.push((kinds::PRESENCE, PRESENCE_KEY));
     }
@@ -92,9 +94,11 @@ pub async fn sweep_presence(services: &Services, timeout_ms: Option<i64>, job: &
 /// gone (`rapport_core::cobrowsing::script`), then comes back in a minute.
 pub async fn end_quiet_recordings(services: &Services, job: &Job) -> CoreResult<()> {
     next_run(services, job, RECORDING_ENDS_EVERY).await?;
-    let abandoned = services.end_abandoned_cobrowses(now_ms()).await?;
-    if abandoned > 0 {
-        tracing::info!(cobrowses = abandoned, "ended co-browses whose agent left");
+    // Each sweep on its own: one failing does not hold the other up.
+    match services.end_abandoned_cobrowses(now_ms()).await {
+        Ok(0) => {}
+        Ok(ended) => tracing::info!(cobrowses = ended, "ended co-browses whose agent left"),
+        Err(e) => tracing::error!(error = %e, "cannot end co-browses whose agent left"),
     }
     loop {
         let ended = services.end_quiet_recordings(now_ms(), RECORDING_ENDS_BATCH).await?;

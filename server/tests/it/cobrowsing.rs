@@ -92,7 +92,7 @@ async fn recorded_visit(app: &TestApp, key: &str) -> (String, String) {
     let started = app
         .request(Method::POST, "/rest/v1/widget/recording")
         .header("rapport-widget-key", key)
-        .json(&json!({"visitorId": "v-1", "url": "https://shop.example/"}))
+        .json(&json!({"visitorId": "v-1", "url": "https://shop.example/", "tags": ["vip"]}))
         .send()
         .await
         .unwrap();
@@ -122,7 +122,9 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
     app.user(&tenant, "ada@shop.example", Role::Agent, false).await;
     app.user(&other_tenant, "eve@elsewhere.example", Role::Agent, false)
         .await;
+    app.user(&tenant, "bob@shop.example", Role::Agent, false).await;
     let agent = session(&app, "ada@shop.example").await;
+    let colleague = session(&app, "bob@shop.example").await;
     let stranger = session(&app, "eve@elsewhere.example").await;
     let (id, token) = recorded_visit(&app, &key).await;
     let mut control = control_stream(&app, &key, &id, &token).await;
@@ -175,6 +177,13 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
     expect_problem(click, StatusCode::CONFLICT, "no_control").await;
     let typed = agent_says(through, &agent, &id, json!({"type": "type", "text": "hello"})).await;
     expect_problem(typed, StatusCode::CONFLICT, "no_control").await;
+    // The visitor accepted Ada, not any agent: another is refused, and acts
+    // on nothing.
+    let busy = agent_says(&app, &colleague, &id, json!({"type": "request"})).await;
+    let problem = expect_problem(busy, StatusCode::CONFLICT, "cobrowse_busy").await;
+    assert!(problem.to_string().contains("ada@shop.example"), "{problem}");
+    let theirs = agent_says(&app, &colleague, &id, json!({"type": "pointer", "x": 1, "y": 1})).await;
+    expect_problem(theirs, StatusCode::CONFLICT, "not_active").await;
     let bad = agent_says(through, &agent, &id, json!({"type": "click", "x": "left"})).await;
     assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let odd = visitor_says(&app, &key, &id, &token, "dance").await;
@@ -219,6 +228,15 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
     assert_eq!(sum(&counted, "COBROWSE_SESSIONS"), 1.0, "{counted}");
     assert_eq!(sum(&counted, "COBROWSE_PARTICIPANTS"), 1.0, "{counted}");
     assert_eq!(sum(&counted, "CONTROL_HANDOVERS"), 1.0, "{counted}");
+    // It carries the tags of the visitor's session.
+    for (tags, expected) in [(json!({"all": ["vip"]}), 1.0), (json!({"all": ["trial"]}), 0.0)] {
+        let body = json!({
+            "metrics": [{"metricName": "COBROWSE_SESSIONS", "tags": tags}],
+            "dateFilter": {"grouping": "TODAY"},
+        });
+        let filtered = ok_json(app.post("/rest/v1/report/cobrowse", &t, body).await, StatusCode::OK).await;
+        assert_eq!(sum(&filtered, "COBROWSE_SESSIONS"), expected, "{tags}: {filtered}");
+    }
     let audit = audit_actions(&app, &t).await;
     for action in [
         "cobrowse.request",

@@ -294,7 +294,37 @@ async fn the_runner_retries_then_drops_fires_on_time_and_keeps_its_recurring_job
         .unwrap();
 }
 
+/// `RAPPORT_RETENTION=0` keeps finished work, but the retention job still
+/// runs: recordings follow each workspace's own retention.
+async fn retention_runs_when_the_instance_keeps_everything(db: TestDb) {
+    let services = db.services();
+    let handlers = Handlers {
+        mail: None,
+        retention: None,
+        presence_timeout_ms: None,
+        probe: None,
+    };
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let runner = workers::spawn(services.clone(), handlers, RunnerSettings::default(), stopped);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        // Ran, and waits for its next run an hour on.
+        let job = services.job_state(kinds::RETENTION, "instance").await.unwrap();
+        if job.is_some_and(|j| j.due_at > now_ms() + 3_000_000) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the retention job ran");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop.send(true).unwrap();
+    tokio::time::timeout(Duration::from_secs(15), runner)
+        .await
+        .expect("the runner stops when asked")
+        .unwrap();
+}
+
 backend_tests!(
+    retention_runs_when_the_instance_keeps_everything,
     mail_due_while_killed_is_sent_once_after_restart,
     two_instances_send_each_mail_once,
     the_runner_retries_then_drops_fires_on_time_and_keeps_its_recurring_jobs,

@@ -66,6 +66,7 @@ interface Active {
 /** An `event: cobrowse` message; which fields are there depends on `type`. */
 interface Message {
   type?: unknown;
+  by?: unknown;
   agent?: unknown;
   control?: unknown;
   x?: unknown;
@@ -293,6 +294,8 @@ export function createCobrowse(o: CobrowseOptions): Cobrowse {
   let dialog: HTMLElement | null = null;
   let bar: HTMLElement | null = null;
   let pointer: HTMLElement | null = null;
+  /** The line saying the agent stopped, while it shows. */
+  let note: HTMLElement | null = null;
   /** Where focus was before the prompt took it, to give it back. */
   let before: Element | null = null;
 
@@ -331,7 +334,12 @@ export function createCobrowse(o: CobrowseOptions): Cobrowse {
     if (had && before instanceof HTMLElement) before.focus({ preventScroll: true });
     before = null;
   };
+  const dropNote = () => {
+    if (note) note.remove();
+    note = null;
+  };
   const ask = (agent: string) => {
+    dropNote();
     closePrompt();
     const gen = ++epoch;
     const answer = async (yes: boolean) => {
@@ -364,6 +372,7 @@ export function createCobrowse(o: CobrowseOptions): Cobrowse {
   // The bar, while co-browsing. Control is given once Rapport took the grant
   // (the agent's clicks only come after that anyway), but taken back at once.
   const begin = (state: Active) => {
+    dropNote();
     active = state;
     if (!bar || !bar.isConnected) {
       const toggle = button('', () => {
@@ -410,21 +419,20 @@ export function createCobrowse(o: CobrowseOptions): Cobrowse {
     active = null;
     save(o.storageKey, null, true);
     if (host) host.remove();
-    host = shadow = dialog = bar = pointer = null;
+    host = shadow = dialog = bar = pointer = note = null;
   };
 
   /** A short status line once the agent is gone; it goes by itself, and makes
    * way for a new request. */
   const farewell = (text: string) => {
     const gen = epoch;
-    const note = h('div', { class: 'box bar', role: 'status' }, h('p', {}, text));
+    note = h('div', { class: 'box bar', role: 'status' }, h('p', {}, text));
     root().append(note);
     setTimeout(() => {
-      note.remove();
-      if (gen === epoch && host) {
-        host.remove();
-        host = shadow = null;
-      }
+      if (gen !== epoch) return;
+      dropNote();
+      if (host) host.remove();
+      host = shadow = null;
     }, FAREWELL_MS);
   };
 
@@ -671,7 +679,8 @@ export function createCobrowse(o: CobrowseOptions): Cobrowse {
         // The agent ended it, or left: say so, rather than let the bar vanish.
         const agent = active ? active.agent : null;
         end(false);
-        return agent ? farewell(named(t.ended, agent)) : undefined;
+        const byAgent = m.by === 'agent' || m.by === 'agent_left';
+        return agent && byAgent ? farewell(named(t.ended, agent)) : undefined;
       }
     }
     // The rest needs control, as this page knows it.

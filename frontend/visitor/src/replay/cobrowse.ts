@@ -165,7 +165,10 @@ export function mountCobrowse(url: string, stage: HTMLElement, frame: () => Fram
     if (response && response.ok) {
       // The stream says so too; saying it now needs no round trip.
       if (state !== 'active') set('requested', false);
-    } else say(t.cobrowseFailed);
+    } else {
+      const problem = response ? ((await response.json().catch(() => null)) as { code?: string } | null) : null;
+      say(problem && problem.code === 'cobrowse_busy' ? t.cobrowseBusy : t.cobrowseFailed);
+    }
   };
   const stop = () => {
     set('ended', false);

@@ -31,6 +31,7 @@ const en = {
   cobrowseDeclined: 'The visitor declined.',
   cobrowseEnded: 'Co-browsing ended.',
   cobrowseFailed: 'The request could not be sent. Try again.',
+  cobrowseBusy: 'Another agent is co-browsing with this visitor.',
   cobrowseKeys: "While you have control, clicks and keys go to the visitor's page; Shift+Tab leaves the view.",
 };
 export type Strings = typeof en;
@@ -66,6 +67,7 @@ const all: Record<string, Strings> = {
     cobrowseDeclined: 'Der Besucher hat abgelehnt.',
     cobrowseEnded: 'Das gemeinsame Browsen ist beendet.',
     cobrowseFailed: 'Die Anfrage konnte nicht gesendet werden. Versuchen Sie es erneut.',
+    cobrowseBusy: 'Ein anderer Mitarbeiter browst bereits mit diesem Besucher.',
     cobrowseKeys: 'Solange Sie die Kontrolle haben, gehen Klicks und Tasten an die Seite des Besuchers; Umschalt+Tab verlässt die Ansicht.',
   },
   jp: {
@@ -97,6 +99,7 @@ const all: Record<string, Strings> = {
     cobrowseDeclined: '訪問者が拒否しました。',
     cobrowseEnded: '共同ブラウジングは終了しました。',
     cobrowseFailed: 'リクエストを送信できませんでした。もう一度お試しください。',
+    cobrowseBusy: '別の担当者がこの訪問者と共同ブラウジング中です。',
     cobrowseKeys: '操作できる間、クリックとキー入力は訪問者のページに送られます。Shift+Tab で表示から離れます。',
   },
   uk: {
@@ -128,6 +131,7 @@ const all: Record<string, Strings> = {
     cobrowseDeclined: 'Відвідувач відхилив запит.',
     cobrowseEnded: 'Спільний перегляд завершено.',
     cobrowseFailed: 'Не вдалося надіслати запит. Спробуйте ще раз.',
+    cobrowseBusy: 'З цим відвідувачем уже переглядає сайт інший агент.',
     cobrowseKeys: 'Поки керування у вас, клацання й клавіші надходять на сторінку відвідувача; Shift+Tab виводить із перегляду.',
   },
   ru: {
@@ -159,6 +163,7 @@ const all: Record<string, Strings> = {
     cobrowseDeclined: 'Посетитель отклонил запрос.',
     cobrowseEnded: 'Совместный просмотр завершён.',
     cobrowseFailed: 'Не удалось отправить запрос. Попробуйте ещё раз.',
+    cobrowseBusy: 'С этим посетителем уже просматривает сайт другой агент.',
     cobrowseKeys: 'Пока управление у вас, нажатия и клавиши передаются на страницу посетителя; Shift+Tab выводит из просмотра.',
   },
 };
