@@ -48,6 +48,9 @@ pub mod kinds {
     pub const DRAIN: &str = "routing.drain";
     /// An SLA clock's deadline (`engine::sla`).
     pub const SLA_DEADLINE: &str = "sla.deadline";
+    /// A waiting message reached the `NO_ANSWER` seconds of an SLA rule: its
+    /// clock starts if the rule holds then (`engine::sla`).
+    pub const SLA_START: &str = "sla.start";
     /// The end of a watchdog's grouping window (`engine::watchdogs`).
     pub const WATCHDOG_SUMMARY: &str = "watchdog.summary";
     /// Delivering one alert (watchdog or SLA) to its receivers, once

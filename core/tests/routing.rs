@@ -182,6 +182,14 @@ impl Fixture {
         ran
     }
 
+    /// The running SLA deadlines of one conversation.
+    async fn deadlines(&self, customer_id: &str) -> Vec<(String, chrono::DateTime<chrono::Utc>)> {
+        self.s
+            .sla_deadlines(&self.tenant, &[customer_id.to_string()])
+            .await
+            .unwrap()
+    }
+
     async fn close(&self, customer_id: &str) {
         self.s
             .set_conversation_status(
@@ -527,6 +535,59 @@ async fn sla_clocks_are_met_or_missed_and_alert(t: TestDb) {
     let _ = sla;
 }
 
+/// An SLA rule with `NO_ANSWER {seconds}` is about slow answers: its clock
+/// starts once a message has waited that long, counting from the message; a
+/// message answered before never starts one.
+async fn an_sla_on_slow_answers_starts_once_the_wait_is_long(t: TestDb) {
+    let f = Fixture::new(&t).await;
+    let a = f.agent("a@example.com", PresenceStatus::Online).await;
+    f.rule(queue_rule("Everyone", vec![], QueueTargetType::User, &a, 600))
+        .await;
+    f.s.save_sla_rule(
+        &f.tenant,
+        SlaRule {
+            name: Some("Slow answers".into()),
+            conditions: vec![Condition::NoAnswer { seconds: 300 }],
+            trigger: Some(SlaTrigger {
+                first_response_seconds: 600,
+                second_response_seconds: 600,
+            }),
+            ..Default::default()
+        },
+        &actor(),
+    )
+    .await
+    .unwrap();
+    let slow = f.writes("slow", "hello?").await;
+    assert!(f.deadlines(&slow).await.is_empty(), "no clock before the wait is long");
+    assert_eq!(f.fire(Some(kinds::SLA_START)).await, 1);
+    let deadlines = f.deadlines(&slow).await;
+    assert_eq!(deadlines.len(), 1);
+    let left = (deadlines[0].1 - chrono::Utc::now()).num_seconds();
+    assert!((590..=600).contains(&left), "counted from the message: {left}");
+    assert_eq!(f.facts("SLA_1_MATCH").await, 1);
+
+    // Answered in time: nothing starts.
+    let quick = f.writes("quick", "hi").await;
+    f.s.send_message(
+        &f.tenant,
+        MessageIn {
+            customer_id: Some(quick.clone()),
+            is_external_id: Some(false),
+            kind: Some(MessageType::Message),
+            message: Some("Hello!".into()),
+            ..Default::default()
+        },
+        rapport_core::conversations::Channel::Api,
+        &actor(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(f.fire(Some(kinds::SLA_START)).await, 0);
+    assert!(f.deadlines(&quick).await.is_empty());
+    assert_eq!(f.facts("SLA_1_MATCH").await, 1);
+}
+
 /// Retention deletes the engines' history once it is older than the period:
 /// the match log and read notifications go, unread ones stay.
 async fn retention_prunes_the_engines_history(t: TestDb) {
@@ -569,11 +630,45 @@ async fn retention_prunes_the_engines_history(t: TestDb) {
     assert_eq!(left, ["unread"]);
 }
 
+/// A team's tags are its members' skills: a `TAG` queue reaches them, and
+/// only through a tag that is exactly the team's (`billing-ops` is not
+/// `billing`).
+async fn a_tag_reaches_agents_through_their_team(t: TestDb) {
+    let f = Fixture::new(&t).await;
+    f.sql("update tenants set max_chats = 1").await;
+    let ada = f.agent("ada@example.com", PresenceStatus::Online).await;
+    let cleo = f.agent("cleo@example.com", PresenceStatus::Online).await;
+    for (name, tags, members) in [("Billing", "Billing", &ada), ("Ops", "billing-ops", &cleo)] {
+        f.s.save_team(
+            &f.tenant,
+            TeamIn {
+                name: Some(name.into()),
+                members: Some(vec![members.clone()]),
+                tags: Some(vec![tags.into()]),
+                ..Default::default()
+            },
+            &actor(),
+        )
+        .await
+        .unwrap();
+    }
+    f.rule(queue_rule("Billing", vec![], QueueTargetType::Tag, "billing", 600))
+        .await;
+    let first = f.writes("c-1", "my invoice").await;
+    assert_eq!(f.assignee(&first).await.as_deref(), Some(ada.as_str()));
+    // Ada is full; Cleo's team only looks like it: the next one waits.
+    let second = f.writes("c-2", "my refund").await;
+    assert_eq!(f.assignee(&second).await, None);
+    assert_eq!(f.queued().await, [second]);
+}
+
 backend_tests!(
+    a_tag_reaches_agents_through_their_team,
     retention_prunes_the_engines_history,
     balance_capacity_and_the_queue,
     reopened_and_orphaned_conversations_find_someone_present,
     unanswered_messages_are_routed_again,
     a_finished_wait_asks_the_else_rules,
     sla_clocks_are_met_or_missed_and_alert,
+    an_sla_on_slow_answers_starts_once_the_wait_is_long,
 );

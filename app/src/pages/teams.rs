@@ -110,7 +110,8 @@ fn TeamFields(team: Option<TeamView>, problem: Signal<Option<Problem>>, candidat
             <div class="field">
                 <label for=id("tags")>"Tags"</label>
                 <input id=id("tags") name="tags" type="text" value=tags autocomplete="off" placeholder="billing, de"
-                    aria-invalid=field_invalid(problem, "tags") aria-describedby=id("tags-error") />
+                    aria-invalid=field_invalid(problem, "tags") aria-describedby=format!("{} {}", id("tags-hint"), id("tags-error")) />
+                <p class="hint" id=id("tags-hint")>"Skills of the whole team: a routing rule's queue for a tag reaches its members too."</p>
                 <FieldMessage problem field="tags" id=id("tags-error") />
             </div>
         </div>

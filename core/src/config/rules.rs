@@ -169,7 +169,7 @@ pub enum QueueTargetType {
     User,
     /// The members of a team.
     Team,
-    /// Users with a tag (skill).
+    /// Users with a tag (skill), their own or one of a team they are in.
     Tag,
 }
 

@@ -46,6 +46,7 @@ impl Services {
             kinds::NO_ANSWER => self.fire_no_answer(job).await,
             kinds::QUEUE_TIMEOUT => self.fire_queue_timeout(job).await,
             kinds::SLA_DEADLINE => self.fire_sla_deadline(job).await,
+            kinds::SLA_START => self.fire_sla_start(job).await,
             kinds::DRAIN => match job.tenant_id.as_deref() {
                 Some(tenant_id) => self.drain_queue(tenant_id).await.map(|_| ()),
                 None => Ok(()),

@@ -7,6 +7,10 @@
 //!   had no answer since it started or reopened, else the second-response clock
 //!   (`trigger.secondResponseSeconds`). Starting counts `SLA_1_RULE_MATCH_COUNT` or
 //!   `SLA_2_RULE_MATCH_COUNT`.
+//! - A rule with a `NO_ANSWER {seconds}` condition is about slow answers: its
+//!   clock starts only once the message has waited that long unanswered (a
+//!   durable `sla.start` timer), if the rule's conditions hold then. It counts
+//!   from the message all the same.
 //! - The clock runs only while the tenant's business hours are open (Settings →
 //!   Workspace; around the clock without them). Its deadline is the instant at which
 //!   that much open time has passed.
@@ -21,12 +25,16 @@
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use super::{alerts, snapshot::ConversationFacts};
+use super::{
+    alerts,
+    snapshot::{self, ConversationFacts},
+};
 use crate::{
     config::{
-        rules::{Channel, SlaRule},
+        rules::{Channel, Condition, SlaRule},
         watchdogs::{ReceiverType, WatchdogReceiver},
     },
+    conversations::{lock_conversation, ConversationStatus},
     db::Tx,
     error::CoreResult,
     jobs::{self, kinds, Job},
@@ -34,6 +42,14 @@ use crate::{
     time::{from_ms, now_ms},
     with_tx, Services,
 };
+
+/// The seconds of a `NO_ANSWER` condition.
+fn no_answer_seconds(condition: &Condition) -> Option<i64> {
+    match condition {
+        Condition::NoAnswer { seconds } => Some(*seconds),
+        _ => None,
+    }
+}
 
 fn clock_key(tenant_id: &str, customer_id: &str, clock_id: &str) -> String {
     format!("{tenant_id}:{customer_id}:{clock_id}")
@@ -54,9 +70,12 @@ pub(crate) async fn stop_clocks(tx: &mut Tx, tenant_id: &str, customer_id: &str,
     .await
     .map(|r| r.rows_affected())
     })?;
+    let prefix = format!("{tenant_id}:{customer_id}:");
     if stopped > 0 {
-        jobs::cancel_prefix(tx, kinds::SLA_DEADLINE, &format!("{tenant_id}:{customer_id}:")).await?;
+        jobs::cancel_prefix(tx, kinds::SLA_DEADLINE, &prefix).await?;
     }
+    // Clocks that would have started once the wait grew long enough never will.
+    jobs::cancel_prefix(tx, kinds::SLA_START, &prefix).await?;
     Ok(())
 }
 
@@ -83,71 +102,147 @@ impl Services {
             .await?;
         let started: DateTime<Utc> = from_ms(since);
         let situation = facts.situation(Channel::Chat, started, &hours);
-        let settings = self.engine_settings(tenant_id).await?;
-        let business = self
-            .business_schedule(tenant_id, settings.business_hours_id.as_deref())
-            .await?;
         let trigger_no: i64 = if facts.first_reply_at.is_none() { 1 } else { 2 };
         for rule in rules {
-            if !rule
+            let Some(rule_id) = rule.meta.id.as_deref() else {
+                continue;
+            };
+            // A rule about slow answers is decided once the wait is that long.
+            if let Some(seconds) = rule.conditions.iter().filter_map(no_answer_seconds).max() {
+                jobs::schedule(
+                    tx,
+                    Some(tenant_id),
+                    kinds::SLA_START,
+                    &format!("{tenant_id}:{}:{rule_id}", facts.customer_id),
+                    since + seconds * 1000,
+                    &json!({"customerId": facts.customer_id, "since": since, "ruleId": rule_id, "triggerNo": trigger_no}),
+                )
+                .await?;
+                continue;
+            }
+            if rule
                 .conditions
                 .iter()
                 .all(|c| super::routing::condition_holds(c, &situation))
             {
-                continue;
+                self.start_clock(tx, tenant_id, facts, &rule, since, trigger_no).await?;
             }
-            let (Some(rule_id), Some(trigger)) = (rule.meta.id.as_deref(), rule.trigger.as_ref()) else {
-                continue;
-            };
-            let seconds = if trigger_no == 1 {
-                trigger.first_response_seconds
-            } else {
-                trigger.second_response_seconds
-            };
-            // Hours that never open again give no deadline: the clock waits.
-            let due = business
-                .add_open_time(started, seconds)
-                .map_or(i64::MAX, |d| d.timestamp_millis());
-            let clock_id = uuid::Uuid::now_v7().to_string();
-            with_tx!(tx, |conn| sqlx::query(
-                "insert into sla_clocks (id, tenant_id, customer_id, rule_id, trigger_no, started_at, due_at, state) \
-                 values ($1, $2, $3, $4, $5, $6, $7, 'RUNNING')"
-            )
-            .bind(&clock_id)
-            .bind(tenant_id)
-            .bind(&facts.customer_id)
-            .bind(rule_id)
-            .bind(trigger_no)
-            .bind(since)
-            .bind(due)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected()))?;
-            let fact = facts::Fact {
-                kind: if trigger_no == 1 {
-                    catalogue::SLA_1_MATCH
-                } else {
-                    catalogue::SLA_2_MATCH
-                },
-                at: since,
-                value: 1,
-                agent: facts.assigned_user.as_deref(),
-                dim: Some(rule_id),
-                subject: Some(&facts.customer_id),
-                ..facts::Fact::default()
-            };
-            facts::record(tx, tenant_id, &fact).await?;
-            if due != i64::MAX {
-                jobs::schedule(
-                    tx,
-                    Some(tenant_id),
-                    kinds::SLA_DEADLINE,
-                    &clock_key(tenant_id, &facts.customer_id, &clock_id),
-                    due,
-                    &json!({"clockId": clock_id}),
-                )
+        }
+        Ok(())
+    }
+
+    /// A message waited the `NO_ANSWER` seconds of an SLA rule: if it still
+    /// waits, and the rule holds now, its clock starts, counting from the
+    /// message.
+    pub(crate) async fn fire_sla_start(&self, job: &Job) -> CoreResult<()> {
+        let (Some(tenant_id), Some(customer_id), Some(since), Some(rule_id), Some(trigger_no)) = (
+            job.tenant_id.as_deref(),
+            job.payload["customerId"].as_str(),
+            job.payload["since"].as_i64(),
+            job.payload["ruleId"].as_str(),
+            job.payload["triggerNo"].as_i64(),
+        ) else {
+            return Ok(());
+        };
+        let mut tx = self.db().begin().await?;
+        if lock_conversation(&mut tx, tenant_id, customer_id).await.is_err() {
+            return Ok(());
+        }
+        let mut facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
+        if facts.awaiting_since != Some(since) || facts.status == ConversationStatus::Done {
+            return Ok(());
+        }
+        let Ok(rule) = self.config_get::<SlaRule>(tenant_id, rule_id).await else {
+            return Ok(());
+        };
+        if rule.active == Some(false) || rule.trigger.is_none() {
+            return Ok(());
+        }
+        // The rule sees at least the wait this timer is for, even if this
+        // instance's clock runs a little behind the one that scheduled it.
+        let now = now_ms();
+        if let Some(seconds) = rule.conditions.iter().filter_map(no_answer_seconds).max() {
+            facts.awaiting_since = Some(since.min(now - seconds * 1000));
+        }
+        let hours = self.schedules_for(&mut tx, tenant_id, rule.conditions.iter()).await?;
+        let situation = facts.situation(Channel::Chat, from_ms(now), &hours);
+        if rule
+            .conditions
+            .iter()
+            .all(|c| super::routing::condition_holds(c, &situation))
+        {
+            self.start_clock(&mut tx, tenant_id, &facts, &rule, since, trigger_no)
                 .await?;
-            }
+        }
+        tx.commit().await
+    }
+
+    /// Starts `rule`'s clock for the wait that began at `since`, in `tx`: counts
+    /// the match and schedules the deadline, at that much open business time.
+    async fn start_clock(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &str,
+        facts: &ConversationFacts,
+        rule: &SlaRule,
+        since: i64,
+        trigger_no: i64,
+    ) -> CoreResult<()> {
+        let (Some(rule_id), Some(trigger)) = (rule.meta.id.as_deref(), rule.trigger.as_ref()) else {
+            return Ok(());
+        };
+        let settings = self.engine_settings(tenant_id).await?;
+        let business = self
+            .business_schedule(tenant_id, settings.business_hours_id.as_deref())
+            .await?;
+        let seconds = if trigger_no == 1 {
+            trigger.first_response_seconds
+        } else {
+            trigger.second_response_seconds
+        };
+        // Hours that never open again give no deadline: the clock waits.
+        let due = business
+            .add_open_time(from_ms(since), seconds)
+            .map_or(i64::MAX, |d| d.timestamp_millis());
+        let clock_id = uuid::Uuid::now_v7().to_string();
+        with_tx!(tx, |conn| sqlx::query(
+            "insert into sla_clocks (id, tenant_id, customer_id, rule_id, trigger_no, started_at, due_at, state) \
+             values ($1, $2, $3, $4, $5, $6, $7, 'RUNNING')"
+        )
+        .bind(&clock_id)
+        .bind(tenant_id)
+        .bind(&facts.customer_id)
+        .bind(rule_id)
+        .bind(trigger_no)
+        .bind(since)
+        .bind(due)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        let fact = facts::Fact {
+            kind: if trigger_no == 1 {
+                catalogue::SLA_1_MATCH
+            } else {
+                catalogue::SLA_2_MATCH
+            },
+            at: since,
+            value: 1,
+            agent: facts.assigned_user.as_deref(),
+            dim: Some(rule_id),
+            subject: Some(&facts.customer_id),
+            ..facts::Fact::default()
+        };
+        facts::record(tx, tenant_id, &fact).await?;
+        if due != i64::MAX {
+            jobs::schedule(
+                tx,
+                Some(tenant_id),
+                kinds::SLA_DEADLINE,
+                &clock_key(tenant_id, &facts.customer_id, &clock_id),
+                due,
+                &json!({"clockId": clock_id}),
+            )
+            .await?;
         }
         Ok(())
     }

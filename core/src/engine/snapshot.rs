@@ -169,8 +169,13 @@ pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &str, target: &QueueTarge
     let filter = match target.kind {
         QueueTargetType::User => "and u.id = $2",
         QueueTargetType::Team => "and u.id in (select m.user_id from team_members m where m.team_id = $2)",
-        // Tags are a JSON list; they are matched below, after a cheap prefilter.
-        QueueTargetType::Tag => "and u.tags like '%' || $2 || '%'",
+        // Tags are a JSON list; they are matched below (without regard to
+        // case, as `HAS_TAG`), after a cheap prefilter. A team's tags are its
+        // members' too.
+        QueueTargetType::Tag => {
+            "and (lower(u.tags) like '%' || lower($2) || '%' or u.id in (select m.user_id from team_members m \
+             join teams tm on tm.id = m.team_id where tm.tenant_id = $1 and lower(tm.tags) like '%' || lower($2) || '%'))"
+        }
     };
     let sql = format!(
         "select u.id, coalesce(u.max_chats, t.max_chats), u.last_assigned_at, u.tags, \
@@ -185,14 +190,34 @@ pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &str, target: &QueueTarge
         .bind(&target.value)
         .fetch_all(conn)
         .await)?;
+    let has_tag = |tags: &str| {
+        serde_json::from_str::<Vec<String>>(tags)
+            .unwrap_or_default()
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(&target.value))
+    };
+    // The members of teams that carry the tag.
+    let mut in_tagged_team = std::collections::HashSet::new();
+    if target.kind == QueueTargetType::Tag {
+        let members: Vec<(String, String)> = with_tx!(tx, |conn| sqlx::query_as(
+            "select m.user_id, tm.tags from team_members m join teams tm on tm.id = m.team_id \
+             where tm.tenant_id = $1 and lower(tm.tags) like '%' || lower($2) || '%'"
+        )
+        .bind(tenant_id)
+        .bind(&target.value)
+        .fetch_all(conn)
+        .await)?;
+        in_tagged_team.extend(
+            members
+                .into_iter()
+                .filter(|(_, tags)| has_tag(tags))
+                .map(|(user, _)| user),
+        );
+    }
     Ok(rows
         .into_iter()
-        .filter(|(_, _, _, tags, _, _)| {
-            target.kind != QueueTargetType::Tag
-                || serde_json::from_str::<Vec<String>>(tags)
-                    .unwrap_or_default()
-                    .iter()
-                    .any(|t| t.eq_ignore_ascii_case(&target.value))
+        .filter(|(user_id, _, _, tags, _, _)| {
+            target.kind != QueueTargetType::Tag || has_tag(tags) || in_tagged_team.contains(user_id)
         })
         .map(|(user_id, capacity, last_assigned_at, _, load, presence)| Candidate {
             user_id,
