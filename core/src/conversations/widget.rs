@@ -116,8 +116,9 @@ pub struct WidgetConfig {
     pub open: bool,
     /// When `open` next changes, if it ever does.
     pub next_change_at: Option<DateTime<Utc>>,
-    /// The workspace's default language (BCP 47), for the widget's texts when the
-    /// browser's language is not one it speaks.
+    /// The workspace's default language (BCP 47), for clients that build their
+    /// own chat. Rapport's widget speaks the first of the browser's languages it
+    /// has (English, German, Japanese, Ukrainian, Russian), else English.
     pub language: String,
     /// What the script records of the visitor's pages.
     pub recording: RecordingConfig,

@@ -1,5 +1,6 @@
 // The chat UI's strings in the languages Rapport speaks (en, de, ja, uk, ru),
-// picked from the browser's languages, then the tenant's, then English.
+// picked from the browser's languages, else English: the widget draws itself
+// before it has asked Rapport anything.
 
 const en = {
   launcher: 'Chat with us',
