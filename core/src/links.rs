@@ -48,7 +48,8 @@ pub struct CobrowseLinkRequest {
     /// Absolute http(s) URL the session starts with (required).
     #[schema(required = true, nullable = false, format = "uri", min_length = 1, max_length = 2048)]
     pub url: Option<String>,
-    /// E-mail of the tenant user who hosts the session.
+    /// E-mail of the tenant user who hosts the session: a user of this tenant,
+    /// else 422 `unknown_reference`.
     #[schema(format = Email, max_length = 254)]
     pub user_email: Option<String>,
 }

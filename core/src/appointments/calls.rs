@@ -57,7 +57,11 @@ impl Services {
         actor: &Actor,
     ) -> CoreResult<StartedCall> {
         let customer = self.get_customer(tenant_id, customer_id).await?;
-        let who = customer_label(&customer);
+        // A long name or address still makes a title within its 200 characters.
+        let mut who = customer_label(&customer);
+        if who.chars().count() > TITLE_NAME_CHARS {
+            who = who.chars().take(TITLE_NAME_CHARS - 1).chain(['…']).collect();
+        }
         let appointment = self
             .create_appointment(
                 tenant_id,
@@ -173,6 +177,9 @@ impl Services {
         self.get_message(tenant_id, &message_id).await.map(Some)
     }
 }
+
+/// Most characters of the customer's name in a call's title (`Video call with …`).
+const TITLE_NAME_CHARS: usize = 180;
 
 /// How a customer is named to agents: their name, else their e-mail, else
 /// "A visitor".

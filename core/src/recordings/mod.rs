@@ -108,7 +108,8 @@ pub struct RecordingStart {
     /// The id set with `Rapport.identify` (at most 200 characters).
     #[schema(max_length = 200)]
     pub external_id: Option<String>,
-    /// Tags set with `Rapport.tag` (at most 50, each 1–64 characters).
+    /// Tags set with `Rapport.tag`: unique (422 `duplicate`), at most 50, each
+    /// 1–64 characters.
     #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
     pub tags: Option<Vec<String>>,
 }
@@ -136,7 +137,8 @@ pub struct RecordingBatch {
     /// rrweb events, in order (at most 20,000).
     #[schema(value_type = Vec<RecordedEvent>, max_items = 20000)]
     pub events: Vec<serde_json::Value>,
-    /// The visitor's tags now, when they changed (they replace the session's).
+    /// The visitor's tags now, when they changed (they replace the session's):
+    /// unique (422 `duplicate`), at most 50, each 1–64 characters.
     #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
     pub tags: Option<Vec<String>>,
     /// The visitor's token (`vt_…`), once the visitor chats: the session then
@@ -229,12 +231,16 @@ pub fn gzip(bytes: &[u8]) -> CoreResult<Vec<u8>> {
         .map_err(|e| CoreError::Internal(format!("compressing a recording: {e}")))
 }
 
-/// Decompresses gzip `bytes`, refusing more than `limit` bytes of output.
+/// Decompresses gzip `bytes`, refusing more than `limit` bytes of output (an
+/// error of kind `FileTooLarge`; damaged gzip is any other kind).
 pub fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>, std::io::Error> {
     let mut out = Vec::new();
     GzDecoder::new(bytes).take(limit as u64 + 1).read_to_end(&mut out)?;
     if out.len() > limit {
-        return Err(std::io::Error::other("too large once decompressed"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            "too large once decompressed",
+        ));
     }
     Ok(out)
 }

@@ -80,7 +80,9 @@ pub struct DateFilter {
     pub grouping: Grouping,
     /// Start of a `CUSTOM` range, unix milliseconds (inclusive).
     pub from: Option<i64>,
-    /// End of a `CUSTOM` range, unix milliseconds (exclusive).
+    /// End of a `CUSTOM` range, unix milliseconds (exclusive): after `from`
+    /// (else 422 `before_start`) and at most five years later (else 422
+    /// `range_too_long`).
     pub to: Option<i64>,
     /// IANA time zone to cut buckets in; default the tenant's.
     #[cfg_attr(feature = "server", schema(example = "Europe/Berlin"))]

@@ -185,8 +185,9 @@ async fn list_recordings(
 /// Download one recording (`video/webm`, named in `Content-Disposition`). A
 /// single byte range (`Range: bytes=start-end`, `bytes=start-` or
 /// `bytes=-suffix`; of a list, the first) is answered with 206 and
-/// `Content-Range`; a range that starts past the end with 416; a `Range` that
-/// cannot be read is ignored (200, the whole file).
+/// `Content-Range`; a range that starts past the end, or an empty suffix
+/// (`bytes=-0`), with 416; a `Range` that cannot be read is ignored (200, the
+/// whole file).
 #[utoipa::path(get, path = "/appointment/{appointmentId}/recording/{recordingId}", tag = "appointment",
     params(
         ("appointmentId" = String, Path, description = "The appointment"),
@@ -197,7 +198,7 @@ async fn list_recordings(
     responses(
         (status = 200, description = "The WebM file", content_type = "video/webm", body = Vec<u8>),
         (status = 206, description = "The asked byte range", content_type = "video/webm", body = Vec<u8>),
-        (status = 416, description = "The range starts past the end of the file (`range_not_satisfiable`, with `Content-Range: bytes */size`)",
+        (status = 416, description = "The range starts past the end of the file, or is an empty suffix (`range_not_satisfiable`, with `Content-Range: bytes */size`)",
             content_type = "application/problem+json", body = crate::http::error::Problem),
         AuthErrors, NotFoundError))]
 async fn download_recording(

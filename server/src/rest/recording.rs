@@ -25,6 +25,7 @@ use futures_util::{stream, StreamExt};
 use rapport_core::{
     audit::{Actor, ActorKind},
     cobrowsing::{visitor_resume, VisitorCobrowse},
+    error::CoreError,
     live::LiveEvent,
     recordings::{
         gunzip, RecordingAck, RecordingBatch, RecordingSettings, RecordingSettingsIn, RecordingStart, RecordingStarted,
@@ -85,11 +86,9 @@ impl FromRequestParts<AppState> for Writer {
             .services
             .recording_writer(&key, &session_id, &token)
             .await
-            .map_err(|_| {
-                ApiError::unauthorized(
-                    "invalid_recording",
-                    "unknown widget key, session or write token; start a new recording",
-                )
+            .map_err(|e| match e {
+                CoreError::Unauthenticated | CoreError::NotFound(_) => invalid_recording(),
+                other => other.into(),
             })?;
         Ok(Writer { tenant_id, session_id })
     }
@@ -129,10 +128,14 @@ async fn start(
 }
 
 /// Append a batch of rrweb events to a recording (`Authorization: Bearer
-/// <write token>`). The body is JSON, or JSON compressed with gzip
-/// (`Content-Encoding: gzip`; at most 8 MiB once inflated). A batch sent again
-/// with the same `seq` is stored once. Live viewers get the batch at once; the
-/// answer says whether someone watches, and then the script sends every 100 ms.
+/// <write token>`). The body is `application/json`, or that JSON compressed
+/// with gzip (`Content-Encoding: gzip`; another encoding is 415
+/// `unsupported_encoding`). The body as sent is at most the server's body limit
+/// (`RAPPORT_MAX_BODY_BYTES`, 1 MiB by default), and at most 8 MiB once
+/// inflated (413 `payload_too_large`); damaged gzip is 400 `unreadable_body`.
+/// A batch sent again with the same `seq` is stored once. Live viewers get the
+/// batch at once; the answer says whether someone watches, and then the script
+/// sends every 100 ms.
 #[utoipa::path(post, path = "/widget/recording/{id}/events", tag = "widget", request_body = RecordingBatch,
     params(("id" = String, Path, description = "The recording's session id")),
     security(("widgetKey" = [], "writeToken" = [])),
@@ -166,11 +169,13 @@ async fn append(
         .map(|v| v.trim().to_ascii_lowercase());
     let json = match encoding.as_deref() {
         None | Some("identity") => body.to_vec(),
-        Some("gzip") => gunzip(&body, MAX_BATCH_BYTES).map_err(|_| {
-            ApiError::bad_request(
-                "unreadable_body",
-                "the gzip body is damaged, or over 8 MiB once inflated",
-            )
+        Some("gzip") => gunzip(&body, MAX_BATCH_BYTES).map_err(|e| match e.kind() {
+            std::io::ErrorKind::FileTooLarge => ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "the batch is over 8 MiB once inflated",
+            ),
+            _ => ApiError::bad_request("unreadable_body", "the gzip body is damaged"),
         })?,
         Some(other) => {
             return Err(ApiError::new(
@@ -181,12 +186,24 @@ async fn append(
         }
     };
     let batch: RecordingBatch = parse_json(&json)?;
-    Ok(Json(
-        state
-            .services
-            .append_recording(&writer.tenant_id, &writer.session_id, batch)
-            .await?,
-    ))
+    let ack = state
+        .services
+        .append_recording(&writer.tenant_id, &writer.session_id, batch)
+        .await
+        // The session ended while this batch was on its way.
+        .map_err(|e| match e {
+            CoreError::Unauthenticated => invalid_recording(),
+            other => other.into(),
+        })?;
+    Ok(Json(ack))
+}
+
+/// A write token that opens no recording (any more): the script starts anew.
+fn invalid_recording() -> ApiError {
+    ApiError::unauthorized(
+        "invalid_recording",
+        "unknown widget key, session or write token; start a new recording",
+    )
 }
 
 /// The visitor script's control stream for a recording (server-sent events).
@@ -197,7 +214,9 @@ async fn append(
 /// agent's co-browse (README, "Co-browsing on sites with the script"):
 /// `{"type": "request", "agent": …}`, `{"type": "active", "agent": …,
 /// "control": …}` (at connection, while one goes on), `pointer`, `highlight`,
-/// `click`, `type`, `key`, `scroll` and `{"type": "ended", "by": …}`.
+/// `click`, `type`, `key`, `scroll` and `{"type": "ended", "by": …}`, where
+/// `by` is `agent` or `visitor` (who ended it), `agent_left` (the agent's live
+/// view was gone for 30 s) or `visitor_left` (the session ended).
 #[utoipa::path(get, path = "/widget/recording/{id}/control", tag = "widget",
     params(("id" = String, Path, description = "The recording's session id")),
     security(("widgetKey" = [], "writeToken" = [])),
@@ -267,10 +286,12 @@ async fn control(State(state): State<AppState>, writer: Writer) -> Response {
 
 /// Answer an agent's co-browse request, hand control over or take it back, or
 /// end it (the visitor script; README, "Co-browsing on sites with the
-/// script"). `accept` and `decline` answer a request; `grant` lets the agent
-/// click and type in this page, `revoke` takes that back; `end` ends it. 409
-/// `not_active` when no co-browse is asked for or going on (for `grant` and
-/// `revoke`: none going on). Audited (`cobrowse.accept`, `cobrowse.decline`,
+/// script"). `accept` and `decline` answer a request (`accept` again, once it
+/// goes on, changes nothing); `grant` lets the agent click and type in this
+/// page, `revoke` takes that back; `end` ends it, asked for or going on. 409
+/// `not_active` when no co-browse is asked for or going on, and for `decline`
+/// of one that already goes on (use `end`) or `grant` and `revoke` of one only
+/// asked for. Audited (`cobrowse.accept`, `cobrowse.decline`,
 /// `cobrowse.control`, `cobrowse.end`).
 #[utoipa::path(post, path = "/widget/recording/{id}/cobrowse", tag = "widget", request_body = VisitorCobrowse,
     params(("id" = String, Path, description = "The recording's session id")),

@@ -74,6 +74,23 @@ async fn an_integration_starts_a_call_and_the_customer_is_invited(db: TestDb) {
     expect_problem(foreign, StatusCode::NOT_FOUND, "not_found").await;
     let missing = app.post("/rest/v1/conversation/nobody/call", &t, json!({})).await;
     expect_problem(missing, StatusCode::NOT_FOUND, "not_found").await;
+
+    // A customer with the longest name a customer may have still gets a call,
+    // whose title stays within its 200 characters.
+    let long = "N".repeat(200);
+    let (named, _) = app.widget_visitor(&widget_key, &long).await;
+    let started = ok_json(
+        app.post(&format!("/rest/v1/conversation/{named}/call"), &t, json!({}))
+            .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    let title = started["appointment"]["title"].as_str().unwrap();
+    assert_eq!(title.chars().count(), 196, "{title}");
+    assert!(
+        title.starts_with("Video call with NNN") && title.ends_with('…'),
+        "{title}"
+    );
     app.stop().await;
 }
 

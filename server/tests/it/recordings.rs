@@ -131,6 +131,18 @@ async fn the_script_records_sessions_that_replay(db: TestDb) {
         .await
         .unwrap();
     expect_problem(damaged, StatusCode::BAD_REQUEST, "unreadable_body").await;
+    // Small as sent, over 8 MiB once inflated: too large, not damaged.
+    let bomb = app
+        .request(Method::POST, &format!("/rest/v1/widget/recording/{id}/events"))
+        .header("rapport-widget-key", &key)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_ENCODING, "gzip")
+        .bearer_auth(&token)
+        .body(gzip(&vec![b' '; 9 * 1024 * 1024]).unwrap())
+        .send()
+        .await
+        .unwrap();
+    expect_problem(bomb, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await;
     let brotli = app
         .request(Method::POST, &format!("/rest/v1/widget/recording/{id}/events"))
         .header("rapport-widget-key", &key)
