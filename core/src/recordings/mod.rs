@@ -190,6 +190,8 @@ fn check_batch(checks: &mut Checks, batch: &RecordingBatch) -> BatchFacts {
     if let Some(tags) = &batch.tags {
         checks.tags("tags", tags, 50);
     }
+    // As documented: a token that long is no token of ours either way.
+    checks.optional_text("visitorToken", batch.visitor_token.as_deref(), 200);
     let mut facts = BatchFacts {
         first_at: i64::MAX,
         last_at: 0,

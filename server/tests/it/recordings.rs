@@ -120,6 +120,14 @@ async fn the_script_records_sessions_that_replay(db: TestDb) {
     .await;
     let problem = expect_problem(bad_event, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
     assert_eq!(fields(&problem), ["events[0]"]);
+    let long_token = json!({"seq": 2, "events": [], "visitorToken": format!("vt_{}", "x".repeat(198))});
+    let problem = expect_problem(
+        append(&app, &key, &id, &token, &long_token, false).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    )
+    .await;
+    assert_eq!(fields(&problem), ["visitorToken"]);
     let damaged = app
         .request(Method::POST, &format!("/rest/v1/widget/recording/{id}/events"))
         .header("rapport-widget-key", &key)
