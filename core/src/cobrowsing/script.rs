@@ -171,24 +171,26 @@ fn busy(other: &ScriptCobrowse) -> CoreError {
 impl Services {
     /// The latest script co-browse of a recorded session, if any.
     pub async fn script_cobrowse(&self, tenant_id: &str, session_id: &str) -> CoreResult<Option<ScriptCobrowse>> {
-        let sql = format!(
-            "select {SCRIPT_COLUMNS} from script_cobrowses where tenant_id = $1 and session_id = $2 \
-             order by requested_at desc, id desc limit 1"
-        );
-        let row: Option<ScriptRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
-            .bind(tenant_id)
-            .bind(session_id)
-            .fetch_optional(pool)
-            .await)?;
-        Ok(row.map(script_from_row))
+        self.script_cobrowse_where(tenant_id, session_id, "order by requested_at desc, id desc limit 1")
+            .await
     }
 
     /// The session's open co-browse (at most one: a unique index keeps it so).
     async fn open_script_cobrowse(&self, tenant_id: &str, session_id: &str) -> CoreResult<Option<ScriptCobrowse>> {
-        let sql = format!(
-            "select {SCRIPT_COLUMNS} from script_cobrowses where tenant_id = $1 and session_id = $2 \
-             and state in ('REQUESTED', 'ACTIVE')"
-        );
+        self.script_cobrowse_where(tenant_id, session_id, "and state in ('REQUESTED', 'ACTIVE')")
+            .await
+    }
+
+    /// A co-browse of the session, picked by the SQL `rest` after its tenant
+    /// and session.
+    async fn script_cobrowse_where(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        rest: &str,
+    ) -> CoreResult<Option<ScriptCobrowse>> {
+        let sql =
+            format!("select {SCRIPT_COLUMNS} from script_cobrowses where tenant_id = $1 and session_id = $2 {rest}");
         let row: Option<ScriptRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
             .bind(session_id)

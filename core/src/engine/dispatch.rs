@@ -460,13 +460,9 @@ impl Services {
             return Ok(());
         };
         let mut tx = self.db().begin().await?;
-        if lock_conversation(&mut tx, tenant_id, customer_id).await.is_err() {
+        let Some(mut facts) = snapshot::still_waiting(&mut tx, tenant_id, customer_id, since).await? else {
             return Ok(());
-        }
-        let mut facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
-        if facts.awaiting_since != Some(since) || facts.status == ConversationStatus::Done {
-            return Ok(());
-        }
+        };
         // The rules see at least the threshold this timer is for, even if this
         // instance's clock runs a little behind the one that scheduled it.
         if let Some(seconds) = job.payload["seconds"].as_i64() {

@@ -34,7 +34,6 @@ use crate::{
         rules::{Channel, Condition, SlaRule},
         watchdogs::{ReceiverType, WatchdogReceiver},
     },
-    conversations::{lock_conversation, ConversationStatus},
     db::Tx,
     error::CoreResult,
     jobs::{self, kinds, Job},
@@ -145,13 +144,9 @@ impl Services {
             return Ok(());
         };
         let mut tx = self.db().begin().await?;
-        if lock_conversation(&mut tx, tenant_id, customer_id).await.is_err() {
+        let Some(mut facts) = snapshot::still_waiting(&mut tx, tenant_id, customer_id, since).await? else {
             return Ok(());
-        }
-        let mut facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
-        if facts.awaiting_since != Some(since) || facts.status == ConversationStatus::Done {
-            return Ok(());
-        }
+        };
         let Ok(rule) = self.config_get::<SlaRule>(tenant_id, rule_id).await else {
             return Ok(());
         };

@@ -61,6 +61,27 @@ type FactsRow = (
     Option<String>,
 );
 
+/// A timer of a waiting message fired: locks the conversation in `tx` and
+/// reads it, if the message that started the wait at `since` still waits (the
+/// conversation is open and has not been answered since). `None` otherwise:
+/// the timer has nothing left to do.
+pub(crate) async fn still_waiting(
+    tx: &mut Tx,
+    tenant_id: &str,
+    customer_id: &str,
+    since: i64,
+) -> CoreResult<Option<ConversationFacts>> {
+    if crate::conversations::lock_conversation(tx, tenant_id, customer_id)
+        .await
+        .is_err()
+    {
+        return Ok(None);
+    }
+    let facts = conversation_facts(tx, tenant_id, customer_id).await?;
+    let waits = facts.awaiting_since == Some(since) && facts.status != ConversationStatus::Done;
+    Ok(waits.then_some(facts))
+}
+
 /// Reads a conversation in `tx`; `NotFound` when the tenant has no such customer.
 pub(crate) async fn conversation_facts(
     tx: &mut Tx,
