@@ -185,8 +185,11 @@ test('three people in a call receive each other’s video', async ({ browser, re
     await expect(page.getByRole('button', { name: 'Leave' })).toBeVisible();
     await expect(tile(page, `${name} (you)`)).toBeVisible();
   }
-  // Everyone sees everyone.
+  // Everyone sees everyone, and nobody a screen, since nobody shares one. (A
+  // screen the server called live while a viewer was still answering its
+  // offer, and paused before the answer, once stayed shown there, empty.)
   for (const { page } of people) {
+    await expect(page.locator('figure.rapport-meet__tile--screen:not([hidden])')).toHaveCount(0);
     await expect(page.getByRole('figure')).toHaveCount(3);
     for (const other of people) if (other.page !== page) await expect(tile(page, other.name)).toBeVisible();
   }

@@ -26,12 +26,21 @@ fn main() -> ExitCode {
         Some("build") => tasks::build(&args[1..]),
         Some("bench") => tasks::bench(&args[1..]),
         Some("budget") => tasks::budget(&args[1..]),
-        Some("site") => site::build_site(args.iter().any(|a| a == "--release")).map(|_| ()),
+        Some("site") => {
+            let profile = if args.iter().any(|a| a == "--release") {
+                site::SiteProfile::Release
+            } else if args.iter().any(|a| a == "--test") {
+                site::SiteProfile::Test
+            } else {
+                site::SiteProfile::Dev
+            };
+            site::build_site(profile).map(|_| ())
+        }
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n  run     build everything (release) and serve Rapport\n  \
                  test    run the whole test suite\n  build   build the server and the site [--release]\n  \
-                 site    build only the site (wasm bundle, CSS, assets) [--release]\n  \
+                 site    build only the site (wasm bundle, CSS, assets) [--release | --test]\n  \
                  bench   run the benchmarks (release build; optionally: webhooks, writes, routing, recording, timers, reports, conference)\n  \
                  budget  measure the dashboard's first-load size and time to first byte"
             );

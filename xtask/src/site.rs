@@ -62,13 +62,41 @@ pub struct BundleSize {
     pub chunks: (u64, u64),
 }
 
-/// Builds the site; `release` makes a size-optimised bundle.
-pub fn build_site(release: bool) -> Result<BundleSize> {
+/// Which site to build: how the wasm bundle is compiled and finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SiteProfile {
+    /// Unoptimised, with debug names in the JS glue (`cargo xtask site`).
+    Dev,
+    /// What the browser tests load: optimised lightly and quickly (cargo profile
+    /// `wasm-test`), linted by clippy while it compiles, and neither shrunk by
+    /// `wasm-opt` nor precompressed. Those two steps serve download size only,
+    /// which no test measures (`cargo xtask budget` measures the release site),
+    /// and cost most of the site's build time.
+    Test,
+    /// As shipped: size-optimised, `wasm-opt -Oz`, precompressed.
+    Release,
+}
+
+impl SiteProfile {
+    /// The cargo profile and the directory cargo builds it into.
+    fn cargo_profile(self) -> (&'static str, &'static str) {
+        match self {
+            SiteProfile::Dev => ("dev", "debug"),
+            SiteProfile::Test => ("wasm-test", "wasm-test"),
+            SiteProfile::Release => ("wasm-release", "wasm-release"),
+        }
+    }
+}
+
+/// Builds the site with the given profile.
+pub fn build_site(profile: SiteProfile) -> Result<BundleSize> {
     ensure_wasm_target()?;
-    let profile = if release { "wasm-release" } else { "dev" };
+    let release = profile == SiteProfile::Release;
+    let (cargo_profile, profile_dir) = profile.cargo_profile();
     // `cargo rustc` hands the flag to the final link only, so dependencies keep
     // their builds. The splitter needs the relocations to find function pointers.
-    run(cargo().args([
+    let mut compile = cargo();
+    compile.args([
         "rustc",
         "--package",
         "rapport-frontend",
@@ -76,11 +104,15 @@ pub fn build_site(release: bool) -> Result<BundleSize> {
         "--target",
         "wasm32-unknown-unknown",
         "--profile",
-        profile,
+        cargo_profile,
         "--",
         "-Clink-arg=--emit-relocs",
-    ]))?;
-    let profile_dir = if release { "wasm-release" } else { "debug" };
+    ]);
+    if profile == SiteProfile::Test {
+        // The browser crates are linted for their real target in this very build.
+        tools::lint_while_compiling(&mut compile);
+    }
+    run(&mut compile)?;
     let wasm = target_dir()
         .join("wasm32-unknown-unknown")
         .join(profile_dir)
@@ -96,7 +128,7 @@ pub fn build_site(release: bool) -> Result<BundleSize> {
         .web(true)?
         .out_name("rapport")
         .typescript(false)
-        .debug(!release)
+        .debug(profile == SiteProfile::Dev)
         .keep_lld_exports(true)
         .demangle(false)
         .generate(&pkg)
@@ -122,7 +154,7 @@ pub fn build_site(release: bool) -> Result<BundleSize> {
     }
     fs::write(pkg.join("rapport.css"), css)?;
     copy_dir(&root().join("public"), &site)?;
-    crate::visitor::build_visitor(&site, !release)?;
+    crate::visitor::build_visitor(&site, profile == SiteProfile::Dev)?;
     precompress(&pkg, release)?;
 
     let add = |(a, b): (u64, u64), (c, d): (u64, u64)| (a + c, b + d);

@@ -11,14 +11,19 @@ use std::{
 use anyhow::{bail, Context, Result};
 
 use crate::{
-    site::build_site,
+    site::{build_site, SiteProfile},
     tools::{cargo, ensure_npm_packages, has_program, root, run as run_cmd, site_dir, target_dir},
 };
 
 /// `cargo xtask build [--release]`: the site and the server binary.
 pub fn build(args: &[String]) -> Result<()> {
     let release = args.iter().any(|a| a == "--release");
-    build_site(release)?;
+    let site = if release {
+        SiteProfile::Release
+    } else {
+        SiteProfile::Dev
+    };
+    build_site(site)?;
     let mut cmd = cargo();
     cmd.args(["build", "--package", "rapport-server", "--bin", "rapport"]);
     if release {
@@ -164,82 +169,64 @@ struct Tally {
     failures: Vec<String>,
 }
 
+/// The host crates every test command builds, with one feature selection, so
+/// that each cargo command of a test run reuses the others' artifacts: cargo
+/// unifies features over the packages it is given, and another selection (say,
+/// the server alone, without the dev-dependencies' features) would compile
+/// `rapport-core` and everything above it again.
+const TEST_SELECTION: [&str; 5] = [
+    "--workspace",
+    // The browser crate is built for its real target by the site.
+    "--exclude",
+    "rapport-frontend",
+    // The app's server side (and its tests), as the server builds it.
+    "--features",
+    "rapport-app/ssr",
+];
+
 /// `cargo xtask test`: formatting, lints, unit and HTTP tests (SQLite, and
 /// PostgreSQL when `RAPPORT_TEST_POSTGRES_URL` is set), then Playwright in Chromium.
+///
+/// Each crate is compiled once per target: clippy lints the workspace's crates
+/// inside the builds the tests use (see [`crate::tools::lint_while_compiling`]),
+/// the browser tests run the server binary the HTTP tests were built with, and
+/// their site is neither size-optimised nor precompressed. Each step's time is
+/// printed at the end (the README's testing section keeps a table of them).
 pub fn test(args: &[String]) -> Result<()> {
     let skip_e2e = args.iter().any(|a| a == "--no-e2e");
     let started = Instant::now();
     let mut tally = Tally::default();
+    let mut steps = Steps::default();
 
-    run_cmd(cargo().args(["fmt", "--all", "--", "--check"]))?;
-    run_cmd(cargo().args(["clippy", "--all-targets", "--", "-D", "warnings"]))?;
-    // The browser crate is linted for its real target, which a fresh machine lacks.
-    crate::tools::ensure_wasm_target()?;
-    run_cmd(cargo().args([
-        "clippy",
-        "--package",
-        "rapport-frontend",
-        "--target",
-        "wasm32-unknown-unknown",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
+    steps.time("format", || run_cmd(cargo().args(["fmt", "--all", "--", "--check"])))?;
+
+    // Every host target, tests and benchmarks included, compiled once and linted
+    // by clippy as `cargo clippy --all-targets -- -D warnings` would.
+    steps.time("build and lint the host crates", || {
+        let mut build = cargo();
+        build.args(["test", "--no-run", "--all-targets"]).args(TEST_SELECTION);
+        crate::tools::lint_while_compiling(&mut build);
+        run_cmd(&mut build)
+    })?;
 
     if std::env::var_os("RAPPORT_TEST_POSTGRES_URL").is_none() {
         eprintln!("xtask: note: RAPPORT_TEST_POSTGRES_URL is unset; PostgreSQL variants of the tests will be skipped");
     }
-    let others_ok = run_counting(
-        cargo().args([
-            "test",
-            "--no-fail-fast",
-            "--package",
-            "rapport-core",
-            "--package",
-            "rapport-app",
-            "--package",
-            "xtask",
-            "--package",
-            "wasm_split_cli_support",
-            // The app's server side (and its tests), as the server builds it.
-            "--features",
-            "rapport-app/ssr",
-        ]),
-        &mut tally,
-        parse_cargo_line,
-    )?;
     // The co-browsing tests drive a real Chromium from the server's tests too.
     ensure_chromium()?;
-    // The server's tests each start Rapport (with Leptos) on their own Tokio
-    // runtime in one process. Run side by side, a page request of one test now
-    // and then never completed (408) while another test's runtime shut down;
-    // one at a time, never in a reproduction loop. Production runs a single
-    // runtime, where this cannot happen.
-    let server_ok = run_counting(
-        cargo().args([
-            "test",
-            "--no-fail-fast",
-            "--package",
-            "rapport-server",
-            "--",
-            "--test-threads=1",
-        ]),
-        &mut tally,
-        parse_cargo_line,
-    )?;
-    let cargo_ok = others_ok && server_ok;
+    let cargo_ok = steps.time("unit and HTTP tests", || run_unit_and_http_tests(&mut tally))?;
 
     let e2e_ok = if skip_e2e {
         true
     } else {
-        // A size-optimised bundle, as shipped; the server in the test (debug)
-        // profile, which `cargo test` has already built.
-        build_site(true)?;
-        run_cmd(cargo().args(["build", "--package", "rapport-server", "--bin", "rapport"]))?;
-        end_to_end(&mut tally)?
+        // The browser crates are linted for their real target while the site
+        // compiles; the server is the debug binary the HTTP tests were built with.
+        steps.time("build and lint the site", || build_site(SiteProfile::Test).map(|_| ()))?;
+        steps.time("browser tests", || end_to_end(&mut tally))?
     };
 
     println!("xtask: finished in {:.0} s", started.elapsed().as_secs_f64());
+    steps.print();
     println!("{} passed, {} failed", tally.passed, tally.failed);
     for name in &tally.failures {
         println!("failed: {name}");
@@ -253,18 +240,83 @@ pub fn test(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Runs a command, echoing its output and counting results with `parse`.
-fn run_counting(cmd: &mut Command, tally: &mut Tally, parse: fn(&str, &mut Tally)) -> Result<bool> {
+/// The unit and HTTP tests, with cargo-nextest: one process per test, so the
+/// server's tests (each starts Rapport with Leptos on a Tokio runtime of its
+/// own) never share a process, and several run at once; `.config/nextest.toml`
+/// serialises those that must not overlap. Without nextest, `cargo test` runs
+/// them one at a time: side by side in one process, a page request of one test
+/// now and then never completed while another test's runtime shut down.
+fn run_unit_and_http_tests(tally: &mut Tally) -> Result<bool> {
+    let mut cmd = cargo();
+    if has_nextest() {
+        cmd.args(["nextest", "run", "--no-fail-fast"]).args(TEST_SELECTION);
+        crate::tools::lint_while_compiling(&mut cmd);
+        // nextest reports on stderr.
+        run_counting(&mut cmd, Output::Stderr, tally, parse_nextest_line)
+    } else {
+        eprintln!("xtask: note: cargo-nextest is missing; the tests run one at a time with cargo test");
+        cmd.args(["test", "--no-fail-fast"])
+            .args(TEST_SELECTION)
+            .args(["--", "--test-threads=1"]);
+        crate::tools::lint_while_compiling(&mut cmd);
+        run_counting(&mut cmd, Output::Stdout, tally, parse_cargo_line)
+    }
+}
+
+fn has_nextest() -> bool {
+    cargo()
+        .args(["nextest", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// How long each step of a test run took, printed at its end.
+#[derive(Default)]
+struct Steps(Vec<(&'static str, Duration)>);
+
+impl Steps {
+    fn time<T>(&mut self, name: &'static str, step: impl FnOnce() -> Result<T>) -> Result<T> {
+        let started = Instant::now();
+        let result = step();
+        self.0.push((name, started.elapsed()));
+        result
+    }
+
+    fn print(&self) {
+        for (name, took) in &self.0 {
+            println!("xtask: {:>6.0} s  {name}", took.as_secs_f64());
+        }
+    }
+}
+
+/// Which of a test runner's streams carries its results.
+#[derive(Clone, Copy)]
+enum Output {
+    Stdout,
+    Stderr,
+}
+
+/// Runs a command, echoing its output and counting results with `parse` from the
+/// stream `results`.
+fn run_counting(cmd: &mut Command, results: Output, tally: &mut Tally, parse: fn(&str, &mut Tally)) -> Result<bool> {
     eprintln!("xtask: {cmd:?}");
-    let mut child = cmd
-        .current_dir(cmd.get_current_dir().map(Path::to_path_buf).unwrap_or_else(root))
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("cannot start test runner")?;
-    let stdout = child.stdout.take().expect("piped stdout");
-    for line in BufReader::new(stdout).lines() {
+    cmd.current_dir(cmd.get_current_dir().map(Path::to_path_buf).unwrap_or_else(root));
+    match results {
+        Output::Stdout => cmd.stdout(Stdio::piped()),
+        Output::Stderr => cmd.stderr(Stdio::piped()),
+    };
+    let mut child = cmd.spawn().context("cannot start test runner")?;
+    let stream: Box<dyn std::io::Read> = match results {
+        Output::Stdout => Box::new(child.stdout.take().expect("piped stdout")),
+        Output::Stderr => Box::new(child.stderr.take().expect("piped stderr")),
+    };
+    for line in BufReader::new(stream).lines() {
         let line = line?;
-        println!("{line}");
+        match results {
+            Output::Stdout => println!("{line}"),
+            Output::Stderr => eprintln!("{line}"),
+        }
         parse(&line, tally);
     }
     Ok(child.wait()?.success())
@@ -286,6 +338,36 @@ fn parse_cargo_line(line: &str, tally: &mut Tally) {
         }
         if let Some(pos) = words.iter().position(|w| *w == "failed") {
             tally.failed += words.get(pos.wrapping_sub(1)).and_then(|n| n.parse().ok()).unwrap_or(0);
+        }
+    }
+}
+
+/// nextest's summary, `Summary [ 368.1s] 500 tests run: 498 passed (3 slow), 2
+/// failed, 4 skipped`, and a failed test's line, `FAIL [ 1.2s] rapport-server::it
+/// cobrowsing::idle` (each attempt's, and again in the final list).
+fn parse_nextest_line(line: &str, tally: &mut Tally) {
+    let line = line.trim_start();
+    if let Some(rest) = line.strip_prefix("FAIL [") {
+        if let Some((_, name)) = rest.split_once(']') {
+            let name = name.trim().to_string();
+            if !tally.failures.contains(&name) {
+                tally.failures.push(name);
+            }
+        }
+        return;
+    }
+    let Some(rest) = line.strip_prefix("Summary [") else {
+        return;
+    };
+    let Some((_, counts)) = rest.split_once(" run: ") else {
+        return;
+    };
+    for part in counts.split(',') {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        match (words.first().and_then(|n| n.parse::<u64>().ok()), words.get(1)) {
+            (Some(n), Some(&"passed")) => tally.passed += n,
+            (Some(n), Some(&"failed")) | (Some(n), Some(&"timed")) => tally.failed += n,
+            _ => {}
         }
     }
 }
@@ -333,6 +415,7 @@ fn end_to_end(tally: &mut Tally) -> Result<bool> {
             .env("ADMIN_EMAIL", E2E_ADMIN_EMAIL)
             .env("ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
             .env("CHROMIUM_PATH", CHROMIUM),
+        Output::Stdout,
         tally,
         parse_playwright_line,
     )?;
@@ -503,12 +586,19 @@ mod tests {
         parse_playwright_line("  ✘  2 [chromium] › calls.spec.ts:9:1 › rings (30.0s)", &mut t);
         parse_cargo_line("test it::cobrowsing::idle ... FAILED", &mut t);
         parse_cargo_line("test it::cobrowsing::ends ... ok", &mut t);
-        assert_eq!((t.passed, t.failed), (16, 3));
+        parse_nextest_line("        FAIL [   1.204s] rapport-server::it cobrowsing::ends", &mut t);
+        parse_nextest_line("        FAIL [   1.204s] rapport-server::it cobrowsing::ends", &mut t);
+        parse_nextest_line(
+            "     Summary [ 368.100s] 503 tests run: 500 passed (3 slow), 2 failed, 1 timed out, 4 skipped",
+            &mut t,
+        );
+        assert_eq!((t.passed, t.failed), (516, 6));
         assert_eq!(
             t.failures,
             [
                 "2 [chromium] › calls.spec.ts:9:1 › rings (30.0s)",
-                "it::cobrowsing::idle"
+                "it::cobrowsing::idle",
+                "rapport-server::it cobrowsing::ends"
             ]
         );
     }

@@ -49,9 +49,57 @@ pub fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-/// A `cargo` command.
+/// A `cargo` command, without the variables `cargo run` set for this task.
+///
+/// Build scripts that track one of them (ring's tracks `CARGO_MANIFEST_DIR`)
+/// would otherwise see it change between a build run by xtask and one run
+/// from a shell, or from a clone in another folder, and rebuild with everything
+/// above them (rustls, sqlx, Rapport's crates).
 pub fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_RUSTC_CURRENT_DIR",
+            ]
+            .contains(&name)
+        {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
+}
+
+/// Makes `cmd` (a cargo build) lint the workspace's crates with clippy, denying
+/// every warning, as `cargo clippy -- -D warnings` would, while it compiles them.
+///
+/// `cargo clippy` only type-checks, so its artifacts serve no later build, and a
+/// separate clippy run costs a second pass over every dependency. clippy's
+/// driver is an ordinary rustc wrapper though: set as cargo's
+/// `RUSTC_WORKSPACE_WRAPPER`, it runs clippy's lints inside the real
+/// compilation of the workspace's own crates, while dependencies are compiled
+/// (and fingerprinted) exactly as without it. Every later cargo command of the
+/// same run must use the same setting, or cargo rebuilds the workspace's crates.
+pub fn lint_while_compiling(cmd: &mut Command) {
+    let driver = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| {
+            PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+                .join("bin")
+                .join("clippy-driver")
+        })
+        .filter(|path| path.exists())
+        .unwrap_or_else(|| PathBuf::from("clippy-driver"));
+    // `cargo clippy` hands its arguments to the driver the same way.
+    cmd.env("RUSTC_WORKSPACE_WRAPPER", driver)
+        .env("CLIPPY_ARGS", "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__");
 }
 
 /// Adds the wasm target through rustup when it is missing.

@@ -381,6 +381,51 @@ struct TrackInEntry {
 struct TrackOut {
     track_in: Weak<TrackIn>,
     state: TrackOutState,
+    /// Whether the offer that negotiates the m-line told the viewer the track is
+    /// paused. A pause change while the viewer has not answered yet reaches no
+    /// open m-line and is not sent, so the answer compares this with the track's
+    /// state then and sends the difference (see [`open_negotiated`]).
+    offered_paused: Option<bool>,
+}
+
+impl TrackOut {
+    fn to_open(track: &Arc<TrackIn>) -> Self {
+        TrackOut {
+            track_in: Arc::downgrade(track),
+            state: TrackOutState::ToOpen,
+            offered_paused: None,
+        }
+    }
+}
+
+/// Opens every m-line of `tracks_out` that the viewer's answer accepted.
+/// Returns the `TrackState` messages the viewer still needs (tracks whose pause
+/// changed after the offer described them: without them a screen that stopped
+/// while the viewer answered would stay shown, empty, for the rest of the call),
+/// and the video tracks that now need a keyframe.
+fn open_negotiated(tracks_out: &mut [TrackOut]) -> (Vec<SignalOut>, Vec<Arc<TrackIn>>) {
+    let mut states = Vec::new();
+    let mut videos = Vec::new();
+    for t in tracks_out {
+        let TrackOutState::Negotiating(mid) = t.state else {
+            continue;
+        };
+        t.state = TrackOutState::Open(mid);
+        let Some(track) = t.track_in.upgrade() else {
+            continue;
+        };
+        let paused = track.paused.load(Ordering::Relaxed);
+        if t.offered_paused != Some(paused) {
+            states.push(SignalOut::TrackState {
+                mid: mid.to_string(),
+                paused,
+            });
+        }
+        if track.info.kind == MediaKind::Video {
+            videos.push(track);
+        }
+    }
+    (states, videos)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -656,10 +701,7 @@ impl Sfu {
         // the offer follows the answer on the same ordered channel.
         for other in self.peers.iter().filter(|p| p.room == room && p.remove.is_none()) {
             for t in &other.tracks_in {
-                peer.tracks_out.push(TrackOut {
-                    track_in: Arc::downgrade(&t.track),
-                    state: TrackOutState::ToOpen,
-                });
+                peer.tracks_out.push(TrackOut::to_open(&t.track));
             }
         }
         self.peers.push(peer);
@@ -676,10 +718,7 @@ impl Sfu {
             match item {
                 Propagated::TrackOpen(track) => {
                     for peer in self.peers.iter_mut().filter(|p| p.receives_from(&track)) {
-                        peer.tracks_out.push(TrackOut {
-                            track_in: Arc::downgrade(&track),
-                            state: TrackOutState::ToOpen,
-                        });
+                        peer.tracks_out.push(TrackOut::to_open(&track));
                         drain(peer, &self.socket, &mut self.queue, tap); // negotiates
                     }
                 }
@@ -927,10 +966,15 @@ impl Peer {
                     queue.push_back(Propagated::KeyframeRequest(track, req.kind));
                 }
             }
-            Event::StreamPaused(p) => {
+            // str0m resumes a stream on any packet, padding and bandwidth probes
+            // included, which a browser sends on an m-line with no track (a screen
+            // nobody shares) while it warms up. Only a frame resumes a track (see
+            // `handle_media_data`); a pause is believed at once.
+            Event::StreamPaused(p) if p.paused => {
                 if let Some(t) = self.tracks_in.iter().find(|t| t.track.info.mid == p.mid) {
-                    t.track.paused.store(p.paused, Ordering::Relaxed);
-                    queue.push_back(Propagated::Paused(t.track.clone(), p.paused));
+                    if !t.track.paused.swap(true, Ordering::Relaxed) {
+                        queue.push_back(Propagated::Paused(t.track.clone(), true));
+                    }
                 }
             }
             Event::Closed => self.mark_removed("closed by client"),
@@ -967,6 +1011,9 @@ impl Peer {
                 contiguous: data.contiguous,
                 data: data.data.clone(),
             });
+        }
+        if entry.track.paused.swap(false, Ordering::Relaxed) {
+            queue.push_back(Propagated::Paused(entry.track.clone(), false));
         }
         queue.push_back(Propagated::MediaData(entry.track.clone(), data));
     }
@@ -1076,6 +1123,11 @@ impl Peer {
             sent_at: Instant::now(),
         });
         let tracks = self.track_table();
+        for t in &mut self.tracks_out {
+            if let (TrackOutState::Negotiating(_), Some(track)) = (t.state, t.track_in.upgrade()) {
+                t.offered_paused = Some(track.paused.load(Ordering::Relaxed));
+            }
+        }
         let _ = self.signal.send(SignalOut::Offer {
             negotiation_id: id,
             sdp: offer.to_sdp_string(),
@@ -1132,16 +1184,13 @@ impl Peer {
             self.evict("negotiation failed");
             return;
         }
-        for t in &mut self.tracks_out {
-            if let TrackOutState::Negotiating(m) = t.state {
-                t.state = TrackOutState::Open(m);
-                // Newly visible video: ask the sender for a keyframe so the picture appears at once.
-                if let Some(track) = t.track_in.upgrade() {
-                    if track.info.kind == MediaKind::Video {
-                        queue.push_back(Propagated::KeyframeRequest(track, KeyframeRequestKind::Pli));
-                    }
-                }
-            }
+        let (states, videos) = open_negotiated(&mut self.tracks_out);
+        for state in states {
+            let _ = self.signal.send(state);
+        }
+        // Newly visible video: ask the sender for a keyframe so the picture appears at once.
+        for track in videos {
+            queue.push_back(Propagated::KeyframeRequest(track, KeyframeRequestKind::Pli));
         }
         // Stopped m-lines are done (their slots may be recycled by later add_media).
         self.tracks_out
@@ -1193,3 +1242,67 @@ impl Peer {
 //   //   SignalIn::Leave => break,
 //   // }
 //   // on socket close: if let Some(k) = key { sfu.leave(k).await.ok(); }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen(paused: bool) -> Arc<TrackIn> {
+        Arc::new(TrackIn {
+            origin: PeerKey(1),
+            info: Arc::new(TrackInfo {
+                room: "room".into(),
+                participant: "host".into(),
+                source: "screen".into(),
+                kind: MediaKind::Video,
+                mid: Mid::from("1"),
+            }),
+            paused: AtomicBool::new(paused),
+        })
+    }
+
+    fn negotiating(track: &Arc<TrackIn>, offered_paused: bool) -> TrackOut {
+        TrackOut {
+            track_in: Arc::downgrade(track),
+            state: TrackOutState::Negotiating(Mid::from("3")),
+            offered_paused: Some(offered_paused),
+        }
+    }
+
+    /// The race seen in the three-person call: the offer said the host's screen
+    /// carried media, it paused before the viewer answered (a change that reached
+    /// no open m-line), and the viewer kept an empty screen tile for good.
+    #[test]
+    fn an_answer_tells_the_viewer_of_a_pause_it_missed_while_negotiating() {
+        let track = screen(true);
+        let mut out = [negotiating(&track, false)];
+        let (states, videos) = open_negotiated(&mut out);
+        assert_eq!(out[0].state, TrackOutState::Open(Mid::from("3")));
+        assert!(matches!(
+            states.as_slice(),
+            [SignalOut::TrackState { mid, paused: true }] if mid == "3"
+        ));
+        assert_eq!(videos.len(), 1, "a newly open video asks for a keyframe");
+    }
+
+    #[test]
+    fn an_answer_sends_nothing_when_the_offer_was_still_right() {
+        for paused in [true, false] {
+            let track = screen(paused);
+            let mut out = [negotiating(&track, paused)];
+            let (states, _) = open_negotiated(&mut out);
+            assert!(states.is_empty(), "paused {paused}: {states:?}");
+        }
+    }
+
+    #[test]
+    fn an_answer_leaves_tracks_that_are_not_negotiating_alone() {
+        let track = screen(false);
+        let mut out = [TrackOut {
+            state: TrackOutState::Open(Mid::from("3")),
+            ..negotiating(&track, true)
+        }];
+        let (states, videos) = open_negotiated(&mut out);
+        assert!(states.is_empty() && videos.is_empty());
+    }
+}

@@ -36,6 +36,7 @@ use super::{
 };
 
 mod page;
+mod screen;
 
 /// How often the task checks idleness and the links' validity.
 const TICK: Duration = Duration::from_secs(1);
@@ -138,6 +139,11 @@ enum Update {
         back: bool,
         forward: bool,
     },
+    /// A screenshot of the page, asked for when it had loaded at `captured_at`.
+    Screenshot {
+        captured_at: f64,
+        jpeg: Bytes,
+    },
 }
 
 struct Peer {
@@ -204,7 +210,7 @@ pub async fn start(
         next_peer: 1,
         guests: 0,
         buttons: 0,
-        frames: frames_tx,
+        screen: screen::Screen::new(frames_tx),
         updates: updates_tx,
         last_activity: Instant::now(),
         started_at: now_ms(),
@@ -238,7 +244,7 @@ struct Session {
     guests: i64,
     /// Mouse buttons held down by whoever has control (CDP's `buttons` mask).
     buttons: i64,
-    frames: watch::Sender<Option<Bytes>>,
+    screen: screen::Screen,
     updates: mpsc::UnboundedSender<Update>,
     last_activity: Instant,
     started_at: i64,
@@ -287,6 +293,9 @@ impl Session {
                         self.state.can_go_back = back;
                         self.state.can_go_forward = forward;
                         self.send_state();
+                    }
+                    Update::Screenshot { captured_at, jpeg } => {
+                        self.screen.offer(Some(captured_at), jpeg);
                     }
                 },
                 _ = tick.tick() => {

@@ -163,6 +163,40 @@ impl Session {
         });
     }
 
+    /// Takes a picture of the page as it is now, shown unless a newer frame
+    /// came first. The screencast alone can leave a page that has stopped
+    /// changing on an older picture: Chromium skips capturing while three of
+    /// its frames are being compressed (a burst while a page loads, on a busy
+    /// machine), and a still page sends no further frame.
+    fn take_screenshot(&self) {
+        let (cdp, page, updates) = (self.cdp.clone(), self.page.clone(), self.updates.clone());
+        let quality = self.settings.jpeg_quality;
+        tokio::spawn(async move {
+            // Captured after this moment, so newer than every frame before it.
+            let captured_at = super::screen::now_seconds();
+            let Ok(shot) = cdp
+                .call(
+                    Some(&page),
+                    "Page.captureScreenshot",
+                    json!({"format": "jpeg", "quality": quality}),
+                )
+                .await
+            else {
+                return;
+            };
+            let Some(Ok(jpeg)) = shot["data"]
+                .as_str()
+                .map(|data| base64::engine::general_purpose::STANDARD.decode(data))
+            else {
+                return;
+            };
+            let _ = updates.send(Update::Screenshot {
+                captured_at,
+                jpeg: Bytes::from(jpeg),
+            });
+        });
+    }
+
     /// Reads the page's history (address, title, back and forward) again.
     fn refresh_history(&self) {
         let (cdp, page, updates) = (self.cdp.clone(), self.page.clone(), self.updates.clone());
@@ -197,7 +231,8 @@ impl Session {
                 );
                 if let Some(data) = params["data"].as_str() {
                     if let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(data) {
-                        self.frames.send_replace(Some(Bytes::from(jpeg)));
+                        let captured_at = params["metadata"]["timestamp"].as_f64();
+                        self.screen.offer(captured_at, Bytes::from(jpeg));
                     }
                 }
             }
@@ -208,7 +243,12 @@ impl Session {
                 self.send_state();
                 self.refresh_history();
             }
-            "Page.navigatedWithinDocument" if ours => self.refresh_history(),
+            "Page.navigatedWithinDocument" if ours => {
+                self.refresh_history();
+                if params["frameId"].as_str() == Some(self.target.as_str()) {
+                    self.take_screenshot();
+                }
+            }
             "Page.frameStartedLoading" if ours && !self.state.loading => {
                 self.state.loading = true;
                 self.send_state();
@@ -219,6 +259,11 @@ impl Session {
                     self.send_state();
                 }
                 self.refresh_history();
+                // The main frame's id is its target's (`loadEventFired` is the
+                // main frame's alone).
+                if params["frameId"].is_null() || params["frameId"].as_str() == Some(self.target.as_str()) {
+                    self.take_screenshot();
+                }
             }
             "Page.javascriptDialogOpening" if ours => {
                 // A dialog would stop the page for everyone: it is answered at
