@@ -251,6 +251,7 @@ pub fn to_server_error(err: CoreError) -> ServerFnError {
             )
         }
         CoreError::Conflict { message, .. } => fail(StatusCode::CONFLICT, &message),
+        CoreError::Denied { message, .. } => fail(StatusCode::FORBIDDEN, &message),
         CoreError::NotFound(_) => fail(StatusCode::NOT_FOUND, &err.to_string()),
         other => ServerFnError::new(other.to_string()),
     }

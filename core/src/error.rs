@@ -54,6 +54,15 @@ pub enum CoreError {
     /// Valid credentials, but not allowed to do this.
     #[error("not allowed")]
     Forbidden,
+    /// Valid credentials, but the object is out of this actor's reach, for a
+    /// reason the caller can be told (403 with the code).
+    #[error("not allowed: {message}")]
+    Denied {
+        /// Stable machine code, e.g. `platform_admin_protected`.
+        code: &'static str,
+        /// Human-readable explanation.
+        message: String,
+    },
     /// Too many attempts; retry after this many seconds.
     #[error("too many attempts")]
     RateLimited {

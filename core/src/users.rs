@@ -12,9 +12,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    audit::{self, Actor},
+    audit::{self, Actor, ActorKind},
     crypto::{generate_password, hash_password},
-    db::{unique_violation, Tx},
+    db::{unique_violation, Db, Tx},
     error::{CoreError, CoreResult},
     model::{Page, PageRequest, Role},
     time::{from_ms, now_ms},
@@ -311,6 +311,7 @@ impl Services {
     /// Replaces a user's fields; an omitted password keeps the current one.
     pub async fn update_user(&self, tenant_id: &str, id: &str, input: UserIn, actor: &Actor) -> CoreResult<User> {
         let current = self.get_user(tenant_id, id).await?;
+        ensure_within_reach(self.db(), tenant_id, id, actor).await?;
         let valid = validate_user(&input)?;
         let mut tx = self.db().begin().await?;
         if current.role_id == Role::Admin && valid.role != Role::Admin {
@@ -437,9 +438,13 @@ impl Services {
     /// assigned to them become unassigned. The tenant's last admin cannot be deleted.
     pub async fn delete_user(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
         let user = self.get_user(tenant_id, id).await?;
+        let platform_admin = ensure_within_reach(self.db(), tenant_id, id, actor).await?;
         let mut tx = self.db().begin().await?;
         if user.role_id == Role::Admin {
             ensure_another_admin(&mut tx, tenant_id, id).await?;
+        }
+        if platform_admin {
+            ensure_another_platform_admin(&mut tx, id).await?;
         }
         crate::teams::remove_member_everywhere(&mut tx, tenant_id, id).await?;
         crate::customers::unassign_user_everywhere(&mut tx, tenant_id, id).await?;
@@ -459,6 +464,7 @@ impl Services {
 
     /// Sets a user's password (tenant-scoped) and ends their sessions.
     pub async fn set_password(&self, tenant_id: &str, user_id: &str, password: &str, actor: &Actor) -> CoreResult<()> {
+        ensure_within_reach(self.db(), tenant_id, user_id, actor).await?;
         let mut checks = Checks::new();
         checks.password("password", password);
         checks.finish()?;
@@ -485,6 +491,75 @@ impl Services {
         audit::record(&mut tx, Some(tenant_id), actor, "user.password", "user", Some(user_id)).await?;
         tx.commit().await
     }
+}
+
+/// Refuses a change to user `id` of the tenant that `actor` may not make,
+/// before anything is validated or written; returns whether the user has
+/// platform rights. Every write to a user (its fields, password, role,
+/// deletion, and so its sessions) starts here.
+///
+/// A user with platform rights manages every tenant, so only a platform
+/// admin changes them: a platform key (valid only while its owner holds
+/// those rights), a signed-in platform admin (rights read again here, not
+/// taken from the request), or Rapport itself (the CLI, on the machine).
+/// Anyone else, a tenant's API key or admin included, gets 403
+/// `platform_admin_protected`. Not 404: the same caller reads the user with
+/// 200, so "not found" would be untrue, and would hide nothing.
+async fn ensure_within_reach(db: &Db, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<bool> {
+    let target: Option<bool> = with_db!(db, |pool| sqlx::query_scalar(
+        "select platform_admin from users where tenant_id = $1 and id = $2"
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_optional(pool)
+    .await)?;
+    let Some(platform_admin) = target else {
+        return Err(CoreError::NotFound("user"));
+    };
+    if !platform_admin {
+        return Ok(false);
+    }
+    let allowed = match actor.kind {
+        ActorKind::System | ActorKind::Platformkey => true,
+        ActorKind::User => {
+            let actor_is_platform_admin: Option<bool> = with_db!(db, |pool| sqlx::query_scalar(
+                "select platform_admin from users where id = $1"
+            )
+            .bind(&actor.id)
+            .fetch_optional(pool)
+            .await)?;
+            actor_is_platform_admin == Some(true)
+        }
+        ActorKind::Apikey | ActorKind::Customer => false,
+    };
+    if !allowed {
+        return Err(CoreError::Denied {
+            code: "platform_admin_protected",
+            message: "this user has platform rights; only a platform admin can change them".into(),
+        });
+    }
+    Ok(true)
+}
+
+/// Refuses to remove the installation's last platform admin, who alone can
+/// manage tenants.
+async fn ensure_another_platform_admin(tx: &mut Tx, except: &str) -> CoreResult<()> {
+    let others: i64 = with_tx!(tx, |conn| sqlx::query_scalar(
+        "select count(*) from users where platform_admin = $1 and id <> $2"
+    )
+    .bind(true)
+    .bind(except)
+    .fetch_one(conn)
+    .await)?;
+    if others == 0 {
+        return Err(CoreError::Conflict {
+            field: None,
+            code: "last_platform_admin",
+            message: "the installation keeps at least one platform admin; make another user platform admin first"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 async fn insert_user(

@@ -156,6 +156,7 @@ impl From<CoreError> for ApiError {
             }
             CoreError::Unauthenticated => Self::unauthorized("invalid_token", "the token is invalid or revoked"),
             CoreError::Forbidden => Self::forbidden("forbidden", "not allowed"),
+            CoreError::Denied { code, message } => Self::forbidden(code, message),
             CoreError::RateLimited { retry_after_secs } => Self::rate_limited(retry_after_secs),
             CoreError::Internal(cause) => Self::internal(cause),
         }

@@ -64,7 +64,9 @@ async fn list_users(
 }
 
 /// Create a user, or override an existing one by `id`. A duplicate `email` or
-/// `externalId` is a 409 naming the field.
+/// `externalId` is a 409 naming the field. A user with platform rights (who
+/// manages every tenant) is overridden only by a platform admin: a tenant key
+/// gets 403 `platform_admin_protected`.
 #[utoipa::path(post, path = "/user", tag = "user", request_body = UserIn,
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 201, body = User, description = "Created"), (status = 200, body = User, description = "Overridden"),
@@ -93,7 +95,9 @@ async fn get_user(auth: TenantAuth, State(state): State<AppState>, Path(id): Pat
     Ok(Json(state.services.get_user(&auth.tenant_id, &id).await?))
 }
 
-/// Replace a user's fields; an omitted `password` keeps the current one.
+/// Replace a user's fields; an omitted `password` keeps the current one. A user
+/// with platform rights (who manages every tenant) is changed only by a
+/// platform admin: a tenant key gets 403 `platform_admin_protected`.
 #[utoipa::path(put, path = "/user/{id}", tag = "user", params(("id" = String, Path, description = "User id")),
     request_body = UserIn,
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
@@ -113,7 +117,9 @@ async fn update_user(
 }
 
 /// Delete a user: sessions end, team memberships and assignments are removed.
-/// The tenant's last admin cannot be deleted (409).
+/// The tenant's last admin cannot be deleted (409). A user with platform
+/// rights is deleted only by a platform admin: a tenant key gets 403
+/// `platform_admin_protected`.
 #[utoipa::path(delete, path = "/user/{id}", tag = "user", params(("id" = String, Path, description = "User id")),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 204, description = "Deleted"), AuthErrors, NotFoundError, ConflictError))]

@@ -29,6 +29,7 @@ mod meetings;
 mod openapi;
 mod operations;
 mod people;
+mod platform_admins;
 mod receiver;
 mod recordings;
 mod report_pages;
