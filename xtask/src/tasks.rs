@@ -300,7 +300,7 @@ enum Output {
 /// Runs a command, echoing its output and counting results with `parse` from the
 /// stream `results`.
 fn run_counting(cmd: &mut Command, results: Output, tally: &mut Tally, parse: fn(&str, &mut Tally)) -> Result<bool> {
-    eprintln!("xtask: {cmd:?}");
+    eprintln!("xtask: {}", crate::tools::shown(cmd));
     cmd.current_dir(cmd.get_current_dir().map(Path::to_path_buf).unwrap_or_else(root));
     match results {
         Output::Stdout => cmd.stdout(Stdio::piped()),

@@ -35,9 +35,21 @@ pub fn site_dir() -> PathBuf {
     target_dir().join("site")
 }
 
+/// `cmd` as a shell would read it: the variables it sets, the program and its
+/// arguments (not the variables it removes, which [`cargo`] does by the dozen).
+pub fn shown(cmd: &Command) -> String {
+    let mut words: Vec<String> = cmd
+        .get_envs()
+        .filter_map(|(name, value)| Some(format!("{}={:?}", name.to_string_lossy(), value?)))
+        .collect();
+    words.push(format!("{:?}", cmd.get_program()));
+    words.extend(cmd.get_args().map(|a| format!("{a:?}")));
+    words.join(" ")
+}
+
 /// Runs a command in the workspace root, failing on a non-zero exit.
 pub fn run(cmd: &mut Command) -> Result<()> {
-    let shown = format!("{cmd:?}");
+    let shown = shown(cmd);
     eprintln!("xtask: {shown}");
     let status = cmd
         .current_dir(cmd.get_current_dir().map(Path::to_path_buf).unwrap_or_else(root))
