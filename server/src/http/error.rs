@@ -182,6 +182,13 @@ impl IntoResponse for ApiError {
         if let Some(secs) = self.retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
+        if self.status == StatusCode::PAYLOAD_TOO_LARGE {
+            // The body was refused before it was read whole, so this connection
+            // is closed after the answer. Saying so keeps the client from sending
+            // its next request on it: without the header that request raced the
+            // close and failed (seen in the file tests, under load).
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         if let Some(error) = self.bearer_challenge {
             let value = if error.is_empty() {
                 "Bearer realm=\"rapport\"".to_string()

@@ -177,6 +177,9 @@ async fn visitors_and_agents_send_files(db: TestDb) {
         vec![7; LIMIT + 1],
     )
     .await;
+    // The refused body was not read whole: the answer closes the connection, and
+    // says so, so the next request does not race the close on it.
+    assert_eq!(big.headers()[header::CONNECTION], "close");
     let problem = expect_problem(big, StatusCode::PAYLOAD_TOO_LARGE, "file_too_large").await;
     assert!(problem["detail"].as_str().unwrap().contains(&LIMIT.to_string()));
     let just_fits = upload(&app, &key, Some(&token), "fits.bin", "", vec![7; LIMIT]).await;
