@@ -61,7 +61,9 @@ function get(path, headers = {}, method = 'GET', body) {
 
 async function signIn() {
   const form = new URLSearchParams({ email: process.env.ADMIN_EMAIL, password: process.env.ADMIN_PASSWORD }).toString();
-  const res = await get('/auth/login', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(form) }, 'POST', form);
+  // As the sign-in page's form sends it: Rapport refuses a sign-in no page of its own sent.
+  const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(form), origin: base.origin };
+  const res = await get('/auth/login', headers, 'POST', form);
   const cookie = [res.headers['set-cookie'] ?? []].flat().map((c) => c.split(';')[0]).join('; ');
   if (!cookie) throw new Error(`sign-in failed: ${res.status}`);
   return cookie;

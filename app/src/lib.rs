@@ -39,6 +39,8 @@ use crate::{
 
 /// The HTML document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    crate::ssr::send_content_security_policy();
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -49,7 +51,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
                 // Before anything else: clicks made while the app loads are kept
                 // and replayed once it has hydrated.
-                <script inner_html=include_str!("early_events.js")></script>
+                <script nonce=leptos::nonce::use_nonce() inner_html=include_str!("early_events.js")></script>
                 <HydrationScripts options=options.clone() />
                 <MetaTags />
             </head>

@@ -36,6 +36,39 @@ pub struct DashboardContext {
     pub cobrowse_unavailable: Option<String>,
 }
 
+/// The Content-Security-Policy of a dashboard page whose inline scripts carry
+/// `nonce`:
+/// - scripts run only with the page's nonce, or when a script that has it
+///   loads them (`'strict-dynamic'`: the wasm bundle, lazy pages' chunks, the
+///   replay and call scripts); the wasm needs `'wasm-unsafe-eval'`;
+/// - a replay or live view rebuilds a visitor's recorded page in a frame of
+///   this origin. rrweb's sandbox keeps its scripts from running, and this
+///   policy, which the frame inherits, keeps them out a second time. The
+///   recorded page's own styles, fonts and pictures must show, so those may
+///   come from anywhere (styles inline too); nothing else may;
+/// - no page of Rapport is framed by another site, posts forms elsewhere, or
+///   changes its base URL.
+pub fn content_security_policy(nonce: &str) -> String {
+    format!(
+        "default-src 'self'; script-src 'nonce-{nonce}' 'strict-dynamic' 'wasm-unsafe-eval'; \
+         style-src * 'unsafe-inline'; img-src * data: blob:; font-src * data:; \
+         media-src 'self' blob: mediastream:; connect-src 'self'; frame-src 'self' blob:; \
+         worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'self'; \
+         frame-ancestors 'none'"
+    )
+}
+
+/// Puts [`content_security_policy`] on the page being rendered, with the
+/// nonce Leptos gave its inline scripts for this response.
+pub fn send_content_security_policy() {
+    let (Some(nonce), Some(response)) = (leptos::nonce::use_nonce(), use_context::<ResponseOptions>()) else {
+        return;
+    };
+    if let Ok(value) = HeaderValue::from_str(&content_security_policy(&nonce)) {
+        response.insert_header(header::CONTENT_SECURITY_POLICY, value);
+    }
+}
+
 /// The context, or an error if the server forgot to provide it.
 pub fn context() -> Result<DashboardContext, ServerFnError> {
     use_context::<DashboardContext>().ok_or_else(|| ServerFnError::new("dashboard context missing"))
@@ -252,6 +285,8 @@ pub fn to_server_error(err: CoreError) -> ServerFnError {
         }
         CoreError::Conflict { message, .. } => fail(StatusCode::CONFLICT, &message),
         CoreError::Denied { message, .. } => fail(StatusCode::FORBIDDEN, &message),
+        CoreError::TooLarge { message, .. } => fail(StatusCode::PAYLOAD_TOO_LARGE, &message),
+        CoreError::AllowanceSpent { message, .. } => fail(StatusCode::TOO_MANY_REQUESTS, &message),
         CoreError::NotFound(_) => fail(StatusCode::NOT_FOUND, &err.to_string()),
         other => ServerFnError::new(other.to_string()),
     }

@@ -24,6 +24,9 @@ use crate::{
 
 /// How long a dashboard session lives without activity.
 pub const SESSION_IDLE_MS: i64 = 7 * 24 * 3600 * 1000;
+/// How long a dashboard session lives at most, however active: a stolen
+/// cookie kept busy does not last for ever.
+pub const SESSION_MAX_MS: i64 = 30 * 24 * 3600 * 1000;
 /// Session and key "last seen" stamps are written at most this often.
 const TOUCH_INTERVAL_MS: i64 = 60 * 1000;
 
@@ -246,10 +249,11 @@ impl Services {
             sqlx::query_as(
             "select u.id, u.email, u.display_name, u.role_id, u.platform_admin, u.tenant_id, t.name as tenant_name \
              from sessions s join users u on u.id = s.user_id join tenants t on t.id = u.tenant_id \
-             where s.token_hash = $1 and s.expires_at > $2"
+             where s.token_hash = $1 and s.expires_at > $2 and s.created_at > $3"
         )
         .bind(digest)
         .bind(now_ms())
+        .bind(now_ms() - SESSION_MAX_MS)
         .fetch_optional(pool)
         .await
         })?;

@@ -69,6 +69,26 @@ pub enum CoreError {
         /// Seconds until the next attempt is allowed.
         retry_after_secs: u64,
     },
+    /// One object would outgrow its bound (413): sending the same again cannot
+    /// help, and what is stored stays as it is.
+    #[error("too large: {message}")]
+    TooLarge {
+        /// Stable machine code, e.g. `recording_session_full`.
+        code: &'static str,
+        /// Human-readable explanation, naming the bound.
+        message: String,
+    },
+    /// A tenant's allowance for a period is spent (429); it is renewed after
+    /// this many seconds.
+    #[error("allowance spent: {message}")]
+    AllowanceSpent {
+        /// Stable machine code, e.g. `recording_allowance_spent`.
+        code: &'static str,
+        /// Human-readable explanation, naming the bound.
+        message: String,
+        /// Seconds until the allowance is renewed.
+        retry_after_secs: u64,
+    },
     /// Anything else: a database failure, a bug. Logged, never shown to clients.
     #[error("internal error: {0}")]
     Internal(String),

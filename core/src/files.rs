@@ -193,6 +193,22 @@ impl Services {
             );
         }
         checks.finish()?;
+        // The tenant's files together stay under its bound. Two uploads at
+        // the same moment may each see room for themselves: the bound is
+        // passed by at most a few files, never without limit.
+        let stored: i64 = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select cast(coalesce(sum(size), 0) as bigint) from chat_files where tenant_id = $1"
+        )
+        .bind(tenant_id)
+        .fetch_one(pool)
+        .await)?;
+        let allowed = self.tenant_limits(tenant_id).await?.file_bytes;
+        if stored + upload.bytes.len() as i64 > allowed {
+            return Err(CoreError::TooLarge {
+                code: "file_storage_full",
+                message: format!("this workspace keeps at most {allowed} bytes of files; delete old ones to make room"),
+            });
+        }
         let name = name.unwrap_or_default();
         let token = random_token(32);
         with_db!(self.writer(), |pool| sqlx::query(
@@ -219,6 +235,28 @@ impl Services {
             .map(|n| link_segment(&n))
             .unwrap_or_else(|| "file".into());
         format!("{}/files/{token}/{segment}", self.public_url())
+    }
+
+    /// Whether `url` is the download link of a file this customer uploaded
+    /// (any name after the token: the token alone names the file).
+    pub(crate) async fn is_own_file(&self, tenant_id: &str, customer_id: &str, url: &str) -> CoreResult<bool> {
+        let prefix = format!("{}/files/", self.public_url());
+        let Some(token) = url
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.split('/').next())
+            .filter(|t| !t.is_empty())
+        else {
+            return Ok(false);
+        };
+        let found: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select id from chat_files where id = $1 and tenant_id = $2 and customer_id = $3"
+        )
+        .bind(token_digest(token))
+        .bind(tenant_id)
+        .bind(customer_id)
+        .fetch_optional(pool)
+        .await)?;
+        Ok(found.is_some())
     }
 
     /// Passes on the message's outcome; when it failed, the file it was to

@@ -12,6 +12,7 @@
 
 pub mod error;
 pub mod model;
+pub mod redirects;
 pub mod reports;
 
 #[cfg(feature = "server")]
@@ -46,6 +47,8 @@ pub mod files;
 pub mod jobs;
 #[cfg(feature = "server")]
 pub mod key_cache;
+#[cfg(feature = "server")]
+pub mod limits;
 #[cfg(feature = "server")]
 pub mod links;
 #[cfg(feature = "server")]

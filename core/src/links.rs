@@ -363,9 +363,31 @@ impl Services {
         })
     }
 
+    /// The language of a live-view link that can still be opened (else
+    /// unauthenticated). Reading it spends nothing: link scanners in mail and
+    /// chat fetch every link, and must not burn a single-use one.
+    pub async fn liveview_link_language(&self, token: &str) -> CoreResult<String> {
+        let language: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select language from liveview_tokens where token_hash = $1 and used_at is null and expires_at > $2"
+        )
+        .bind(token_digest(token))
+        .bind(now_ms())
+        .fetch_optional(pool)
+        .await)?;
+        language.ok_or(CoreError::Unauthenticated)
+    }
+
     /// Uses a live-view link: once, before it expires. Yields a grant for the live
     /// view of its session (see the module docs), never a dashboard session.
-    pub async fn open_liveview(&self, token: &str, ip: Option<String>) -> CoreResult<LiveViewOpened> {
+    /// `opened_by` (tenant, user) is the dashboard user signed in where it was
+    /// opened, if any: when they belong to the link's tenant, the audit entry
+    /// names them rather than the link's addressee.
+    pub async fn open_liveview(
+        &self,
+        token: &str,
+        ip: Option<String>,
+        opened_by: Option<(&str, &str)>,
+    ) -> CoreResult<LiveViewOpened> {
         #[derive(sqlx::FromRow)]
         struct Row {
             tenant_id: String,
@@ -400,11 +422,14 @@ impl Services {
         .bind(&digest)
         .fetch_one(conn)
         .await)?;
-        // Who opened it: the user it names, from the opener's address. Who minted
-        // it is the actor of the `liveview.link` entry.
+        // Who opened it: the user signed in where it was opened, else the user
+        // it was made for; from the opener's address either way. Who minted it
+        // is the actor of the `liveview.link` entry.
         let actor = Actor {
             kind: ActorKind::User,
-            id: row.user_id.clone(),
+            id: opened_by
+                .filter(|(tenant, _)| *tenant == row.tenant_id)
+                .map_or_else(|| row.user_id.clone(), |(_, user)| user.to_string()),
             ip,
             request_id: None,
         };

@@ -122,8 +122,16 @@ pub(crate) struct NewMail {
 }
 
 /// Writes mails to the outbox as part of `tx`, each with the job that sends it.
+///
+/// The mails count against the tenant's daily allowance
+/// ([`TenantLimits::mails_per_day`](crate::limits::TenantLimits)): past it,
+/// nothing is written and the answer is 429 `mail_allowance_spent`.
 pub(crate) async fn queue(tx: &mut Tx, tenant_id: &str, mails: &[NewMail]) -> CoreResult<()> {
     let now = now_ms();
+    if mails.is_empty() {
+        return Ok(());
+    }
+    crate::limits::spend_mails(tx, tenant_id, mails.len(), now).await?;
     for mail in mails {
         let id = uuid::Uuid::now_v7().to_string();
         with_tx!(tx, |conn| {

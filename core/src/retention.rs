@@ -236,6 +236,8 @@ impl Services {
         // Recordings follow each workspace's own retention (days), not `before`.
         let now = crate::time::now_ms();
         drain!(pruned.recordings, self.prune_recordings(now, batch));
+        // A handful of rows per tenant and day: one statement.
+        self.prune_tenant_usage(now).await?;
         // A conference recording is up to hundreds of megabytes of chunks: a
         // few at a time keep each transaction short.
         drain!(

@@ -65,6 +65,7 @@ test('an agent generates co-browsing links and a live-view link, and copies them
   const viewer = await browser.newContext();
   const viewerPage = await viewer.newPage();
   await viewerPage.goto(await live.inputValue());
+  await viewerPage.getByRole('button', { name: 'Live-Ansicht öffnen' }).click();
   await expect(viewerPage.getByRole('heading', { name: 'Live-Ansicht' })).toBeVisible();
   await expect(viewerPage.getByText(`visitor-${tag}`)).toBeVisible();
   await viewerPage.goto('/settings/users');

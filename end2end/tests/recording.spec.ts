@@ -192,6 +192,8 @@ test('a live-view link opens the live view in its language, and nothing else', a
   const viewerContext = await browser.newContext();
   const viewer = await viewerContext.newPage();
   await viewer.goto(link);
+  // The link's page only offers to open it (link scanners fetch links too).
+  await viewer.getByRole('button', { name: 'Live-Ansicht öffnen' }).click();
   const live = viewer.locator('[data-rapport-live]');
   await expect(live).toHaveAttribute('data-lang', 'de');
   await expect(live.getByRole('status')).toHaveText('Live', { timeout: 15_000 });

@@ -32,7 +32,7 @@ use tower_http::{
 
 use crate::{
     http::{
-        call_recordings, downloads, error::ApiError, files, health, inbox_events, metrics, middleware as mw,
+        call_recordings, client_ip, downloads, error::ApiError, files, health, inbox_events, metrics, middleware as mw,
         recording_views, request_id, session,
     },
     rest,
@@ -60,7 +60,10 @@ pub fn build(state: AppState) -> Router {
         .route("/metrics", get(metrics::serve))
         .route("/auth/login", post(session::login))
         .route("/auth/logout", post(session::logout))
-        .route("/liveview/open", get(session::open_liveview))
+        .route(
+            "/liveview/open",
+            get(session::liveview_page).post(session::open_liveview),
+        )
         .route("/reports/{family}/csv", get(downloads::report_csv))
         .route("/inbox/events", get(inbox_events::inbox_events))
         .route("/sessions/{id}/events", get(recording_views::events))
@@ -87,7 +90,7 @@ pub fn build(state: AppState) -> Router {
         ))
         .route_layer(middleware::from_fn(metrics::record_route))
         .layer(middleware::from_fn(mw::finish_even_if_abandoned))
-        .layer(middleware::from_fn(mw::same_origin_only))
+        .layer(middleware::from_fn_with_state(state.clone(), mw::same_origin_only))
         .layer(middleware::from_fn(mw::revalidate_bundle))
         // `limit_body` bounds each body by its path (files may be larger), so
         // extractors add no limit of their own.
@@ -106,6 +109,7 @@ pub fn build(state: AppState) -> Router {
                     .and(NotForContentType::const_new("audio/")),
             ),
         )
+        .layer(middleware::from_fn_with_state(state.clone(), mw::strict_transport))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
@@ -123,6 +127,7 @@ pub fn build(state: AppState) -> Router {
         }))
         .layer(middleware::from_fn(mw::problem_fallback))
         .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
+        .layer(middleware::from_fn_with_state(state.clone(), client_ip::resolve))
         .layer(TraceLayer::new_for_http().make_span_with(mw::RequestSpan))
         .layer(middleware::from_fn(request_id::assign))
         .with_state(state)

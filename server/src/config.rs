@@ -99,6 +99,14 @@ pub struct ServeConfig {
     #[arg(long, env = "RAPPORT_RATE_LIMIT_PER_IP", default_value_t = 2400)]
     pub rate_limit_per_ip: u32,
 
+    /// Networks of the reverse proxies in front of Rapport, comma-separated
+    /// (e.g. `10.0.0.0/8,127.0.0.1`). A request from one of them is from the
+    /// client its `Forwarded` (or `X-Forwarded-For`) header names: rate limits
+    /// and the audit log use that address. Empty: the TCP peer is the client,
+    /// and those headers are ignored.
+    #[arg(long, env = "RAPPORT_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: crate::http::client_ip::TrustedProxies,
+
     /// Events per minute the visitor script may report per tenant through
     /// `/widget/track` (0 turns the limit off). A batch counts as its events.
     #[arg(long, env = "RAPPORT_TRACK_EVENTS_PER_MINUTE", default_value_t = 6000)]
@@ -329,6 +337,7 @@ impl ServeConfig {
             request_timeout_secs: 30,
             rate_limit_per_token: 1200,
             rate_limit_per_ip: 2400,
+            trusted_proxies: Default::default(),
             track_events_per_minute: 6000,
             log_format: "text".into(),
             presence_timeout: "3m".into(),

@@ -376,6 +376,7 @@ fn AttachForm(customer_id: String, back: String) -> impl IntoView {
         .with_untracked(|q| q.get("file_error"))
         .map(|code| match code.as_str() {
             "file_too_large" => "The file is larger than this server accepts.",
+            "file_storage_full" => "This workspace's file storage is full. Delete old conversations' files first.",
             "empty" => "The file is empty.",
             "files_off" => "This server does not accept files.",
             "missing" => "Choose a file first.",

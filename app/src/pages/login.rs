@@ -33,7 +33,7 @@ pub fn LoginPage() -> impl IntoView {
     let next = move || {
         query
             .with(|q| q.get("next"))
-            .filter(|n| n.starts_with('/') && !n.starts_with("//"))
+            .filter(|n| rapport_core::redirects::local_path(n).is_some())
             .unwrap_or_else(|| "/".into())
     };
     let pending = RwSignal::new(false);

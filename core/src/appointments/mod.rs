@@ -116,7 +116,10 @@ pub struct AppointmentIn {
     #[schema(max_items = 100)]
     pub attendees: Option<Vec<String>>,
     /// Send invitations to all attendees: on this create or update, one mail per
-    /// attendee goes to the mail outbox (sent by SMTP when configured).
+    /// attendee goes to the mail outbox (sent by SMTP when configured). They
+    /// count against the workspace's mails per day (`mailsPerDay` of `GET
+    /// /tenant/{id}/limits`): past it, the create or update is refused with 429
+    /// `mail_allowance_spent` and changes nothing.
     pub send_invite_email: Option<bool>,
     /// Id of a customer of the tenant.
     pub customer_id: Option<String>,
@@ -447,6 +450,9 @@ impl Services {
         actor: &Actor,
     ) -> CoreResult<Appointment> {
         let v = self.validate_appointment(tenant_id, input).await?;
+        if v.send_invite_email {
+            self.ensure_mail_allowance(tenant_id, v.attendees.len()).await?;
+        }
         let id = uuid::Uuid::now_v7().to_string();
         let now = now_ms();
         let mut tx = self.db().begin().await?;
@@ -509,6 +515,9 @@ impl Services {
     ) -> CoreResult<Appointment> {
         self.get_appointment(tenant_id, id).await?;
         let v = self.validate_appointment(tenant_id, input).await?;
+        if v.send_invite_email {
+            self.ensure_mail_allowance(tenant_id, v.attendees.len()).await?;
+        }
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| {
             sqlx::query(

@@ -20,6 +20,7 @@ use crate::{
     customers::{check_visitor_context, Customer, CustomerIn},
     error::{CoreError, CoreResult},
     model::{Page, PageRequest},
+    time::now_ms,
     validate::Checks,
     with_db, with_tx, Services,
 };
@@ -34,7 +35,9 @@ pub struct WidgetMessageIn {
     /// The text; required for `MESSAGE` (at most 10,000 characters).
     #[schema(max_length = 10000)]
     pub message: Option<String>,
-    /// An http(s) URL; required for `AUDIO`, `VIDEO` and `FILE`.
+    /// Required for `AUDIO`, `VIDEO` and `FILE`: the download link of a file
+    /// this visitor uploaded (the `url` of the message `POST /widget/file`
+    /// answered); any other URL is 422 `not_uploaded`.
     #[schema(format = "uri", max_length = 2048)]
     pub url: Option<String>,
     /// The page the visitor is on now (an http(s) URL); kept on the customer for
@@ -207,6 +210,20 @@ impl Services {
         let mut checks = Checks::new();
         let (page_url, _) = check_visitor_context(&mut checks, input.page_url.as_deref(), None);
         checks.finish()?;
+        // Each visitor is a customer row and two events: a page that starts
+        // them in a loop is bounded per minute, for its own tenant only.
+        let allowed = self.tenant_limits(&tenant_id).await?.visitors_per_minute;
+        let mut tx = self.db().begin().await?;
+        crate::limits::spend(
+            &mut tx,
+            &tenant_id,
+            crate::limits::Meter::Visitors,
+            1,
+            allowed,
+            now_ms(),
+        )
+        .await?;
+        tx.commit().await?;
         // A visitor may name itself, but not pick an id or an assignment.
         let profile = CustomerIn {
             id: None,
@@ -324,6 +341,22 @@ impl Services {
         let (page_url, language) =
             check_visitor_context(&mut checks, input.page_url.as_deref(), input.language.as_deref());
         checks.finish()?;
+        // An attachment the inbox shows as the visitor's file must be one: a
+        // link to anything else would let a visitor pass off any page as an
+        // attachment ("📎 invoice.pdf").
+        let attachment = matches!(
+            content.kind,
+            MessageType::Audio | MessageType::Video | MessageType::File
+        );
+        if let (true, Some(url)) = (attachment, content.url.as_deref()) {
+            if !self.is_own_file(tenant_id, customer_id, url).await? {
+                return Err(CoreError::invalid(
+                    "url",
+                    "not_uploaded",
+                    "a visitor's attachment is a file they uploaded (POST /widget/file); send other links as text",
+                ));
+            }
+        }
         if page_url.is_some() || language.is_some() {
             let customer = self.get_customer(tenant_id, customer_id).await?;
             self.set_visitor_context(tenant_id, &customer, page_url, language)

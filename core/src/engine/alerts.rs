@@ -213,7 +213,14 @@ impl Services {
                 ReceiverType::Webhook => {}
             }
         }
-        mail::queue(tx, tenant_id, &mails).await?;
+        match mail::queue(tx, tenant_id, &mails).await {
+            // The alert still reaches its users and webhooks; only its mails
+            // wait for the tenant's next day.
+            Err(CoreError::AllowanceSpent { .. }) => {
+                tracing::warn!(tenant_id, alert = %alert.kind, "alert mails over the workspace's daily allowance: not sent");
+            }
+            other => other?,
+        }
         let mut endpoints = Vec::new();
         for url in urls {
             if let Some(id) = receivers::endpoint_for(tx, tenant_id, url).await? {

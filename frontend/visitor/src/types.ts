@@ -96,6 +96,8 @@ export type RecorderFactory = (core: Core, config: RecordingConfig) => Recorder;
 export interface HttpError extends Error {
   status: number;
   retryAfter?: number;
+  /** The problem's `code`, where the caller read it. */
+  code?: string;
 }
 
 declare global {

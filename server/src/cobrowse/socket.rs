@@ -7,12 +7,10 @@
 //! runs on another instance is reached through this one: the socket is relayed
 //! to the instance the session's claim names (its `RAPPORT_INSTANCE_URL`).
 
-use std::net::SocketAddr;
-
 use axum::{
     extract::{
         ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade},
-        ConnectInfo, Path, Query, State,
+        Path, Query, State,
     },
     http::HeaderMap,
     response::Response,
@@ -27,7 +25,7 @@ use serde::Deserialize;
 use tokio_tungstenite::tungstenite;
 
 use super::{protocol, protocol::ClientMessage, session::Joined, JoinRefusal};
-use crate::state::AppState;
+use crate::{http::client_ip::ClientIp, state::AppState};
 
 /// Marks a socket relayed by another instance: it is never relayed again.
 const RELAYED: &str = "x-rapport-relayed";
@@ -43,7 +41,7 @@ pub async fn cobrowse_socket(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(link): Query<LinkToken>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    ClientIp(client): ClientIp,
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
@@ -71,7 +69,7 @@ pub async fn cobrowse_socket(
                     (CobrowseRole::Host, Some(user)) => user.clone(),
                     _ => "cobrowse guest".into(),
                 },
-                ip: Some(client.ip().to_string()),
+                ip: Some(client.to_string()),
                 request_id: None,
             };
             upgrade.on_upgrade(move |socket| async move {

@@ -158,6 +158,16 @@ impl From<CoreError> for ApiError {
             CoreError::Forbidden => Self::forbidden("forbidden", "not allowed"),
             CoreError::Denied { code, message } => Self::forbidden(code, message),
             CoreError::RateLimited { retry_after_secs } => Self::rate_limited(retry_after_secs),
+            CoreError::TooLarge { code, message } => Self::new(StatusCode::PAYLOAD_TOO_LARGE, code, message),
+            CoreError::AllowanceSpent {
+                code,
+                message,
+                retry_after_secs,
+            } => {
+                let mut e = Self::new(StatusCode::TOO_MANY_REQUESTS, code, message);
+                e.retry_after = Some(retry_after_secs.max(1));
+                e
+            }
             CoreError::Internal(cause) => Self::internal(cause),
         }
     }

@@ -2,11 +2,11 @@
 //! every failure is a problem+json answer naming the field, and the two kinds of
 //! bearer authentication.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
 use axum::{
     body::Bytes,
-    extract::{ConnectInfo, FromRequest, FromRequestParts, Request},
+    extract::{FromRequest, FromRequestParts, Request},
     http::{header, request::Parts, StatusCode},
 };
 use rapport_core::{
@@ -215,13 +215,9 @@ impl FromRequestParts<AppState> for PlatformAuth {
     }
 }
 
-/// The client's IP address (the TCP peer).
+/// The client's IP address (behind trusted proxies, the one they forwarded).
 pub fn client_ip(parts: &Parts) -> IpAddr {
-    parts
-        .extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ci| ci.0.ip())
-        .unwrap_or(IpAddr::from([127, 0, 0, 1]))
+    super::client_ip::ClientIp::of(parts)
 }
 
 /// Query parameters. An unparsable value is 422 naming the parameter.

@@ -143,7 +143,9 @@ pub async fn send_from_inbox(
             Some("back") => {
                 if let Ok(value) = field.text().await {
                     // Only a place in the inbox: never a redirect elsewhere.
-                    if value.starts_with(rapport_app::api::inbox::INBOX_PATH) && !value.starts_with("//") {
+                    if value.starts_with(rapport_app::api::inbox::INBOX_PATH)
+                        && rapport_core::redirects::local_path(&value).is_some()
+                    {
                         back = value;
                     }
                 }
@@ -174,6 +176,7 @@ pub async fn send_from_inbox(
                         Some("required") => "missing",
                         _ => "invalid",
                     }),
+                    Err(CoreError::TooLarge { code, .. }) => Err(code),
                     Err(CoreError::NotFound(_)) => return (StatusCode::NOT_FOUND, "no such customer").into_response(),
                     Err(err) => {
                         tracing::error!(error = %err, "inbox file: cannot send");

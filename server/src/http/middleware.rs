@@ -75,6 +75,19 @@ pub async fn revalidate_bundle(req: Request, next: Next) -> Response {
     response
 }
 
+/// On an https public URL, every answer tells browsers to come back over
+/// https only (HSTS, a year), so no later visit starts in plain text.
+pub async fn strict_transport(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    if state.config.secure_cookies() {
+        response.headers_mut().insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            header::HeaderValue::from_static("max-age=31536000"),
+        );
+    }
+    response
+}
+
 /// The paths that take a file in their body: a visitor's from the widget, and
 /// an agent's from the inbox (`/inbox/{customerId}/file`).
 pub fn takes_file(path: &str) -> bool {
@@ -156,36 +169,65 @@ pub async fn rest_rate_limit(State(state): State<AppState>, req: Request, next: 
     next.run(Request::from_parts(parts, body)).await
 }
 
-/// Refuses state-changing dashboard requests (server functions, login, logout) that
-/// come from another site. Browsers send `Origin` on such requests; when it is
-/// present it must name this host. Together with `SameSite=Lax` session cookies this
-/// closes cross-site request forgery, without tokens in every form.
-pub async fn same_origin_only(req: Request, next: Next) -> Response {
+/// Refuses state-changing dashboard requests (server functions, login, logout,
+/// uploads) that no page of Rapport's own origin sent ([`is_same_origin`]).
+/// Together with `SameSite=Lax` session cookies this closes cross-site request
+/// forgery, login forgery included, without tokens in every form.
+pub async fn same_origin_only(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let safe = matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if safe || req.uri().path().starts_with("/rest/") || is_same_origin(req.headers()) {
+    if safe || req.uri().path().starts_with("/rest/") || is_same_origin(req.headers(), &state.config) {
         return next.run(req).await;
     }
     tracing::warn!(path = req.uri().path(), "cross-site request refused");
     (StatusCode::FORBIDDEN, "cross-site request refused").into_response()
 }
 
-/// Whether a browser request comes from a page of this origin (`Origin`, or
-/// the Fetch Metadata header, names it); a request with neither is no
-/// browser's.
-pub fn is_same_origin(headers: &HeaderMap) -> bool {
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    match headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
-        Some(origin) => {
-            let origin_host = origin.split("://").nth(1).unwrap_or("");
-            host.is_some_and(|h| h.eq_ignore_ascii_case(origin_host))
-        }
-        // No Origin: trust the Fetch Metadata header when there is one; a client
-        // that sends neither is not a browser acting on a user's cookies.
-        None => match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
-            Some(site) => site == "same-origin" || site == "none",
-            None => true,
-        },
+/// Whether a browser request comes from a page of Rapport's origin: the
+/// public URL's (`RAPPORT_PUBLIC_URL`). Without a public URL set, the origin
+/// the request was addressed to (its `Host`) counts too, so a development
+/// server answers on any name it is reached by.
+///
+/// Browsers send `Origin` with every state-changing request (and every
+/// WebSocket). Without it, the Fetch Metadata header must say `same-origin`
+/// (or `none`: the user's own navigation). A request with neither is refused:
+/// no browser acting for a user sends such a request, and the REST API, where
+/// scripts and servers call, is not behind this check.
+pub fn is_same_origin(headers: &HeaderMap, config: &crate::config::ServeConfig) -> bool {
+    let fetch_site_says_so = || {
+        headers
+            .get("sec-fetch-site")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|site| site == "same-origin" || site == "none")
+    };
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return fetch_site_says_so();
+    };
+    let Some(origin) = origin_of(origin) else {
+        // `null`: a sandboxed frame, a redirect across sites, or a page of
+        // this site whose referrer policy hides its origin. Fetch Metadata,
+        // which browsers set whatever the policy, tells them apart.
+        return origin == "null" && fetch_site_says_so();
+    };
+    if origin_of(&config.public_url()).is_some_and(|public| public == origin) {
+        return true;
     }
+    config.public_url.is_none()
+        && headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|host| {
+                origin
+                    .split_once("://")
+                    .is_some_and(|(_, h)| h.eq_ignore_ascii_case(host))
+            })
+}
+
+/// `scheme://host[:port]` of a URL, as browsers write it in `Origin` (default
+/// ports left out, the host in lower case).
+fn origin_of(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    let origin = parsed.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
 }
 
 /// Names the access-log span: method, path (never the query string, which may hold
@@ -225,22 +267,45 @@ mod tests {
 
     #[test]
     fn origin_rules() {
-        assert!(is_same_origin(&headers(&[
-            ("host", "a.test:3000"),
-            ("origin", "http://a.test:3000")
-        ])));
-        assert!(!is_same_origin(&headers(&[
-            ("host", "a.test:3000"),
-            ("origin", "http://evil.test")
-        ])));
-        assert!(!is_same_origin(&headers(&[
-            ("host", "a.test"),
-            ("sec-fetch-site", "cross-site")
-        ])));
-        assert!(is_same_origin(&headers(&[
-            ("host", "a.test"),
-            ("sec-fetch-site", "same-origin")
-        ])));
-        assert!(is_same_origin(&headers(&[("host", "a.test")])));
+        let mut config = crate::config::ServeConfig::for_tests("sqlite::memory:");
+        config.public_url = Some("https://chat.shop.example/".into());
+        let public = |pairs: &[(&'static str, &'static str)]| is_same_origin(&headers(pairs), &config);
+        assert!(public(&[
+            ("host", "10.0.0.5:3000"),
+            ("origin", "https://chat.shop.example")
+        ]));
+        assert!(
+            public(&[("origin", "https://Chat.Shop.Example:443")]),
+            "as a URL, not as text"
+        );
+        assert!(
+            !public(&[("origin", "http://chat.shop.example")]),
+            "another scheme is another origin"
+        );
+        assert!(
+            !public(&[("host", "evil.example"), ("origin", "https://evil.example")]),
+            "a name that points here is not this site (DNS rebinding)"
+        );
+        assert!(!public(&[("origin", "null")]));
+        assert!(!public(&[("origin", "null"), ("sec-fetch-site", "cross-site")]));
+        assert!(public(&[("origin", "null"), ("sec-fetch-site", "same-origin")]));
+        assert!(public(&[("sec-fetch-site", "same-origin")]));
+        assert!(!public(&[("sec-fetch-site", "cross-site")]));
+        assert!(
+            !public(&[("sec-fetch-site", "same-site")]),
+            "a sibling subdomain is not this site"
+        );
+        assert!(
+            !public(&[("host", "chat.shop.example")]),
+            "neither header: no browser's request"
+        );
+
+        config.public_url = None;
+        let development = |pairs: &[(&'static str, &'static str)]| is_same_origin(&headers(pairs), &config);
+        assert!(development(&[
+            ("host", "localhost:3000"),
+            ("origin", "http://localhost:3000")
+        ]));
+        assert!(!development(&[("host", "a.test:3000"), ("origin", "http://evil.test")]));
     }
 }

@@ -1,6 +1,7 @@
 //! HTTP plumbing shared by the REST API and the dashboard.
 
 pub mod call_recordings;
+pub mod client_ip;
 pub mod dashboard_user;
 pub mod downloads;
 pub mod error;

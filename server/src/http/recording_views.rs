@@ -24,7 +24,7 @@
 use std::{convert::Infallible, time::Duration};
 
 use axum::{
-    extract::{ConnectInfo, Path, State},
+    extract::{Path, State},
     http::{header, HeaderMap, StatusCode},
     response::{
         sse::{Event, KeepAlive, Sse},
@@ -48,7 +48,7 @@ use tokio::sync::{broadcast::error::RecvError, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::{
-    http::{dashboard_user::dashboard_user, error::ApiError, extract::parse_json},
+    http::{client_ip::ClientIp, dashboard_user::dashboard_user, error::ApiError, extract::parse_json},
     state::AppState,
 };
 
@@ -71,19 +71,22 @@ async fn agent(services: &Services, headers: &HeaderMap) -> Result<rapport_core:
         .map_err(IntoResponse::into_response)
 }
 
-/// `GET /sessions/{id}/events`.
+/// Stored batches a live view reads per query.
+const LIVE_PAGE: i64 = 8;
+
+/// `GET /sessions/{id}/events`: the replay, streamed.
 pub async fn events(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let tenant_id = match agent_tenant(&state.services, &headers).await {
         Ok(t) => t,
         Err(answer) => return answer,
     };
-    match state.services.recording_events(&tenant_id, &id).await {
-        Ok(json) => (
+    match state.services.recording_replay(&tenant_id, &id).await {
+        Ok(replay) => (
             [
                 (header::CONTENT_TYPE, "application/json"),
                 (header::CACHE_CONTROL, "no-store"),
             ],
-            json,
+            replay_body(replay),
         )
             .into_response(),
         Err(CoreError::NotFound(_)) => (StatusCode::NOT_FOUND, "no such session").into_response(),
@@ -92,6 +95,24 @@ pub async fn events(State(state): State<AppState>, Path(id): Path<String>, heade
             StatusCode::INTERNAL_SERVER_ERROR.into_response()
         }
     }
+}
+
+/// A replay as a response body, sent piece by piece as it is read. A failure
+/// half-way is logged and ends the body early: the client sees a damaged array.
+pub fn replay_body(replay: rapport_core::recordings::Replay) -> axum::body::Body {
+    let pieces = stream::unfold(replay, |mut replay| async move {
+        match replay.next_piece().await {
+            Ok(Some(piece)) => Some((Ok(axum::body::Bytes::from(piece)), replay)),
+            Ok(None) => None,
+            Err(err) => {
+                tracing::error!(error = %err, "reading a recording failed");
+                Some((Err(std::io::Error::other("reading a recording failed")), replay))
+            }
+        }
+    });
+    // Fused: a compressing body polls once more after the end, which a bare
+    // `unfold` does not allow.
+    axum::body::Body::from_stream(futures_util::StreamExt::fuse(pieces))
 }
 
 /// `GET /sessions/{id}/live`.
@@ -198,18 +219,26 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
             if ask {
                 ended = services.recording_ended(&tenant_id, &id).await.unwrap_or(false);
             }
-            let batches = match services.recording_batches(&tenant_id, &id, cursor).await {
-                Ok(b) => b,
-                Err(err) => {
-                    tracing::error!(error = %err, "live view: reading a batch failed");
-                    break;
+            // A few batches at a time, so a viewer far behind never holds the
+            // whole session in memory.
+            loop {
+                let batches = match services.recording_batches(&tenant_id, &id, cursor, LIVE_PAGE).await {
+                    Ok(b) => b,
+                    Err(err) => {
+                        tracing::error!(error = %err, "live view: reading a batch failed");
+                        break 'stream;
+                    }
+                };
+                let more = batches.len() as i64 == LIVE_PAGE;
+                for (seq, json) in batches {
+                    cursor = Some(seq);
+                    let data = String::from_utf8_lossy(&json).into_owned();
+                    if tx.send(Ok(Event::default().event("events").data(data))).await.is_err() {
+                        break 'stream;
+                    }
                 }
-            };
-            for (seq, json) in batches {
-                cursor = Some(seq);
-                let data = String::from_utf8_lossy(&json).into_owned();
-                if tx.send(Ok(Event::default().event("events").data(data))).await.is_err() {
-                    break 'stream;
+                if !more {
+                    break;
                 }
             }
             if ended {
@@ -274,7 +303,7 @@ enum AgentCobrowse {
 pub async fn cobrowse(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    ConnectInfo(client): ConnectInfo<std::net::SocketAddr>,
+    ClientIp(client): ClientIp,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
@@ -289,7 +318,7 @@ pub async fn cobrowse(
     let actor = Actor {
         kind: ActorKind::User,
         id: user.id.clone(),
-        ip: Some(client.ip().to_string()),
+        ip: Some(client.to_string()),
         request_id: None,
     };
     let fine = |v: f64| v.is_finite() && v.abs() <= 100_000.0;

@@ -3,7 +3,7 @@
 //! back to the login page with an error code (never the password).
 
 use axum::{
-    extract::{ConnectInfo, State},
+    extract::State,
     http::{header, HeaderMap, HeaderValue, StatusCode},
     response::{IntoResponse, Redirect, Response},
     Form,
@@ -15,9 +15,8 @@ use rapport_core::{
     CoreError,
 };
 use serde::Deserialize;
-use std::net::SocketAddr;
 
-use crate::state::AppState;
+use crate::{http::client_ip::ClientIp, state::AppState};
 
 /// The login form.
 #[derive(Debug, Deserialize)]
@@ -50,11 +49,11 @@ fn back_to_login(error: &str, form: &LoginForm) -> Response {
 /// `POST /auth/login`.
 pub async fn login(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ClientIp(ip): ClientIp,
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    if state.limiters.check_login(peer.ip(), &form.email).is_err() {
+    if state.limiters.check_login(ip, &form.email).is_err() {
         tracing::warn!("login rate limit reached");
         return back_to_login("rate_limited", &form);
     }
@@ -70,10 +69,11 @@ pub async fn login(
                 let _ = state.services.logout(&old).await;
             }
             tracing::info!(user_id = %outcome.user.id, tenant_id = %outcome.user.tenant_id, "signed in");
+            state.limiters.login_succeeded(ip, &form.email);
             let actor = Actor {
                 kind: ActorKind::User,
                 id: outcome.user.id.clone(),
-                ip: Some(peer.ip().to_string()),
+                ip: Some(ip.to_string()),
                 request_id: headers
                     .get("x-request-id")
                     .and_then(|v| v.to_str().ok())
@@ -92,17 +92,13 @@ pub async fn login(
             {
                 tracing::error!(error = %err, "recording the sign-in failed");
             }
-            let next = if form.next.starts_with('/') && !form.next.starts_with("//") {
-                form.next.as_str()
-            } else {
-                "/"
-            };
+            let next = rapport_core::redirects::local_path(&form.next).unwrap_or("/");
             let cookie = session_cookie(&outcome.session_token, state.config.secure_cookies());
             with_cookie(Redirect::to(next).into_response(), &cookie)
         }
         Err(CoreError::Validation(_)) => back_to_login("workspace_required", &form),
         Err(CoreError::Unauthenticated) => {
-            state.limiters.login_failed(peer.ip(), &form.email);
+            state.limiters.login_failed(ip, &form.email);
             back_to_login("invalid", &form)
         }
         Err(err) => {
@@ -124,23 +120,112 @@ pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Respon
     with_cookie(Redirect::to("/login?error=signed_out").into_response(), &cookie)
 }
 
-/// The live-view link's query.
+/// The live-view link's token (the query of the link, the field of its form).
 #[derive(Debug, Deserialize)]
 pub struct LiveViewOpen {
     token: String,
 }
 
-/// `GET /liveview/open?token=…`: uses a single-use live-view link and opens the live
-/// view of its session in the link's language. The browser gets a grant cookie for
-/// that view only; a dashboard session it may already have is left as it is.
-pub async fn open_liveview(
+/// The confirmation page's words, in the live view's five languages: title,
+/// explanation, button.
+fn liveview_words(lang: &str) -> (&'static str, &'static str, &'static str) {
+    match lang {
+        "de" => (
+            "Live-Ansicht",
+            "Dieser Link öffnet die Live-Ansicht einer Besuchersitzung, einmalig.",
+            "Live-Ansicht öffnen",
+        ),
+        "jp" => (
+            "ライブビュー",
+            "このリンクで訪問者セッションのライブビューを一度だけ開けます。",
+            "ライブビューを開く",
+        ),
+        "uk" => (
+            "Перегляд наживо",
+            "Це посилання один раз відкриває перегляд сеансу відвідувача наживо.",
+            "Відкрити перегляд",
+        ),
+        "ru" => (
+            "Просмотр в реальном времени",
+            "Эта ссылка один раз открывает просмотр сеанса посетителя в реальном времени.",
+            "Открыть просмотр",
+        ),
+        _ => (
+            "Live view",
+            "This link opens the live view of a visitor's session, once.",
+            "Open the live view",
+        ),
+    }
+}
+
+/// `GET /liveview/open?token=…`: the page of a single-use live-view link. It
+/// only shows a button: link scanners in mail and chat fetch every link they
+/// see, and a GET that spent the link would leave nothing for its addressee.
+/// A link that cannot be opened (any more) goes to the sign-in page, which
+/// says so.
+pub async fn liveview_page(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     axum::extract::Query(query): axum::extract::Query<LiveViewOpen>,
 ) -> Response {
+    let lang = match state.services.liveview_link_language(&query.token).await {
+        Ok(lang) => lang,
+        Err(CoreError::Unauthenticated) => return Redirect::to("/login?error=link_invalid").into_response(),
+        Err(err) => {
+            tracing::error!(error = %err, "reading a live-view link failed");
+            return Redirect::to("/login?error=unavailable").into_response();
+        }
+    };
+    let (title, explanation, button) = liveview_words(&lang);
+    // Tokens are URL-safe base64: anything else is no token of ours.
+    let token: String = query
+        .token
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        .collect();
+    let html = format!(
+        "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · Rapport</title><link rel=\"stylesheet\" href=\"/pkg/rapport.css\"></head>\
+         <body><main id=\"main\" class=\"login\"><form class=\"card login-card\" method=\"post\" action=\"/liveview/open\">\
+         <h1>{title}</h1><p>{explanation}</p><input type=\"hidden\" name=\"token\" value=\"{token}\">\
+         <button type=\"submit\" class=\"button primary\">{button}</button></form></main></body></html>"
+    );
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            // The token is in this page's address: it goes to no other site.
+            // (`no-referrer` would make the button's post say `Origin: null`.)
+            (header::REFERRER_POLICY, "same-origin"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+                 base-uri 'none'; frame-ancestors 'none'",
+            ),
+        ],
+        html,
+    )
+        .into_response()
+}
+
+/// `POST /liveview/open` (the page's button): uses the single-use live-view
+/// link and opens the live view of its session in the link's language. The
+/// browser gets a grant cookie for that view only; a dashboard session it may
+/// already have is left as it is, and names the opener in the audit log.
+pub async fn open_liveview(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Form(form): Form<LiveViewOpen>,
+) -> Response {
+    let signed_in = match session_token(&headers) {
+        Some(token) => state.services.session_user(&token).await.ok().flatten(),
+        None => None,
+    };
+    let opened_by = signed_in.as_ref().map(|u| (u.tenant_id.as_str(), u.id.as_str()));
     match state
         .services
-        .open_liveview(&query.token, Some(peer.ip().to_string()))
+        .open_liveview(&form.token, Some(ip.to_string()), opened_by)
         .await
     {
         Ok(opened) => {

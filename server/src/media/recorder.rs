@@ -593,7 +593,7 @@ mod tests {
                 admitted: false,
                 tx,
             };
-            rooms.enter("room", "tenant", true, ann, true);
+            rooms.enter("room", "tenant", true, ann, true).unwrap();
             let dir = tempfile::tempdir().unwrap();
             let (finished, stored) = tokio::sync::mpsc::unbounded_channel();
             let mut muxer = Muxer {

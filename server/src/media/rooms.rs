@@ -96,6 +96,11 @@ impl Room {
     }
 }
 
+/// Most people in one call (hosts included); hosts get in even past it.
+pub const MAX_IN_CALL: usize = 12;
+/// Most guests waiting in one call's waiting room.
+pub const MAX_WAITING: usize = 12;
+
 /// The conferences of this instance, by appointment id.
 #[derive(Debug, Default)]
 pub struct Rooms {
@@ -119,8 +124,28 @@ impl Rooms {
 
     /// Adds a member, waiting, or let in when `admitted`. The first one in
     /// opens the room of `tenant_id`, recorded when `record` is on.
-    pub fn enter(&self, room: &str, tenant_id: &str, record: bool, member: Member, admitted: bool) {
+    ///
+    /// Refused (`Err("full")`) for a guest when the call already has
+    /// [`MAX_IN_CALL`] people in it, or when [`MAX_WAITING`] guests wait:
+    /// the waiting room has a bound of its own, so guests who wait (however
+    /// many connections a join link opens) never take the call's places.
+    /// Hosts always get in.
+    pub fn enter(
+        &self,
+        room: &str,
+        tenant_id: &str,
+        record: bool,
+        member: Member,
+        admitted: bool,
+    ) -> Result<(), &'static str> {
         self.with_room(room, |r| {
+            if member.host.is_none() {
+                let in_call = r.members.iter().filter(|m| m.admitted).count();
+                let waiting = r.members.len() - in_call;
+                if (admitted && in_call >= MAX_IN_CALL) || (!admitted && waiting >= MAX_WAITING) {
+                    return Err("full");
+                }
+            }
             if r.members.is_empty() {
                 r.tenant_id = tenant_id.to_string();
                 r.recording = record;
@@ -129,18 +154,21 @@ impl Rooms {
             if admitted {
                 r.let_in(r.members.len() - 1);
             }
-        });
+            Ok(())
+        })
     }
 
-    /// Lets a waiting guest in; false when no such guest waits.
+    /// Lets a waiting guest in; false when no such guest waits, or when the
+    /// call is full ([`MAX_IN_CALL`]).
     pub fn admit(&self, room: &str, id: &str) -> bool {
         self.with_room(room, |r| {
+            let in_call = r.members.iter().filter(|m| m.admitted).count();
             match r.members.iter().position(|m| m.id == id && !m.admitted) {
-                Some(index) => {
+                Some(index) if in_call < MAX_IN_CALL => {
                     r.let_in(index);
                     true
                 }
-                None => false,
+                _ => false,
             }
         })
     }
@@ -218,11 +246,6 @@ impl Rooms {
                 })
                 .collect()
         })
-    }
-
-    /// How many are in the room, waiting or not.
-    pub fn size(&self, room: &str) -> usize {
-        self.with(room, |m| m.len())
     }
 
     /// Sends a message to one member.

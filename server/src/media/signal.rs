@@ -3,8 +3,11 @@
 //!
 //! The client says `hello {name, password?}` first. The server checks the
 //! link's validity (`refused {reason: not_yet | ended | disabled}`), the
-//! password (`refused {reason: password}`, hosts need none) and the room's
-//! size (`refused {reason: full}`). With the waiting room on, a guest hears
+//! password (`refused {reason: password}`, hosts need none; after too many
+//! wrong ones from one address, or for one link, `refused {reason:
+//! rate_limited, retryAfter}` in seconds, before any is checked) and the
+//! room's size (`refused {reason: full}`: 12 in the call, and 12 more in the
+//! waiting room; hosts always get in). With the waiting room on, a guest hears
 //! `waiting` until a host sends `admit {id}` (the guest hears `joined`) or
 //! `decline {id}` (`declined`). Hosts are the signed-in agents of the
 //! appointment's tenant, on a page of this origin.
@@ -23,12 +26,12 @@
 //! socket, leaves. `recording {recording}` says the call is now recorded, or
 //! no longer.
 
-use std::{collections::HashMap, net::SocketAddr, time::Duration};
+use std::{collections::HashMap, time::Duration};
 
 use axum::{
     extract::{
         ws::{Message, WebSocket, WebSocketUpgrade},
-        ConnectInfo, Path, State,
+        Path, State,
     },
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
@@ -48,13 +51,13 @@ use super::{
     rooms::{Member, Outgoing},
     sfu::{PeerKey, SignalOut},
 };
-use crate::{http::middleware::is_same_origin, state::AppState};
+use crate::{
+    http::{client_ip::ClientIp, middleware::is_same_origin},
+    state::AppState,
+};
 
 /// How long a client has to say `hello`.
 const HELLO_WITHIN: Duration = Duration::from_secs(30);
-/// Most people in one conference, waiting room included: what one 2-core
-/// instance forwards with every stream flowing (see the conference benchmark).
-pub const MAX_PARTICIPANTS: usize = 12;
 /// Longest name kept, in characters.
 const MAX_NAME: usize = 80;
 
@@ -64,14 +67,14 @@ struct Caller {
     appointment: Appointment,
     /// A signed-in agent of the tenant, on this origin: the host.
     host: Option<String>,
-    ip: String,
+    ip: std::net::IpAddr,
 }
 
 /// `GET /join/{token}/ws`.
 pub async fn join_socket(
     State(state): State<AppState>,
     Path(token): Path<String>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    ClientIp(client): ClientIp,
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
@@ -87,7 +90,7 @@ pub async fn join_socket(
     // origin may claim them: another site opening this socket with the
     // agent's cookie gets a guest's rights at most.
     let host = match session_token(&headers) {
-        Some(token) if is_same_origin(&headers) => match state.services.session_user(&token).await {
+        Some(token) if is_same_origin(&headers, &state.config) => match state.services.session_user(&token).await {
             Ok(Some(user)) if user.tenant_id == tenant_id && user.role.includes(Role::Agent) => Some(user.id),
             _ => None,
         },
@@ -97,7 +100,7 @@ pub async fn join_socket(
         tenant_id,
         appointment,
         host,
-        ip: client.ip().to_string(),
+        ip: client,
     };
     upgrade.on_upgrade(move |socket| serve(state, socket, caller))
 }
@@ -151,16 +154,30 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
     let refused = match refusal(&appointment) {
         Some(reason) => Some(reason),
         None if appointment.has_password && host.is_none() => {
-            let given = hello["password"].as_str().unwrap_or_default();
-            match services
-                .appointment_password_matches(&tenant_id, &appointment.id, given)
-                .await
-            {
-                Ok(true) => None,
-                _ => Some("password"),
+            // Each guess costs a password hash: guesses are limited per link
+            // and per address before one is made.
+            match state.limiters.check_call_password(&appointment.id, ip) {
+                Err(wait) => {
+                    let refused = json!({"type": "refused", "reason": "rate_limited", "retryAfter": wait});
+                    let _ = sink.send(say(refused)).await;
+                    return;
+                }
+                Ok(()) => {
+                    let given = hello["password"].as_str().unwrap_or_default();
+                    match services
+                        .appointment_password_matches(&tenant_id, &appointment.id, given)
+                        .await
+                    {
+                        Ok(true) => None,
+                        Ok(false) => {
+                            state.limiters.call_password_failed(&appointment.id, ip);
+                            Some("password")
+                        }
+                        Err(_) => Some("password"),
+                    }
+                }
             }
         }
-        None if state.conferences.rooms.size(&room) >= MAX_PARTICIPANTS => Some("full"),
         None => None,
     };
     if let Some(reason) = refused {
@@ -188,7 +205,7 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
             ActorKind::Customer
         },
         id: host.clone().unwrap_or_default(),
-        ip: Some(ip),
+        ip: Some(ip.to_string()),
         request_id: None,
     };
     let audit = |action: &'static str| {
@@ -212,7 +229,7 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
     let rights = if host.is_some() { Rights::ALL } else { guests_may };
     let (tx, mut outbox) = mpsc::unbounded_channel::<Outgoing>();
     let waiting = appointment.permissions.enable_waiting_room && host.is_none();
-    rooms.enter(
+    let entered = rooms.enter(
         &room,
         &tenant_id,
         appointment.record,
@@ -225,6 +242,10 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
         },
         !waiting,
     );
+    if let Err(reason) = entered {
+        let _ = sink.send(say(json!({"type": "refused", "reason": reason}))).await;
+        return;
+    }
     // The switch as it is now, read once the room is there to hear later
     // changes: it may have changed since this socket opened. The first one in
     // starts the recording when it is on.

@@ -42,7 +42,10 @@ async fn cobrowsing_link(
 /// Generate a public live-view link. Opening it opens the live view of this one
 /// session on behalf of the named user, and nothing else: it signs nobody in, and
 /// the view it opens lapses after 15 minutes unused and 4 hours after opening. The
-/// link works once, within 10 minutes.
+/// link works once, within 10 minutes. Following it shows a page with one
+/// button, in the link's language; only pressing it (`POST /liveview/open`)
+/// uses the link, so link scanners in mail and chat, which fetch every link,
+/// do not spend it.
 #[utoipa::path(post, path = "/liveview/link", tag = "links", request_body = LiveViewLinkRequest,
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 201, body = LiveViewLink), AuthErrors, InputErrors))]

@@ -136,6 +136,14 @@ async fn start(
 /// A batch sent again with the same `seq` is stored once. Live viewers get the
 /// batch at once; the answer says whether someone watches, and then the script
 /// sends every 100 ms.
+///
+/// What a session and a workspace keep is bounded (`GET /tenant/{id}/limits`),
+/// counting each batch's events as JSON before compression: a batch that would
+/// take the session past `recordingSessionBytes` is 413
+/// `recording_session_full` (the script stops recording that session), and
+/// one that would take the workspace past `recordingDayBytes` today (UTC) is
+/// 429 `recording_allowance_spent`, with `Retry-After` up to midnight UTC. A
+/// refused batch is not stored; what was stored before stays readable.
 #[utoipa::path(post, path = "/widget/recording/{id}/events", tag = "widget", request_body = RecordingBatch,
     params(("id" = String, Path, description = "The recording's session id")),
     security(("widgetKey" = [], "writeToken" = [])),
@@ -358,6 +366,10 @@ async fn put_settings(
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 200, description = "The events", body = Vec<Object>), AuthErrors, NotFoundError))]
 async fn events(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
-    let json = state.services.recording_events(&auth.tenant_id, &id).await?;
-    Ok(([(header::CONTENT_TYPE, "application/json")], json).into_response())
+    let replay = state.services.recording_replay(&auth.tenant_id, &id).await?;
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        crate::http::recording_views::replay_body(replay),
+    )
+        .into_response())
 }

@@ -7,6 +7,7 @@ use axum::{
     Json,
 };
 use rapport_core::{
+    limits::{TenantLimits, TenantLimitsIn},
     model::{Page, PageRequest, Tenant},
     tenants::{NewTenant, TenantUpdate},
 };
@@ -25,6 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_tenants, create_tenant))
         .routes(routes!(get_tenant, update_tenant, delete_tenant))
+        .routes(routes!(get_limits, set_limits))
         .routes(routes!(get_workspace, update_workspace))
 }
 
@@ -224,4 +226,33 @@ async fn delete_tenant(
 ) -> ApiResult<StatusCode> {
     state.services.delete_tenant(&id, &auth.actor).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// A tenant's bounds on what its visitors' pages make the server keep (README,
+/// "Security"): its own where a platform admin set them, else the defaults.
+#[utoipa::path(get, path = "/tenant/{id}/limits", tag = "tenant", params(("id" = String, Path, description = "Tenant id")),
+    security(("platformKey" = []), ("platformKeyQuery" = [])),
+    responses((status = 200, body = TenantLimits), AuthErrors, NotFoundError))]
+async fn get_limits(
+    _auth: PlatformAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<TenantLimits>> {
+    state.services.get_tenant(&id).await?;
+    Ok(Json(state.services.tenant_limits(&id).await?))
+}
+
+/// Set a tenant's bounds; omitted fields keep their value, `null` returns one
+/// to its default. Only a platform key may: a tenant cannot raise its own.
+#[utoipa::path(put, path = "/tenant/{id}/limits", tag = "tenant", params(("id" = String, Path, description = "Tenant id")),
+    request_body = TenantLimitsIn,
+    security(("platformKey" = []), ("platformKeyQuery" = [])),
+    responses((status = 200, body = TenantLimits), AuthErrors, InputErrors, NotFoundError))]
+async fn set_limits(
+    auth: PlatformAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(input): ApiJson<TenantLimitsIn>,
+) -> ApiResult<Json<TenantLimits>> {
+    Ok(Json(state.services.set_tenant_limits(&id, input, &auth.actor).await?))
 }

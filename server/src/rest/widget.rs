@@ -35,6 +35,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     http::{
+        client_ip::ClientIp,
         error::{ApiError, ApiResult, AuthErrors, ConflictError, FileErrors, InputErrors},
         extract::{actor, bearer_token, ApiJson, ApiQuery, TenantAuth},
     },
@@ -141,7 +142,10 @@ async fn rotate_key(auth: TenantAuth, State(state): State<AppState>) -> ApiResul
 
 /// Start a visitor (widget): creates its customer, which fires `customer.created`
 /// and `conversation.created`, and returns the visitor token, shown only here.
-/// `pageUrl` and `language` say where the visitor is, for routing rules.
+/// `pageUrl` and `language` say where the visitor is, for routing rules. A
+/// workspace's pages start at most `visitorsPerMinute` visitors a minute (`GET
+/// /tenant/{id}/limits`); past it, 429 `visitor_allowance_spent` with
+/// `Retry-After`.
 #[utoipa::path(post, path = "/widget/visitor", tag = "widget", request_body = VisitorIn,
     security(("widgetKey" = [])),
     responses((status = 201, body = VisitorIdentity), AuthErrors, InputErrors, ConflictError))]
@@ -265,8 +269,10 @@ struct FileQuery {
 /// whose `url` is its download link (`/files/{token}/{name}`: the link alone
 /// opens it, for the visitor, the agents and webhook receivers). Files larger
 /// than `maxFileBytes` of `GET /widget/config` (`RAPPORT_MAX_FILE_BYTES`,
-/// default 10 MiB) are refused with 413 `file_too_large`; an empty file is 422
-/// on `file`. The message routes and notifies like any other
+/// default 10 MiB) are refused with 413 `file_too_large`, and a file that would
+/// take the workspace's files past its bound (`fileBytes` of `GET
+/// /tenant/{id}/limits`) with 413 `file_storage_full`; an empty file is 422 on
+/// `file`. The message routes and notifies like any other
 /// (`message.received`).
 #[utoipa::path(post, path = "/widget/file", tag = "widget", params(FileQuery),
     request_body(content = FileBytes, content_type = "*/*",
@@ -434,20 +440,22 @@ impl FromRequestParts<AppState> for AnonymousVisitor {
 /// their reason, page resources and script errors (1–100 events per batch, each
 /// with its own id; a retried batch is recorded once). All or nothing: one bad
 /// event rejects the batch, naming `events[i].field`. Each tenant may report a
-/// bounded number of events per minute (`RAPPORT_TRACK_EVENTS_PER_MINUTE`); beyond
-/// it the batch is refused with 429 and `Retry-After`, and nothing of it is kept.
+/// bounded number of events per minute (`RAPPORT_TRACK_EVENTS_PER_MINUTE`), and
+/// one client address a tenth of that (at least 100); beyond either the batch is
+/// refused with 429 and `Retry-After`, and nothing of it is kept.
 #[utoipa::path(post, path = "/widget/track", tag = "widget", request_body = TrackBatch,
     security(("widgetKey" = [])),
     responses((status = 202, body = TrackResult), AuthErrors, InputErrors))]
 async fn track(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     parts: AnonymousVisitor,
     ApiJson(batch): ApiJson<TrackBatch>,
 ) -> ApiResult<(StatusCode, Json<TrackResult>)> {
     let tenant_id = state.services.tenant_by_widget_key(&parts.widget_key).await?;
     state
         .limiters
-        .check_track(&tenant_id, batch.events.len())
+        .check_track(&tenant_id, ip, batch.events.len())
         .map_err(ApiError::rate_limited)?;
     let result = state.services.track(&tenant_id, batch).await?;
     Ok((StatusCode::ACCEPTED, Json(result)))

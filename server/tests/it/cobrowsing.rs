@@ -58,7 +58,6 @@ async fn audit_actions(app: &TestApp, token: &str) -> String {
 async fn agent_says(app: &TestApp, cookie: &str, id: &str, body: Value) -> reqwest::Response {
     app.request(Method::POST, &format!("/sessions/{id}/cobrowse"))
         .header(header::COOKIE, cookie)
-        .header(header::ORIGIN, &app.base)
         .json(&body)
         .send()
         .await
@@ -137,7 +136,6 @@ async fn script_cobrowsing_follows_the_visitor(db: TestDb) {
     assert_eq!(theirs.status(), StatusCode::NOT_FOUND);
     let anonymous = app
         .request(Method::POST, &format!("/sessions/{id}/cobrowse"))
-        .header(header::ORIGIN, &app.base)
         .json(&json!({"type": "request"}))
         .send()
         .await

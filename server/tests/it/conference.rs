@@ -49,7 +49,7 @@ async fn connect(app: &TestApp, join: &str, cookie: Option<&str>, hello: Value) 
             .insert("cookie", HeaderValue::from_str(cookie).unwrap());
         request
             .headers_mut()
-            .insert("origin", HeaderValue::from_str(&app.base).unwrap());
+            .insert("origin", HeaderValue::from_str(&app.origin).unwrap());
     }
     let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
     socket.send(Message::text(hello.to_string())).await.unwrap();
@@ -622,7 +622,82 @@ async fn recordings_are_listed_downloaded_and_expire(db: TestDb) {
     app.stop().await;
 }
 
+/// Opens the socket as a guest at `address` (behind the test's trusted proxy)
+/// and says hello.
+async fn connect_from(app: &TestApp, join: &str, address: &str, hello: Value) -> Socket {
+    let url = format!("{}/join/{join}/ws", app.base.replace("http://", "ws://"));
+    let mut request = url.into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("x-forwarded-for", HeaderValue::from_str(address).unwrap());
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    socket.send(Message::text(hello.to_string())).await.unwrap();
+    socket
+}
+
+async fn guesses_are_limited_and_waiting_guests_never_take_the_hosts_place(db: TestDb) {
+    let app = TestApp::start_with(db, |c| c.trusted_proxies = "127.0.0.1".parse().unwrap()).await;
+    let (tenant, t) = app.tenant_with_key("Calls").await;
+    app.user(&tenant, "host@calls.example", Role::Agent, false).await;
+    let host_cookie = session(&app, "host@calls.example").await;
+    let locked = appointment(&app, &t, json!({"password": "open sesame"})).await;
+    let hello = |password: &str| json!({"type": "hello", "name": "Eve", "password": password});
+
+    // One address guesses: ten wrong passwords, then it must wait, even with
+    // the right one. Another address is not held up.
+    for _ in 0..11 {
+        let mut guess = connect_from(&app, &locked, "203.0.113.9", hello("guess")).await;
+        assert_eq!(expect(&mut guess, "refused").await["reason"], "password");
+    }
+    let mut slowed = connect_from(&app, &locked, "203.0.113.9", hello("open sesame")).await;
+    let refused = expect(&mut slowed, "refused").await;
+    assert_eq!(refused["reason"], "rate_limited");
+    assert!(
+        refused["retryAfter"].as_u64().is_some_and(|s| (1..=60).contains(&s)),
+        "{refused}"
+    );
+    let mut ann = connect_from(&app, &locked, "198.51.100.1", hello("open sesame")).await;
+    expect(&mut ann, "joined").await;
+    // Many addresses guessing one link: the link is slowed too.
+    let mut link_slowed = false;
+    for n in 0..30 {
+        let mut guess = connect_from(&app, &locked, &format!("192.0.2.{n}"), hello("guess")).await;
+        if expect(&mut guess, "refused").await["reason"] == "rate_limited" {
+            link_slowed = true;
+            break;
+        }
+    }
+    assert!(link_slowed, "a link takes at most 30 wrong passwords in a burst");
+
+    // The waiting room has places of its own: twelve guests wait, the next
+    // is refused, and the host still gets in and may admit them.
+    let lobby = appointment(&app, &t, json!({"permissions": {"enableWaitingRoom": true}})).await;
+    let mut waiting = Vec::new();
+    for n in 0..12 {
+        let mut guest = connect_from(&app, &lobby, &format!("198.51.100.{}", 10 + n), hello("")).await;
+        expect(&mut guest, "waiting").await;
+        waiting.push(guest);
+    }
+    let mut one_more = connect_from(&app, &lobby, "198.51.100.99", hello("")).await;
+    assert_eq!(expect(&mut one_more, "refused").await["reason"], "full");
+    let mut host = connect(
+        &app,
+        &lobby,
+        Some(&host_cookie),
+        json!({"type": "hello", "name": "Hana"}),
+    )
+    .await;
+    assert_eq!(expect(&mut host, "joined").await["host"], true);
+    let queue = expect(&mut host, "lobby").await;
+    assert_eq!(queue["waiting"].as_array().unwrap().len(), 12);
+    let first = queue["waiting"][0]["id"].as_str().unwrap().to_string();
+    say(&mut host, json!({"type": "admit", "id": first})).await;
+    expect(&mut waiting[0], "joined").await;
+    app.stop().await;
+}
+
 backend_tests!(
+    guesses_are_limited_and_waiting_guests_never_take_the_hosts_place,
     who_may_enter,
     the_host_admits_declines_and_removes,
     chat_and_what_guests_may_do,

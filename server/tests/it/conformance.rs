@@ -612,10 +612,13 @@ enum Complete {
     No,
 }
 
-/// The 422 codes of rules between two fields' values that no schema can state:
-/// an end that is not after its start (`endHours`, holidays' `to`), and the two
-/// forms of one date (`from`/`fromDate`) naming different days.
-const CROSS_FIELD_RULES: [&str; 2] = ["before_start", "conflicting_value"];
+/// The 422 codes of rules that no schema can state, which the descriptions
+/// name: between two fields' values, an end that is not after its start
+/// (`endHours`, holidays' `to`) and the two forms of one date
+/// (`from`/`fromDate`) naming different days; and between a value and what
+/// the server holds, a visitor's attachment link that names no file the
+/// visitor uploaded (`not_uploaded`).
+const CROSS_FIELD_RULES: [&str; 3] = ["before_start", "conflicting_value", "not_uploaded"];
 
 /// How a case authenticates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -257,14 +257,51 @@ async fn cross_site_posts_are_refused(db: TestDb) {
         .await
         .unwrap();
     assert_eq!(forged.status(), StatusCode::FORBIDDEN);
-    let forged_logout = app
-        .request(Method::POST, "/auth/logout")
+    // A client that sends neither `Origin` nor `Sec-Fetch-Site` (the test
+    // client sends the public URL's `Origin` unless told otherwise).
+    let bare = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let forged_logout = bare
+        .post(format!("{}/auth/logout", app.base))
         .header(header::COOKIE, &cookie)
         .header("sec-fetch-site", "cross-site")
         .send()
         .await
         .unwrap();
     assert_eq!(forged_logout.status(), StatusCode::FORBIDDEN);
+    let no_headers = bare
+        .post(format!("{}/api/create_key", app.base))
+        .header(header::COOKIE, &cookie)
+        .form(&[("kind", "tenant"), ("name", "forged")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no_headers.status(), StatusCode::FORBIDDEN, "neither header: refused");
+    // The address the server was reached by is not its origin: the public URL is
+    // (a name that points at the server, as in DNS rebinding, is not this site).
+    let by_address = app
+        .request(Method::POST, "/api/create_key")
+        .header(header::COOKIE, &cookie)
+        .header(header::ORIGIN, &app.base)
+        .form(&[("kind", "tenant"), ("name", "forged")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_address.status(), StatusCode::FORBIDDEN);
+    let forged_login = bare
+        .post(format!("{}/auth/login", app.base))
+        .header(header::ORIGIN, "https://evil.example")
+        .form(&[("email", "ada@example.com"), ("password", "password-123")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        forged_login.status(),
+        StatusCode::FORBIDDEN,
+        "no sign-in forged from elsewhere"
+    );
     assert_eq!(
         page(&app, "/", &cookie).await.status(),
         StatusCode::OK,
@@ -565,8 +602,201 @@ async fn pages_register_their_resources_once(db: TestDb) {
     app.stop().await;
 }
 
+/// Signs in from `client` (as a trusted proxy forwards it) with `next`: the answer.
+async fn login_from(app: &TestApp, client: &str, password: &str, next: &str) -> Response {
+    app.request(Method::POST, "/auth/login")
+        .header("x-forwarded-for", client)
+        .form(&[
+            ("email", "ada@example.com"),
+            ("password", password),
+            ("workspace", ""),
+            ("next", next),
+        ])
+        .send()
+        .await
+        .unwrap()
+}
+
+fn location(response: &Response) -> &str {
+    response.headers()[header::LOCATION].to_str().unwrap()
+}
+
+async fn sign_in_stays_on_the_site_and_slows_only_the_guesser(db: TestDb) {
+    // Rapport behind a proxy on 127.0.0.1, which forwards each client's address.
+    let app = TestApp::start_with(db, |c| c.trusted_proxies = "127.0.0.1".parse().unwrap()).await;
+    let (tenant, _) = app.tenant_with_key("Alpha").await;
+    app.user(&tenant, "ada@example.com", Role::Admin, false).await;
+    let owner = "198.51.100.7";
+
+    // `next` is kept only as a path of this site: browsers read `\` as `/`
+    // and drop tabs, so each of these would leave it.
+    for (next, lands) in [
+        ("/inbox?status=OPEN", "/inbox?status=OPEN"),
+        ("/\\evil.example", "/"),
+        ("/\t/evil.example", "/"),
+        ("//evil.example", "/"),
+        ("https://evil.example/", "/"),
+    ] {
+        let signed_in = login_from(&app, owner, "password-123", next).await;
+        assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
+        assert_eq!(location(&signed_in), lands, "next={next:?}");
+    }
+    let html = app
+        .request(Method::GET, "/login?next=/%09/evil.example")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains(r#"name="next" value="/""#),
+        "the form carries a safe next: {html}"
+    );
+
+    // Someone guesses Ada's password from elsewhere until they are slowed…
+    let guesser = "203.0.113.9";
+    let mut slowed = false;
+    for _ in 0..12 {
+        let guess = login_from(&app, guesser, "guess-guess", "/").await;
+        if location(&guess).contains("error=rate_limited") {
+            slowed = true;
+            break;
+        }
+    }
+    assert!(slowed, "guessing is slowed down");
+    let again = login_from(&app, guesser, "password-123", "/").await;
+    assert!(
+        location(&again).contains("error=rate_limited"),
+        "even with the right password"
+    );
+    // …while Ada, at her own address, signs in as always.
+    let ada = login_from(&app, owner, "password-123", "/").await;
+    assert_eq!(location(&ada), "/", "the owner is not locked out");
+    let log = app
+        .services
+        .list_audit(&tenant, &Default::default(), &Default::default())
+        .await
+        .unwrap()
+        .results;
+    let login = log.iter().find(|e| e.action == "session.login").unwrap();
+    assert_eq!(
+        login.ip.as_deref(),
+        Some(owner),
+        "the audit names the client, not the proxy"
+    );
+    app.stop().await;
+}
+
+async fn forwarded_headers_count_only_from_trusted_proxies(db: TestDb) {
+    // No proxy configured: a client cannot choose its address by a header.
+    let app = TestApp::start(db).await;
+    let (tenant, _) = app.tenant_with_key("Alpha").await;
+    app.user(&tenant, "ada@example.com", Role::Admin, false).await;
+    let mut slowed = false;
+    for n in 0..12 {
+        let guess = login_from(&app, &format!("203.0.113.{n}"), "guess-guess", "/").await;
+        if location(&guess).contains("error=rate_limited") {
+            slowed = true;
+            break;
+        }
+    }
+    assert!(slowed, "a new X-Forwarded-For per guess does not escape the limit");
+    app.stop().await;
+}
+
+async fn pages_run_only_their_own_scripts(db: TestDb) {
+    let app = TestApp::start_with(db, |c| c.public_url = Some("https://chat.example".into())).await;
+    let login = page(&app, "/login", "").await;
+    assert_eq!(login.status(), StatusCode::OK);
+    assert_eq!(
+        login.headers()[header::STRICT_TRANSPORT_SECURITY],
+        "max-age=31536000",
+        "an https site says so"
+    );
+    let policy = login.headers()[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let nonce = policy
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .expect("a nonce in the policy")
+        .to_string();
+    for directive in [
+        "default-src 'self'",
+        "'strict-dynamic'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(policy.contains(directive), "{directive}: {policy}");
+    }
+    let scripts = policy.split("script-src").nth(1).unwrap().split(';').next().unwrap();
+    assert!(
+        scripts
+            .split_whitespace()
+            .all(|source| source != "'unsafe-inline'" && source != "'unsafe-eval'"),
+        "{scripts}"
+    );
+    let html = login.text().await.unwrap();
+    let tags: Vec<&str> = html
+        .split("<script")
+        .skip(1)
+        .map(|t| t.split('>').next().unwrap())
+        .collect();
+    assert!(tags.len() >= 2, "the early-click script and hydration: {html}");
+    for tag in tags {
+        assert!(
+            tag.contains(&format!("nonce=\"{nonce}\"")),
+            "every script carries the nonce: <script{tag}>"
+        );
+    }
+    let again = page(&app, "/login", "").await;
+    let other = again.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(!other.contains(&nonce), "a nonce per response");
+    app.stop().await;
+}
+
+async fn a_session_ends_thirty_days_after_sign_in(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, _) = app.tenant_with_key("Alpha").await;
+    app.user(&tenant, "ada@example.com", Role::Admin, false).await;
+    let cookie = session(&app, "ada@example.com").await;
+    assert_eq!(page(&app, "/", &cookie).await.status(), StatusCode::OK);
+    // Used every day, it would slide on for ever: the sign-in is 30 days old.
+    let aged = rapport_core::with_db!(app.services.writer(), |pool| sqlx::query(
+        "update sessions set created_at = created_at - $1, last_seen_at = $2"
+    )
+    .bind(rapport_core::auth::SESSION_MAX_MS)
+    .bind(rapport_core::time::now_ms())
+    .execute(pool)
+    .await
+    .map(|r| r.rows_affected()))
+    .unwrap();
+    assert_eq!(aged, 1);
+    let lapsed = page(&app, "/", &cookie).await;
+    let location = lapsed
+        .headers()
+        .get(header::LOCATION)
+        .and_then(|l| l.to_str().ok())
+        .unwrap_or_default();
+    assert!(
+        lapsed.status().is_redirection() && location.starts_with("/login"),
+        "{} {location}",
+        lapsed.status()
+    );
+    app.stop().await;
+}
+
 backend_tests!(
     pages_register_their_resources_once,
+    a_session_ends_thirty_days_after_sign_in,
+    pages_run_only_their_own_scripts,
+    sign_in_stays_on_the_site_and_slows_only_the_guesser,
+    forwarded_headers_count_only_from_trusted_proxies,
     the_bundle_is_revalidated_on_every_use,
     agents_set_their_presence_from_the_top_bar,
     admins_manage_webhooks_through_server_functions,

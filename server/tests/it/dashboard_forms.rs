@@ -191,7 +191,7 @@ async fn agents_generate_links(db: TestDb) {
     let app = TestApp::start(db).await;
     let (alpha, key) = app.tenant_with_key("Alpha").await;
     let (beta, beta_key) = app.tenant_with_key("Beta").await;
-    app.user(&alpha, "kim@alpha.example", Role::Agent, false).await;
+    let kim_id = app.user(&alpha, "kim@alpha.example", Role::Agent, false).await;
     app.user(&beta, "bo@beta.example", Role::Agent, false).await;
     let kim = session(&app, "kim@alpha.example").await;
 
@@ -246,9 +246,30 @@ async fn agents_generate_links(db: TestDb) {
     .await;
     let link = live["link"].as_str().unwrap();
     let path = &link[link.find("/liveview/open?token=").expect(link)..];
-    let opened = app.request(Method::GET, path).send().await.unwrap();
+    let shown = app.request(Method::GET, path).send().await.unwrap();
+    assert_eq!(shown.status(), StatusCode::OK, "the link's page only shows a button");
+    let token = path.trim_start_matches("/liveview/open?token=");
+    let opened = app
+        .request(Method::POST, "/liveview/open")
+        .header(header::COOKIE, &kim)
+        .form(&[("token", token)])
+        .send()
+        .await
+        .unwrap();
     assert!(opened.status().is_redirection());
     assert_eq!(opened.headers()[header::LOCATION], "/liveview/s-alpha?lang=de");
+    // Opened by a signed-in agent: the audit log names them, not the addressee.
+    let log = app
+        .services
+        .list_audit(&alpha, &Default::default(), &Default::default())
+        .await
+        .unwrap()
+        .results;
+    let open = log
+        .iter()
+        .find(|e| e.action == "liveview.open")
+        .expect("the opening is audited");
+    assert_eq!(open.actor_id, kim_id);
 
     let foreign = server_fn(&app, "generate_liveview_link", &kim, &[("session_id", "s-beta")]).await;
     assert!(foreign.status().is_client_error(), "{}", foreign.status());

@@ -305,4 +305,65 @@ async fn a_server_without_files_says_so(db: TestDb) {
     app.stop().await;
 }
 
-backend_tests!(visitors_and_agents_send_files, a_server_without_files_says_so);
+/// A visitor's widget message of `kind` with `url`.
+async fn visitor_attachment(app: &TestApp, key: &str, token: &str, kind: &str, url: &str) -> reqwest::Response {
+    app.request(Method::POST, "/rest/v1/widget/message")
+        .header("rapport-widget-key", key)
+        .bearer_auth(token)
+        .json(&serde_json::json!({"type": kind, "url": url, "message": "invoice.pdf"}))
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn a_visitor_attaches_only_files_they_uploaded(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (_, t) = app.tenant_with_key("Files").await;
+    let key = app.widget_key(&t).await;
+    let (customer, token) = app.widget_visitor(&key, "Fay").await;
+    let (_, other_token) = app.widget_visitor(&key, "Mallory").await;
+
+    // A link to anywhere is no attachment: the inbox would show it as one.
+    for kind in ["FILE", "AUDIO", "VIDEO"] {
+        let forged = visitor_attachment(&app, &key, &token, kind, "https://evil.example/invoice.pdf").await;
+        let problem = expect_problem(forged, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+        assert_eq!(fields(&problem), ["url"]);
+        assert_eq!(problem["errors"][0]["code"], "not_uploaded");
+    }
+    let uploaded = upload(
+        &app,
+        &key,
+        Some(&token),
+        "invoice.pdf",
+        "application/pdf",
+        b"%PDF-1.4".to_vec(),
+    )
+    .await;
+    let url = ok_json(uploaded, StatusCode::CREATED).await["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Nor is another visitor's file, even with its link.
+    let borrowed = visitor_attachment(&app, &key, &other_token, "FILE", &url).await;
+    expect_problem(borrowed, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+    // The visitor's own file may be sent again.
+    let again = visitor_attachment(&app, &key, &token, "FILE", &url).await;
+    assert_eq!(ok_json(again, StatusCode::CREATED).await["url"], url.as_str());
+    let history = ok_json(
+        app.get(&format!("/rest/v1/customer/{customer}/message"), &t).await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(
+        history["results"].as_array().unwrap().len(),
+        2,
+        "the upload and the resend, nothing forged: {history}"
+    );
+    app.stop().await;
+}
+
+backend_tests!(
+    visitors_and_agents_send_files,
+    a_server_without_files_says_so,
+    a_visitor_attaches_only_files_they_uploaded,
+);

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::{
     dashboard::{page, server_fn, session},
-    utils::{ok_json, TestApp},
+    utils::{ok_json, open_liveview_link, TestApp},
 };
 
 /// Every dashboard path the app routes, read from the router itself, with its
@@ -157,8 +157,7 @@ async fn liveview_link_opens_its_view_and_nothing_else(db: TestDb) {
         StatusCode::CREATED,
     )
     .await;
-    let path = link["link"].as_str().unwrap().trim_start_matches("http://rapport.test");
-    let opened = app.request(Method::GET, path).send().await.unwrap();
+    let opened = open_liveview_link(&app, link["link"].as_str().unwrap()).await;
     assert_eq!(opened.status(), StatusCode::SEE_OTHER);
     assert_eq!(opened.headers()[header::LOCATION], "/liveview/s1?lang=en");
     assert!(set_cookie(&opened, "rapport_session").is_none(), "no dashboard session");
@@ -236,8 +235,7 @@ async fn liveview_grants_lapse(db: TestDb) {
         StatusCode::CREATED,
     )
     .await;
-    let path = link["link"].as_str().unwrap().trim_start_matches("http://rapport.test");
-    let opened = app.request(Method::GET, path).send().await.unwrap();
+    let opened = open_liveview_link(&app, link["link"].as_str().unwrap()).await;
     let grant = set_cookie(&opened, "rapport_liveview").unwrap();
     let value = grant.split_once('=').unwrap().1.to_string();
     assert!(app.services.liveview_grant(&value, "s1").await.is_ok());

@@ -315,7 +315,13 @@ async fn handed_out_links_open_their_pages(db: TestDb) {
     )
     .await;
     let mut browser = Browser::new(&app);
-    let view = browser.open(live["link"].as_str().unwrap()).await;
+    let link = live["link"].as_str().unwrap();
+    let shown = browser.open(link).await;
+    assert_page(&shown, &["Open the live view"]);
+    let token = link.split("token=").nth(1).unwrap();
+    let view = browser
+        .follow(Method::POST, "/liveview/open", Some(&[("token", token)]))
+        .await;
     assert!(
         view.path.len() == 2 && view.last().starts_with("/liveview/s1"),
         "the live-view link redirects to its session's live view: {:?}",

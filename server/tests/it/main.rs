@@ -40,6 +40,7 @@ mod routing_api;
 mod routing_timers;
 mod settings;
 mod smtp;
+mod tenant_bounds;
 mod tenants;
 mod utils;
 mod watchdogs;

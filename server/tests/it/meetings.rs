@@ -437,7 +437,24 @@ async fn liveview_links_and_recorded_sessions(db: TestDb) {
         .to_string();
     assert!(path.starts_with("/liveview/open?token="));
 
-    let opened = app.request(Method::GET, &path).send().await.unwrap();
+    // Opening the link only shows a button, in the link's language: a link
+    // scanner's GETs spend nothing.
+    for _ in 0..2 {
+        let shown = app.request(Method::GET, &path).send().await.unwrap();
+        assert_eq!(shown.status(), StatusCode::OK);
+        assert_eq!(shown.headers()[header::REFERRER_POLICY], "same-origin");
+        let html = shown.text().await.unwrap();
+        assert!(
+            html.contains("Live-Ansicht öffnen") && html.contains(r#"action="/liveview/open""#),
+            "{html}"
+        );
+    }
+    let token = path.trim_start_matches("/liveview/open?token=").to_string();
+    let open = || {
+        app.request(Method::POST, "/liveview/open")
+            .form(&[("token", token.as_str())])
+    };
+    let opened = open().send().await.unwrap();
     assert_eq!(opened.status(), StatusCode::SEE_OTHER);
     assert_eq!(opened.headers()[header::LOCATION], "/liveview/s1?lang=de");
     let cookie = opened.headers()[header::SET_COOKIE]
@@ -462,6 +479,9 @@ async fn liveview_links_and_recorded_sessions(db: TestDb) {
     let again = app.request(Method::GET, &path).send().await.unwrap();
     assert_eq!(again.headers()[header::LOCATION], "/login?error=link_invalid");
     assert!(again.headers().get(header::SET_COOKIE).is_none());
+    let reused = open().send().await.unwrap();
+    assert_eq!(reused.headers()[header::LOCATION], "/login?error=link_invalid");
+    assert!(reused.headers().get(header::SET_COOKIE).is_none());
 }
 
 backend_tests!(appointments, cobrowsing_links, liveview_links_and_recorded_sessions);

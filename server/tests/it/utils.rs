@@ -14,6 +14,9 @@ pub fn actor() -> Actor {
 /// A running app.
 pub struct TestApp {
     pub base: String,
+    /// The public URL's origin, as the dashboard's pages send it in `Origin`
+    /// (the client sends it by default, as a browser on Rapport's pages would).
+    pub origin: String,
     pub services: Services,
     pub client: reqwest::Client,
     /// The database's URL, for another instance on it.
@@ -57,16 +60,21 @@ impl TestApp {
         // Other instances relay co-browsing participants to this address.
         config.instance_url.get_or_insert_with(|| base.clone());
         let (tx, rx) = oneshot::channel::<()>();
+        let origin = config.public_url();
         let state = serve::state(config, services.clone());
         let handle = tokio::spawn(serve::serve(listener, state, async {
             let _ = rx.await;
         }));
+        let mut same_origin = reqwest::header::HeaderMap::new();
+        same_origin.insert(reqwest::header::ORIGIN, origin.parse().unwrap());
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .default_headers(same_origin)
             .build()
             .unwrap();
         TestApp {
             base,
+            origin,
             services,
             client,
             url,
@@ -274,4 +282,18 @@ pub async fn read_until(stream: &mut Response, needle: &str, within: std::time::
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
     seen
+}
+
+/// Follows a live-view link as its addressee does: the link's page (a GET,
+/// which spends nothing), then its button. Returns the button's answer.
+pub async fn open_liveview_link(app: &TestApp, link: &str) -> Response {
+    let path = link.trim_start_matches("http://rapport.test");
+    let shown = app.request(Method::GET, path).send().await.unwrap();
+    assert_eq!(shown.status(), StatusCode::OK, "the link's page");
+    let token = path.trim_start_matches("/liveview/open?token=");
+    app.request(Method::POST, "/liveview/open")
+        .form(&[("token", token)])
+        .send()
+        .await
+        .unwrap()
 }

@@ -82,9 +82,13 @@ async fn script_errors(app: &TestApp, widget_key: &str, prefix: &str, n: usize) 
                    "url": "https://shop.example.com/checkout", "message": format!("TypeError: x is undefined ({prefix}-{i})")})
         })
         .collect();
+    // Each batch from its own page, at its own address (read where the test
+    // trusts a proxy): one address may report a tenth of the tenant's minute.
+    let page = prefix.bytes().map(u32::from).sum::<u32>() % 250;
     let answer = ok_json(
         app.request(Method::POST, "/rest/v1/widget/track")
             .header("rapport-widget-key", widget_key)
+            .header("x-forwarded-for", format!("198.51.100.{page}"))
             .json(&json!({"events": events}))
             .send()
             .await
@@ -330,7 +334,9 @@ async fn each_type_fires_on_its_real_event(db: TestDb) {
 }
 
 async fn a_storm_of_script_errors_is_grouped(db: TestDb) {
-    let app = TestApp::start(db).await;
+    // Ten pages report at once, each from its visitor's address, which the
+    // proxy in front of the server forwards.
+    let app = TestApp::start_with(db, |c| c.trusted_proxies = "127.0.0.1".parse().unwrap()).await;
     let (tenant, key) = app.tenant_with_key("Alpha").await;
     let hook = Receiver::start().await;
     let window_ms: i64 = 10_000;

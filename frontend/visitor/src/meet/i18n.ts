@@ -30,6 +30,7 @@ export const strings = {
     ended: 'This conference has ended.',
     disabled: 'This link has been disabled by the organiser.',
     full: 'The call is full. Try again later.',
+    rate_limited: 'Too many wrong passwords. Wait a minute, then try again.',
     name: 'Enter your name.',
   } as Record<string, string>,
   refusedOther: 'You cannot join this call.',

@@ -13,7 +13,9 @@
 //   key, so the next page of the same tab continues it. A page holds it while it
 //   runs (`held`): a duplicated tab, which copies sessionStorage, finds it held
 //   and starts its own session instead of reusing the same seqs.
-// - Failures back off. Memory is bounded: beyond MAX_BUFFER the buffered DOM
+// - Failures back off (a spent daily allowance, 429, until its Retry-After). A
+//   session that is full (413 `recording_session_full`) ends the recording of
+//   this page. Memory is bounded: beyond MAX_BUFFER the buffered DOM
 //   events are dropped, and a new full snapshot is taken when sending resumes
 //   (incremental events without their base would replay wrong).
 // - Leaving the page (hidden or pagehide) sends everything with keepalive, which
@@ -215,7 +217,12 @@ export function createUploader(o: UploaderOptions): Uploader {
       mode: 'cors',
       keepalive,
     });
-    if (!response.ok) throw error(response);
+    if (!response.ok) {
+      const e = error(response);
+      // A 413 says whether this batch or the whole session is too large.
+      if (response.status === 413) e.code = ((await response.json().catch(() => null)) as { code?: string } | null)?.code;
+      throw e;
+    }
     sentTags = tags;
     if (token) sentVisitor = token;
     const reply = await response.json().catch(() => null);
@@ -237,8 +244,12 @@ export function createUploader(o: UploaderOptions): Uploader {
           failures = 0;
           done(batch);
         } catch (e) {
-          const status = (e as HttpError).status;
-          if (status === 401 || status === 404) {
+          const { status, code } = e as HttpError;
+          if (code === 'recording_session_full') {
+            // The session holds all Rapport keeps of one: record no more of it.
+            o.refused();
+            return;
+          } else if (status === 401 || status === 404) {
             // The session expired or was deleted: a new one, starting from a snapshot.
             if (batch.session === session) restart();
             else done(batch);

@@ -1,0 +1,157 @@
+//! Each tenant's bounds on what its callers make the server keep or do (issue
+//! 33), on both backends: visitors started per minute, bytes of chat files
+//! kept, and mails per day. Only a platform key sets them; going over one is a
+//! 413 or 429 problem with a stable code, for that tenant only, and nothing
+//! already stored is lost. (Recordings' bounds are in `recordings.rs`.)
+
+use rapport_core::{backend_tests, testing::TestDb};
+use reqwest::{header, Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::utils::{expect_problem, ok_json, send, TestApp};
+
+async fn file(app: &TestApp, key: &str, token: &str, bytes: usize) -> reqwest::Response {
+    app.request(Method::POST, "/rest/v1/widget/file")
+        .query(&[("name", "notes.txt")])
+        .header("rapport-widget-key", key)
+        .header(header::CONTENT_TYPE, "text/plain")
+        .bearer_auth(token)
+        .body(vec![b'x'; bytes])
+        .send()
+        .await
+        .unwrap()
+}
+
+fn appointment(attendees: &[&str]) -> Value {
+    json!({"title": "Review", "date": "2030-03-04T09:30:00Z", "durationInMinutes": 30,
+        "timezoneId": "Europe/Berlin", "attendees": attendees, "sendInviteEmail": true})
+}
+
+async fn start_visitor(app: &TestApp, key: &str) -> reqwest::Response {
+    app.request(Method::POST, "/rest/v1/widget/visitor")
+        .header("rapport-widget-key", key)
+        .json(&json!({"firstName": "Vera"}))
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn each_tenant_keeps_within_its_bounds(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, t) = app.tenant_with_key("Shop").await;
+    let (_, neighbour) = app.tenant_with_key("Neighbour").await;
+    let platform = app.platform_key().await;
+    let key = app.widget_key(&t).await;
+    let neighbour_key = app.widget_key(&neighbour).await;
+    let limits = format!("/rest/v1/tenant/{tenant}/limits");
+    let set = send(
+        &app,
+        Method::PUT,
+        &limits,
+        &platform,
+        Some(json!({"fileBytes": 100, "mailsPerDay": 3})),
+    )
+    .await;
+    let set = ok_json(set, StatusCode::OK).await;
+    assert_eq!(
+        (set["fileBytes"].as_i64(), set["mailsPerDay"].as_i64()),
+        (Some(100), Some(3))
+    );
+    let unknown = send(
+        &app,
+        Method::PUT,
+        "/rest/v1/tenant/nope/limits",
+        &platform,
+        Some(json!({})),
+    )
+    .await;
+    expect_problem(unknown, StatusCode::NOT_FOUND, "not_found").await;
+
+    // Files: the workspace keeps 100 bytes of them, whoever sends them.
+    let (_, visitor) = app.widget_visitor(&key, "Fay").await;
+    ok_json(file(&app, &key, &visitor, 60).await, StatusCode::CREATED).await;
+    let full = file(&app, &key, &visitor, 60).await;
+    expect_problem(full, StatusCode::PAYLOAD_TOO_LARGE, "file_storage_full").await;
+    let (_, theirs) = app.widget_visitor(&neighbour_key, "Nia").await;
+    ok_json(file(&app, &neighbour_key, &theirs, 60).await, StatusCode::CREATED).await;
+    ok_json(file(&app, &neighbour_key, &theirs, 60).await, StatusCode::CREATED).await;
+
+    // Mails: three a day. An appointment whose invitations would pass that is
+    // refused whole: nothing is created, nothing written to the outbox.
+    ok_json(
+        app.post(
+            "/rest/v1/appointment",
+            &t,
+            appointment(&["a@example.com", "b@example.com"]),
+        )
+        .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    let spent = app
+        .post(
+            "/rest/v1/appointment",
+            &t,
+            appointment(&["c@example.com", "d@example.com"]),
+        )
+        .await;
+    assert!(spent.headers().contains_key(header::RETRY_AFTER));
+    expect_problem(spent, StatusCode::TOO_MANY_REQUESTS, "mail_allowance_spent").await;
+    let listed = ok_json(app.get("/rest/v1/appointment", &t).await, StatusCode::OK).await;
+    assert_eq!(listed["page"]["totalElements"], 1, "{listed}");
+    ok_json(
+        app.post("/rest/v1/appointment", &t, appointment(&["c@example.com"]))
+            .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    ok_json(
+        app.post(
+            "/rest/v1/appointment",
+            &neighbour,
+            appointment(&["e@example.com", "f@example.com"]),
+        )
+        .await,
+        StatusCode::CREATED,
+    )
+    .await;
+
+    // Visitors: two a minute. Within a few starts one is refused (a minute may
+    // turn between two of them), with the wait until the next minute.
+    let set = send(
+        &app,
+        Method::PUT,
+        &limits,
+        &platform,
+        Some(json!({"visitorsPerMinute": 2})),
+    )
+    .await;
+    ok_json(set, StatusCode::OK).await;
+    let mut refused = None;
+    for _ in 0..5 {
+        let started = start_visitor(&app, &key).await;
+        if started.status() == StatusCode::TOO_MANY_REQUESTS {
+            refused = Some(started);
+            break;
+        }
+        assert_eq!(started.status(), StatusCode::CREATED);
+    }
+    let refused = refused.expect("the third visitor of a minute is refused");
+    let wait: u64 = refused.headers()[header::RETRY_AFTER]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    expect_problem(refused, StatusCode::TOO_MANY_REQUESTS, "visitor_allowance_spent").await;
+    for _ in 0..3 {
+        assert_eq!(
+            start_visitor(&app, &neighbour_key).await.status(),
+            StatusCode::CREATED,
+            "the neighbour is not held up"
+        );
+    }
+    app.stop().await;
+}
+
+backend_tests!(each_tenant_keeps_within_its_bounds);
