@@ -246,12 +246,21 @@ fn effective(row: LimitsRow) -> TenantLimits {
 
 /// Reads a tenant's own bounds within `tx` (or `None` for each not set).
 async fn stored_in(tx: &mut Tx, tenant_id: &str) -> CoreResult<LimitsRow> {
-    let sql = format!("select {LIMIT_COLUMNS} from tenant_limits where tenant_id = $1");
-    let row: Option<StoredLimits> = with_tx!(tx, |conn| sqlx::query_as(&sql)
+    let row: Option<StoredLimits> = with_tx!(tx, |conn| sqlx::query_as(&select_limits())
         .bind(tenant_id)
         .fetch_optional(conn)
         .await)?;
-    Ok(row.map(|(a, b, c, d, e)| [a, b, c, d, e]).unwrap_or_default())
+    Ok(as_row(row))
+}
+
+/// The query of a tenant's own bounds (`$1`: the tenant).
+fn select_limits() -> String {
+    format!("select {LIMIT_COLUMNS} from tenant_limits where tenant_id = $1")
+}
+
+/// A tenant's stored bounds as a [`LimitsRow`]; no row: every bound its default.
+fn as_row(row: Option<StoredLimits>) -> LimitsRow {
+    row.map(|(a, b, c, d, e)| [a, b, c, d, e]).unwrap_or_default()
 }
 
 /// Counts `amount` on the tenant's `meter` in the window of `now_ms`, in the
@@ -297,14 +306,11 @@ pub(crate) async fn spend_mails(tx: &mut Tx, tenant_id: &str, mails: usize, now_
 impl Services {
     /// A tenant's bounds: its own where the platform set them, else the defaults.
     pub async fn tenant_limits(&self, tenant_id: &str) -> CoreResult<TenantLimits> {
-        let sql = format!("select {LIMIT_COLUMNS} from tenant_limits where tenant_id = $1");
-        let row: Option<StoredLimits> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
+        let row: Option<StoredLimits> = with_db!(self.db(), |pool| sqlx::query_as(&select_limits())
             .bind(tenant_id)
             .fetch_optional(pool)
             .await)?;
-        Ok(effective(
-            row.map(|(a, b, c, d, e)| [a, b, c, d, e]).unwrap_or_default(),
-        ))
+        Ok(effective(as_row(row)))
     }
 
     /// Sets a tenant's own bounds (a platform admin's decision; audited as
