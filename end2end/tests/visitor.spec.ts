@@ -1,6 +1,7 @@
 // The visitor script (frontend/visitor) on a customer's website: the demo shop,
 // served from DEMO_URL, another origin than Rapport (BASE_URL), with the snippet
 // filled in with this server's default workspace's widget key.
+import { createHmac } from 'node:crypto';
 import { APIRequestContext, Browser, BrowserContext, expect, Page, test } from '@playwright/test';
 import { createApiKey, expectAccessible, hydrated, screenshot, signIn } from './helpers';
 
@@ -27,6 +28,14 @@ async function visitor(browser: Browser, options = {}): Promise<{ context: Brows
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   return { context, page, errors };
+}
+
+/** What the shop's server does for a signed-in visitor: signs its external id
+ * and e-mail with the workspace's identity secret (made if there is none). */
+async function signIdentity(request: APIRequestContext, externalId: string, email = ''): Promise<string> {
+  let { secret } = await (await request.get('/rest/v1/widget/identity', { headers: auth })).json();
+  if (!secret) secret = (await (await request.post('/rest/v1/widget/identity/rotate', { headers: auth })).json()).secret;
+  return createHmac('sha256', secret).update(`${externalId}\n${email}`).digest('hex');
 }
 
 /** Opens a demo page and checks it embeds this server's widget key. */
@@ -71,7 +80,11 @@ test('a visitor on another origin chats with an agent, live', async ({ browser, 
   await openDemo(page);
   // The launcher appears once the chat UI has loaded, at idle.
   await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
-  await page.evaluate((n) => (window as any).Rapport('identify', { firstName: n, externalId: `ext-${n}` }), name);
+  const identitySignature = await signIdentity(request, `ext-${name}`);
+  await page.evaluate(
+    ([n, sig]) => (window as any).Rapport('identify', { firstName: n, externalId: `ext-${n}`, identitySignature: sig }),
+    [name, identitySignature],
+  );
   await launcher(page).click();
   await expect(dialog(page)).toBeVisible();
   await expect(dialog(page).getByRole('heading', { name: 'Chat with us' })).toBeVisible();
@@ -100,6 +113,7 @@ test('a visitor on another origin chats with an agent, live', async ({ browser, 
   const stored = await customer(request, customerId!);
   expect(stored.firstName).toBe(name);
   expect(stored.externalId).toBe(`ext-${name}`);
+  expect(stored.identityVerified).toBe(true);
 
   // Esc closes and gives focus back to the launcher; a reload keeps the conversation.
   await page.keyboard.press('Escape');
@@ -342,6 +356,50 @@ test('outside opening hours the visitor leaves an offline form', async ({ browse
   await request.delete(`/rest/v1/openinghours/${hoursId}`, { headers: auth });
 });
 
+// Identity verification: the shop signs its signed-in customer's id, and the
+// customer continues one conversation on any device.
+test('a signed-in customer continues the conversation on another device', async ({ browser, request }) => {
+  test.setTimeout(60_000);
+  const externalId = `device-${Date.now()}`;
+  const identitySignature = await signIdentity(request, externalId);
+  const signInOnShop = (page: Page) =>
+    page.evaluate(
+      ([id, sig]) => (window as any).Rapport('identify', { externalId: id, firstName: 'Dana', identitySignature: sig }),
+      [externalId, identitySignature],
+    );
+
+  // On the laptop she is signed in on the shop from the start, and writes.
+  const laptop = await visitor(browser);
+  await openDemo(laptop.page);
+  await expect(launcher(laptop.page)).toBeVisible({ timeout: 15_000 });
+  await signInOnShop(laptop.page);
+  await launcher(laptop.page).click();
+  await write(laptop.page, 'I started this on my laptop');
+
+  // On the phone she is a visitor first, with the chat open; then she signs in
+  // on the shop, and the chat shows her conversation.
+  const phone = await visitor(browser);
+  await openDemo(phone.page);
+  await expect(launcher(phone.page)).toBeVisible({ timeout: 15_000 });
+  await launcher(phone.page).click();
+  await expect.poll(async () => (await ids(phone.page)).customerId).toBeTruthy();
+  const anonymous = (await ids(phone.page)).customerId;
+  await signInOnShop(phone.page);
+  await expect(log(phone.page).getByText('I started this on my laptop')).toBeVisible({ timeout: 15_000 });
+  const { customerId } = await ids(phone.page);
+  expect(customerId).toBe((await ids(laptop.page)).customerId);
+  expect(customerId).not.toBe(anonymous);
+
+  // What she writes on the phone reaches the laptop, live.
+  await write(phone.page, 'and finish it on my phone');
+  await expect(log(laptop.page).getByText('and finish it on my phone')).toBeVisible({ timeout: 15_000 });
+  const stored = await customer(request, customerId!);
+  expect([stored.externalId, stored.identityVerified]).toEqual([externalId, true]);
+  expect(laptop.errors.concat(phone.errors)).toEqual([]);
+  await laptop.context.close();
+  await phone.context.close();
+});
+
 // `Rapport.identify` after the visitor started: POST /widget/profile.
 test('identify after the visitor started updates the customer', async ({ browser, request }) => {
   const { context, page, errors } = await visitor(browser);
@@ -349,13 +407,14 @@ test('identify after the visitor started updates the customer', async ({ browser
   await page.evaluate(() => (window as any).Rapport.tag('returning'));
   await expect.poll(async () => (await ids(page)).customerId).toBeTruthy();
   const { customerId } = await ids(page);
+  // Unsigned, the e-mail is only a claim, which agents see marked as such.
   await page.evaluate(() => (window as any).Rapport.identify({ email: 'late@example.com', firstName: 'Lately' }));
   await expect
     .poll(async () => {
       const c = await customer(request, customerId!);
-      return [c.email, c.firstName];
+      return [c.email, c.claimedEmail, c.firstName];
     })
-    .toEqual(['late@example.com', 'Lately']);
+    .toEqual([null, 'late@example.com', 'Lately']);
   expect(errors).toEqual([]);
   await context.close();
 });

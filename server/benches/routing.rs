@@ -30,7 +30,9 @@ use rapport_core::{
     audit::Actor,
     config::{
         opening_hours::{OpeningCondition, OpeningConditionType, OpeningHours, TimeOfDay, Weekday},
-        rules::{Action, AgentState, Channel, Condition, QueueTarget, QueueTargetType, RoutingRule, TagMatch},
+        rules::{
+            Action, AgentState, Channel, Condition, QueueTarget, QueueTargetType, RoutingRule, TagMatch, TagSource,
+        },
     },
     db::Db,
     engine::{hours::Schedule, routing},
@@ -108,6 +110,7 @@ async fn rules(s: &Services, tenant_id: &str, team: &str, agent: &str) -> Openin
                 0 => vec![Condition::HasTag {
                     tags: vec![format!("skill-{i}"), format!("lang-{i}")],
                     mode: TagMatch::Any,
+                    source: TagSource::Any,
                 }],
                 1 => vec![Condition::UrlRouting {
                     urls: vec![format!("https://shop.example/p{i}/*"), format!("*checkout-{i}*")],
@@ -246,6 +249,7 @@ async fn decision_time(dir: &Path) {
                 customer_id: &customer,
                 external_id: None,
                 tags: &tags,
+                page_tags: &tags,
                 url: Some("https://shop.example/home"),
                 waiting_seconds: Some(0),
                 now: chrono::Utc::now(),

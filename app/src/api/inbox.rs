@@ -91,8 +91,15 @@ pub struct ThreadView {
     pub status: String,
     /// `user:<id>`, `team:<id>` or empty: the assignment picker's value.
     pub assigned: String,
-    /// The customer's tags.
+    /// The customer's tags, set by agents and integrations.
     pub tags: Vec<String>,
+    /// The tags the visitor's page set (read-only here).
+    pub page_tags: Vec<String>,
+    /// Whether the site signed the customer's identity.
+    pub identity_verified: bool,
+    /// What the visitor said of itself without a signature, as
+    /// `(what, value)`: only claims.
+    pub claims: Vec<(String, String)>,
     /// The page the visitor was last on.
     pub page_url: Option<String>,
     /// The customer's language (BCP 47).
@@ -342,6 +349,15 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         status: conversation.status.as_str().to_string(),
         assigned,
         tags: customer.tags,
+        page_tags: customer.page_tags,
+        identity_verified: customer.identity_verified,
+        claims: [
+            ("e-mail", customer.claimed_email),
+            ("customer id", customer.claimed_external_id),
+        ]
+        .into_iter()
+        .filter_map(|(what, value)| value.map(|v| (what.to_string(), v)))
+        .collect(),
         page_url: customer.page_url,
         language: customer.language,
         routing,
@@ -447,7 +463,14 @@ pub async fn inbox_tags(customer_id: String, add: Option<String>, remove: Option
         .collect();
     let remove: Vec<String> = remove.into_iter().filter(|t| !t.trim().is_empty()).collect();
     ctx.services
-        .change_customer_tags(&user.tenant_id, &customer_id, &add, &remove, &crate::ssr::actor(&user))
+        .change_customer_tags(
+            &user.tenant_id,
+            &customer_id,
+            rapport_core::customers::TagList::Trusted,
+            &add,
+            &remove,
+            &crate::ssr::actor(&user),
+        )
         .await
         .map_err(crate::ssr::to_server_error)?;
     Ok(())

@@ -44,6 +44,9 @@ pub struct ConditionDraft {
     pub list: String,
     /// `HAS_TAG`: every tag rather than any.
     pub all: bool,
+    /// `HAS_TAG`: whose tags count: `ANY`, `TRUSTED` (agents and
+    /// integrations) or `PAGE` (the visitor's page).
+    pub source: String,
     /// `NO_ANSWER`: seconds.
     pub seconds: i64,
     /// `OPENING_HOUR`: the opening hours' id.
@@ -58,6 +61,7 @@ impl Default for ConditionDraft {
             kind: "HAS_TAG".into(),
             list: String::new(),
             all: false,
+            source: "ANY".into(),
             seconds: 60,
             opening_hours_id: String::new(),
             inside: true,
@@ -190,7 +194,14 @@ impl ConditionDraft {
                 json!({"type": "OPENING_HOUR", "openingHoursId": self.opening_hours_id, "inside": self.inside})
             }
             "NO_ANSWER" => json!({"type": "NO_ANSWER", "seconds": self.seconds}),
-            _ => json!({"type": "HAS_TAG", "tags": items(&self.list), "match": if self.all { "ALL" } else { "ANY" }}),
+            _ => {
+                let mut condition = json!({"type": "HAS_TAG", "tags": items(&self.list), "match": if self.all { "ALL" } else { "ANY" }});
+                // `ANY` is the default, which the server leaves out too.
+                if self.source != "ANY" {
+                    condition["source"] = json!(self.source);
+                }
+                condition
+            }
         }
     }
 
@@ -204,6 +215,9 @@ impl ConditionDraft {
         ConditionDraft {
             list,
             all: text(v, "match") == "ALL",
+            source: Some(text(v, "source"))
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "ANY".into()),
             seconds: v.get("seconds").and_then(Value::as_i64).unwrap_or(60),
             opening_hours_id: text(v, "openingHoursId"),
             inside: v.get("inside").and_then(Value::as_bool).unwrap_or(true),

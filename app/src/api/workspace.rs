@@ -31,6 +31,10 @@ pub struct WorkspaceView {
     pub opening_hours: Vec<(String, String)>,
     /// What the visitor script records.
     pub recording: crate::api::recordings::RecordingView,
+    /// Refuse visitor identities the website did not sign.
+    pub identity_required: bool,
+    /// The key the website signs visitor identities with, once made.
+    pub identity_secret: Option<String>,
 }
 
 #[cfg(feature = "ssr")]
@@ -64,8 +68,15 @@ async fn load(ctx: &crate::ssr::DashboardContext, tenant_id: &str) -> Result<Wor
         .await
         .map_err(crate::ssr::to_server_error)?
         .into();
+    let identity = ctx
+        .services
+        .identity_settings(tenant_id)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
     Ok(WorkspaceView {
         recording,
+        identity_required: identity.required,
+        identity_secret: identity.secret,
         name: tenant.name,
         slug: tenant.slug,
         timezone: tenant.timezone,
@@ -159,6 +170,35 @@ pub async fn rotate_widget_key() -> Result<WorkspaceView, ServerFnError> {
     let (ctx, user) = admin().await?;
     ctx.services
         .rotate_widget_key(&user.tenant_id, &crate::ssr::actor(&user))
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    load(&ctx, &user.tenant_id).await
+}
+
+/// Turns the refusal of unsigned visitor identities on (`required` is `on`) or
+/// off; on makes a secret if there is none.
+#[server(endpoint = "update_identity")]
+pub async fn update_identity(required: Option<String>) -> Result<WorkspaceView, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    ctx.services
+        .set_identity_settings(
+            &user.tenant_id,
+            rapport_core::customers::IdentitySettingsIn {
+                required: required.is_some(),
+            },
+            &crate::ssr::actor(&user),
+        )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    load(&ctx, &user.tenant_id).await
+}
+
+/// Replaces the identity secret; signatures made with the old one fail.
+#[server(endpoint = "rotate_identity_secret")]
+pub async fn rotate_identity_secret() -> Result<WorkspaceView, ServerFnError> {
+    let (ctx, user) = admin().await?;
+    ctx.services
+        .rotate_identity_secret(&user.tenant_id, &crate::ssr::actor(&user))
         .await
         .map_err(crate::ssr::to_server_error)?;
     load(&ctx, &user.tenant_id).await

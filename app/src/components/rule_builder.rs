@@ -413,7 +413,7 @@ fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> im
                 "URL" => ("Page addresses", "* matches anything: https://shop.example.com/*"),
                 _ => ("Tags", "Separate them with commas."),
             };
-            let (set_a, set_b) = (set.clone(), set.clone());
+            let (set_a, set_b, set_c) = (set.clone(), set.clone(), set.clone());
             view! {
                 <div class="field grow">
                     <label for=id("list")>{label}</label>
@@ -428,6 +428,16 @@ fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> im
                             <option value="ANY" selected=!c.all>"any of the tags"</option>
                             <option value="ALL" selected=c.all>"every tag"</option>
                         </select>
+                    </div>
+                    <div class="field">
+                        <label for=id("source")>"Set by"</label>
+                        <select id=id("source") aria-describedby=id("source-hint")
+                            on:change=move |ev| { let v = event_target_value(&ev); set_c(Box::new(move |c| c.source = v)) }>
+                            <option value="ANY" selected=c.source == "ANY">"anyone"</option>
+                            <option value="TRUSTED" selected=c.source == "TRUSTED">"agents and integrations"</option>
+                            <option value="PAGE" selected=c.source == "PAGE">"the visitor's page"</option>
+                        </select>
+                        <p class="hint" id=id("source-hint")>"Any page can set its own tags: route privileges (vip) on tags agents and integrations set."</p>
                     </div>
                 })}
             }

@@ -1,7 +1,8 @@
-//! The inbox's panel about the open conversation's customer: the page the
-//! visitor is on (with its recorded visit, to watch live or replay), its
-//! language, and its tags, which agents add and remove here
-//! (routing rules' `HAS_TAG` reads them). Each form works without JavaScript.
+//! The inbox's panel about the open conversation's customer: whether its
+//! identity is verified (and what it only claims), the page the visitor is on
+//! (with its recorded visit, to watch live or replay), its language, its tags,
+//! which agents add and remove here, and the tags its page set (routing rules'
+//! `HAS_TAG` reads both). Each form works without JavaScript.
 
 use leptos::prelude::*;
 
@@ -40,8 +41,31 @@ pub fn CustomerFacts(thread: ThreadView, tags: FormAction<InboxTags>) -> impl In
             </p>
         }
     });
+    // Anyone can type an e-mail address into a page: what the site did not
+    // sign is shown as a claim, never as the customer's.
+    let identity = thread
+        .identity_verified
+        .then(|| view! { <p class="identity verified">"✓ Identity verified by your website"</p> });
+    let claims = (!thread.claims.is_empty()).then(|| {
+        view! {
+            <p class="identity unverified">
+                <strong>"Unverified: "</strong>
+                {thread.claims.iter().map(|(what, value)| format!("says their {what} is {value}")).collect::<Vec<_>>().join("; ")}
+            </p>
+        }
+    });
+    let page_tags = (!thread.page_tags.is_empty()).then(|| {
+        view! {
+            <p class="muted page-tags-note">"Tags from the visitor's page (any page can set these):"</p>
+            <ul class="tags page-tags" aria-label="Tags from the page">
+                {thread.page_tags.into_iter().map(|tag| view! { <li class="tag">{tag}</li> }).collect_view()}
+            </ul>
+        }
+    });
     view! {
         <section class="customer-facts" aria-label="About the customer">
+            {identity}
+            {claims}
             {page}
             {recording}
             {language}
@@ -66,6 +90,7 @@ pub fn CustomerFacts(thread: ThreadView, tags: FormAction<InboxTags>) -> impl In
                 <FieldMessage problem field="tags" id="add-tags-error" />
             </PostForm>
             <ActionError value=tags.value() />
+            {page_tags}
         </section>
     }
 }

@@ -1,6 +1,6 @@
 //! Settings → Workspace (admins): name, time zone, the website snippet with the
 //! widget key, the settings routing and SLA clocks read (language, capacity,
-//! business hours), and what the visitor script records.
+//! business hours), what the visitor script records, and identity verification.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -11,7 +11,10 @@ use crate::{
     api::{
         opening_hours::OPENING_HOURS_PATH,
         recordings::{RecordingView, UpdateRecordingSettings},
-        workspace::{get_workspace, RotateWidgetKey, UpdateEngineSettings, UpdateWorkspace, WorkspaceView},
+        workspace::{
+            get_workspace, RotateIdentitySecret, RotateWidgetKey, UpdateEngineSettings, UpdateIdentity,
+            UpdateWorkspace, WorkspaceView,
+        },
     },
     components::{
         copy::CopyField,
@@ -36,6 +39,9 @@ fn WorkspaceSettings() -> impl IntoView {
     let rotate = FormAction::<RotateWidgetKey>::new();
     let engines = FormAction::<UpdateEngineSettings>::new();
     let recording = FormAction::<UpdateRecordingSettings>::new();
+    let identity = FormAction::<UpdateIdentity>::new();
+    let rotate_identity = FormAction::<RotateIdentitySecret>::new();
+    let identity_saved = successes(identity.value());
     let update_saved = successes(update.value());
     let engines_saved = successes(engines.value());
     let recording_saved = successes(recording.value());
@@ -46,6 +52,8 @@ fn WorkspaceSettings() -> impl IntoView {
                 engines_saved.get(),
                 recording_saved.get(),
                 rotate.version().get(),
+                identity_saved.get(),
+                rotate_identity.version().get(),
             )
         },
         |_| get_workspace(),
@@ -60,7 +68,7 @@ fn WorkspaceSettings() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading the workspace…"</p> }>
                 {move || Suspend::new(async move {
                     match workspace.await {
-                        Ok(w) => { let settings = w.clone(); view! {
+                        Ok(w) => { let settings = w.clone(); let identity_view = w.clone(); view! {
                             <section class="card">
                                 <h2>"General"</h2>
                                 <p>"Sign-in handle: " <code>{w.slug.clone()}</code></p>
@@ -119,6 +127,7 @@ fn WorkspaceSettings() -> impl IntoView {
                                 </details>
                                 <ActionError value=rotate.value() />
                             </section>
+                            <IdentitySettings w=identity_view action=identity rotate=rotate_identity />
                         }.erase() }
                         Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
                     }
@@ -182,6 +191,64 @@ fn EngineSettings(w: WorkspaceView, action: FormAction<UpdateEngineSettings>) ->
             </PostForm>
             <ActionError value=action.value() />
             <SavedNote value=action.value() />
+        </section>
+    }
+}
+
+/// Identity verification: the secret the website signs its signed-in visitors'
+/// identities with, and whether unsigned identities are refused.
+#[component]
+fn IdentitySettings(
+    w: WorkspaceView,
+    action: FormAction<UpdateIdentity>,
+    rotate: FormAction<RotateIdentitySecret>,
+) -> impl IntoView {
+    let secret = w.identity_secret.clone().map(|secret| {
+        view! {
+            <h3>"Identity secret"</h3>
+            <p>
+                "Keep it on your website's server. It computes, for a signed-in visitor, the lowercase hex "
+                "HMAC-SHA256 of their customer id, a line feed and their e-mail, with this secret, and passes it as "
+                <code>"identitySignature"</code>" to "<code>"Rapport('identify', …)"</code>"."
+            </p>
+            <CopyField label="identity secret" value=secret />
+            <details>
+                <summary>"Rotate the identity secret…"</summary>
+                <p class="hint">"Signatures made with the old secret are refused at once."</p>
+                <PostForm action=rotate>
+                    <button type="submit" class="button danger">"Rotate now"</button>
+                </PostForm>
+            </details>
+            <ActionError value=rotate.value() />
+        }
+    });
+    view! {
+        <section class="card">
+            <h2>"Identity verification"</h2>
+            <p>
+                "Any page can tell the widget a visitor's e-mail or customer id. Unless your website signs it, "
+                "agents see it marked as unverified, and it never joins the visitor to a customer you already have. "
+                "Signed, the visitor continues their conversation on any device."
+            </p>
+            <PostForm action attr:data-unsaved-guard="">
+                <div class="field checkbox">
+                    <input id="identity-required" name="required" type="checkbox" value="on" checked=w.identity_required
+                        aria-describedby="identity-required-hint" />
+                    <label for="identity-required">"Refuse identities my website did not sign"</label>
+                    <p class="hint" id="identity-required-hint">
+                        "Visitors who do not name themselves still chat. Turning this on makes a secret if there is none."
+                    </p>
+                </div>
+                <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save identity settings"</button>
+            </PostForm>
+            <ActionError value=action.value() />
+            <SavedNote value=action.value() />
+            {secret}
+            {w.identity_secret.is_none().then(|| view! {
+                <PostForm action=rotate>
+                    <button type="submit" class="button secondary">"Make an identity secret"</button>
+                </PostForm>
+            })}
         </section>
     }
 }

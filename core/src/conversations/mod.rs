@@ -38,7 +38,8 @@ pub use messages::{Channel, Direction, Message, MessageIn, MessageType};
 // Flows (`config::flows`) hold message contents: checked and sent as messages are.
 pub(crate) use messages::{content_conditions, validate_content, Content};
 pub use widget::{
-    new_widget_key, VisitorIdentity, VisitorIn, VisitorTags, VisitorTagsIn, WidgetConfig, WidgetMessageIn,
+    new_widget_key, VisitorIdentity, VisitorIn, VisitorProfile, VisitorProfileIn, VisitorTags, VisitorTagsIn,
+    WidgetConfig, WidgetMessageIn,
 };
 
 use serde::{Deserialize, Serialize};

@@ -17,7 +17,10 @@ use super::messages::{validate_content, Channel, Direction, Message, MessageType
 use crate::{
     audit::{self, Actor, ActorKind},
     crypto::{random_token, token_digest},
-    customers::{check_visitor_context, Customer, CustomerIn},
+    customers::{
+        add_visitor_token, check_visitor_context, keep_claims, move_visitor_token, Claims, Customer, CustomerIn,
+        NewVisitor, TagList,
+    },
     error::{CoreError, CoreResult},
     model::{Page, PageRequest},
     time::now_ms,
@@ -63,6 +66,39 @@ pub struct VisitorIn {
     /// conditions. Our extension.
     #[schema(format = "uri", max_length = 2048)]
     pub page_url: Option<String>,
+    /// The site's signature of `externalId` and `email` (identity
+    /// verification, `GET /widget/identity`): lowercase hex HMAC-SHA256. Without
+    /// it they are only claims.
+    #[schema(max_length = 128)]
+    pub identity_signature: Option<String>,
+}
+
+/// The visitor names itself (`Rapport('identify', …)`): the customer's fields
+/// and, for `externalId` and `email` to count, the site's signature.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"externalId": "CRM-1042", "email": "eve@example.com", "firstName": "Eve"}))]
+pub struct VisitorProfileIn {
+    /// The visitor's profile.
+    #[serde(flatten)]
+    pub profile: CustomerIn,
+    /// The site's signature of `externalId` and `email`: lowercase hex
+    /// HMAC-SHA256 with the workspace's identity secret over `externalId`, a
+    /// line feed and `email`, each as sent and empty when left out.
+    #[schema(max_length = 128)]
+    pub identity_signature: Option<String>,
+}
+
+/// Who the visitor is after naming itself.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VisitorProfile {
+    /// The visitor's customer: another one than before when a signed
+    /// `externalId` named a customer the workspace already had, whose
+    /// conversation the visitor continues (its token now stands for it).
+    pub customer_id: String,
+    /// Whether the customer's identity was signed by the site.
+    pub identity_verified: bool,
 }
 
 /// Tags the visitor script gives its visitor.
@@ -81,7 +117,8 @@ pub struct VisitorTagsIn {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VisitorTags {
-    /// Every tag the visitor's customer has now.
+    /// Every tag the visitor's pages have set (the customer's `pageTags`;
+    /// tags agents and integrations set are not shown to the page).
     #[schema(value_type = Vec<crate::validate::Tag>)]
     pub tags: Vec<String>,
 }
@@ -199,7 +236,10 @@ impl Services {
     }
 
     /// A new visitor of the tenant whose widget key is given: creates the customer
-    /// (`customer.created`, `conversation.created`) and its visitor token.
+    /// (`customer.created`, `conversation.created`) and its visitor token. A
+    /// signed `externalId` that names a customer the workspace has already
+    /// gives the visitor a token of that customer instead: the same person on
+    /// another device.
     pub async fn start_visitor(
         &self,
         widget_key: &str,
@@ -210,6 +250,14 @@ impl Services {
         let mut checks = Checks::new();
         let (page_url, _) = check_visitor_context(&mut checks, input.page_url.as_deref(), None);
         checks.finish()?;
+        let claims = self
+            .check_claims(
+                &tenant_id,
+                input.profile.external_id.as_deref(),
+                input.profile.email.as_deref(),
+                input.identity_signature.as_deref(),
+            )
+            .await?;
         // Each visitor is a customer row and two events: a page that starts
         // them in a loop is bounded per minute, for its own tenant only.
         let allowed = self.tenant_limits(&tenant_id).await?.visitors_per_minute;
@@ -224,26 +272,47 @@ impl Services {
         )
         .await?;
         tx.commit().await?;
-        // A visitor may name itself, but not pick an id or an assignment.
+        let token = format!("vt_{}", random_token(32));
+        if let Some(known) = self.customer_of_signed_id(&tenant_id, &claims).await? {
+            let mut tx = self.db().begin().await?;
+            add_visitor_token(&mut tx, &tenant_id, &known.id, &token_digest(&token)).await?;
+            tx.commit().await?;
+            actor.kind = ActorKind::Customer;
+            actor.id = known.id.clone();
+            let profile = VisitorProfileIn {
+                profile: input.profile,
+                identity_signature: None,
+            };
+            self.apply_profile(&tenant_id, &known, profile.profile, &claims, &actor)
+                .await?;
+            return Ok((
+                tenant_id,
+                VisitorIdentity {
+                    customer_id: known.id,
+                    visitor_token: token,
+                },
+            ));
+        }
+        // A visitor may name itself, but not pick an id or an assignment, and
+        // what it says of its identity counts only when signed.
         let profile = CustomerIn {
             id: None,
             assigned_user: None,
             assigned_team: None,
+            email: claims.verified_email(),
+            external_id: claims.verified_external_id(),
             ..input.profile
         };
         let customer_id = uuid::Uuid::now_v7().to_string();
         actor.kind = ActorKind::Customer;
         actor.id = customer_id.clone();
-        let token = format!("vt_{}", random_token(32));
-        self.create_customer_with_id(
-            &tenant_id,
-            &customer_id,
-            profile,
-            Some(&token_digest(&token)),
-            page_url.as_deref(),
-            &actor,
-        )
-        .await?;
+        let visitor = NewVisitor {
+            token_hash: &token_digest(&token),
+            page_url: page_url.as_deref(),
+            claims: &claims,
+        };
+        self.create_customer_with_id(&tenant_id, &customer_id, profile, Some(visitor), &actor)
+            .await?;
         Ok((
             tenant_id,
             VisitorIdentity {
@@ -251,6 +320,18 @@ impl Services {
                 visitor_token: token,
             },
         ))
+    }
+
+    /// The customer a signed `externalId` names, if the workspace has it.
+    async fn customer_of_signed_id(&self, tenant_id: &str, claims: &Claims) -> CoreResult<Option<Customer>> {
+        let Some(external_id) = claims.verified_external_id() else {
+            return Ok(None);
+        };
+        match self.find_customer_by_external_id(tenant_id, &external_id).await {
+            Ok(customer) => Ok(Some(customer)),
+            Err(CoreError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Whether the workspace of a widget key is open now, and its language.
@@ -278,35 +359,115 @@ impl Services {
 
     /// The visitor script names its visitor (`Rapport.identify`): the fields given
     /// replace the customer's, the others are kept, and so are its assignment and
-    /// tags. An `externalId` another customer of the tenant has is refused (409).
+    /// tags. `externalId` and `email` become the customer's only when the site
+    /// signed them; else they are kept as claims. A signed `externalId` that
+    /// another customer has moves the visitor's token to that customer (the
+    /// visitor continues its conversation); the customer left behind is deleted
+    /// when the visitor had not written yet, and kept otherwise.
     pub async fn identify_visitor(
         &self,
         tenant_id: &str,
         customer_id: &str,
+        visitor_token: &str,
+        input: VisitorProfileIn,
+        actor: &Actor,
+    ) -> CoreResult<VisitorProfile> {
+        let claims = self
+            .check_claims(
+                tenant_id,
+                input.profile.external_id.as_deref(),
+                input.profile.email.as_deref(),
+                input.identity_signature.as_deref(),
+            )
+            .await?;
+        let mut current = self.get_customer(tenant_id, customer_id).await?;
+        if let Some(known) = self.customer_of_signed_id(tenant_id, &claims).await? {
+            if known.id != current.id {
+                self.hand_visitor_over(tenant_id, &current, &known, visitor_token, actor)
+                    .await?;
+                current = known;
+            }
+        }
+        let mut actor = actor.clone();
+        actor.id = current.id.clone();
+        let customer = self
+            .apply_profile(tenant_id, &current, input.profile, &claims, &actor)
+            .await?;
+        Ok(VisitorProfile {
+            customer_id: customer.id,
+            identity_verified: customer.identity_verified,
+        })
+    }
+
+    /// Writes what a visitor says of itself onto its customer: the claims,
+    /// then the fields (`customer.updated`).
+    async fn apply_profile(
+        &self,
+        tenant_id: &str,
+        current: &Customer,
         profile: CustomerIn,
+        claims: &Claims,
         actor: &Actor,
     ) -> CoreResult<Customer> {
-        let current = self.get_customer(tenant_id, customer_id).await?;
+        let mut tx = self.db().begin().await?;
+        keep_claims(&mut tx, tenant_id, current, claims).await?;
+        tx.commit().await?;
         let merged = CustomerIn {
             id: None,
-            email: profile.email.or(current.email),
-            first_name: profile.first_name.or(current.first_name),
-            last_name: profile.last_name.or(current.last_name),
+            email: claims.verified_email().or(current.email.clone()),
+            first_name: profile.first_name.or(current.first_name.clone()),
+            last_name: profile.last_name.or(current.last_name.clone()),
             gender: profile.gender.or(current.gender),
-            external_id: profile.external_id.or(current.external_id),
-            assigned_user: current.assigned_user,
-            assigned_team: current.assigned_team,
+            external_id: claims.verified_external_id().or(current.external_id.clone()),
+            assigned_user: current.assigned_user.clone(),
+            assigned_team: current.assigned_team.clone(),
             tags: None,
             language: profile.language,
         };
-        self.update_customer(tenant_id, customer_id, merged, actor).await
+        self.update_customer(tenant_id, &current.id, merged, actor).await
+    }
+
+    /// A visitor proved it is `known`: its token moves there, and so do its
+    /// recorded sessions. The customer it leaves is deleted when it holds no
+    /// message (it was only this visitor, before it named itself).
+    async fn hand_visitor_over(
+        &self,
+        tenant_id: &str,
+        left: &Customer,
+        known: &Customer,
+        visitor_token: &str,
+        actor: &Actor,
+    ) -> CoreResult<()> {
+        let mut tx = self.db().begin().await?;
+        move_visitor_token(&mut tx, tenant_id, &token_digest(visitor_token), &known.id).await?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update recorded_sessions set customer_id = $3 where tenant_id = $1 and customer_id = $2"
+        )
+        .bind(tenant_id)
+        .bind(&left.id)
+        .bind(&known.id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        let written: i64 = with_tx!(&mut tx, |conn| sqlx::query_scalar(
+            "select count(*) from messages where tenant_id = $1 and customer_id = $2"
+        )
+        .bind(tenant_id)
+        .bind(&left.id)
+        .fetch_one(conn)
+        .await)?;
+        tx.commit().await?;
+        if written == 0 && left.external_id.is_none() {
+            self.delete_customer(tenant_id, &left.id, actor).await?;
+        }
+        Ok(())
     }
 
     /// The tenant and customer a widget key and visitor token stand for.
     pub async fn visitor(&self, widget_key: &str, visitor_token: &str) -> CoreResult<(String, Customer)> {
         let tenant_id = self.tenant_by_widget_key(widget_key).await?;
         let id: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select id from customers where tenant_id = $1 and visitor_token_hash = $2"
+            "select customer_id from visitor_tokens where tenant_id = $1 and token_hash = $2"
         )
         .bind(&tenant_id)
         .bind(token_digest(visitor_token))
@@ -378,9 +539,11 @@ impl Services {
             return Err(CoreError::invalid("tags", "required", "tags needs at least one tag"));
         }
         let customer = self
-            .change_customer_tags(tenant_id, customer_id, &input.tags, &[], actor)
+            .change_customer_tags(tenant_id, customer_id, TagList::Page, &input.tags, &[], actor)
             .await?;
-        Ok(VisitorTags { tags: customer.tags })
+        Ok(VisitorTags {
+            tags: customer.page_tags,
+        })
     }
 
     /// The visitor's conversation, newest first; marks the outbound messages on the

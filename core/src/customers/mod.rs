@@ -7,9 +7,15 @@
 //! omitted `tags` or `language` keeps what the customer has, so that clients that
 //! know only the spec's fields never wipe what the widget or agents set.
 
+mod identity;
+mod list;
 mod tags;
 mod visitor;
 
+pub(crate) use identity::{add_visitor_token, keep_claims, move_visitor_token, Claims, NewVisitor};
+pub use identity::{identity_signature, IdentitySettings, IdentitySettingsIn};
+pub use list::CustomerFilter;
+pub use tags::TagList;
 pub(crate) use visitor::check_visitor_context;
 
 use serde::{Deserialize, Serialize};
@@ -20,9 +26,8 @@ use crate::{
     error::{CoreError, CoreResult},
     events::{self, EventType},
     live::LiveEvent,
-    model::{Page, PageRequest},
     time::{from_ms, now_ms},
-    validate::{is_email, Checks, Paging},
+    validate::{is_email, Checks},
     with_db, with_tx, Services,
 };
 
@@ -89,6 +94,22 @@ pub struct Customer {
     /// The page the visitor was last on, as the widget reported it (`URL`
     /// routing conditions match it). Our extension; read-only here.
     pub page_url: Option<String>,
+    /// Tags the visitor's page set (the visitor script's `tag`), kept apart
+    /// from `tags` because any page can set them. `HAS_TAG` conditions say
+    /// which they read. Our extension; read-only here.
+    #[schema(value_type = Vec<crate::validate::Tag>, max_items = 50)]
+    pub page_tags: Vec<String>,
+    /// Whether the visitor's `externalId` and `email` were signed by the
+    /// workspace's site (identity verification, `GET /widget/identity`). Our
+    /// extension; read-only here.
+    pub identity_verified: bool,
+    /// An e-mail address the visitor gave without a valid signature: only a
+    /// claim, never the customer's `email`. Our extension; read-only here.
+    pub claimed_email: Option<String>,
+    /// An external id the visitor gave without a valid signature: only a
+    /// claim, which no message to that external id reaches. Our extension;
+    /// read-only here.
+    pub claimed_external_id: Option<String>,
     /// When the customer was created.
     pub created_at: chrono::DateTime<chrono::Utc>,
     /// When the customer was last changed.
@@ -154,28 +175,6 @@ impl Assignment {
     }
 }
 
-/// Filters of the customer list.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomerFilter {
-    /// Only the customer with this external id.
-    pub external_id: Option<String>,
-    /// Matches e-mail, first or last name (case-insensitive, substring).
-    pub search: Option<String>,
-    /// Only customers with this tag (case-insensitive, the whole tag).
-    pub tag: Option<String>,
-}
-
-/// A row of a customer page: the customer and, when the list is unfiltered, the
-/// tenant's kept customer count.
-#[derive(sqlx::FromRow)]
-struct PagedCustomerRow {
-    #[sqlx(flatten)]
-    customer: CustomerRow,
-    kept_total: Option<i64>,
-}
-
 #[derive(sqlx::FromRow)]
 struct CustomerRow {
     id: String,
@@ -189,6 +188,10 @@ struct CustomerRow {
     tags: String,
     language: Option<String>,
     page_url: Option<String>,
+    page_tags: String,
+    identity_verified: bool,
+    claimed_email: Option<String>,
+    claimed_external_id: Option<String>,
     created_at: i64,
     updated_at: i64,
 }
@@ -216,6 +219,10 @@ impl From<CustomerRow> for Customer {
             tags: read_tags(&r.tags),
             language: r.language,
             page_url: r.page_url,
+            page_tags: read_tags(&r.page_tags),
+            identity_verified: r.identity_verified,
+            claimed_email: r.claimed_email,
+            claimed_external_id: r.claimed_external_id,
             created_at: from_ms(r.created_at),
             updated_at: from_ms(r.updated_at),
         }
@@ -223,7 +230,7 @@ impl From<CustomerRow> for Customer {
 }
 
 const COLUMNS: &str = "id, email, first_name, last_name, gender, external_id, assigned_user_id, assigned_team_id, \
-     tags, language, page_url, created_at, updated_at";
+     tags, language, page_url, page_tags, identity_verified, claimed_email, claimed_external_id, created_at, updated_at";
 
 struct ValidCustomer {
     email: Option<String>,
@@ -354,29 +361,29 @@ impl Services {
             return self.update_customer(tenant_id, &id, input, actor).await;
         }
         let id = uuid::Uuid::now_v7().to_string();
-        self.create_customer_with_id(tenant_id, &id, input, None, None, actor)
-            .await
+        self.create_customer_with_id(tenant_id, &id, input, None, actor).await
     }
 
-    /// Creates customer `id`; `visitor_token_hash` links it to a widget visitor,
-    /// whose page is `page_url` (checked by the caller).
+    /// Creates customer `id`; `visitor` links it to a widget visitor (its
+    /// token, page and what it claimed of itself, checked by the caller).
     pub(crate) async fn create_customer_with_id(
         &self,
         tenant_id: &str,
         id: &str,
         input: CustomerIn,
-        visitor_token_hash: Option<&str>,
-        page_url: Option<&str>,
+        visitor: Option<NewVisitor<'_>>,
         actor: &Actor,
     ) -> CoreResult<Customer> {
         let valid = self.validate_customer(tenant_id, &input).await?;
         let now = now_ms();
+        let no_claims = Claims::default();
+        let claims = visitor.as_ref().map_or(&no_claims, |v| v.claims);
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "insert into customers (id, tenant_id, email, first_name, last_name, gender, external_id, \
-             assigned_user_id, assigned_team_id, created_at, updated_at, status, status_changed_at, visitor_token_hash, \
-             tags, language, page_url) \
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, 'UNREAD', $10, $11, $12, $13, $14)"
+             assigned_user_id, assigned_team_id, created_at, updated_at, status, status_changed_at, \
+             tags, language, page_url, identity_verified, claimed_email, claimed_external_id) \
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, 'UNREAD', $10, $11, $12, $13, $14, $15, $16)"
         )
         .bind(id)
         .bind(tenant_id)
@@ -388,14 +395,19 @@ impl Services {
         .bind(&valid.user)
         .bind(&valid.team)
         .bind(now)
-        .bind(visitor_token_hash)
         .bind(valid.tags.as_deref().unwrap_or("[]"))
         .bind(valid.language.clone().flatten())
-        .bind(page_url)
+        .bind(visitor.as_ref().and_then(|v| v.page_url))
+        .bind(claims.verified)
+        .bind(claims.unverified_email())
+        .bind(claims.unverified_external_id())
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))
         .map_err(conflict)?;
+        if let Some(visitor) = &visitor {
+            identity::add_visitor_token(&mut tx, tenant_id, id, visitor.token_hash).await?;
+        }
         audit::record(&mut tx, Some(tenant_id), actor, "customer.create", "customer", Some(id)).await?;
         let customer = customer_in(&mut tx, tenant_id, id).await?;
         events::enqueue(
@@ -522,80 +534,6 @@ impl Services {
             .fetch_optional(pool)
             .await)?;
         row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
-    }
-
-    /// A page of the tenant's customers, newest first.
-    pub async fn list_customers(
-        &self,
-        tenant_id: &str,
-        filter: &CustomerFilter,
-        page: &PageRequest,
-    ) -> CoreResult<Page<Customer>> {
-        let paging = Paging::from_request(page)?;
-        let pattern = filter
-            .search
-            .as_deref()
-            .map(|s| format!("%{}%", s.trim().to_lowercase()));
-        // A tag is found as a whole item of the stored JSON array: `["vip"` or
-        // `,"vip"`. Inside a JSON string a quote is always escaped, so `["` and
-        // `,"` only ever start an item. `replace` finds it on both backends;
-        // the match is exact, like the tag.
-        let tag = filter
-            .tag
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(|t| serde_json::Value::from(t).to_string());
-        let (first_tag, later_tag) = (
-            tag.as_ref().map(|t| format!("[{t}")),
-            tag.as_ref().map(|t| format!(",{t}")),
-        );
-        let condition = "tenant_id = $1 and ($2 is null or external_id = $2) and ($3 is null or email like $3 \
-             or lower(first_name) like $3 or lower(last_name) like $3) and ($4 is null or \
-             replace(tags, $4, '') <> tags or replace(tags, $5, '') <> tags)";
-        // Unfiltered, the total is the tenant's kept count (one row, however many
-        // customers there are), read by the page's own statement: every statement
-        // is a round trip to a database thread, which is most of a small list's
-        // cost on SQLite. Filtered, and for a page past the end, it is counted.
-        let unfiltered = filter.external_id.is_none() && pattern.is_none() && tag.is_none();
-        let kept_total = if unfiltered {
-            "(select customers from customer_counts where tenant_id = $1)"
-        } else {
-            "null"
-        };
-        let sql = format!(
-            "select {COLUMNS}, {kept_total} as kept_total from customers where {condition} \
-             order by created_at desc, id desc limit $6 offset $7"
-        );
-        let count_sql = format!("select count(*) from customers where {condition}");
-        let (total, rows): (i64, Vec<PagedCustomerRow>) = with_db!(self.db(), |pool| {
-            let rows: Vec<PagedCustomerRow> = sqlx::query_as(&sql)
-                .bind(tenant_id)
-                .bind(&filter.external_id)
-                .bind(&pattern)
-                .bind(&first_tag)
-                .bind(&later_tag)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            let total = match rows.first().and_then(|r| r.kept_total) {
-                Some(total) => total,
-                None => {
-                    sqlx::query_scalar(&count_sql)
-                        .bind(tenant_id)
-                        .bind(&filter.external_id)
-                        .bind(&pattern)
-                        .bind(&first_tag)
-                        .bind(&later_tag)
-                        .fetch_one(pool)
-                        .await?
-                }
-            };
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
-        let rows: Vec<CustomerRow> = rows.into_iter().map(|r| r.customer).collect();
-        Ok(paging.page(total, rows.into_iter().map(Customer::from).collect()))
     }
 
     /// Deletes a customer.

@@ -1,4 +1,6 @@
-//! A customer's tags, as agents and the visitor script change them.
+//! A customer's tags, as agents and the visitor script change them. The two
+//! are kept apart: `tags` are set by agents and integrations, `pageTags` by the
+//! visitor's page, which anyone can write, so rules say which they trust.
 
 use super::{customer_in, write_tags, Customer, MAX_CUSTOMER_TAGS};
 use crate::{
@@ -10,15 +12,42 @@ use crate::{
     with_tx, Services,
 };
 
+/// Which of a customer's tag lists a change is to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagList {
+    /// `tags`: set by agents and integrations.
+    Trusted,
+    /// `pageTags`: set by the visitor's page.
+    Page,
+}
+
+impl TagList {
+    fn column(self) -> &'static str {
+        match self {
+            TagList::Trusted => "tags",
+            TagList::Page => "page_tags",
+        }
+    }
+
+    fn of(self, customer: Customer) -> Vec<String> {
+        match self {
+            TagList::Trusted => customer.tags,
+            TagList::Page => customer.page_tags,
+        }
+    }
+}
+
 impl Services {
-    /// Adds and removes tags of a customer (agents in the inbox, the visitor
-    /// script): a tag already there is not added twice, and both compare tags
-    /// case-insensitively, as `HAS_TAG` does. Fires `customer.updated` when the
-    /// tags change. At most [`MAX_CUSTOMER_TAGS`] may result (`tags`, `too_many`).
+    /// Adds and removes tags of one of a customer's lists (agents in the inbox:
+    /// `tags`; the visitor script: `pageTags`): a tag already there is not
+    /// added twice, and both compare tags case-insensitively, as `HAS_TAG`
+    /// does. Fires `customer.updated` when the tags change. At most
+    /// [`MAX_CUSTOMER_TAGS`] may result in a list (`tags`, `too_many`).
     pub async fn change_customer_tags(
         &self,
         tenant_id: &str,
         id: &str,
+        list: TagList,
         add: &[String],
         remove: &[String],
         actor: &Actor,
@@ -41,7 +70,7 @@ impl Services {
         if touched == 0 {
             return Err(CoreError::NotFound("customer"));
         }
-        let before = customer_in(&mut tx, tenant_id, id).await?.tags;
+        let before = list.of(customer_in(&mut tx, tenant_id, id).await?);
         let same = |a: &String, b: &String| a.to_lowercase() == b.to_lowercase();
         let mut tags: Vec<String> = before
             .iter()
@@ -63,16 +92,18 @@ impl Services {
         if tags == before {
             return customer_in(&mut tx, tenant_id, id).await;
         }
-        with_tx!(&mut tx, |conn| sqlx::query(
-            "update customers set tags = $3, updated_at = $4 where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(write_tags(&tags))
-        .bind(now_ms())
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
+        let sql = format!(
+            "update customers set {} = $3, updated_at = $4 where tenant_id = $1 and id = $2",
+            list.column()
+        );
+        with_tx!(&mut tx, |conn| sqlx::query(&sql)
+            .bind(tenant_id)
+            .bind(id)
+            .bind(write_tags(&tags))
+            .bind(now_ms())
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.tags", "customer", Some(id)).await?;
         let customer = customer_in(&mut tx, tenant_id, id).await?;
         events::enqueue(

@@ -21,7 +21,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::hours::Schedule;
-use crate::config::rules::{Action, AgentState, Channel, Condition, QueueTarget, RoutingRule, TagMatch};
+use crate::config::rules::{Action, AgentState, Channel, Condition, QueueTarget, RoutingRule, TagMatch, TagSource};
 
 /// How deep `ROUTING_TO` chains may go (rules also refuse cycles when saved).
 const MAX_CHAIN: usize = 16;
@@ -35,8 +35,10 @@ pub struct Situation<'a> {
     pub customer_id: &'a str,
     /// The customer's external id.
     pub external_id: Option<&'a str>,
-    /// The customer's (or visitor's) tags.
+    /// The customer's tags, set by agents and integrations.
     pub tags: &'a [String],
+    /// The tags the visitor's page set.
+    pub page_tags: &'a [String],
     /// The page the visitor is on.
     pub url: Option<&'a str>,
     /// Seconds the oldest unanswered customer message has waited; `None` when
@@ -54,8 +56,17 @@ pub fn condition_holds(condition: &Condition, s: &Situation<'_>) -> bool {
         Condition::HasId { ids } => ids
             .iter()
             .any(|id| id == s.customer_id || Some(id.as_str()) == s.external_id),
-        Condition::HasTag { tags, mode } => {
-            let has = |t: &String| s.tags.iter().any(|own| own.eq_ignore_ascii_case(t));
+        Condition::HasTag { tags, mode, source } => {
+            let sets: &[&[String]] = match source {
+                TagSource::Any => &[s.tags, s.page_tags],
+                TagSource::Trusted => &[s.tags],
+                TagSource::Page => &[s.page_tags],
+            };
+            let has = |t: &String| {
+                sets.iter()
+                    .flat_map(|set| set.iter())
+                    .any(|own| own.eq_ignore_ascii_case(t))
+            };
             match mode {
                 TagMatch::Any => tags.iter().any(has),
                 TagMatch::All => tags.iter().all(has),
@@ -383,11 +394,13 @@ mod tests {
         Condition::HasTag {
             tags: vec![t.to_string()],
             mode: TagMatch::Any,
+            source: TagSource::Any,
         }
     }
 
     struct Fixture {
         tags: Vec<String>,
+        page_tags: Vec<String>,
         hours: HashMap<String, Schedule>,
     }
 
@@ -395,6 +408,7 @@ mod tests {
         fn new(tags: &[&str]) -> Fixture {
             Fixture {
                 tags: tags.iter().map(|t| t.to_string()).collect(),
+                page_tags: vec!["checkout".into()],
                 hours: HashMap::new(),
             }
         }
@@ -405,11 +419,34 @@ mod tests {
                 customer_id: "c1",
                 external_id: Some("crm-7"),
                 tags: &self.tags,
+                page_tags: &self.page_tags,
                 url: Some("https://shop.example/cart?x=1"),
                 waiting_seconds: Some(0),
                 now: "2026-11-25T12:00:00Z".parse().unwrap(),
                 hours: &self.hours,
             }
+        }
+    }
+
+    #[test]
+    fn a_tag_condition_reads_the_tags_of_the_source_it_names() {
+        let f = Fixture::new(&["vip"]);
+        let s = f.situation();
+        let from = |tag: &str, source| Condition::HasTag {
+            tags: vec![tag.into()],
+            mode: TagMatch::Any,
+            source,
+        };
+        // "vip" was set by an agent, "checkout" by the page.
+        for (condition, expected) in [
+            (from("vip", TagSource::Any), true),
+            (from("checkout", TagSource::Any), true),
+            (from("vip", TagSource::Trusted), true),
+            (from("checkout", TagSource::Trusted), false),
+            (from("vip", TagSource::Page), false),
+            (from("checkout", TagSource::Page), true),
+        ] {
+            assert_eq!(condition_holds(&condition, &s), expected, "{condition:?}");
         }
     }
 
@@ -440,6 +477,7 @@ mod tests {
                 Condition::HasTag {
                     tags: vec!["vip".into(), "gold".into()],
                     mode: TagMatch::Any,
+                    source: TagSource::Any,
                 },
                 true,
             ),
@@ -447,6 +485,7 @@ mod tests {
                 Condition::HasTag {
                     tags: vec!["vip".into(), "gold".into()],
                     mode: TagMatch::All,
+                    source: TagSource::Any,
                 },
                 false,
             ),
@@ -454,6 +493,7 @@ mod tests {
                 Condition::HasTag {
                     tags: vec!["vip".into(), "de".into()],
                     mode: TagMatch::All,
+                    source: TagSource::Any,
                 },
                 true,
             ),

@@ -28,8 +28,10 @@ pub struct ConversationFacts {
     pub customer_id: String,
     /// The customer's external id.
     pub external_id: Option<String>,
-    /// The customer's tags.
+    /// The customer's tags, set by agents and integrations.
     pub tags: Vec<String>,
+    /// The tags the visitor's page set.
+    pub page_tags: Vec<String>,
     /// The customer's language (BCP 47).
     pub language: Option<String>,
     /// The page the visitor is on.
@@ -50,6 +52,7 @@ pub struct ConversationFacts {
 
 type FactsRow = (
     Option<String>,
+    String,
     String,
     Option<String>,
     Option<String>,
@@ -89,19 +92,31 @@ pub(crate) async fn conversation_facts(
     customer_id: &str,
 ) -> CoreResult<ConversationFacts> {
     let row: Option<FactsRow> = with_tx!(tx, |conn| sqlx::query_as(
-        "select external_id, tags, language, page_url, assigned_user_id, assigned_team_id, status, \
+        "select external_id, tags, page_tags, language, page_url, assigned_user_id, assigned_team_id, status, \
          awaiting_reply_since, first_reply_at, routing_id from customers where tenant_id = $1 and id = $2"
     )
     .bind(tenant_id)
     .bind(customer_id)
     .fetch_optional(conn)
     .await)?;
-    let (external_id, tags, language, page_url, assigned_user, assigned_team, status, awaiting, first_reply, routing) =
-        row.ok_or(CoreError::NotFound("customer"))?;
+    let (
+        external_id,
+        tags,
+        page_tags,
+        language,
+        page_url,
+        assigned_user,
+        assigned_team,
+        status,
+        awaiting,
+        first_reply,
+        routing,
+    ) = row.ok_or(CoreError::NotFound("customer"))?;
     Ok(ConversationFacts {
         customer_id: customer_id.to_string(),
         external_id,
         tags: serde_json::from_str(&tags).unwrap_or_default(),
+        page_tags: serde_json::from_str(&page_tags).unwrap_or_default(),
         language,
         page_url,
         assigned_user,
@@ -126,6 +141,7 @@ impl ConversationFacts {
             customer_id: &self.customer_id,
             external_id: self.external_id.as_deref(),
             tags: &self.tags,
+            page_tags: &self.page_tags,
             url: self.page_url.as_deref(),
             waiting_seconds: self
                 .awaiting_since

@@ -521,8 +521,8 @@ impl Services {
         }
         if let Some(token) = batch.visitor_token.as_deref() {
             with_tx!(&mut tx, |conn| sqlx::query(
-                "update recorded_sessions set customer_id = (select id from customers \
-                 where tenant_id = $1 and visitor_token_hash = $3) \
+                "update recorded_sessions set customer_id = (select customer_id from visitor_tokens \
+                 where tenant_id = $1 and token_hash = $3) \
                  where tenant_id = $1 and id = $2 and customer_id is null"
             )
             .bind(&tenant_id)

@@ -216,8 +216,17 @@ declare global {
       // Already started: update the customer, once per change. The endpoint is
       // new; a server without it (404) is not an error worth reporting.
       if (sameProfile(JSON.parse(load(prefix + 'profile') || '{}'), profile)) return;
-      return request('/widget/profile', { body: profile, visitor: true }).then(
-        () => save(prefix + 'profile', JSON.stringify(profile)),
+      return request<{ customerId?: string }>('/widget/profile', { body: profile, visitor: true }).then(
+        (answer) => {
+          save(prefix + 'profile', JSON.stringify(profile));
+          // A signed identity of a customer the workspace knows: this visitor
+          // is that customer now, and the chat shows its conversation.
+          if (identity && answer && answer.customerId && answer.customerId !== identity.customerId) {
+            identity = { ...identity, customerId: answer.customerId };
+            save(prefix + 'visitor', JSON.stringify(identity));
+            emit('_identity', answer.customerId);
+          }
+        },
         (e) => e.status !== 404 && emit('error', e),
       );
     },

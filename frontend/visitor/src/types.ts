@@ -40,8 +40,18 @@ export interface RecordingConfig {
 
 /** The host page's events, plus the loader's internal ones (leading `_`), which
  * only chunks can listen to: `_page` (a single-page app changed its path or
- * query) and `_error` (a script error, as `{message, file, line}`). */
-export type EventName = 'ready' | 'open' | 'close' | 'message' | 'messageSent' | 'error' | '_page' | '_error';
+ * query), `_error` (a script error, as `{message, file, line}`) and
+ * `_identity` (a signed identity made the visitor another customer). */
+export type EventName =
+  | 'ready'
+  | 'open'
+  | 'close'
+  | 'message'
+  | 'messageSent'
+  | 'error'
+  | '_page'
+  | '_error'
+  | '_identity';
 
 /** A REST call; `visitor` adds the visitor token, starting the visitor first. A
  * body is sent as JSON, except a Blob (a File), which is sent as it is. */

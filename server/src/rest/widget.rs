@@ -18,10 +18,10 @@ use futures_util::{Stream, StreamExt};
 use rapport_core::{
     audit::{Actor, ActorKind},
     conversations::{
-        Direction, FormIn, Message, VisitorIdentity, VisitorIn, VisitorTags, VisitorTagsIn, WidgetConfig,
-        WidgetMessageIn,
+        Direction, FormIn, Message, VisitorIdentity, VisitorIn, VisitorProfile, VisitorProfileIn, VisitorTags,
+        VisitorTagsIn, WidgetConfig, WidgetMessageIn,
     },
-    customers::CustomerIn,
+    customers::{IdentitySettings, IdentitySettingsIn},
     files::FileUpload,
     live::LiveEvent,
     model::{Page, PageRequest},
@@ -61,6 +61,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_key))
         .routes(routes!(rotate_key))
+        .routes(routes!(get_identity, put_identity))
+        .routes(routes!(rotate_identity_secret))
         .merge(public)
 }
 
@@ -91,6 +93,8 @@ struct WidgetKey {
 struct Visitor {
     tenant_id: String,
     customer_id: String,
+    /// The visitor token (never logged): identify may move it to another customer.
+    token: String,
     actor: Actor,
 }
 
@@ -116,6 +120,7 @@ impl FromRequestParts<AppState> for Visitor {
             tenant_id,
             actor: actor(parts, ActorKind::Customer, &customer.id),
             customer_id: customer.id,
+            token,
         })
     }
 }
@@ -145,7 +150,10 @@ async fn rotate_key(auth: TenantAuth, State(state): State<AppState>) -> ApiResul
 /// `pageUrl` and `language` say where the visitor is, for routing rules. A
 /// workspace's pages start at most `visitorsPerMinute` visitors a minute (`GET
 /// /tenant/{id}/limits`); past it, 429 `visitor_allowance_spent` with
-/// `Retry-After`.
+/// `Retry-After`. `externalId` and `email` count only when signed, as for
+/// `POST /widget/profile`; a signed `externalId` of a customer the workspace
+/// has gives a token of that customer (the same person on another device), and
+/// no customer is created.
 #[utoipa::path(post, path = "/widget/visitor", tag = "widget", request_body = VisitorIn,
     security(("widgetKey" = [])),
     responses((status = 201, body = VisitorIdentity), AuthErrors, InputErrors, ConflictError))]
@@ -174,21 +182,80 @@ async fn config(State(state): State<AppState>, parts: AnonymousVisitor) -> ApiRe
 /// The visitor script names its visitor (`Rapport.identify`): the profile's fields
 /// replace the customer's, fields left out are kept, and so are its assignment
 /// and tags (`id`, `assignedUser`, `assignedTeam` and `tags` are ignored).
-/// `customer.updated` fires. An `externalId` that another customer of the
-/// workspace has is refused with 409 `external_id_taken`.
-#[utoipa::path(post, path = "/widget/profile", tag = "widget", request_body = CustomerIn,
+/// `customer.updated` fires.
+///
+/// `externalId` and `email` become the customer's only with a valid
+/// `identitySignature` (identity verification, `GET /widget/identity`); without
+/// one they are kept as `claimedExternalId` and `claimedEmail`, or refused with
+/// 422 `signature_required` where the workspace requires signatures. A wrong
+/// signature is 422 `signature_mismatch`. A signed `externalId` that another
+/// customer has makes the visitor that customer: its token stands for it from
+/// now on, and the answer names it.
+#[utoipa::path(post, path = "/widget/profile", tag = "widget", request_body = VisitorProfileIn,
     security(("widgetKey" = [], "visitorToken" = [])),
-    responses((status = 204, description = "The profile was saved"), AuthErrors, InputErrors, ConflictError))]
+    responses((status = 200, body = VisitorProfile), AuthErrors, InputErrors, ConflictError))]
 async fn identify(
     visitor: Visitor,
     State(state): State<AppState>,
-    ApiJson(profile): ApiJson<CustomerIn>,
-) -> ApiResult<StatusCode> {
-    state
-        .services
-        .identify_visitor(&visitor.tenant_id, &visitor.customer_id, profile, &visitor.actor)
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
+    ApiJson(profile): ApiJson<VisitorProfileIn>,
+) -> ApiResult<Json<VisitorProfile>> {
+    Ok(Json(
+        state
+            .services
+            .identify_visitor(
+                &visitor.tenant_id,
+                &visitor.customer_id,
+                &visitor.token,
+                profile,
+                &visitor.actor,
+            )
+            .await?,
+    ))
+}
+
+/// The workspace's identity verification: whether unsigned visitor identities
+/// are refused, and the secret its site signs them with. A site signs a
+/// signed-in visitor's `externalId` and `email` on its server (lowercase hex
+/// HMAC-SHA256 over `externalId`, a line feed and `email`, each as the widget
+/// sends them, empty when left out) and passes the result to
+/// `Rapport('identify', {…, identitySignature})`.
+#[utoipa::path(get, path = "/widget/identity", tag = "widget",
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = IdentitySettings), AuthErrors))]
+async fn get_identity(auth: TenantAuth, State(state): State<AppState>) -> ApiResult<Json<IdentitySettings>> {
+    Ok(Json(state.services.identity_settings(&auth.tenant_id).await?))
+}
+
+/// Turn the refusal of unsigned visitor identities on or off. On makes a
+/// secret if the workspace has none.
+#[utoipa::path(put, path = "/widget/identity", tag = "widget", request_body = IdentitySettingsIn,
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = IdentitySettings), AuthErrors, InputErrors))]
+async fn put_identity(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<IdentitySettingsIn>,
+) -> ApiResult<Json<IdentitySettings>> {
+    Ok(Json(
+        state
+            .services
+            .set_identity_settings(&auth.tenant_id, input, &auth.actor)
+            .await?,
+    ))
+}
+
+/// Replace the identity secret. Signatures made with the old one are refused
+/// from now on, so deploy the new one to the site at once.
+#[utoipa::path(post, path = "/widget/identity/rotate", tag = "widget",
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = IdentitySettings), AuthErrors))]
+async fn rotate_identity_secret(auth: TenantAuth, State(state): State<AppState>) -> ApiResult<Json<IdentitySettings>> {
+    Ok(Json(
+        state
+            .services
+            .rotate_identity_secret(&auth.tenant_id, &auth.actor)
+            .await?,
+    ))
 }
 
 /// The visitor's messages, newest first. Messages to the visitor on the page count
@@ -348,9 +415,12 @@ async fn post_form(
     Ok((StatusCode::CREATED, Json(message)))
 }
 
-/// Tag the visitor (the visitor script's tag call): adds the tags to its customer,
-/// keeping those it has (tags compare case-insensitively), at most 50 in all, and
-/// fires `customer.updated` when they change. Routing rules' `HAS_TAG` reads them.
+/// Tag the visitor (the visitor script's tag call): adds the tags to its
+/// customer's `pageTags`, keeping those it has (tags compare
+/// case-insensitively), at most 50 in all, and fires `customer.updated` when
+/// they change. They are kept apart from the `tags` agents and integrations
+/// set, since any page can set them: a `HAS_TAG` condition reads both unless
+/// its `source` is `TRUSTED` or `PAGE`.
 #[utoipa::path(post, path = "/widget/tags", tag = "widget", request_body = VisitorTagsIn,
     security(("widgetKey" = [], "visitorToken" = [])),
     responses((status = 200, body = VisitorTags), AuthErrors, InputErrors))]

@@ -617,8 +617,14 @@ enum Complete {
 /// (`endHours`, holidays' `to`) and the two forms of one date
 /// (`from`/`fromDate`) naming different days; and between a value and what
 /// the server holds, a visitor's attachment link that names no file the
-/// visitor uploaded (`not_uploaded`).
-const CROSS_FIELD_RULES: [&str; 3] = ["before_start", "conflicting_value", "not_uploaded"];
+/// visitor uploaded (`not_uploaded`) and an `identitySignature` that is not
+/// the workspace's signature of the identity given (`signature_mismatch`).
+const CROSS_FIELD_RULES: [&str; 4] = [
+    "before_start",
+    "conflicting_value",
+    "not_uploaded",
+    "signature_mismatch",
+];
 
 /// How a case authenticates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -224,29 +224,47 @@ async fn the_widget_reports_page_language_and_tags(db: TestDb) {
     let found = ok_json(app.get("/rest/v1/customer?tag=checkout", &t).await, StatusCode::OK).await;
     assert_eq!(ids(&found), [id.as_str()]);
 
-    // The inbox shows them, and agents add and remove tags there.
+    // The page's tags are kept apart from those agents and integrations set:
+    // any page can claim "vip".
+    let customer = ok_json(app.get(&format!("/rest/v1/customer/{id}"), &t).await, StatusCode::OK).await;
+    assert_eq!(customer["pageTags"], json!(["vip", "checkout", "fr"]));
+    assert_eq!(customer["tags"], json!([]));
+
+    // The inbox shows them, and agents add and remove their own tags there.
     let thread = server_fn_ok(&app, "inbox_thread", &admin, &[("customer_id", &id)]).await;
-    assert_eq!(thread["tags"], json!(["vip", "checkout", "fr"]));
+    assert_eq!(thread["page_tags"], json!(["vip", "checkout", "fr"]));
+    assert_eq!(thread["tags"], json!([]));
     assert_eq!(thread["page_url"], "https://shop.example.com/checkout");
     assert_eq!(thread["language"], "fr-CH");
     server_fn_ok(
         &app,
         "inbox_tags",
         &admin,
-        &[("customer_id", &id), ("add", "billing, de"), ("remove", "VIP")],
+        &[("customer_id", &id), ("add", "billing, de")],
     )
     .await;
     let thread = server_fn_ok(&app, "inbox_thread", &admin, &[("customer_id", &id)]).await;
-    assert_eq!(thread["tags"], json!(["checkout", "fr", "billing", "de"]));
+    assert_eq!(thread["tags"], json!(["billing", "de"]));
+    server_fn_ok(&app, "inbox_tags", &admin, &[("customer_id", &id), ("remove", "vip")]).await;
+    let thread = server_fn_ok(&app, "inbox_thread", &admin, &[("customer_id", &id)]).await;
+    assert_eq!(
+        thread["page_tags"],
+        json!(["vip", "checkout", "fr"]),
+        "agents change their own tags, not the page's"
+    );
     let html = page(&app, &format!("/inbox/{id}"), &admin).await.text().await.unwrap();
     assert!(html.contains("Remove the tag billing"), "the inbox shows the tags");
+    assert!(html.contains("Tags from the page"), "and the page's, apart");
     assert!(html.contains("https://shop.example.com/checkout"), "and the page");
     let too_long = "x".repeat(65);
     let refused = server_fn(&app, "inbox_tags", &admin, &[("customer_id", &id), ("add", &too_long)]).await;
     assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
     assert!(refused.text().await.unwrap().contains("tags[0]"));
     let audit = ok_json(app.get("/rest/v1/audit?action=customer.tags", &t).await, StatusCode::OK).await;
-    assert_eq!(audit["page"]["totalElements"], 3, "two widget changes, one agent's");
+    assert_eq!(
+        audit["page"]["totalElements"], 3,
+        "two widget changes, one agent's (removing what is not there changes nothing)"
+    );
 }
 
 backend_tests!(

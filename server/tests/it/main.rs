@@ -43,6 +43,7 @@ mod smtp;
 mod tenant_bounds;
 mod tenants;
 mod utils;
+mod visitor_identity;
 mod watchdogs;
 mod webhooks;
 mod widget_script;

@@ -5,7 +5,7 @@
 //! on an origin of its own.
 
 use chrono::{Datelike, Utc};
-use rapport_core::{backend_tests, model::Role, testing::TestDb};
+use rapport_core::{backend_tests, customers::identity_signature, model::Role, testing::TestDb};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -105,14 +105,25 @@ async fn the_script_names_its_visitor(db: TestDb) {
     assert_eq!(fields(&problem), ["email"]);
 
     // Named: given fields replace, the others are kept; no assignment sneaks in.
+    // Signed by the site, `externalId` and `email` are the customer's.
+    let secret = ok_json(
+        app.post("/rest/v1/widget/identity/rotate", &t, json!({})).await,
+        StatusCode::OK,
+    )
+    .await["secret"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let signature = identity_signature(&secret, Some("shop-42"), Some("vera@example.com"));
     let admin = ok_json(app.get("/rest/v1/user", &t).await, StatusCode::OK).await["results"][0]["id"].clone();
     let named = identify(
         &token,
-        json!({"externalId": "shop-42", "email": "vera@example.com", "lastName": "Nova", "assignedUser": admin}),
+        json!({"externalId": "shop-42", "email": "vera@example.com", "lastName": "Nova", "assignedUser": admin, "identitySignature": signature}),
     )
     .await
     .unwrap();
-    assert_eq!(named.status(), StatusCode::NO_CONTENT);
+    let named = ok_json(named, StatusCode::OK).await;
+    assert_eq!(named, json!({"customerId": id, "identityVerified": true}));
     let customer = ok_json(app.get(&format!("/rest/v1/customer/{id}"), &t).await, StatusCode::OK).await;
     assert_eq!(customer["firstName"], "Vera");
     assert_eq!(customer["lastName"], "Nova");
@@ -120,10 +131,13 @@ async fn the_script_names_its_visitor(db: TestDb) {
     assert_eq!(customer["externalId"], "shop-42");
     assert_eq!(customer["assignedUser"], Value::Null, "a visitor cannot assign itself");
 
-    // Another visitor may not take that external id.
-    let (_, other) = app.widget_visitor(&key, "Vera").await;
-    let taken = identify(&other, json!({"externalId": "shop-42"})).await.unwrap();
-    expect_problem(taken, StatusCode::CONFLICT, "external_id_taken").await;
+    // Another visitor saying it is shop-42, unsigned, only claims it.
+    let (other_id, other) = app.widget_visitor(&key, "Vera").await;
+    let claimed = identify(&other, json!({"externalId": "shop-42"})).await.unwrap();
+    assert_eq!(
+        ok_json(claimed, StatusCode::OK).await,
+        json!({"customerId": other_id, "identityVerified": false})
+    );
 }
 
 /// Settings → Workspace shows the snippet to paste, with this server's public

@@ -488,6 +488,17 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     core.emit('close');
   }
 
+  // A signed identity made the visitor a customer the workspace knew: show
+  // that customer's conversation, and listen as it.
+  core.on('_identity', () => {
+    if (stopStream) stopStream();
+    stopStream = null;
+    for (const el of shown.values()) el.remove();
+    shown.clear();
+    setUnread(0);
+    listen();
+  });
+
   // A returning visitor listens at once, so answers reach it with the panel closed.
   listen();
   return { open, close };
