@@ -139,9 +139,11 @@ test('the script API tags the visitor, and events reach the callbacks', async ({
   await page.evaluate(() => (window as any).Rapport.tag('vip', ['checkout']));
   await expect.poll(async () => (await ids(page)).customerId).toBeTruthy();
   const { customerId } = await ids(page);
-  await expect.poll(async () => (await customer(request, customerId!)).tags, { timeout: 10_000 }).toEqual(
+  // Tags from the page are the customer's `pageTags`, apart from those agents set.
+  await expect.poll(async () => (await customer(request, customerId!)).pageTags, { timeout: 10_000 }).toEqual(
     expect.arrayContaining(['vip', 'checkout']),
   );
+  expect((await customer(request, customerId!)).tags).toEqual([]);
   await page.evaluate(() => (window as any).Rapport('open'));
   await write(page, 'Tagged and ready.');
   await page.evaluate(() => (window as any).Rapport.close());

@@ -279,11 +279,7 @@ impl Services {
             tx.commit().await?;
             actor.kind = ActorKind::Customer;
             actor.id = known.id.clone();
-            let profile = VisitorProfileIn {
-                profile: input.profile,
-                identity_signature: None,
-            };
-            self.apply_profile(&tenant_id, &known, profile.profile, &claims, &actor)
+            self.apply_profile(&tenant_id, &known, input.profile, &claims, &actor)
                 .await?;
             return Ok((
                 tenant_id,
@@ -381,12 +377,22 @@ impl Services {
             )
             .await?;
         let mut current = self.get_customer(tenant_id, customer_id).await?;
-        if let Some(known) = self.customer_of_signed_id(tenant_id, &claims).await? {
-            if known.id != current.id {
+        match self.customer_of_signed_id(tenant_id, &claims).await? {
+            Some(known) if known.id != current.id => {
                 self.hand_visitor_over(tenant_id, &current, &known, visitor_token, actor)
                     .await?;
                 current = known;
             }
+            // The browser's customer is someone else, signed in before (a
+            // shared computer): the new person gets a customer of their own,
+            // and the other one keeps its conversation.
+            None if current.identity_verified
+                && current.external_id.is_some()
+                && current.external_id != claims.verified_external_id() =>
+            {
+                current = self.new_customer_for_visitor(tenant_id, visitor_token, actor).await?;
+            }
+            _ => {}
         }
         let mut actor = actor.clone();
         actor.id = current.id.clone();
@@ -425,6 +431,26 @@ impl Services {
             language: profile.language,
         };
         self.update_customer(tenant_id, &current.id, merged, actor).await
+    }
+
+    /// An empty customer for a visitor who proved it is someone this browser's
+    /// customer is not: the token moves to it (`customer.created`).
+    async fn new_customer_for_visitor(
+        &self,
+        tenant_id: &str,
+        visitor_token: &str,
+        actor: &Actor,
+    ) -> CoreResult<Customer> {
+        let id = uuid::Uuid::now_v7().to_string();
+        let mut actor = actor.clone();
+        actor.id = id.clone();
+        let customer = self
+            .create_customer_with_id(tenant_id, &id, CustomerIn::default(), None, &actor)
+            .await?;
+        let mut tx = self.db().begin().await?;
+        move_visitor_token(&mut tx, tenant_id, &token_digest(visitor_token), &id).await?;
+        tx.commit().await?;
+        Ok(customer)
     }
 
     /// A visitor proved it is `known`: its token moves there, and so do its

@@ -437,9 +437,12 @@ async fn add_tags(
     ))
 }
 
-/// Server-sent events: each message sent to the visitor arrives as a `message`
-/// event (data: the Message object) the moment it is stored, and counts as
-/// delivered. Messages sent while no stream was open wait in `GET /widget/message`.
+/// Server-sent events: each message of the visitor's conversation arrives as a
+/// `message` event (data: the Message object) the moment it is stored. Those
+/// sent to the visitor (`OUTBOUND`) count as delivered; those the visitor wrote
+/// (`INBOUND`) come too, so that its other devices (a verified visitor's phone
+/// and laptop) show them. Messages sent while no stream was open wait in `GET
+/// /widget/message`.
 #[utoipa::path(get, path = "/widget/stream", tag = "widget",
     security(("widgetKey" = [], "visitorToken" = [])),
     responses((status = 200, description = "An event stream", content_type = "text/event-stream"), AuthErrors))]
@@ -453,7 +456,7 @@ async fn stream(visitor: Visitor, State(state): State<AppState>) -> Sse<impl Str
         .filter_map(move |update| {
             let keep = match update {
                 Ok(u) if u.tenant_id == tenant_id && u.customer_id == customer_id => match u.event {
-                    LiveEvent::Message(m) if m.direction == Direction::Outbound => Some(m),
+                    LiveEvent::Message(m) => Some(m),
                     _ => None,
                 },
                 _ => None,
@@ -464,9 +467,11 @@ async fn stream(visitor: Visitor, State(state): State<AppState>) -> Sse<impl Str
             let services = services.clone();
             let tenant = tenant.clone();
             async move {
-                let _ = services
-                    .mark_delivered(&tenant, &message.customer_id, &[message.id.as_str()])
-                    .await;
+                if message.direction == Direction::Outbound {
+                    let _ = services
+                        .mark_delivered(&tenant, &message.customer_id, &[message.id.as_str()])
+                        .await;
+                }
                 Ok(Event::default()
                     .event("message")
                     .json_data(&message)

@@ -181,6 +181,27 @@ async fn a_visitor_is_who_the_site_signed_and_otherwise_only_claims_it(db: TestD
         StatusCode::NOT_FOUND
     );
 
+    // Someone else signs in on the shop on Rita's laptop: a customer of their
+    // own, and Rita keeps hers.
+    let sam = identity_signature(&secret, Some("CRM-2000"), None);
+    let switched = ok_json(
+        w.identify(&laptop, json!({"externalId": "CRM-2000", "identitySignature": sam}))
+            .await,
+        StatusCode::OK,
+    )
+    .await;
+    let sam_id = switched["customerId"].as_str().unwrap().to_string();
+    assert_ne!(sam_id, rita);
+    assert!(w.messages(&laptop).await.is_empty(), "not Rita's conversation");
+    let sam = ok_json(customer(&app, &t, &sam_id).await, StatusCode::OK).await;
+    assert_eq!(
+        (&sam["externalId"], &sam["identityVerified"]),
+        (&json!("CRM-2000"), &json!(true))
+    );
+    let rita_now = ok_json(customer(&app, &t, &rita).await, StatusCode::OK).await;
+    assert_eq!(rita_now["externalId"], "CRM-1042");
+    assert_eq!(w.messages(&phone).await, ["Your invoice is ready"]);
+
     // Mallory's later claim stays one too, even of an id that exists now.
     let claimed = ok_json(
         w.identify(&mallory_token, json!({"externalId": "CRM-1042"})).await,

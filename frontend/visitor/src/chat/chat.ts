@@ -372,7 +372,9 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         if (name !== 'message') return;
         try {
           const m = JSON.parse(data) as Message;
-          if (add(m)) {
+          // The visitor's own messages come too, written on another device:
+          // shown, but neither unread nor announced to the page.
+          if (add(m) && m.direction === 'OUTBOUND') {
             if (panel.hidden) setUnread(unread + 1);
             core.emit('message', m);
           }
