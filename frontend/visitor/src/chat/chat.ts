@@ -208,9 +208,31 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     return el;
   };
 
+  // Bubbles of this device's messages on their way. The stream also brings the
+  // visitor's own messages (for its other devices), and may bring one before
+  // its POST answers: that message then takes over its bubble, never a second.
+  const awaiting: { el: HTMLElement; matches: (m: Message) => boolean }[] = [];
+  const awaitEcho = (el: HTMLElement, matches: (m: Message) => boolean) => {
+    const entry = { el, matches };
+    awaiting.push(entry);
+    return () => {
+      const i = awaiting.indexOf(entry);
+      if (i >= 0) awaiting.splice(i, 1);
+    };
+  };
+  const adopt = (m: Message): boolean => {
+    const i = m.direction === 'INBOUND' ? awaiting.findIndex((a) => a.matches(m)) : -1;
+    if (i < 0) return false;
+    const [{ el }] = awaiting.splice(i, 1);
+    const sent = render(m);
+    shown.set(m.id, sent);
+    el.replaceWith(sent);
+    return true;
+  };
+
   /** Shows a message from the server; returns false if it was shown already. */
   const add = (m: Message): boolean => {
-    if (shown.has(m.id)) return false;
+    if (shown.has(m.id) || adopt(m)) return false;
     const el = render(m);
     shown.set(m.id, el);
     // Keep the log in time order: history may arrive after live messages.
@@ -234,11 +256,13 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   const send = (text: string, el: HTMLElement) => {
     el.classList.remove('failed');
     meta(el, t.sending);
+    const settled = awaitEcho(el, (m) => m.type === 'MESSAGE' && m.message === text);
     core
       .request<Message>('/widget/message', {
         body: { message: text, pageUrl: location.href, language: navigator.language },
         visitor: true,
       })
+      .finally(settled)
       .then((m) => {
         if (shown.has(m.id)) el.remove();
         else {
@@ -279,8 +303,10 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   const upload = (file: File, el: HTMLElement) => {
     el.classList.remove('failed');
     meta(el, t.sending);
+    const settled = awaitEcho(el, (m) => m.type === 'FILE' || m.type === 'AUDIO' || m.type === 'VIDEO');
     core
       .request<Message>(`/widget/file?name=${encodeURIComponent(file.name)}`, { body: file, visitor: true })
+      .finally(settled)
       .then((m) => {
         if (shown.has(m.id)) el.remove();
         else {
