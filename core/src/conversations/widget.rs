@@ -258,6 +258,7 @@ impl Services {
                 input.identity_signature.as_deref(),
             )
             .await?;
+        self.check_visitor_profile(&tenant_id, &input.profile).await?;
         // Each visitor is a customer row and two events: a page that starts
         // them in a loop is bounded per minute, for its own tenant only.
         let allowed = self.tenant_limits(&tenant_id).await?.visitors_per_minute;
@@ -376,6 +377,7 @@ impl Services {
                 input.identity_signature.as_deref(),
             )
             .await?;
+        self.check_visitor_profile(tenant_id, &input.profile).await?;
         let mut current = self.get_customer(tenant_id, customer_id).await?;
         match self.customer_of_signed_id(tenant_id, &claims).await? {
             Some(known) if known.id != current.id => {
@@ -405,8 +407,25 @@ impl Services {
         })
     }
 
+    /// Checks the fields a visitor gives of itself before anything is written,
+    /// so that a refused profile moves no token and keeps no claim. Identity
+    /// and assignment are not the visitor's to set, and are checked apart.
+    async fn check_visitor_profile(&self, tenant_id: &str, profile: &CustomerIn) -> CoreResult<()> {
+        let own = CustomerIn {
+            id: None,
+            email: None,
+            external_id: None,
+            assigned_user: None,
+            assigned_team: None,
+            tags: None,
+            ..profile.clone()
+        };
+        self.validate_customer(tenant_id, &own).await.map(|_| ())
+    }
+
     /// Writes what a visitor says of itself onto its customer: the claims,
-    /// then the fields (`customer.updated`).
+    /// then the fields (`customer.updated`). The fields were checked first
+    /// ([`Self::check_visitor_profile`]).
     async fn apply_profile(
         &self,
         tenant_id: &str,

@@ -232,7 +232,7 @@ impl From<CustomerRow> for Customer {
 const COLUMNS: &str = "id, email, first_name, last_name, gender, external_id, assigned_user_id, assigned_team_id, \
      tags, language, page_url, page_tags, identity_verified, claimed_email, claimed_external_id, created_at, updated_at";
 
-struct ValidCustomer {
+pub(crate) struct ValidCustomer {
     email: Option<String>,
     first_name: Option<String>,
     last_name: Option<String>,
@@ -273,7 +273,9 @@ fn conflict(err: sqlx::Error) -> CoreError {
 }
 
 impl Services {
-    async fn validate_customer(&self, tenant_id: &str, input: &CustomerIn) -> CoreResult<ValidCustomer> {
+    /// Checks a customer's fields as a create or update would (422 naming each
+    /// field), without writing.
+    pub(crate) async fn validate_customer(&self, tenant_id: &str, input: &CustomerIn) -> CoreResult<ValidCustomer> {
         let mut checks = Checks::new();
         let email = checks
             .optional_text("email", input.email.as_deref(), 254)

@@ -164,6 +164,16 @@ async fn a_visitor_is_who_the_site_signed_and_otherwise_only_claims_it(db: TestD
     // On her phone she starts anonymously, then the page names her: the
     // visitor becomes Rita, and the empty customer it started as is gone.
     let (phone_customer, phone) = w.started(json!({})).await;
+    // A profile refused for a field moves nothing.
+    let refused = w
+        .identify(
+            &phone,
+            json!({"externalId": "CRM-1042", "email": "rita@customer.com", "identitySignature": signature, "lastName": "x".repeat(201)}),
+        )
+        .await;
+    let problem = expect_problem(refused, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+    assert_eq!(fields(&problem), ["lastName"]);
+    assert!(w.messages(&phone).await.is_empty(), "still the phone's own customer");
     let named = ok_json(
         w.identify(
             &phone,
