@@ -58,9 +58,13 @@ pub mod mail;
 #[cfg(feature = "server")]
 pub mod notifications;
 #[cfg(feature = "server")]
+pub mod open_streams;
+#[cfg(feature = "server")]
 pub mod recordings;
 #[cfg(feature = "server")]
 pub mod retention;
+#[cfg(feature = "server")]
+pub mod sealing;
 #[cfg(feature = "server")]
 mod services;
 #[cfg(feature = "server")]

@@ -93,7 +93,10 @@ struct Bound {
     range: std::ops::RangeInclusive<i64>,
 }
 
-const BOUNDS: [Bound; 5] = [
+/// How many bounds there are.
+const N: usize = 8;
+
+const BOUNDS: [Bound; N] = [
     Bound {
         field: "recordingSessionBytes",
         column: "recording_session_bytes",
@@ -123,6 +126,24 @@ const BOUNDS: [Bound; 5] = [
         column: "visitors_per_minute",
         default: 1_200,
         range: 1..=1_000_000,
+    },
+    Bound {
+        field: "openStreams",
+        column: "open_streams",
+        default: 2_000,
+        range: 1..=1_000_000,
+    },
+    Bound {
+        field: "cobrowseSessions",
+        column: "cobrowse_sessions",
+        default: 2,
+        range: 0..=1_000,
+    },
+    Bound {
+        field: "cobrowseParticipants",
+        column: "cobrowse_participants",
+        default: 8,
+        range: 2..=100,
     },
 ];
 
@@ -157,11 +178,27 @@ pub struct TenantLimits {
     /// and `Retry-After` until the next minute.
     #[schema(minimum = 1, maximum = 1000000, example = 1200)]
     pub visitors_per_minute: i64,
+    /// Most event streams the tenant's public pages hold open at once on each
+    /// instance: visitors' chat streams (`GET /widget/stream`), recording
+    /// control streams and live views (default 2,000). Past it, a new stream is
+    /// refused with 429 `stream_allowance_spent`; the visitor script falls back
+    /// to polling. Agents' own streams do not count.
+    #[schema(minimum = 1, maximum = 1000000, example = 2000)]
+    pub open_streams: i64,
+    /// Most co-browsing sessions (each a browser on the server) the tenant runs
+    /// at once, on all instances together (default 2). A link of a further
+    /// session says the workspace's sessions are all in use (`tenant_busy`).
+    #[schema(minimum = 0, maximum = 1000, example = 2)]
+    pub cobrowse_sessions: i64,
+    /// Most people in one co-browsing session, the host included (default 8).
+    /// Further guests are refused (`session_full`); the host always gets in.
+    #[schema(minimum = 2, maximum = 100, example = 8)]
+    pub cobrowse_participants: i64,
 }
 
 impl Default for TenantLimits {
     fn default() -> Self {
-        effective([None; 5])
+        effective([None; N])
     }
 }
 
@@ -210,57 +247,93 @@ pub struct TenantLimitsIn {
     )]
     #[schema(value_type = Option<i64>, minimum = 1, maximum = 1000000)]
     pub visitors_per_minute: Option<Option<i64>>,
+    /// Open public event streams per instance, 1–1,000,000.
+    #[serde(
+        default,
+        deserialize_with = "crate::tenants::present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 1000000)]
+    pub open_streams: Option<Option<i64>>,
+    /// Co-browsing sessions at once, 0–1,000 (0: no co-browsing).
+    #[serde(
+        default,
+        deserialize_with = "crate::tenants::present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 1000)]
+    pub cobrowse_sessions: Option<Option<i64>>,
+    /// People per co-browsing session, host included, 2–100.
+    #[serde(
+        default,
+        deserialize_with = "crate::tenants::present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<i64>, minimum = 2, maximum = 100)]
+    pub cobrowse_participants: Option<Option<i64>>,
 }
 
 impl TenantLimitsIn {
     /// The changes, in the order of [`BOUNDS`].
-    fn changes(&self) -> [Option<Option<i64>>; 5] {
+    fn changes(&self) -> [Option<Option<i64>>; N] {
         [
             self.recording_session_bytes,
             self.recording_day_bytes,
             self.file_bytes,
             self.mails_per_day,
             self.visitors_per_minute,
+            self.open_streams,
+            self.cobrowse_sessions,
+            self.cobrowse_participants,
         ]
     }
 }
 
 /// A tenant's own bounds as stored, in the order of [`BOUNDS`]: `None` is the default.
-type LimitsRow = [Option<i64>; 5];
-/// [`LimitsRow`] as the database returns it.
-type StoredLimits = (Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>);
-
-const LIMIT_COLUMNS: &str =
-    "recording_session_bytes, recording_day_bytes, file_bytes, mails_per_day, visitors_per_minute";
+type LimitsRow = [Option<i64>; N];
 
 fn effective(row: LimitsRow) -> TenantLimits {
-    let [session, day, files, mails, visitors] = std::array::from_fn(|i| row[i].unwrap_or(BOUNDS[i].default));
+    let [session, day, files, mails, visitors, streams, cobrowse_sessions, cobrowse_participants] =
+        std::array::from_fn(|i| row[i].unwrap_or(BOUNDS[i].default));
     TenantLimits {
         recording_session_bytes: session,
         recording_day_bytes: day,
         file_bytes: files,
         mails_per_day: mails,
         visitors_per_minute: visitors,
+        open_streams: streams,
+        cobrowse_sessions,
+        cobrowse_participants,
     }
+}
+
+/// The columns of [`BOUNDS`], comma-separated.
+fn limit_columns() -> String {
+    BOUNDS.iter().map(|b| b.column).collect::<Vec<_>>().join(", ")
 }
 
 /// Reads a tenant's own bounds within `tx` (or `None` for each not set).
 async fn stored_in(tx: &mut Tx, tenant_id: &str) -> CoreResult<LimitsRow> {
-    let row: Option<StoredLimits> = with_tx!(tx, |conn| sqlx::query_as(&select_limits())
+    let row = with_tx!(tx, |conn| sqlx::query(&select_limits())
         .bind(tenant_id)
         .fetch_optional(conn)
-        .await)?;
-    Ok(as_row(row))
+        .await
+        .map(|row| row.map(|r| as_row(&r))))?;
+    Ok(row.unwrap_or_default())
 }
 
 /// The query of a tenant's own bounds (`$1`: the tenant).
 fn select_limits() -> String {
-    format!("select {LIMIT_COLUMNS} from tenant_limits where tenant_id = $1")
+    format!("select {} from tenant_limits where tenant_id = $1", limit_columns())
 }
 
-/// A tenant's stored bounds as a [`LimitsRow`]; no row: every bound its default.
-fn as_row(row: Option<StoredLimits>) -> LimitsRow {
-    row.map(|(a, b, c, d, e)| [a, b, c, d, e]).unwrap_or_default()
+/// A stored row of `tenant_limits` as a [`LimitsRow`].
+fn as_row<R: sqlx::Row>(row: &R) -> LimitsRow
+where
+    usize: sqlx::ColumnIndex<R>,
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    std::array::from_fn(|i| row.get(i))
 }
 
 /// Counts `amount` on the tenant's `meter` in the window of `now_ms`, in the
@@ -306,11 +379,12 @@ pub(crate) async fn spend_mails(tx: &mut Tx, tenant_id: &str, mails: usize, now_
 impl Services {
     /// A tenant's bounds: its own where the platform set them, else the defaults.
     pub async fn tenant_limits(&self, tenant_id: &str) -> CoreResult<TenantLimits> {
-        let row: Option<StoredLimits> = with_db!(self.db(), |pool| sqlx::query_as(&select_limits())
+        let row = with_db!(self.db(), |pool| sqlx::query(&select_limits())
             .bind(tenant_id)
             .fetch_optional(pool)
-            .await)?;
-        Ok(effective(as_row(row)))
+            .await
+            .map(|row| row.map(|r| as_row(&r))))?;
+        Ok(effective(row.unwrap_or_default()))
     }
 
     /// Sets a tenant's own bounds (a platform admin's decision; audited as
@@ -336,8 +410,9 @@ impl Services {
         }
         checks.finish()?;
         let sql = format!(
-            "insert into tenant_limits (tenant_id, {LIMIT_COLUMNS}) values ($1, $2, $3, $4, $5, $6) \
-             on conflict (tenant_id) do update set {}",
+            "insert into tenant_limits (tenant_id, {}) values ($1, {}) on conflict (tenant_id) do update set {}",
+            limit_columns(),
+            crate::db::placeholders(2, N),
             BOUNDS
                 .iter()
                 .map(|b| format!("{0} = excluded.{0}", b.column))
@@ -418,7 +493,7 @@ mod tests {
         let defaults = TenantLimits::default();
         assert_eq!(defaults.recording_session_bytes, 64 * MIB);
         assert_eq!(defaults.mails_per_day, 2_000);
-        let own = effective([Some(MIB), None, None, Some(0), None]);
+        let own = effective([Some(MIB), None, None, Some(0), None, None, Some(0), None]);
         assert_eq!(own.recording_session_bytes, MIB);
         assert_eq!(own.recording_day_bytes, 8 * GIB);
         assert_eq!(own.mails_per_day, 0, "0 is a bound, not the default");

@@ -10,7 +10,9 @@ use crate::{
     db::{Backend, Db},
     key_cache::KeyCache,
     live::{LiveEvent, LiveHub, LiveUpdate},
+    open_streams::OpenStreams,
     reports::zones::ZoneStates,
+    sealing::Sealer,
 };
 
 /// Handle to the domain services; cheap to clone.
@@ -24,6 +26,8 @@ pub struct Services {
     outbox: Arc<Notify>,
     zone_states: ZoneStates,
     keys: KeyCache,
+    sealer: Sealer,
+    open_streams: OpenStreams,
 }
 
 impl Services {
@@ -39,6 +43,8 @@ impl Services {
             outbox: Arc::new(Notify::new()),
             zone_states: ZoneStates::default(),
             keys: KeyCache::default(),
+            sealer: Sealer::default(),
+            open_streams: OpenStreams::default(),
         }
     }
 
@@ -46,6 +52,18 @@ impl Services {
     pub fn with_public_url(mut self, url: &str) -> Self {
         self.public_url = Arc::from(url.trim_end_matches('/'));
         self
+    }
+
+    /// Seals the secrets Rapport must read back with the operator's keys (see
+    /// [`crate::sealing`]). Without this they are stored as given.
+    pub fn with_sealer(mut self, sealer: Sealer) -> Self {
+        self.sealer = sealer;
+        self
+    }
+
+    /// The operator's keys for secrets Rapport must read back.
+    pub fn sealer(&self) -> &Sealer {
+        &self.sealer
     }
 
     /// Sets the largest file a conversation accepts, in bytes (0: none).
@@ -79,6 +97,11 @@ impl Services {
     /// Live changes of this instance (widget and inbox streams subscribe here).
     pub fn live(&self) -> &LiveHub {
         &self.live
+    }
+
+    /// The public event streams open on this instance, per tenant.
+    pub fn open_streams(&self) -> &OpenStreams {
+        &self.open_streams
     }
 
     /// Signalled whenever a commit may have queued webhook deliveries; the delivery

@@ -130,7 +130,7 @@ pub async fn main() -> anyhow::Result<()> {
         }
         Some(Command::Migrate(database)) => {
             crate::logging::init("text");
-            serve::open_services(&database.url()).await?;
+            serve::open_services(&database).await?;
             eprintln!("migrations applied");
             Ok(())
         }
@@ -150,7 +150,7 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
             slug,
             timezone,
         } => {
-            let services = serve::open_services(&database.url()).await?;
+            let services = serve::open_services(&database).await?;
             let tenant = services
                 .create_tenant(
                     NewTenant {
@@ -173,7 +173,7 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
             display_name,
             platform_admin,
         } => {
-            let services = serve::open_services(&database.url()).await?;
+            let services = serve::open_services(&database).await?;
             let tenant = services
                 .find_tenant(&tenant)
                 .await
@@ -200,7 +200,7 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
             println!("{out}");
         }
         AdminCommand::CreateApiKey { database, tenant, name } => {
-            let services = serve::open_services(&database.url()).await?;
+            let services = serve::open_services(&database).await?;
             let tenant = services
                 .find_tenant(&tenant)
                 .await
@@ -220,7 +220,7 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
             scale,
             seed,
         } => {
-            let services = serve::open_services(&database.url()).await?;
+            let services = serve::open_services(&database).await?;
             let tenant = services
                 .find_tenant(&tenant)
                 .await

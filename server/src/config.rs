@@ -4,6 +4,7 @@
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
+use anyhow::Context;
 use clap::Args;
 
 /// Where the database is, shared by every subcommand.
@@ -16,6 +17,60 @@ pub struct DatabaseArgs {
     /// `sqlite://…` or `postgres://…`. Default: `sqlite://<data dir>/rapport.db`.
     #[arg(long, env = "DATABASE_URL")]
     pub database_url: Option<String>,
+
+    /// The key that seals the secrets stored in the database.
+    #[command(flatten)]
+    pub secret_keys: SecretKeyArgs,
+}
+
+/// The operator's key for the secrets Rapport stores and must read back: webhook
+/// and alert signing secrets, identity secrets and join tokens (see
+/// `rapport_core::sealing`).
+#[derive(Debug, Clone, Args)]
+pub struct SecretKeyArgs {
+    /// 32 random bytes, as 64 hex digits or base64 (`openssl rand -base64 32`),
+    /// that seal those secrets with XChaCha20-Poly1305. Unset (and no key file):
+    /// they are stored in plain text, and the server says so at start.
+    #[arg(long = "secret-key", env = "RAPPORT_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<String>,
+
+    /// A file holding the key instead (a mounted secret, say); read when
+    /// `RAPPORT_SECRET_KEY` is unset.
+    #[arg(long = "secret-key-file", env = "RAPPORT_SECRET_KEY_FILE")]
+    pub secret_key_file: Option<PathBuf>,
+
+    /// Keys used before the current one, comma-separated. At start every value
+    /// sealed with one of them is sealed again with the current key; once the
+    /// server has started they can be removed.
+    #[arg(
+        long = "previous-secret-keys",
+        env = "RAPPORT_PREVIOUS_SECRET_KEYS",
+        hide_env_values = true,
+        value_delimiter = ','
+    )]
+    pub previous: Vec<String>,
+}
+
+impl SecretKeyArgs {
+    /// The sealer for these keys; fails on a key that is not 32 bytes, or an
+    /// unreadable key file.
+    pub fn sealer(&self) -> anyhow::Result<rapport_core::sealing::Sealer> {
+        let from_file = match (&self.secret_key, &self.secret_key_file) {
+            (None, Some(path)) => Some(
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read the secret key file {}", path.display()))?,
+            ),
+            _ => None,
+        };
+        let current = self.secret_key.as_deref().or(from_file.as_deref());
+        let previous: Vec<&str> = self
+            .previous
+            .iter()
+            .map(|k| k.trim())
+            .filter(|k| !k.is_empty())
+            .collect();
+        rapport_core::sealing::Sealer::new(current, &previous).map_err(|e| anyhow::anyhow!("{e}"))
+    }
 }
 
 impl DatabaseArgs {
@@ -188,6 +243,20 @@ pub struct CobrowseArgs {
         default_value_t = 4
     )]
     pub max_sessions: usize,
+
+    /// When Rapport runs as root, the unprivileged user the browsers run as:
+    /// Chromium's sandbox refuses root, and a browser that loads any site
+    /// should hold no rights of the server's. Ignored when Rapport itself runs
+    /// as another user.
+    #[arg(long = "cobrowse-user", env = "RAPPORT_COBROWSE_USER", default_value = "nobody")]
+    pub user: String,
+
+    /// Run the browsers in Chromium's sandbox (it needs unprivileged user
+    /// namespaces, or Chromium's setuid helper). `false` only where the kernel
+    /// or container allows neither: a page that breaks out of the renderer then
+    /// has the rights of the browser's user.
+    #[arg(long = "cobrowse-sandbox", env = "RAPPORT_COBROWSE_SANDBOX", default_value_t = true, action = clap::ArgAction::Set)]
+    pub sandbox: bool,
 }
 
 /// Settings of webhook delivery.
@@ -322,6 +391,11 @@ impl ServeConfig {
             database: DatabaseArgs {
                 data_dir: std::env::temp_dir(),
                 database_url: Some(database_url.to_string()),
+                secret_keys: SecretKeyArgs {
+                    secret_key: None,
+                    secret_key_file: None,
+                    previous: Vec::new(),
+                },
             },
             addr: "127.0.0.1:0".parse().expect("valid address"),
             public_url: Some("http://rapport.test".into()),
@@ -347,6 +421,8 @@ impl ServeConfig {
                 chromium: None,
                 idle_timeout: Duration::from_secs(600),
                 max_sessions: 4,
+                user: "nobody".into(),
+                sandbox: true,
             },
             webhooks: WebhookArgs {
                 worker: true,

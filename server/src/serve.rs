@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 
 use crate::{
     app,
-    config::ServeConfig,
+    config::{DatabaseArgs, ServeConfig},
     http::{metrics::Metrics, rate_limit::Limiters},
     state::AppState,
     webhooks::{self, WorkerSettings},
@@ -41,6 +41,8 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
         allowed: config.webhooks.allow_private_networks.clone(),
         idle: config.cobrowse.idle_timeout,
         max_sessions: config.cobrowse.max_sessions,
+        user: config.cobrowse.user.clone(),
+        sandbox: config.cobrowse.sandbox,
         instance_url: config.instance_url(),
         width: 1280,
         height: 720,
@@ -143,20 +145,38 @@ pub async fn serve(
     result.context("server error")
 }
 
-/// Opens and migrates the database named by the settings.
-pub async fn open_services(database_url: &str) -> anyhow::Result<Services> {
-    let db = rapport_core::db::Db::connect(database_url)
+/// Opens and migrates the database named by the settings, and stores its
+/// sealed secrets as the configured key would (see `Services::reseal_secrets`).
+pub async fn open_services(database: &DatabaseArgs) -> anyhow::Result<Services> {
+    let sealer = database.secret_keys.sealer()?;
+    let url = database.url();
+    let db = rapport_core::db::Db::connect(&url)
         .await
-        .with_context(|| format!("cannot open database {}", redact_url(database_url)))?;
+        .with_context(|| format!("cannot open database {}", redact_url(&url)))?;
     db.migrate().await.context("cannot apply migrations")?;
-    Ok(Services::new(db))
+    let services = Services::new(db).with_sealer(sealer);
+    let resealed = services
+        .reseal_secrets()
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("cannot read the stored secrets")?;
+    if resealed > 0 {
+        tracing::info!(rows = resealed, key = ?services.sealer().key_id(), "stored secrets sealed with the current key");
+    }
+    Ok(services)
 }
 
 /// `rapport serve`.
 pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     let url = config.database.url();
     tracing::info!(database = %redact_url(&url), "opening database");
-    let services = open_services(&url).await?;
+    let services = open_services(&config.database).await?;
+    if services.sealer().key_id().is_none() {
+        tracing::warn!(
+            "RAPPORT_SECRET_KEY is not set: webhook, alert and identity secrets and join tokens \
+             are stored in the database in plain text; see the README's Security section"
+        );
+    }
     if let Some(created) = services
         .bootstrap(config.admin_email.as_deref(), config.admin_password.as_deref())
         .await

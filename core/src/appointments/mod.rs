@@ -9,7 +9,8 @@
 //! - the join link `…/join/{token}` opens, with `validType` `APPOINTMENT`, from the
 //!   start to the end of the appointment, and with `HOURS`, from `validBefore` hours
 //!   before the start to `validAfter` hours after the end; `valid: false` disables it.
-//!   The token is random (256 bits) and kept so the link can be shown again.
+//!   The token is random (256 bits). It is found by its digest, and kept sealed
+//!   with the operator's key (see [`crate::sealing`]) so the link can be shown again.
 //! - `sendInviteEmail` true on a create or an update writes an invitation (on an
 //!   update, marked as such) to every attendee into the mail outbox (see
 //!   [`crate::mail`]); it is also kept on the appointment.
@@ -17,6 +18,7 @@
 pub mod calls;
 mod conference;
 pub mod recordings;
+mod validation;
 
 use std::collections::BTreeMap;
 
@@ -25,12 +27,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    crypto::{hash_password, random_token},
+    crypto::{random_token, token_digest},
     error::{CoreError, CoreResult},
     live::LiveEvent,
     model::{Page, PageRequest},
+    sealing::{Purpose, Sealer},
     time::{from_ms, now_ms},
-    validate::{is_email, Checks, Paging},
+    validate::Paging,
     with_db, with_tx, Services,
 };
 
@@ -259,7 +262,8 @@ const COLUMNS: &str = "id, title, description, duration_minutes, starts_at, time
      valid_after, valid_before, custom_properties, permissions, join_token, created_at, updated_at";
 
 impl AppointmentRow {
-    fn into_appointment(self, public_url: &str) -> Appointment {
+    fn into_appointment(self, public_url: &str, sealer: &Sealer) -> CoreResult<Appointment> {
+        let join_token = sealer.open(Purpose::JoinToken, &self.join_token)?;
         let valid_type = if self.valid_type == "HOURS" {
             ValidType::Hours
         } else {
@@ -274,8 +278,8 @@ impl AppointmentRow {
                 end + Duration::hours(self.valid_after.unwrap_or(0).into()),
             ),
         };
-        Appointment {
-            join_link: format!("{public_url}/join/{}", self.join_token),
+        Ok(Appointment {
+            join_link: format!("{public_url}/join/{join_token}"),
             id: self.id,
             title: self.title,
             description: self.description,
@@ -298,150 +302,11 @@ impl AppointmentRow {
             valid_until,
             created_at: from_ms(self.created_at),
             updated_at: from_ms(self.updated_at),
-        }
+        })
     }
-}
-
-struct ValidAppointment {
-    title: String,
-    description: Option<String>,
-    duration: i32,
-    starts_at: i64,
-    timezone_id: String,
-    record: bool,
-    owner: Option<String>,
-    password_hash: Option<String>,
-    attendees: Vec<String>,
-    send_invite_email: bool,
-    customer_id: Option<String>,
-    valid: bool,
-    valid_type: ValidType,
-    valid_after: Option<i32>,
-    valid_before: Option<i32>,
-    custom_properties: BTreeMap<String, serde_json::Value>,
-    permissions: AppointmentPermissions,
 }
 
 impl Services {
-    async fn validate_appointment(&self, tenant_id: &str, input: AppointmentIn) -> CoreResult<ValidAppointment> {
-        let tenant = self.get_tenant(tenant_id).await?;
-        let mut checks = Checks::new();
-        let title = checks.required_text("title", input.title.as_deref(), 200);
-        let description = checks.optional_text("description", input.description.as_deref(), 4000);
-        let duration = input.duration_in_minutes.unwrap_or(30);
-        checks.in_range("durationInMinutes", duration.into(), 1..=1440);
-        if input.date.is_none() {
-            checks.push("date", "required", "date is required");
-        }
-        let timezone_id = input.timezone_id.clone().unwrap_or(tenant.timezone);
-        checks.timezone("timezoneId", &timezone_id);
-        if let Some(p) = input.password.as_deref() {
-            let n = p.chars().count();
-            if !(4..=128).contains(&n) {
-                checks.push("password", "out_of_range", "password must be 4 to 128 characters");
-            }
-        }
-        let attendees: Vec<String> = input
-            .attendees
-            .unwrap_or_default()
-            .iter()
-            .map(|a| a.trim().to_lowercase())
-            .collect();
-        checks.unique_items("attendees", &attendees, 100, |checks, at, a| {
-            if !is_email(a) {
-                checks.push(at, "invalid_email", format!("{at} must be an e-mail address"));
-            }
-        });
-        let valid_type = input.valid_type.unwrap_or_default();
-        for (field, value) in [("validAfter", input.valid_after), ("validBefore", input.valid_before)] {
-            if let Some(v) = value {
-                if valid_type == ValidType::Appointment {
-                    checks.push(
-                        field,
-                        "not_applicable",
-                        format!("{field} applies only with validType HOURS"),
-                    );
-                } else {
-                    checks.in_range(field, v.into(), 0..=8760);
-                }
-            }
-        }
-        let custom_properties = input.custom_properties.unwrap_or_default();
-        if custom_properties.len() > 50 {
-            checks.push(
-                "customProperties",
-                "too_many",
-                "customProperties may hold at most 50 keys",
-            );
-        }
-        for key in custom_properties.keys() {
-            if key.is_empty() || key.chars().count() > 100 {
-                checks.push(
-                    &format!("customProperties.{key}"),
-                    "invalid_key",
-                    "keys are 1 to 100 characters",
-                );
-            }
-        }
-        if serde_json::to_string(&custom_properties).map(|s| s.len()).unwrap_or(0) > 16_384 {
-            checks.push(
-                "customProperties",
-                "too_large",
-                "customProperties may take at most 16 KiB",
-            );
-        }
-        let owner = match input.owner.as_deref().map(str::trim).filter(|o| !o.is_empty()) {
-            Some(o) => match self.find_user(tenant_id, o).await {
-                Ok(u) => Some(u.id),
-                Err(CoreError::NotFound(_)) => {
-                    checks.push("owner", "unknown_reference", format!("no user {o} in this tenant"));
-                    None
-                }
-                Err(e) => return Err(e),
-            },
-            None => None,
-        };
-        let customer_id = match input.customer_id.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
-            Some(c) => match self.get_customer(tenant_id, c).await {
-                Ok(found) => Some(found.id),
-                Err(CoreError::NotFound(_)) => {
-                    checks.push(
-                        "customerId",
-                        "unknown_reference",
-                        format!("no customer {c} in this tenant"),
-                    );
-                    None
-                }
-                Err(e) => return Err(e),
-            },
-            None => None,
-        };
-        checks.finish()?;
-        let password_hash = match input.password.as_deref() {
-            Some(p) => Some(hash_password(p).await?),
-            None => None,
-        };
-        Ok(ValidAppointment {
-            title,
-            description,
-            duration,
-            starts_at: input.date.map(|d| d.timestamp_millis()).unwrap_or_default(),
-            timezone_id,
-            record: input.record.unwrap_or(false),
-            owner,
-            password_hash,
-            attendees,
-            send_invite_email: input.send_invite_email.unwrap_or(false),
-            customer_id,
-            valid: input.valid.unwrap_or(true),
-            valid_type,
-            valid_after: (valid_type == ValidType::Hours).then(|| input.valid_after.unwrap_or(0)),
-            valid_before: (valid_type == ValidType::Hours).then(|| input.valid_before.unwrap_or(0)),
-            custom_properties,
-            permissions: input.permissions.unwrap_or_default(),
-        })
-    }
-
     /// Creates an appointment with a fresh join link.
     pub async fn create_appointment(
         &self,
@@ -454,14 +319,15 @@ impl Services {
             self.ensure_mail_allowance(tenant_id, v.attendees.len()).await?;
         }
         let id = uuid::Uuid::now_v7().to_string();
+        let join_token = random_token(32);
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| {
             sqlx::query(
             "insert into appointments (id, tenant_id, title, description, duration_minutes, starts_at, timezone_id, record, \
              owner_user_id, password_hash, attendees, send_invite_email, customer_id, valid, valid_type, valid_after, \
-             valid_before, custom_properties, permissions, join_token, created_at, updated_at) \
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $21)"
+             valid_before, custom_properties, permissions, join_token, join_token_hash, created_at, updated_at) \
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $22)"
         )
         .bind(&id)
         .bind(tenant_id)
@@ -482,7 +348,8 @@ impl Services {
         .bind(v.valid_before)
         .bind(serde_json::to_string(&v.custom_properties).unwrap_or_default())
         .bind(serde_json::to_string(&v.permissions).unwrap_or_default())
-        .bind(random_token(32))
+        .bind(self.sealer().seal(Purpose::JoinToken, &join_token))
+        .bind(token_digest(&join_token))
         .bind(now)
         .execute(conn)
         .await
@@ -616,9 +483,8 @@ impl Services {
             .bind(id)
             .fetch_optional(pool)
             .await)?;
-        Ok(row
-            .ok_or(CoreError::NotFound("appointment"))?
-            .into_appointment(self.public_url()))
+        row.ok_or(CoreError::NotFound("appointment"))?
+            .into_appointment(self.public_url(), self.sealer())
     }
 
     /// The appointment behind a join link, in any tenant (the link is the credential).
@@ -629,9 +495,9 @@ impl Services {
             id: String,
         }
         let found: Option<Found> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select tenant_id, id from appointments where join_token = $1"
+            "select tenant_id, id from appointments where join_token_hash = $1"
         )
-        .bind(token)
+        .bind(token_digest(token))
         .fetch_optional(pool)
         .await)?;
         let found = found.ok_or(CoreError::NotFound("appointment"))?;
@@ -673,7 +539,9 @@ impl Services {
         let public_url = self.public_url().to_string();
         Ok(paging.page(
             total,
-            rows.into_iter().map(|r| r.into_appointment(&public_url)).collect(),
+            rows.into_iter()
+                .map(|r| r.into_appointment(&public_url, self.sealer()))
+                .collect::<CoreResult<_>>()?,
         ))
     }
 

@@ -4,6 +4,7 @@
 use super::session_ended;
 use crate::{
     audit::{self, Actor},
+    db::Backend,
     error::{CoreError, CoreResult},
     reports::facts::{MeetingFact, MeetingKind},
     time::now_ms,
@@ -20,6 +21,9 @@ pub enum CobrowseClaim {
     Mine,
     /// On another instance, reachable at this internal URL.
     Elsewhere(String),
+    /// Nowhere yet, and not here either: the session's tenant runs as many
+    /// sessions as its `cobrowseSessions` allows.
+    TenantBusy,
 }
 
 /// How a universal co-browsing session went, for its facts.
@@ -41,25 +45,58 @@ pub struct UniversalEnd {
 
 impl Services {
     /// Claims a universal session for the instance at `instance_url`, unless
-    /// another instance holds a fresh claim. Refuses a session that ended.
-    pub async fn claim_cobrowse(&self, session_id: &str, instance_url: &str) -> CoreResult<CobrowseClaim> {
+    /// another instance holds a fresh claim, or the session's tenant already
+    /// runs `tenant_sessions` sessions (on any instance). Refuses a session
+    /// that ended.
+    pub async fn claim_cobrowse(
+        &self,
+        session_id: &str,
+        instance_url: &str,
+        tenant_sessions: i64,
+    ) -> CoreResult<CobrowseClaim> {
         let now = now_ms();
+        let stale = now - CLAIM_STALE_MS;
         let mut tx = self.db().begin().await?;
-        let claimed = with_tx!(&mut tx, |conn| sqlx::query(
-            "update cobrowse_sessions set instance_url = $1, instance_seen_at = $2, \
-             started_at = coalesce(started_at, $2) \
-             where id = $3 and ended_at is null \
-             and (instance_url is null or instance_url = $1 or instance_seen_at < $4)"
+        // Two instances claiming two sessions of one tenant at once must not
+        // both see room for one more: PostgreSQL serialises the tenant's
+        // claims on a lock; SQLite has one writer anyway.
+        if self.db().backend() == Backend::Postgres {
+            with_tx!(&mut tx, |conn| sqlx::query(
+                "select pg_advisory_xact_lock(hashtext('cobrowse:' || tenant_id)) from cobrowse_sessions where id = $1"
+            )
+            .bind(session_id)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        }
+        let running: i64 = with_tx!(&mut tx, |conn| sqlx::query_scalar(
+            "select count(*) from cobrowse_sessions o where o.tenant_id = \
+             (select tenant_id from cobrowse_sessions where id = $1) \
+             and o.id <> $1 and o.ended_at is null and o.instance_url is not null and o.instance_seen_at >= $2"
         )
-        .bind(instance_url)
-        .bind(now)
         .bind(session_id)
-        .bind(now - CLAIM_STALE_MS)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        let owner: Option<(Option<String>, Option<i64>)> = with_tx!(&mut tx, |conn| sqlx::query_as(
-            "select instance_url, ended_at from cobrowse_sessions where id = $1"
+        .bind(stale)
+        .fetch_one(conn)
+        .await)?;
+        let claimed = if running < tenant_sessions {
+            with_tx!(&mut tx, |conn| sqlx::query(
+                "update cobrowse_sessions set instance_url = $1, instance_seen_at = $2, \
+                 started_at = coalesce(started_at, $2) \
+                 where id = $3 and ended_at is null \
+                 and (instance_url is null or instance_url = $1 or instance_seen_at < $4)"
+            )
+            .bind(instance_url)
+            .bind(now)
+            .bind(session_id)
+            .bind(stale)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?
+        } else {
+            0
+        };
+        let owner: Option<(Option<String>, Option<i64>, Option<i64>)> = with_tx!(&mut tx, |conn| sqlx::query_as(
+            "select instance_url, instance_seen_at, ended_at from cobrowse_sessions where id = $1"
         )
         .bind(session_id)
         .fetch_optional(conn)
@@ -67,10 +104,13 @@ impl Services {
         tx.commit().await?;
         match owner {
             None => Err(CoreError::NotFound("co-browsing session")),
-            Some((_, Some(_))) => Err(session_ended()),
+            Some((_, _, Some(_))) => Err(session_ended()),
             Some(_) if claimed == 1 => Ok(CobrowseClaim::Mine),
-            Some((Some(url), None)) => Ok(CobrowseClaim::Elsewhere(url)),
-            Some((None, None)) => Err(CoreError::Internal("co-browsing claim vanished".into())),
+            Some((Some(url), Some(seen), None)) if url != instance_url && seen >= stale => {
+                Ok(CobrowseClaim::Elsewhere(url))
+            }
+            Some(_) if running >= tenant_sessions => Ok(CobrowseClaim::TenantBusy),
+            Some(_) => Err(CoreError::Internal("co-browsing claim vanished".into())),
         }
     }
 

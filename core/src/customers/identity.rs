@@ -26,6 +26,7 @@ use crate::{
     crypto::random_token,
     db::Tx,
     error::{CoreError, CoreResult},
+    sealing::Purpose,
     time::now_ms,
     validate::{is_email, Checks},
     with_db, with_tx, Services,
@@ -196,6 +197,9 @@ impl Services {
         .fetch_optional(pool)
         .await)?;
         let (required, secret) = row.ok_or(CoreError::NotFound("tenant"))?;
+        let secret = secret
+            .map(|s| self.sealer().open(Purpose::IdentitySecret, &s))
+            .transpose()?;
         Ok(IdentitySettings { required, secret })
     }
 
@@ -207,7 +211,7 @@ impl Services {
         input: IdentitySettingsIn,
         actor: &Actor,
     ) -> CoreResult<IdentitySettings> {
-        let fresh = new_identity_secret();
+        let fresh = self.sealer().seal(Purpose::IdentitySecret, &new_identity_secret());
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "update tenants set identity_required = $2, \
@@ -240,7 +244,7 @@ impl Services {
             "update tenants set identity_secret = $2 where id = $1"
         )
         .bind(tenant_id)
-        .bind(new_identity_secret())
+        .bind(self.sealer().seal(Purpose::IdentitySecret, &new_identity_secret()))
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;

@@ -223,7 +223,7 @@ impl Services {
         }
         let mut endpoints = Vec::new();
         for url in urls {
-            if let Some(id) = receivers::endpoint_for(tx, tenant_id, url).await? {
+            if let Some(id) = receivers::endpoint_for(tx, self.sealer(), tenant_id, url).await? {
                 endpoints.push(id);
             }
         }

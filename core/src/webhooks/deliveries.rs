@@ -38,6 +38,7 @@ use crate::{
     error::{CoreError, CoreResult},
     events::EventType,
     model::{Page, PageRequest},
+    sealing::Purpose,
     time::{duration_ms, from_ms, now_ms},
     validate::Paging,
     with_db, with_tx, Services,
@@ -567,16 +568,16 @@ impl Services {
             q.fetch_all(conn).await
         })?;
         tx.commit().await?;
-        Ok(rows
-            .into_iter()
+        let sealer = self.sealer();
+        rows.into_iter()
             .map(|r| {
-                let mut secrets = vec![r.secret];
+                let mut secrets = vec![sealer.open(Purpose::SigningSecret, &r.secret)?];
                 if let (Some(previous), Some(until)) = (r.previous_secret, r.previous_secret_until) {
                     if until > now {
-                        secrets.push(previous);
+                        secrets.push(sealer.open(Purpose::SigningSecret, &previous)?);
                     }
                 }
-                ClaimedDelivery {
+                Ok(ClaimedDelivery {
                     seq: r.seq,
                     id: r.id,
                     tenant_id: r.tenant_id,
@@ -588,9 +589,9 @@ impl Services {
                     actor: r.actor,
                     payload: r.payload,
                     attempt: r.attempts,
-                }
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// When the worker should look again: the earliest future time at which a held

@@ -22,6 +22,7 @@ use crate::{
     error::{CoreError, CoreResult},
     events::{self, EventType},
     model::{Page, PageRequest},
+    sealing::Purpose,
     time::{from_ms, now_ms},
     validate::{Checks, Paging},
     with_db, with_tx, Services,
@@ -187,6 +188,7 @@ impl Services {
         let valid = validate(&input)?;
         let id = uuid::Uuid::now_v7().to_string();
         let secret = new_secret();
+        let sealed = self.sealer().seal(Purpose::SigningSecret, &secret);
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
@@ -199,7 +201,7 @@ impl Services {
         .bind(&valid.description)
         .bind(&valid.event_types)
         .bind(valid.enabled)
-        .bind(&secret)
+        .bind(&sealed)
         .bind(now)
         .execute(conn)
         .await
@@ -319,6 +321,7 @@ impl Services {
         checks.in_range("overlapSeconds", overlap, 0..=604_800);
         checks.finish()?;
         let secret = new_secret();
+        let sealed = self.sealer().seal(Purpose::SigningSecret, &secret);
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         let changed = with_tx!(&mut tx, |conn| sqlx::query(
@@ -327,7 +330,7 @@ impl Services {
         )
         .bind(tenant_id)
         .bind(id)
-        .bind(&secret)
+        .bind(&sealed)
         .bind(now + overlap * 1000)
         .bind(now)
         .execute(conn)

@@ -10,8 +10,12 @@ export interface StreamHandlers {
   event(name: string, data: string): void;
   /** The stream is (again) open: a chance to fetch what was missed meanwhile. */
   open(): void;
-  /** The stream broke; it will reconnect after `retryMs`. */
-  down(retryMs: number): void;
+  /**
+   * The stream broke; it will reconnect after `retryMs`. `refused` when Rapport
+   * answered but would not open it now (the workspace's pages hold as many
+   * streams as they may): Rapport is reachable, only not live.
+   */
+  down(retryMs: number, refused: boolean): void;
 }
 
 /** Calls `connect` again whenever the stream ends; returns a stop function. */
@@ -23,8 +27,14 @@ export function readStream(connect: (signal: AbortSignal) => Promise<Response>, 
 
   const run = async () => {
     controller = new AbortController();
+    // Seconds Rapport asked to wait before the next try (429 `Retry-After`).
+    let retryAfter = 0;
     try {
       const response = await connect(controller.signal);
+      if (!response.ok) {
+        retryAfter = Number(response.headers.get('retry-after')) || 0;
+        throw new Error(`stream refused: ${response.status}`);
+      }
       if (!response.body) throw new Error('no stream');
       failures = 0;
       on.open();
@@ -58,8 +68,9 @@ export function readStream(connect: (signal: AbortSignal) => Promise<Response>, 
     if (stopped) return;
     // A stream the server closed normally reconnects soon; repeated failures wait
     // longer each time, up to a minute.
-    const wait = Math.min(60_000, 1000 * 2 ** Math.min(failures++, 6)) * (0.5 + Math.random() / 2);
-    on.down(wait);
+    const backoff = Math.min(60_000, 1000 * 2 ** Math.min(failures++, 6)) * (0.5 + Math.random() / 2);
+    const wait = Math.max(backoff, retryAfter * 1000);
+    on.down(wait, retryAfter > 0);
     timer = setTimeout(run, wait);
   };
   void run();

@@ -5,6 +5,11 @@
 //! and when the session ends the process is killed and the directory removed,
 //! so nothing is kept. Every connection the browser makes goes through the
 //! session's guard proxy ([`super::proxy`]), loopback included.
+//!
+//! The browser loads whatever site a link names, so it holds as few rights as
+//! it can: it runs in Chromium's sandbox, and when Rapport runs as root (where
+//! the sandbox refuses to start) it runs as an unprivileged user
+//! (`RAPPORT_COBROWSE_USER`, `nobody` by default) instead of with `--no-sandbox`.
 
 use std::{
     net::SocketAddr,
@@ -64,6 +69,83 @@ pub async fn version(binary: &Path) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
+/// Who runs the browser: root hands it to this user and group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RunAs {
+    uid: u32,
+    gid: u32,
+}
+
+/// Starts browsers: the binary, the user they run as, and whether sandboxed.
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    /// The Chromium binary.
+    pub binary: PathBuf,
+    /// Set when Rapport runs as root: the unprivileged user browsers run as.
+    run_as: Option<(String, RunAs)>,
+    sandbox: bool,
+}
+
+impl Launcher {
+    /// A launcher of `binary`. When this process runs as root, browsers run as
+    /// `user`; a user that cannot be found makes co-browsing unavailable rather
+    /// than run a browser as root.
+    pub fn new(binary: PathBuf, user: &str, sandbox: bool) -> Result<Launcher, String> {
+        let run_as = if running_as_root() {
+            let ids = lookup_user(user).map_err(|e| {
+                format!("Rapport runs as root, and browsers cannot run as the user {user} (RAPPORT_COBROWSE_USER): {e}")
+            })?;
+            if ids.uid == 0 {
+                return Err(format!("RAPPORT_COBROWSE_USER names {user}, which is root"));
+            }
+            Some((user.to_string(), ids))
+        } else {
+            None
+        };
+        Ok(Launcher {
+            binary,
+            run_as,
+            sandbox,
+        })
+    }
+
+    /// Whom the browsers run as, for the start-up log.
+    pub fn describe_user(&self) -> String {
+        match &self.run_as {
+            Some((name, ids)) => format!("{name} (uid {})", ids.uid),
+            None => "Rapport's own user".into(),
+        }
+    }
+
+    /// Starts a browser headless with a fresh profile, sending every request
+    /// through the proxy at `proxy`, its window `width`×`height`.
+    pub async fn launch(&self, proxy: SocketAddr, width: u32, height: u32) -> anyhow::Result<Browser> {
+        Browser::launch(self, proxy, width, height).await
+    }
+}
+
+/// The uid and gid of `user`, as `id` reports them (so users from any name
+/// service count, not only `/etc/passwd`).
+fn lookup_user(user: &str) -> Result<RunAs, String> {
+    let id = |flag: &str| -> Result<u32, String> {
+        let output = std::process::Command::new("id")
+            .args([flag, user])
+            .output()
+            .map_err(|e| format!("cannot run `id`: {e}"))?;
+        if !output.status.success() {
+            return Err(String::from_utf8_lossy(&output.stderr).trim().to_string());
+        }
+        String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .map_err(|_| "`id` answered no number".to_string())
+    };
+    Ok(RunAs {
+        uid: id("-u")?,
+        gid: id("-g")?,
+    })
+}
+
 /// A running browser. Dropping it kills the process and removes its profile.
 pub struct Browser {
     child: Child,
@@ -74,14 +156,24 @@ pub struct Browser {
 }
 
 impl Browser {
-    /// Starts `binary` headless with a fresh profile, sending every request
-    /// through the proxy at `proxy`, its window `width`×`height`.
-    pub async fn launch(binary: &Path, proxy: SocketAddr, width: u32, height: u32) -> anyhow::Result<Browser> {
+    async fn launch(launcher: &Launcher, proxy: SocketAddr, width: u32, height: u32) -> anyhow::Result<Browser> {
+        let binary = &launcher.binary;
         let profile = tempfile::Builder::new()
             .prefix("rapport-cobrowse-")
             .tempdir()
             .context("cannot make a profile directory")?;
         let mut command = Command::new(binary);
+        if let Some((_, ids)) = launcher.run_as {
+            // The browser's user owns its profile, and nothing else of ours.
+            std::os::unix::fs::chown(profile.path(), Some(ids.uid), Some(ids.gid))
+                .context("cannot hand the profile directory to the browser's user")?;
+            command.uid(ids.uid).gid(ids.gid);
+        }
+        // Chromium writes caches and crash reports under HOME: the profile.
+        command
+            .env("HOME", profile.path())
+            .env("XDG_CONFIG_HOME", profile.path())
+            .env("XDG_CACHE_HOME", profile.path());
         command
             .args([
                 "--headless",
@@ -107,10 +199,9 @@ impl Browser {
             // Chromium sends loopback past any proxy unless told not to: the guard
             // must see those requests too.
             .arg("--proxy-bypass-list=<-loopback>");
-        // The sandbox needs a user other than root; as root Chromium refuses to
-        // start with it, so there it runs without (the README says to run
-        // Rapport as an unprivileged user).
-        if running_as_root() {
+        // Only where the operator turned the sandbox off (the kernel allows it
+        // no user namespaces); the browser still runs as an unprivileged user.
+        if !launcher.sandbox {
             command.arg("--no-sandbox");
         }
         command

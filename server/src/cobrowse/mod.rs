@@ -44,6 +44,10 @@ pub struct CobrowseSettings {
     pub idle: Duration,
     /// Sessions this instance runs at once.
     pub max_sessions: usize,
+    /// The user browsers run as when Rapport runs as root.
+    pub user: String,
+    /// Whether browsers run in Chromium's sandbox.
+    pub sandbox: bool,
     /// Where other instances reach this one, to relay participants to it.
     pub instance_url: String,
     /// The shared viewport, CSS px.
@@ -61,6 +65,8 @@ pub enum JoinRefusal {
     Unavailable(String),
     /// As many sessions run as the instance may run.
     Busy(usize),
+    /// The session's tenant runs as many sessions as it may (`cobrowseSessions`).
+    TenantBusy(i64),
     /// The session ended; its links no longer open it.
     Ended,
     /// Another instance runs it, at this internal URL.
@@ -72,7 +78,8 @@ pub enum JoinRefusal {
 /// The instance's co-browsing sessions.
 pub struct Cobrowsing {
     settings: Arc<CobrowseSettings>,
-    chromium: Result<PathBuf, String>,
+    /// The browser and who runs it, or why co-browsing is unavailable.
+    chromium: Result<chromium::Launcher, String>,
     services: Services,
     sessions: Arc<Mutex<HashMap<String, SessionHandle>>>,
     /// Held while a session's browser starts, so two participants arriving
@@ -83,7 +90,8 @@ pub struct Cobrowsing {
 impl Cobrowsing {
     /// The registry, with Chromium looked up now.
     pub fn new(settings: CobrowseSettings, services: Services) -> Cobrowsing {
-        let chromium = chromium::locate(settings.chromium.as_deref());
+        let chromium = chromium::locate(settings.chromium.as_deref())
+            .and_then(|binary| chromium::Launcher::new(binary, &settings.user, settings.sandbox));
         Cobrowsing {
             settings: Arc::new(settings),
             chromium,
@@ -111,9 +119,10 @@ impl Cobrowsing {
     /// Says at start whether co-browsing works, with Chromium's version.
     pub async fn report(&self) {
         match &self.chromium {
-            Ok(path) => match chromium::version(path).await {
+            Ok(launcher) => match chromium::version(&launcher.binary).await {
                 Ok(version) => tracing::info!(
-                    chromium = %path.display(), %version, max_sessions = self.settings.max_sessions,
+                    chromium = %launcher.binary.display(), %version, max_sessions = self.settings.max_sessions,
+                    user = %launcher.describe_user(), sandbox = self.settings.sandbox,
                     "co-browsing available"
                 ),
                 Err(e) => tracing::warn!(error = %e, "co-browsing may not work: Chromium does not answer"),
@@ -136,10 +145,20 @@ impl Cobrowsing {
         if self.running() >= self.settings.max_sessions {
             return Err(JoinRefusal::Busy(self.settings.max_sessions));
         }
+        let limits = self
+            .services
+            .tenant_limits(&info.tenant_id)
+            .await
+            .map_err(|e| JoinRefusal::Failed(e.to_string()))?;
         let url = &self.settings.instance_url;
-        match self.services.claim_cobrowse(&info.session_id, url).await {
+        match self
+            .services
+            .claim_cobrowse(&info.session_id, url, limits.cobrowse_sessions)
+            .await
+        {
             Ok(CobrowseClaim::Mine) => {}
             Ok(CobrowseClaim::Elsewhere(owner)) => return Err(JoinRefusal::Elsewhere(owner)),
+            Ok(CobrowseClaim::TenantBusy) => return Err(JoinRefusal::TenantBusy(limits.cobrowse_sessions)),
             Err(CoreError::Conflict { .. }) => return Err(JoinRefusal::Ended),
             Err(e) => return Err(JoinRefusal::Failed(e.to_string())),
         }
@@ -149,6 +168,7 @@ impl Cobrowsing {
             &chromium,
             self.services.clone(),
             self.sessions.clone(),
+            usize::try_from(limits.cobrowse_participants).unwrap_or(usize::MAX),
         )
         .await;
         match started {

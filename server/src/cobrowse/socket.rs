@@ -24,7 +24,12 @@ use rapport_core::{
 use serde::Deserialize;
 use tokio_tungstenite::tungstenite;
 
-use super::{protocol, protocol::ClientMessage, session::Joined, JoinRefusal};
+use super::{
+    protocol,
+    protocol::ClientMessage,
+    session::{JoinError, Joined},
+    JoinRefusal,
+};
 use crate::{http::client_ip::ClientIp, state::AppState};
 
 /// Marks a socket relayed by another instance: it is never relayed again.
@@ -74,9 +79,15 @@ pub async fn cobrowse_socket(
             };
             upgrade.on_upgrade(move |socket| async move {
                 match handle.join(session.role, actor).await {
-                    Some(joined) => participate(socket, joined).await,
+                    Ok(joined) => participate(socket, joined).await,
+                    Err(JoinError::Full(max)) => {
+                        let message = format!(
+                            "This co-browsing session already has as many people as it may ({max}). Ask its host."
+                        );
+                        close_with(socket, protocol::error("session_full", &message)).await
+                    }
                     // It has just ended: say why.
-                    None => {
+                    Err(JoinError::Ended) => {
                         let reason = handle.ended().unwrap_or_else(|| "shutdown".into());
                         close_with(socket, protocol::ended(&reason)).await
                     }
@@ -90,6 +101,13 @@ pub async fn cobrowse_socket(
             upgrade,
             "starting_failed",
             "The instance running this session cannot be reached.".into(),
+        ),
+        Err(JoinRefusal::TenantBusy(max)) => refuse(
+            upgrade,
+            "tenant_busy",
+            format!(
+                "This workspace already runs as many co-browsing sessions as it may ({max}). End one, or try again in a few minutes."
+            ),
         ),
         Err(JoinRefusal::Busy(max)) => refuse(
             upgrade,

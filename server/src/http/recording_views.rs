@@ -136,6 +136,12 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
             Err(answer) => return answer,
         },
     };
+    // A live view is a public page's stream too (its link may be handed on):
+    // it counts toward the tenant's open streams.
+    let slot = match services.open_public_stream(&tenant_id).await {
+        Ok(slot) => slot,
+        Err(err) => return ApiError::from(err).into_response(),
+    };
     let mut heard = services.live().subscribe();
     match services.recording_ended(&tenant_id, &id).await {
         // Nothing more will come: say so at once (the replay shows the rest).
@@ -249,7 +255,7 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
         // The viewer left. Were they the agent co-browsing, and do they not
         // come back (a reload reconnects at once, maybe to another instance),
         // the co-browse ends rather than leave the visitor with nobody there.
-        drop(tx);
+        drop((tx, slot));
         if agent_id.is_some() {
             tokio::time::sleep(AGENT_GONE).await;
             if let Err(err) = services.end_cobrowse_if_agent_gone(&tenant_id, &id, now_ms()).await {

@@ -224,7 +224,8 @@ fn invalid_recording() -> ApiError {
 /// "control": …}` (at connection, while one goes on), `pointer`, `highlight`,
 /// `click`, `type`, `key`, `scroll` and `{"type": "ended", "by": …}`, where
 /// `by` is `agent` or `visitor` (who ended it), `agent_left` (the agent's live
-/// view was gone for 30 s) or `visitor_left` (the session ended).
+/// view was gone for 30 s) or `visitor_left` (the session ended). It counts
+/// toward the workspace's `openStreams` (429 `stream_allowance_spent` past it).
 #[utoipa::path(get, path = "/widget/recording/{id}/control", tag = "widget",
     params(("id" = String, Path, description = "The recording's session id")),
     security(("widgetKey" = [], "writeToken" = [])),
@@ -234,6 +235,10 @@ async fn control(State(state): State<AppState>, writer: Writer) -> Response {
         tenant_id,
         session_id: id,
     } = writer;
+    let slot = match state.services.open_public_stream(&tenant_id).await {
+        Ok(slot) => slot,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
     let watched = match state.services.recording_watched(&tenant_id, &id).await {
         Ok(w) => w,
         Err(e) => return ApiError::from(e).into_response(),
@@ -286,7 +291,11 @@ async fn control(State(state): State<AppState>, writer: Writer) -> Response {
             *last = now;
             std::future::ready(Some(changed.then(|| watch_event(now))))
         });
-    let changes = stream::select(joins, ends).filter_map(std::future::ready);
+    // The slot goes with the stream: its place is given back when the page leaves.
+    let changes = stream::select(joins, ends).filter_map(move |event| {
+        let _held = &slot;
+        std::future::ready(event)
+    });
     Sse::new(first.chain(changes))
         .keep_alive(KeepAlive::default())
         .into_response()

@@ -443,17 +443,28 @@ async fn add_tags(
 /// (`INBOUND`) come too, so that its other devices (a verified visitor's phone
 /// and laptop) show them. Messages sent while no stream was open wait in `GET
 /// /widget/message`.
+///
+/// A workspace's pages hold at most `openStreams` streams open at once on each
+/// instance (`GET /tenant/{id}/limits`), counting recording control streams and
+/// live views; past it, 429 `stream_allowance_spent` with `Retry-After`, and the
+/// page reads `GET /widget/message` meanwhile.
 #[utoipa::path(get, path = "/widget/stream", tag = "widget",
     security(("widgetKey" = [], "visitorToken" = [])),
     responses((status = 200, description = "An event stream", content_type = "text/event-stream"), AuthErrors))]
-async fn stream(visitor: Visitor, State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+async fn stream(
+    visitor: Visitor,
+    State(state): State<AppState>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let services = state.services.clone();
     let Visitor {
         tenant_id, customer_id, ..
     } = visitor;
+    let slot = services.open_public_stream(&tenant_id).await?;
     let tenant = tenant_id.clone();
     let updates = BroadcastStream::new(state.services.live().subscribe())
         .filter_map(move |update| {
+            // The slot goes with the stream: its place is given back when the page leaves.
+            let _held = &slot;
             let keep = match update {
                 Ok(u) if u.tenant_id == tenant_id && u.customer_id == customer_id => match u.event {
                     LiveEvent::Message(m) => Some(m),
@@ -478,7 +489,7 @@ async fn stream(visitor: Visitor, State(state): State<AppState>) -> Sse<impl Str
                     .unwrap_or_else(|_| Event::default().comment("unserialisable message")))
             }
         });
-    Sse::new(updates).keep_alive(KeepAlive::default())
+    Ok(Sse::new(updates).keep_alive(KeepAlive::default()))
 }
 
 /// A widget request before the visitor has a token: a valid widget key, and the

@@ -317,7 +317,7 @@ async fn script_cobrowse_ends_when_a_side_leaves(db: TestDb) {
 
 /// A site on loopback, which the tests' settings let Chromium reach: `/` is red,
 /// `/form` is a file input over the whole viewport, `/report.pdf` a download.
-async fn red_site() -> String {
+pub(crate) async fn red_site() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -351,9 +351,9 @@ async fn red_site() -> String {
     format!("http://{addr}/")
 }
 
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+pub(crate) type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-async fn connect(app: &TestApp, link: &str) -> Socket {
+pub(crate) async fn connect(app: &TestApp, link: &str) -> Socket {
     let url = url::Url::parse(link).unwrap();
     // The link names the public URL; the socket is this instance's.
     let target = format!(
@@ -366,12 +366,12 @@ async fn connect(app: &TestApp, link: &str) -> Socket {
 }
 
 /// The next text message whose type is `kind` (frames and others skipped).
-async fn next_of(socket: &mut Socket, kind: &str) -> Value {
+pub(crate) async fn next_of(socket: &mut Socket, kind: &str) -> Value {
     first_of(socket, &[kind]).await
 }
 
 /// The next text message whose type is one of `kinds` (frames and others skipped).
-async fn first_of(socket: &mut Socket, kinds: &[&str]) -> Value {
+pub(crate) async fn first_of(socket: &mut Socket, kinds: &[&str]) -> Value {
     tokio::time::timeout(WAIT, async {
         loop {
             match socket.next().await {
@@ -403,7 +403,7 @@ async fn next_frame(socket: &mut Socket) -> Vec<u8> {
     .expect("a frame")
 }
 
-async fn say(socket: &mut Socket, message: Value) {
+pub(crate) async fn say(socket: &mut Socket, message: Value) {
     socket.send(Message::text(message.to_string())).await.unwrap();
 }
 

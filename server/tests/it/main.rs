@@ -4,6 +4,7 @@
 mod auth;
 mod binary;
 mod calls;
+mod cobrowse_bounds;
 mod cobrowsing;
 mod conference;
 mod conformance;
@@ -38,6 +39,7 @@ mod resources;
 mod rollups;
 mod routing_api;
 mod routing_timers;
+mod sealed_secrets;
 mod settings;
 mod smtp;
 mod tenant_bounds;

@@ -519,7 +519,8 @@ async fn a_session_and_a_workspace_keep_no_more_than_their_bounds(db: TestDb) {
     let defaults = ok_json(app.get(&limits_path, &platform).await, StatusCode::OK).await;
     assert_eq!(
         defaults,
-        json!({"recordingSessionBytes": 64 << 20, "recordingDayBytes": 8_i64 << 30, "fileBytes": 10_i64 << 30, "mailsPerDay": 2000, "visitorsPerMinute": 1200})
+        json!({"recordingSessionBytes": 64 << 20, "recordingDayBytes": 8_i64 << 30, "fileBytes": 10_i64 << 30, "mailsPerDay": 2000,
+            "visitorsPerMinute": 1200, "openStreams": 2000, "cobrowseSessions": 2, "cobrowseParticipants": 8})
     );
     let own_raise = send(
         &app,
@@ -551,7 +552,8 @@ async fn a_session_and_a_workspace_keep_no_more_than_their_bounds(db: TestDb) {
     .await;
     assert_eq!(
         ok_json(set, StatusCode::OK).await,
-        json!({"recordingSessionBytes": mib, "recordingDayBytes": 3 * mib, "fileBytes": 10_i64 << 30, "mailsPerDay": 2000, "visitorsPerMinute": 1200})
+        json!({"recordingSessionBytes": mib, "recordingDayBytes": 3 * mib, "fileBytes": 10_i64 << 30, "mailsPerDay": 2000,
+            "visitorsPerMinute": 1200, "openStreams": 2000, "cobrowseSessions": 2, "cobrowseParticipants": 8})
     );
 
     // A session takes batches until the next would pass its bound: that one is
@@ -637,7 +639,8 @@ async fn a_session_and_a_workspace_keep_no_more_than_their_bounds(db: TestDb) {
     .await;
     assert_eq!(
         ok_json(reset, StatusCode::OK).await,
-        json!({"recordingSessionBytes": mib, "recordingDayBytes": 8_i64 << 30, "fileBytes": 10_i64 << 30, "mailsPerDay": 2000, "visitorsPerMinute": 1200})
+        json!({"recordingSessionBytes": mib, "recordingDayBytes": 8_i64 << 30, "fileBytes": 10_i64 << 30, "mailsPerDay": 2000, "visitorsPerMinute": 1200,
+            "openStreams": 2000, "cobrowseSessions": 2, "cobrowseParticipants": 8})
     );
     let (again, token) = start(&app, &key, visitor).await;
     ok_json(

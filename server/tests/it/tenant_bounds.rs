@@ -8,7 +8,7 @@ use rapport_core::{backend_tests, testing::TestDb};
 use reqwest::{header, Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::utils::{expect_problem, ok_json, send, TestApp};
+use crate::utils::{expect_problem, fields, ok_json, send, TestApp};
 
 async fn file(app: &TestApp, key: &str, token: &str, bytes: usize) -> reqwest::Response {
     app.request(Method::POST, "/rest/v1/widget/file")
@@ -154,4 +154,105 @@ async fn each_tenant_keeps_within_its_bounds(db: TestDb) {
     app.stop().await;
 }
 
-backend_tests!(each_tenant_keeps_within_its_bounds);
+async fn widget_stream(app: &TestApp, key: &str, token: &str) -> reqwest::Response {
+    app.request(Method::GET, "/rest/v1/widget/stream")
+        .header("rapport-widget-key", key)
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A workspace's pages hold at most `openStreams` event streams open on an
+/// instance; past it a page is told to wait (429) and reads its messages
+/// meanwhile, a neighbour is never held up, and a place frees when a page goes.
+async fn open_streams_are_bounded_per_tenant(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (tenant, t) = app.tenant_with_key("Busy shop").await;
+    let (_, neighbour) = app.tenant_with_key("Neighbour").await;
+    let platform = app.platform_key().await;
+    let limits = format!("/rest/v1/tenant/{tenant}/limits");
+    let zero = send(&app, Method::PUT, &limits, &platform, Some(json!({"openStreams": 0}))).await;
+    let problem = expect_problem(zero, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+    assert_eq!(fields(&problem), ["openStreams"], "{problem}");
+    let set = send(&app, Method::PUT, &limits, &platform, Some(json!({"openStreams": 2}))).await;
+    assert_eq!(ok_json(set, StatusCode::OK).await["openStreams"], 2);
+    let defaults = ok_json(
+        app.get(
+            &format!("/rest/v1/tenant/{}/limits", app.tenant_with_key("Third").await.0),
+            &platform,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(
+        (
+            &defaults["openStreams"],
+            &defaults["cobrowseSessions"],
+            &defaults["cobrowseParticipants"]
+        ),
+        (&json!(2000), &json!(2), &json!(8))
+    );
+
+    let key = app.widget_key(&t).await;
+    let mut open = Vec::new();
+    for name in ["Ann", "Bea"] {
+        let (_, token) = app.widget_visitor(&key, name).await;
+        let stream = widget_stream(&app, &key, &token).await;
+        assert_eq!(stream.status(), StatusCode::OK);
+        open.push(stream);
+    }
+    let (carl, carl_token) = app.widget_visitor(&key, "Carl").await;
+    let refused = widget_stream(&app, &key, &carl_token).await;
+    assert_eq!(refused.headers()["retry-after"], "30");
+    expect_problem(refused, StatusCode::TOO_MANY_REQUESTS, "stream_allowance_spent").await;
+    // Carl still gets his messages, by reading them.
+    ok_json(
+        app.post(
+            "/rest/v1/message",
+            &t,
+            json!({"customerId": carl, "isExternalId": false, "type": "MESSAGE", "message": "Hello Carl"}),
+        )
+        .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    let read = app
+        .request(Method::GET, "/rest/v1/widget/message")
+        .header("rapport-widget-key", &key)
+        .bearer_auth(&carl_token)
+        .send()
+        .await
+        .unwrap();
+    let read = ok_json(read, StatusCode::OK).await;
+    assert!(
+        read["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["message"] == "Hello Carl"),
+        "{read}"
+    );
+    // The neighbour's pages are not held up.
+    let their_key = app.widget_key(&neighbour).await;
+    let (_, theirs) = app.widget_visitor(&their_key, "Nia").await;
+    assert_eq!(widget_stream(&app, &their_key, &theirs).await.status(), StatusCode::OK);
+    assert_eq!(app.services.open_streams().open(&tenant), 2);
+
+    // Ann leaves: her place frees once the server notices, and Carl's page
+    // gets its stream.
+    drop(open.remove(0));
+    let mut carl_stream = None;
+    for _ in 0..300 {
+        let stream = widget_stream(&app, &key, &carl_token).await;
+        if stream.status() == StatusCode::OK {
+            carl_stream = Some(stream);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(carl_stream.is_some(), "a place frees when a page leaves");
+}
+
+backend_tests!(each_tenant_keeps_within_its_bounds, open_streams_are_bounded_per_tenant);

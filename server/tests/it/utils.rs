@@ -40,6 +40,12 @@ impl TestApp {
         Self::launch(url, services, Some(db), configure).await
     }
 
+    /// Starts the app on `services` (opened on `db` with settings of their own).
+    pub async fn start_on(db: TestDb, services: Services) -> TestApp {
+        let url = db.url.clone();
+        Self::launch(url, services, Some(db), |_| {}).await
+    }
+
     /// A second instance of the app on the same database, with its own pool
     /// and in-process state, as a scaled-out installation runs them.
     pub async fn another_instance(&self) -> TestApp {

@@ -21,6 +21,7 @@ use crate::{
     audit::{self, Actor},
     db::Tx,
     error::{CoreError, CoreResult},
+    sealing::{Purpose, Sealer},
     time::{from_ms, now_ms},
     validate::Checks,
     webhooks::new_secret,
@@ -28,14 +29,15 @@ use crate::{
 };
 
 /// The tenant's alert secret in `tx`, made now if it has none: `(secret,
-/// previous secret, until when the previous one signs)`.
-async fn secret_in(tx: &mut Tx, tenant_id: &str) -> CoreResult<(String, Option<String>, Option<i64>)> {
+/// previous secret, until when the previous one signs)`, as stored (sealed when
+/// the operator set a key).
+async fn secret_in(tx: &mut Tx, sealer: &Sealer, tenant_id: &str) -> CoreResult<(String, Option<String>, Option<i64>)> {
     with_tx!(tx, |conn| sqlx::query(
         "insert into alert_secrets (tenant_id, secret, updated_at) values ($1, $2, $3) \
          on conflict (tenant_id) do nothing"
     )
     .bind(tenant_id)
-    .bind(new_secret())
+    .bind(sealer.seal(Purpose::SigningSecret, &new_secret()))
     .bind(now_ms())
     .execute(conn)
     .await
@@ -52,7 +54,12 @@ async fn secret_in(tx: &mut Tx, tenant_id: &str) -> CoreResult<(String, Option<S
 /// The endpoint row that delivers alerts to `url` for the tenant, made now if
 /// there is none. `None` when it is disabled (it answered `410 Gone`, or failed
 /// for too long): it gets no alerts until an admin enables it again.
-pub(super) async fn endpoint_for(tx: &mut Tx, tenant_id: &str, url: &str) -> CoreResult<Option<String>> {
+pub(super) async fn endpoint_for(
+    tx: &mut Tx,
+    sealer: &Sealer,
+    tenant_id: &str,
+    url: &str,
+) -> CoreResult<Option<String>> {
     let found: Option<(String, bool)> = with_tx!(tx, |conn| sqlx::query_as(
         "select id, enabled from webhook_endpoints where tenant_id = $1 and receiver and url = $2"
     )
@@ -63,7 +70,7 @@ pub(super) async fn endpoint_for(tx: &mut Tx, tenant_id: &str, url: &str) -> Cor
     if let Some((id, enabled)) = found {
         return Ok(enabled.then_some(id));
     }
-    let (secret, previous, until) = secret_in(tx, tenant_id).await?;
+    let (secret, previous, until) = secret_in(tx, sealer, tenant_id).await?;
     let id = uuid::Uuid::now_v7().to_string();
     let now = now_ms();
     with_tx!(tx, |conn| sqlx::query(
@@ -103,9 +110,9 @@ impl Services {
     /// webhook receiver is signed with it.
     pub async fn alert_secret(&self, tenant_id: &str) -> CoreResult<String> {
         let mut tx = self.db().begin().await?;
-        let (secret, _, _) = secret_in(&mut tx, tenant_id).await?;
+        let (secret, _, _) = secret_in(&mut tx, self.sealer(), tenant_id).await?;
         tx.commit().await?;
-        Ok(secret)
+        self.sealer().open(Purpose::SigningSecret, &secret)
     }
 
     /// Issues a new alert secret; the previous one keeps signing beside it for
@@ -121,10 +128,11 @@ impl Services {
         checks.in_range("overlapSeconds", overlap, 0..=604_800);
         checks.finish()?;
         let secret = new_secret();
+        let sealed = self.sealer().seal(Purpose::SigningSecret, &secret);
         let now = now_ms();
         let until = now + overlap * 1000;
         let mut tx = self.db().begin().await?;
-        secret_in(&mut tx, tenant_id).await?;
+        secret_in(&mut tx, self.sealer(), tenant_id).await?;
         // The secret and its copies on the receiver rows change together.
         for sql in [
             "update alert_secrets set previous_secret = secret, previous_secret_until = $3, secret = $2, \
@@ -134,7 +142,7 @@ impl Services {
         ] {
             with_tx!(&mut tx, |conn| sqlx::query(sql)
                 .bind(tenant_id)
-                .bind(&secret)
+                .bind(&sealed)
                 .bind(until)
                 .bind(now)
                 .execute(conn)

@@ -413,7 +413,13 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         // (Re)connected: fetch what arrived while the stream was down.
         loadHistory().catch((e) => core.emit('error', e));
       },
-      down() {
+      down(_retryMs, refused) {
+        // Refused for now (the workspace's streams are all taken): messages
+        // still come, by reading the history until the stream opens.
+        if (refused) {
+          loadHistory().catch((e) => core.emit('error', e));
+          return;
+        }
         status.textContent = t.unreachable;
         status.hidden = false;
       },

@@ -46,6 +46,18 @@ const RENEW: Duration = Duration::from_secs(10);
 /// and is dropped (its page reconnects and gets the state again).
 const QUEUE: usize = 256;
 
+/// Why a participant could not join a running session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinError {
+    /// The session has just ended.
+    Ended,
+    /// It holds as many people as its tenant allows (the host always gets in).
+    Full(usize),
+}
+
+/// What the session answers a join: the participant's id, `welcome` and queue.
+type JoinReply = Result<(String, String, mpsc::Receiver<Arc<str>>), JoinError>;
+
 /// A participant's way into a running session.
 #[derive(Clone)]
 pub struct SessionHandle {
@@ -61,12 +73,15 @@ impl SessionHandle {
         self.ended.borrow().clone()
     }
 
-    /// Joins as `role`; `None` when the session has just ended.
-    pub async fn join(&self, role: CobrowseRole, actor: Actor) -> Option<Joined> {
+    /// Joins as `role`.
+    pub async fn join(&self, role: CobrowseRole, actor: Actor) -> Result<Joined, JoinError> {
         let (reply, answer) = oneshot::channel();
-        self.commands.send(Command::Join { role, actor, reply }).await.ok()?;
-        let (id, welcome, texts) = answer.await.ok()?;
-        Some(Joined {
+        self.commands
+            .send(Command::Join { role, actor, reply })
+            .await
+            .map_err(|_| JoinError::Ended)?;
+        let (id, welcome, texts) = answer.await.map_err(|_| JoinError::Ended)??;
+        Ok(Joined {
             id,
             welcome,
             texts,
@@ -118,7 +133,7 @@ enum Command {
     Join {
         role: CobrowseRole,
         actor: Actor,
-        reply: oneshot::Sender<(String, String, mpsc::Receiver<Arc<str>>)>,
+        reply: oneshot::Sender<JoinReply>,
     },
     Said {
         from: String,
@@ -158,13 +173,14 @@ struct Peer {
 pub async fn start(
     info: CobrowseSession,
     settings: Arc<CobrowseSettings>,
-    chromium: &std::path::Path,
+    chromium: &super::chromium::Launcher,
     services: Services,
     registry: Arc<Mutex<HashMap<String, SessionHandle>>>,
+    max_people: usize,
 ) -> anyhow::Result<SessionHandle> {
     let (refused, refusals) = mpsc::unbounded_channel();
     let (proxy_addr, proxy_task) = proxy::start(settings.allowed.clone(), refused).await?;
-    let browser = match Browser::launch(chromium, proxy_addr, settings.width, settings.height).await {
+    let browser = match chromium.launch(proxy_addr, settings.width, settings.height).await {
         Ok(b) => b,
         Err(e) => {
             proxy_task.abort();
@@ -207,6 +223,7 @@ pub async fn start(
         page: page.session,
         target: page.target,
         peers: Vec::new(),
+        max_people,
         next_peer: 1,
         guests: 0,
         buttons: 0,
@@ -240,6 +257,10 @@ struct Session {
     target: String,
     state: StateView,
     peers: Vec<Peer>,
+    /// People at most, the host included (the tenant's `cobrowseParticipants`):
+    /// each pulls the screencast, so a link handed round cannot make the
+    /// server stream to a crowd. The host always gets in.
+    max_people: usize,
     next_peer: u32,
     guests: i64,
     /// Mouse buttons held down by whoever has control (CDP's `buttons` mask).
@@ -318,12 +339,11 @@ impl Session {
         }
     }
 
-    fn join(
-        &mut self,
-        role: CobrowseRole,
-        actor: Actor,
-        reply: oneshot::Sender<(String, String, mpsc::Receiver<Arc<str>>)>,
-    ) {
+    fn join(&mut self, role: CobrowseRole, actor: Actor, reply: oneshot::Sender<JoinReply>) {
+        if role == CobrowseRole::Guest && self.peers.len() >= self.max_people {
+            let _ = reply.send(Err(JoinError::Full(self.max_people)));
+            return;
+        }
         self.last_activity = Instant::now();
         let id = format!("p{}", self.next_peer);
         self.next_peer += 1;
@@ -343,7 +363,7 @@ impl Session {
             "viewport": {"width": self.settings.width, "height": self.settings.height},
         })
         .to_string();
-        if reply.send((id.clone(), welcome, texts)).is_err() {
+        if reply.send(Ok((id.clone(), welcome, texts))).is_err() {
             return;
         }
         self.peers.push(Peer {
