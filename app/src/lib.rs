@@ -83,6 +83,7 @@ pub fn App() -> impl IntoView {
                 // redirect to the login page or a 403 can still set the status line.
                 <ParentRoute path=path!("") view=Layout ssr=SsrMode::Async>
                     <Route path=path!("/") view=HomePage ssr=SsrMode::Async />
+                    <Route path=path!("/account") view={Lazy::<AccountRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/api-keys") view={Lazy::<ApiKeysRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/platform/api") view={Lazy::<PlatformApiRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/opening-hours") view={Lazy::<OpeningHoursListRoute>::new()} ssr=SsrMode::Async />

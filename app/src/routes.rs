@@ -22,6 +22,7 @@ use leptos_router::LazyRoute;
 
 use crate::erase::EraseView;
 use crate::pages::{
+    account::AccountPage,
     api_keys::{ApiKeysPage, PlatformApiPage},
     api_reference::ApiReferencePage,
     appointments::{AppointmentPage, AppointmentsPage, NewAppointmentPage},
@@ -208,8 +209,10 @@ lazy_area! {
 }
 
 lazy_area! {
-    /// API keys (tenant and platform) and the API reference.
+    /// Access: API keys (tenant and platform), the API reference, and the
+    /// user's own account with their sign-in sessions.
     keys_area, __preload_keys_area, KeyPages {
+        AccountRoute => AccountPage,
         ApiKeysRoute => ApiKeysPage,
         PlatformApiRoute => PlatformApiPage,
         ApiReferenceRoute => ApiReferencePage,

@@ -17,6 +17,7 @@ use crate::{
     crypto::{random_token, token_digest, verify_password},
     error::{CoreError, CoreResult},
     model::{ApiKey, ApiKeyKind, CreatedApiKey, Page, PageRequest, Role, SessionUser},
+    sign_ins::SignInDevice,
     time::{from_ms, now_ms},
     validate::{Checks, Paging},
     with_db, with_tx, Services,
@@ -154,8 +155,14 @@ const DUMMY_HASH: &str =
     "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$N0yRjHhAFKrT9dq0nCw4JJ2YwY9EHe8yJ5PWJ8ULLBw";
 
 impl Services {
-    /// Checks e-mail and password and opens a new session.
+    /// Checks e-mail and password and opens a new session, of an unknown device.
     pub async fn login(&self, input: &LoginInput) -> CoreResult<LoginOutcome> {
+        self.login_on(input, &SignInDevice::default()).await
+    }
+
+    /// Checks e-mail and password and opens a new session on `device` (kept
+    /// with the session, for its owner's list of sessions).
+    pub async fn login_on(&self, input: &LoginInput, device: &SignInDevice) -> CoreResult<LoginOutcome> {
         let email = input.email.trim().to_lowercase();
         let workspace = input.workspace.as_deref().map(str::trim).filter(|w| !w.is_empty());
         let rows: Vec<LoginRow> = with_db!(self.db(), |pool| sqlx::query_as(
@@ -187,7 +194,7 @@ impl Services {
         if !verify_password(&input.password, hash).await {
             return Err(CoreError::Unauthenticated);
         }
-        let token = self.open_session(&row.id).await?;
+        let token = self.open_session(&row.id, device).await?;
         let user = self
             .user_for_session_digest(&token_digest(&token))
             .await?
@@ -200,20 +207,23 @@ impl Services {
     }
 
     /// Starts a new dashboard session for a user; returns the cookie value.
-    pub(crate) async fn open_session(&self, user_id: &str) -> CoreResult<String> {
+    pub(crate) async fn open_session(&self, user_id: &str, device: &SignInDevice) -> CoreResult<String> {
         let token = random_token(32);
         let now = now_ms();
         with_db!(self.writer(), |pool| {
             sqlx::query(
-            "insert into sessions (token_hash, user_id, created_at, expires_at, last_seen_at) values ($1, $2, $3, $4, $3)"
-        )
-        .bind(token_digest(&token))
-        .bind(user_id)
-        .bind(now)
-        .bind(now + SESSION_IDLE_MS)
-        .execute(pool)
-        .await
-        .map(|r| r.rows_affected())
+                "insert into sessions (token_hash, user_id, created_at, expires_at, last_seen_at, ip, user_agent) \
+             values ($1, $2, $3, $4, $3, $5, $6)",
+            )
+            .bind(token_digest(&token))
+            .bind(user_id)
+            .bind(now)
+            .bind(now + SESSION_IDLE_MS)
+            .bind(&device.ip)
+            .bind(device.stored_user_agent())
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected())
         })?;
         Ok(token)
     }

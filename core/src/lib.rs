@@ -70,6 +70,8 @@ mod services;
 #[cfg(feature = "server")]
 pub mod sessions;
 #[cfg(feature = "server")]
+pub mod sign_ins;
+#[cfg(feature = "server")]
 pub mod teams;
 #[cfg(feature = "server")]
 pub mod tenants;

@@ -129,6 +129,27 @@ impl SessionUser {
     }
 }
 
+/// One of a user's signed-in dashboard sessions (a browser), as their
+/// account page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInSession {
+    /// A handle of the session (not its token): what ending it names.
+    pub id: String,
+    /// The browser and system, e.g. "Chrome 156 on Linux", when known.
+    pub device: Option<String>,
+    /// The address it signed in from, when known.
+    pub ip: Option<String>,
+    /// When it signed in.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// When it was last used (to the minute).
+    pub last_seen_at: chrono::DateTime<chrono::Utc>,
+    /// When it ends unless used again: 7 days unused, 30 days after sign-in at most.
+    pub ends_at: chrono::DateTime<chrono::Utc>,
+    /// Whether it is the session asking.
+    pub current: bool,
+}
+
 /// What kind of principal an API key authenticates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]

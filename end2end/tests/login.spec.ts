@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { adminEmail, adminPassword, expectAccessible, hydrated, screenshot, signIn } from './helpers';
+import { adminEmail, adminPassword, createApiKey, expectAccessible, hydrated, screenshot, signIn } from './helpers';
 
 test('the bootstrap admin signs in and out', async ({ page }) => {
   await page.goto('/');
@@ -48,4 +48,46 @@ test('a phone-sized screen keeps everything reachable', async ({ browser }) => {
   expect(overflow).toBe(false);
   await screenshot(page, 'home-phone');
   await context.close();
+});
+
+test('a user sees where they are signed in and signs out a browser they no longer use', async ({ browser }) => {
+  // An agent of their own, so that signing out other browsers touches no other test's session.
+  const admin = await browser.newPage();
+  await signIn(admin);
+  const auth = { Authorization: `Bearer ${await createApiKey(admin)}` };
+  const email = `ada.${Date.now()}@example.com`;
+  const password = 'e2e-agent-password';
+  const created = await admin.request.post('/rest/v1/user', {
+    headers: auth,
+    data: { email, displayName: 'Ada Lovelace', roleId: 'AGENT', password },
+  });
+  expect(created.status()).toBe(201);
+  await admin.close();
+
+  const laptop = await (await browser.newContext()).newPage();
+  const phone = await (await browser.newContext()).newPage();
+  await signIn(laptop, email, password);
+  await signIn(phone, email, password);
+
+  // Her name in the top bar leads to her account.
+  await hydrated(laptop);
+  await laptop.getByRole('link', { name: /Ada Lovelace/ }).click();
+  await expect(laptop.getByRole('heading', { name: 'Your account', level: 1 })).toBeVisible();
+  const rows = laptop.locator('table.sign-ins tbody tr');
+  await expect(rows).toHaveCount(2);
+  await expect(laptop.locator('tr.current')).toContainText('This browser');
+  await expect(laptop.locator('tr.current')).toContainText('Chrome');
+  await expectAccessible(laptop);
+  await screenshot(laptop, 'account');
+
+  await laptop.getByRole('button', { name: 'Sign out the other 1 browser' }).click();
+  await expect(rows).toHaveCount(1);
+  await expect(laptop.getByText('No other browser is signed in as you.')).toBeVisible();
+  // The phone must sign in again; the laptop stays signed in.
+  await phone.goto('/');
+  await expect(phone).toHaveURL(/\/login/);
+  await laptop.reload();
+  await expect(laptop.getByRole('heading', { name: 'Your account', level: 1 })).toBeVisible();
+  await laptop.context().close();
+  await phone.context().close();
 });

@@ -1,6 +1,7 @@
 //! Server functions: the dashboard's calls to the server. Each one checks the
 //! session and role first, then calls a `rapport_core` service.
 
+pub mod account;
 pub mod alerts;
 pub mod appointments;
 pub mod audit;

@@ -218,10 +218,10 @@ fn TopBar(user: SessionUser, presence: Option<PresenceStatus>, unread: i64, tick
             <div class="account">
                 <Bell unread tick />
                 <PresenceSwitch initial=presence />
-                <span class="who">
+                <a class="who" href="/account" title="Your account and where you are signed in">
                     <span class="name">{user.name().to_string()}</span>
                     <span class="meta">{format!("{} · {}", user.role.label(), user.tenant_name)}</span>
-                </span>
+                </a>
                 <form method="post" action="/auth/logout">
                     <button type="submit" class="button secondary">"Sign out"</button>
                 </form>

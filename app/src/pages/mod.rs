@@ -1,5 +1,6 @@
 //! One module per page.
 
+pub mod account;
 pub mod api_keys;
 pub mod api_reference;
 pub mod appointments;

@@ -12,6 +12,7 @@ use rapport_app::ssr::{clear_session_cookie, liveview_cookie, session_cookie, se
 use rapport_core::{
     audit::{Actor, ActorKind},
     auth::LoginInput,
+    sign_ins::SignInDevice,
     CoreError,
 };
 use serde::Deserialize;
@@ -62,7 +63,14 @@ pub async fn login(
         email: form.email.clone(),
         password: form.password.clone(),
     };
-    match state.services.login(&input).await {
+    let device = SignInDevice {
+        ip: Some(ip.to_string()),
+        user_agent: headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+    };
+    match state.services.login_on(&input, &device).await {
         Ok(outcome) => {
             // Rotation: whatever session the browser had is ended, a new one starts.
             if let Some(old) = session_token(&headers) {

@@ -574,6 +574,7 @@ async fn pages_register_their_resources_once(db: TestDb) {
     let admin = session(&app, "admin@example.com").await;
     for path in [
         "/",
+        "/account",
         "/inbox",
         "/appointments",
         "/links",

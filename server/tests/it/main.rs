@@ -41,6 +41,7 @@ mod routing_api;
 mod routing_timers;
 mod sealed_secrets;
 mod settings;
+mod sign_ins;
 mod smtp;
 mod tenant_bounds;
 mod tenants;
