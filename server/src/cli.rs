@@ -88,6 +88,18 @@ enum AdminCommand {
         #[arg(long)]
         name: String,
     },
+    /// Set a tenant's bounds, as `PUT /rest/v1/tenant/{id}/limits` does (a
+    /// platform operator's decision; audited); prints them all.
+    SetLimits {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// Tenant id or slug.
+        #[arg(long)]
+        tenant: String,
+        /// The changes as JSON, e.g. `{"cobrowseSessions": 16}` (`null`: the default).
+        #[arg(long)]
+        limits: String,
+    },
     /// Fill a tenant with a realistic report history: agents with shifts and
     /// breaks, conversations, visits with resources and script errors, rule matches
     /// and SLA outcomes, co-browse sessions and conferences. Prints a summary.
@@ -237,6 +249,25 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
                 .await
                 .map_err(describe)?;
             println!("{}", json!({"facts": summary.facts, "agents": summary.agents}));
+        }
+        AdminCommand::SetLimits {
+            database,
+            tenant,
+            limits,
+        } => {
+            let changes: rapport_core::limits::TenantLimitsIn =
+                serde_json::from_str(&limits).context("--limits is not a JSON object of bounds")?;
+            let services = serve::open_services(&database).await?;
+            let tenant = services
+                .find_tenant(&tenant)
+                .await
+                .map_err(describe)
+                .context("unknown tenant")?;
+            let set = services
+                .set_tenant_limits(&tenant.id, changes, &actor)
+                .await
+                .map_err(describe)?;
+            println!("{}", serde_json::to_string(&set)?);
         }
     }
     Ok(())

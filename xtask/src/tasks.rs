@@ -114,6 +114,21 @@ fn browser_bench(name: &str, script: &str) -> Result<()> {
     // never printed.
     let token_file = data.join("api-token");
     std::fs::write(&token_file, String::from_utf8_lossy(&key.stdout).trim())?;
+    // The benchmarks run many co-browsing sessions, and many people in a call
+    // or session, in one workspace: more than a tenant's defaults allow.
+    run_cmd(
+        Command::new(target_dir().join("release").join("rapport"))
+            .args([
+                "admin",
+                "set-limits",
+                "--tenant",
+                "default",
+                "--limits",
+                r#"{"cobrowseSessions": 64, "cobrowseParticipants": 100}"#,
+            ])
+            .env("RAPPORT_DATA_DIR", &data)
+            .env_remove("DATABASE_URL"),
+    )?;
     let measured = run_cmd(
         Command::new("node")
             .arg(script)

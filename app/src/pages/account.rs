@@ -119,7 +119,7 @@ fn SessionTable(
             view! {
                 <PostForm action=end_others>
                     <button type="submit" class="button danger">
-                        {format!("Sign out the other {others} {}", if others == 1 { "browser" } else { "browsers" })}
+                        {if others == 1 { "Sign out the other browser".to_string() } else { format!("Sign out the other {others} browsers") }}
                     </button>
                 </PostForm>
             }.erase()

@@ -64,6 +64,34 @@ async fn admin_commands_provision_from_scripts(db: TestDb) {
     let principal = db.services().authenticate_token(token).await.unwrap();
     assert!(matches!(principal, rapport_core::auth::Principal::Tenant { tenant_id, .. } if tenant_id == tenant["id"]));
 
+    // An operator sets a tenant's bounds from a script.
+    let limits: serde_json::Value = serde_json::from_str(&stdout_of(rapport(&db).args([
+        "admin",
+        "set-limits",
+        "--tenant",
+        "script-co",
+        "--limits",
+        r#"{"cobrowseSessions": 5, "mailsPerDay": null}"#,
+    ])))
+    .unwrap();
+    assert_eq!(
+        (&limits["cobrowseSessions"], &limits["mailsPerDay"]),
+        (&serde_json::json!(5), &serde_json::json!(2000))
+    );
+    let out_of_range = rapport(&db)
+        .args([
+            "admin",
+            "set-limits",
+            "--tenant",
+            "script-co",
+            "--limits",
+            r#"{"openStreams": 0}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(!out_of_range.status.success());
+    assert!(String::from_utf8_lossy(&out_of_range.stderr).contains("openStreams"));
+
     let bad = rapport(&db)
         .args(["admin", "create-api-key", "--tenant", "nope", "--name", "x"])
         .output()
@@ -136,6 +164,10 @@ async fn first_start_prints_login_and_logs_no_tokens(db: TestDb) {
     assert!(logs.contains("/rest/v1/apikey"), "requests are logged: {logs}");
     assert!(!logs.contains(&key.token), "tokens never reach the logs");
     assert!(!logs.contains(&password), "passwords never reach the logs");
+    assert!(
+        logs.contains("RAPPORT_SECRET_KEY is not set") && logs.contains("plain text"),
+        "a server without a secret key says so at start: {logs}"
+    );
 }
 
 backend_tests!(
