@@ -3,10 +3,10 @@
 //! notifications (the dashboard's bell), and recorded sessions' live views
 //! (new batches for viewers, a new viewer for the visitor script).
 //!
-//! Within an instance it is a broadcast channel: subscribers get every event of
-//! the instance and keep what concerns them; a subscriber that falls behind
-//! loses the oldest events (`broadcast` semantics) and catches up from storage,
-//! which stays the source of truth.
+//! Within an instance it is a hub of rooms ([`rooms`]): a subscriber names
+//! what it hears (a tenant's inbox, one customer's widget, one recorded
+//! session, the calls) and gets only that. One that falls behind is told to
+//! resync and catches up from storage, which stays the source of truth.
 //!
 //! Several instances share one PostgreSQL database. Each change is then also
 //! announced with `NOTIFY` in the transaction that makes it, so it goes out on
@@ -16,10 +16,13 @@
 //! 8,000 bytes, a message is not): the listener reads the object back. SQLite
 //! has one instance per file, so nothing is announced there.
 
+mod rooms;
+
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast;
+
+pub use rooms::{Room, Subscription};
 
 use crate::{
     conversations::{Conversation, Message},
@@ -105,10 +108,10 @@ pub struct LiveUpdate {
     pub event: LiveEvent,
 }
 
-/// The hub: one broadcast channel per instance.
+/// The instance's live changes, delivered by room.
 #[derive(Debug, Clone)]
 pub struct LiveHub {
-    sender: broadcast::Sender<LiveUpdate>,
+    rooms: rooms::RoomHub,
     /// This instance's name in announcements, so it skips its own.
     origin: Arc<str>,
 }
@@ -116,7 +119,7 @@ pub struct LiveHub {
 impl Default for LiveHub {
     fn default() -> Self {
         LiveHub {
-            sender: broadcast::channel(1024).0,
+            rooms: rooms::RoomHub::default(),
             origin: Arc::from(uuid::Uuid::new_v4().to_string()),
         }
     }
@@ -162,14 +165,20 @@ enum Changed {
 }
 
 impl LiveHub {
-    /// Publishes a change; without subscribers it is dropped.
+    /// Publishes a change to the rooms it concerns; without subscribers there
+    /// it is dropped.
     pub fn publish(&self, update: LiveUpdate) {
-        let _ = self.sender.send(update);
+        self.rooms.publish(update);
     }
 
-    /// A new subscription to every later change.
-    pub fn subscribe(&self) -> broadcast::Receiver<LiveUpdate> {
-        self.sender.subscribe()
+    /// A new subscription to the later changes of `room`.
+    pub fn subscribe(&self, room: Room) -> Subscription {
+        self.rooms.subscribe(room)
+    }
+
+    /// Rooms somebody listens to on this instance.
+    pub fn open_rooms(&self) -> usize {
+        self.rooms.open_rooms()
     }
 }
 

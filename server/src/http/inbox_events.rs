@@ -24,13 +24,16 @@ use axum::{
         IntoResponse, Response,
     },
 };
-use rapport_core::{live::LiveEvent, model::Role};
-use tokio_stream::{
-    wrappers::{errors::BroadcastStreamRecvError, BroadcastStream},
-    StreamExt,
+use futures_util::StreamExt;
+use rapport_core::{
+    live::{LiveEvent, Room},
+    model::Role,
 };
 
-use crate::{http::dashboard_user::dashboard_user, state::AppState};
+use crate::{
+    http::{dashboard_user::dashboard_user, live_updates},
+    state::AppState,
+};
 
 /// The stream's query: `only=notifications` to hear notifications alone.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -50,32 +53,26 @@ pub async fn inbox_events(
     };
     let notifications_only = query.only.as_deref() == Some("notifications");
     let (tenant_id, user_id) = (user.tenant_id, user.id);
-    let updates = BroadcastStream::new(state.services.live().subscribe()).filter_map(move |update| {
-        let (name, customer_id) = match update {
-            Err(BroadcastStreamRecvError::Lagged(_)) => ("resync", String::new()),
-            Ok(u) => match u.event {
-                LiveEvent::Resync => ("resync", String::new()),
-                _ if u.tenant_id != tenant_id => return None,
-                // A user's notifications are theirs alone.
-                LiveEvent::Notification { user_id: to } if to == user_id => {
-                    return Some(Ok(Event::default().event("notification").data("{}")));
-                }
-                LiveEvent::Notification { .. } => return None,
-                // Recordings have viewers of their own (`/sessions/{id}/live`).
-                LiveEvent::RecordingChunk { .. }
-                | LiveEvent::RecordingWatched { .. }
-                | LiveEvent::RecordingEnded { .. }
-                | LiveEvent::Cobrowse { .. } => return None,
-                // Conferences hear these (`crate::media`).
-                LiveEvent::AppointmentRecording { .. } => return None,
-                _ if notifications_only => return None,
-                LiveEvent::Message(_) => ("message", u.customer_id),
-                LiveEvent::Conversation(_) => ("conversation", u.customer_id),
-                LiveEvent::Assigned(_) => ("assigned", u.customer_id),
-            },
+    let room = Room::Inbox { tenant_id };
+    let updates = live_updates::updates(state.services.live().subscribe(room)).filter_map(move |update| {
+        let (name, customer_id) = match &update.event {
+            LiveEvent::Resync => ("resync", ""),
+            // A user's notifications are theirs alone.
+            LiveEvent::Notification { user_id: to } if *to == user_id => {
+                return std::future::ready(Some(Ok(Event::default().event("notification").data("{}"))));
+            }
+            LiveEvent::Notification { .. } => return std::future::ready(None),
+            _ if notifications_only => return std::future::ready(None),
+            LiveEvent::Message(_) => ("message", update.customer_id.as_str()),
+            LiveEvent::Conversation(_) => ("conversation", update.customer_id.as_str()),
+            LiveEvent::Assigned(_) => ("assigned", update.customer_id.as_str()),
+            // The inbox's room hears nothing else.
+            _ => return std::future::ready(None),
         };
         let data = serde_json::json!({ "customerId": customer_id });
-        Some(Ok::<_, Infallible>(Event::default().event(name).data(data.to_string())))
+        std::future::ready(Some(Ok::<_, Infallible>(
+            Event::default().event(name).data(data.to_string()),
+        )))
     });
     Sse::new(updates).keep_alive(KeepAlive::default()).into_response()
 }

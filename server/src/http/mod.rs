@@ -9,6 +9,7 @@ pub mod extract;
 pub mod files;
 pub mod health;
 pub mod inbox_events;
+pub mod live_updates;
 pub mod metrics;
 pub mod middleware;
 pub mod rate_limit;

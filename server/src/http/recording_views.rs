@@ -37,14 +37,14 @@ use rapport_core::{
     audit::{Actor, ActorKind},
     cobrowsing::AGENT_GONE_MS,
     error::CoreError,
-    live::LiveEvent,
+    live::{LiveEvent, Room},
     model::Role,
     time::now_ms,
     Services,
 };
 use serde::Deserialize;
 use serde_json::json;
-use tokio::sync::{broadcast::error::RecvError, mpsc};
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::{
@@ -142,7 +142,10 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
         Ok(slot) => slot,
         Err(err) => return ApiError::from(err).into_response(),
     };
-    let mut heard = services.live().subscribe();
+    let mut heard = services.live().subscribe(Room::Recording {
+        tenant_id: tenant_id.clone(),
+        session_id: id.clone(),
+    });
     match services.recording_ended(&tenant_id, &id).await {
         // Nothing more will come: say so at once (the replay shows the rest).
         Ok(true) => {
@@ -193,30 +196,20 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
                     agent_present(&services, &tenant_id, &id, agent_id.as_deref()).await;
                     (true, false, true)
                 }
-                heard = heard.recv() => match heard {
-                    Ok(update) => match &update.event {
-                        LiveEvent::RecordingChunk { session_id, .. } if update.tenant_id == tenant_id => {
-                            (*session_id == id, false, false)
+                // The session's room: its batches, its end and its co-browse.
+                update = heard.recv() => match &update.event {
+                    LiveEvent::RecordingChunk { .. } => (true, false, false),
+                    LiveEvent::RecordingEnded { .. } => (true, true, false),
+                    LiveEvent::Cobrowse { to_visitor: false, data, .. } if for_agent(data, agent_id.as_deref()) => {
+                        if tx.send(Ok(Event::default().event("cobrowse").data(data.clone()))).await.is_err() {
+                            break 'stream;
                         }
-                        LiveEvent::RecordingEnded { session_id } if update.tenant_id == tenant_id => {
-                            (*session_id == id, *session_id == id, false)
-                        }
-                        LiveEvent::Cobrowse { session_id, to_visitor: false, data }
-                            if update.tenant_id == tenant_id
-                                && *session_id == id
-                                && for_agent(data, agent_id.as_deref()) =>
-                        {
-                            if tx.send(Ok(Event::default().event("cobrowse").data(data.clone()))).await.is_err() {
-                                break 'stream;
-                            }
-                            (false, false, false)
-                        }
-                        LiveEvent::Resync => (true, false, true),
-                        _ => (false, false, false),
-                    },
-                    // Fell behind: read whatever is new.
-                    Err(RecvError::Lagged(_)) => (true, false, true),
-                    Err(RecvError::Closed) => break,
+                        (false, false, false)
+                    }
+                    // Fell behind, or another instance's changes were missed:
+                    // read whatever is new.
+                    LiveEvent::Resync => (true, false, true),
+                    _ => (false, false, false),
                 },
             };
             if !fresh {

@@ -26,8 +26,11 @@ pub mod webm;
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
-use rapport_core::{live::LiveEvent, Services};
-use tokio::sync::{broadcast::error::RecvError, OnceCell};
+use rapport_core::{
+    live::{LiveEvent, Room},
+    Services,
+};
+use tokio::sync::OnceCell;
 
 /// Where this instance's conferences run.
 #[derive(Debug, Clone)]
@@ -145,18 +148,16 @@ async fn hear_recording_switch(
     recorder: Arc<recorder::Recorder>,
     sfu: sfu::SfuHandle,
 ) {
-    let mut updates = services.live().subscribe();
+    let mut updates = services.live().subscribe(Room::Calls);
     loop {
-        let switched: Vec<(String, String, bool)> = match updates.recv().await {
-            Ok(update) => match update.event {
-                LiveEvent::AppointmentRecording { appointment_id, record } => {
-                    vec![(appointment_id, update.tenant_id, record)]
-                }
-                LiveEvent::Resync => read_switches(&services, &rooms).await,
-                _ => continue,
-            },
-            Err(RecvError::Lagged(_)) => read_switches(&services, &rooms).await,
-            Err(RecvError::Closed) => return,
+        let update = updates.recv().await;
+        let switched: Vec<(String, String, bool)> = match &update.event {
+            LiveEvent::AppointmentRecording { appointment_id, record } => {
+                vec![(appointment_id.clone(), update.tenant_id.clone(), *record)]
+            }
+            // Fell behind, or missed another instance's: read every room's.
+            LiveEvent::Resync => read_switches(&services, &rooms).await,
+            _ => continue,
         };
         for (room, tenant_id, record) in switched {
             rooms.set_recording(&room, &tenant_id, record);

@@ -26,19 +26,19 @@ use rapport_core::{
     audit::{Actor, ActorKind},
     cobrowsing::{visitor_resume, VisitorCobrowse},
     error::CoreError,
-    live::LiveEvent,
+    live::{LiveEvent, Room},
     recordings::{
         gunzip, RecordingAck, RecordingBatch, RecordingSettings, RecordingSettingsIn, RecordingStart, RecordingStarted,
         MAX_BATCH_BYTES,
     },
 };
-use tokio_stream::wrappers::BroadcastStream;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     http::{
         error::{ApiError, ApiResult, AuthErrors, ConflictError, InputErrors, NotFoundError},
         extract::{bearer_token, parse_json, ApiJson, TenantAuth},
+        live_updates,
     },
     rest::widget::{widget_cors, AnonymousVisitor, WIDGET_KEY_HEADER},
     state::AppState,
@@ -254,17 +254,16 @@ async fn control(State(state): State<AppState>, writer: Writer) -> Response {
     let session = id.clone();
     let tenant = tenant_id.clone();
     // A live viewer joining (`Ok(None)`) or an agent's co-browse message.
-    let heard = BroadcastStream::new(state.services.live().subscribe()).filter_map(move |update| {
-        let heard = match update {
-            Ok(u) if u.tenant_id == tenant => match u.event {
-                LiveEvent::RecordingWatched { session_id } if session_id == session => Some(None),
-                LiveEvent::Cobrowse {
-                    session_id,
-                    to_visitor: true,
-                    data,
-                } if session_id == session => Some(Some(data)),
-                _ => None,
-            },
+    let room = Room::Recording {
+        tenant_id: tenant,
+        session_id: session,
+    };
+    let heard = live_updates::updates(state.services.live().subscribe(room)).filter_map(move |update| {
+        let heard = match &update.event {
+            LiveEvent::RecordingWatched { .. } => Some(None),
+            LiveEvent::Cobrowse {
+                to_visitor: true, data, ..
+            } => Some(Some(data.clone())),
             _ => None,
         };
         std::future::ready(heard)

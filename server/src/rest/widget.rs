@@ -23,13 +23,12 @@ use rapport_core::{
     },
     customers::{IdentitySettings, IdentitySettingsIn},
     files::FileUpload,
-    live::LiveEvent,
+    live::{LiveEvent, Room},
     model::{Page, PageRequest},
     reports::ingest::{TrackBatch, TrackResult},
     CoreError,
 };
 use serde::{Deserialize, Serialize};
-use tokio_stream::wrappers::BroadcastStream;
 use tower_http::cors::{Any, CorsLayer};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -38,6 +37,7 @@ use crate::{
         client_ip::ClientIp,
         error::{ApiError, ApiResult, AuthErrors, ConflictError, FileErrors, InputErrors},
         extract::{actor, bearer_token, ApiJson, ApiQuery, TenantAuth},
+        live_updates,
     },
     state::AppState,
 };
@@ -461,23 +461,25 @@ async fn stream(
     } = visitor;
     let slot = services.open_public_stream(&tenant_id).await?;
     let tenant = tenant_id.clone();
-    let updates = BroadcastStream::new(state.services.live().subscribe())
+    let room = Room::Widget { tenant_id, customer_id };
+    let updates = live_updates::updates(state.services.live().subscribe(room))
         .filter_map(move |update| {
             // The slot goes with the stream: its place is given back when the page leaves.
             let _held = &slot;
-            let keep = match update {
-                Ok(u) if u.tenant_id == tenant_id && u.customer_id == customer_id => match u.event {
-                    LiveEvent::Message(m) => Some(m),
-                    _ => None,
-                },
+            std::future::ready(match &update.event {
+                LiveEvent::Message(m) => Some(Some(m.clone())),
+                // Messages may have been lost: the page reads them again.
+                LiveEvent::Resync => Some(None),
                 _ => None,
-            };
-            std::future::ready(keep)
+            })
         })
         .then(move |message| {
             let services = services.clone();
             let tenant = tenant.clone();
             async move {
+                let Some(message) = message else {
+                    return Ok(Event::default().event("resync").data("{}"));
+                };
                 if message.direction == Direction::Outbound {
                     let _ = services
                         .mark_delivered(&tenant, &message.customer_id, &[message.id.as_str()])

@@ -395,6 +395,11 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     if (stopStream || !core.customerId()) return;
     stopStream = readStream((signal) => core.fetchRaw('/widget/stream', signal), {
       event(name, data) {
+        // Rapport lost some of this stream's messages (it fell behind): read them.
+        if (name === 'resync') {
+          loadHistory().catch((e) => core.emit('error', e));
+          return;
+        }
         if (name !== 'message') return;
         try {
           const m = JSON.parse(data) as Message;
