@@ -32,7 +32,7 @@ pub fn build(args: &[String]) -> Result<()> {
     run_cmd(&mut cmd)
 }
 
-/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports|conference|cobrowse]`:
+/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports|conference|cobrowse|abuse]`:
 /// the benchmarks, in release mode, each with ratios to a baseline measured in
 /// the same run: webhook delivery throughput and latency, the write path of the
 /// `rapport` process over HTTP (creates, their latency, reads beside them, memory
@@ -41,7 +41,8 @@ pub fn build(args: &[String]) -> Result<()> {
 /// pending timers, report latency over 10 million facts, video calls (join
 /// to first frame, SFU CPU per forwarded stream, most participants flowing), and
 /// universal co-browsing (input to frame, frames per participant, CPU and memory
-/// per session, sessions held at 10 fps).
+/// per session, sessions held at 10 fps), and one tenant's public endpoints
+/// abused (idle streams, a flood) against a neighbour's creates and chat.
 pub fn bench(args: &[String]) -> Result<()> {
     // The package of each one's `cargo bench`; `conference` has only its
     // browser part.
@@ -54,13 +55,14 @@ pub fn bench(args: &[String]) -> Result<()> {
         (Some("rapport-core"), "reports"),
         (None, "conference"),
         (None, "cobrowse"),
+        (Some("rapport-server"), "abuse"),
     ];
     let chosen: Vec<_> = all
         .iter()
         .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
         .collect();
     if chosen.is_empty() {
-        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, conference, cobrowse");
+        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, conference, cobrowse, abuse");
     }
     for (package, name) in chosen {
         if let Some(package) = package {
