@@ -185,12 +185,7 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
             display_name,
             platform_admin,
         } => {
-            let services = serve::open_services(&database).await?;
-            let tenant = services
-                .find_tenant(&tenant)
-                .await
-                .map_err(describe)
-                .context("unknown tenant")?;
+            let (services, tenant) = open_in_tenant(&database, &tenant).await?;
             let created = services
                 .create_user(
                     NewUser {
@@ -212,12 +207,7 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
             println!("{out}");
         }
         AdminCommand::CreateApiKey { database, tenant, name } => {
-            let services = serve::open_services(&database).await?;
-            let tenant = services
-                .find_tenant(&tenant)
-                .await
-                .map_err(describe)
-                .context("unknown tenant")?;
+            let (services, tenant) = open_in_tenant(&database, &tenant).await?;
             let created = services
                 .create_api_key(&tenant.id, &name, &actor)
                 .await
@@ -232,12 +222,7 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
             scale,
             seed,
         } => {
-            let services = serve::open_services(&database).await?;
-            let tenant = services
-                .find_tenant(&tenant)
-                .await
-                .map_err(describe)
-                .context("unknown tenant")?;
+            let (services, tenant) = open_in_tenant(&database, &tenant).await?;
             let options = rapport_core::reports::demo::DemoOptions {
                 days,
                 agents,
@@ -257,12 +242,7 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
         } => {
             let changes: rapport_core::limits::TenantLimitsIn =
                 serde_json::from_str(&limits).context("--limits is not a JSON object of bounds")?;
-            let services = serve::open_services(&database).await?;
-            let tenant = services
-                .find_tenant(&tenant)
-                .await
-                .map_err(describe)
-                .context("unknown tenant")?;
+            let (services, tenant) = open_in_tenant(&database, &tenant).await?;
             let set = services
                 .set_tenant_limits(&tenant.id, changes, &actor)
                 .await
@@ -271,6 +251,20 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The services on `database`, and the tenant (id or slug) a command works in.
+async fn open_in_tenant(
+    database: &DatabaseArgs,
+    tenant: &str,
+) -> anyhow::Result<(rapport_core::Services, rapport_core::model::Tenant)> {
+    let services = serve::open_services(database).await?;
+    let tenant = services
+        .find_tenant(tenant)
+        .await
+        .map_err(describe)
+        .context("unknown tenant")?;
+    Ok((services, tenant))
 }
 
 /// A readable one-line description of a domain error for the terminal.
