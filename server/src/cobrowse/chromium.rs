@@ -169,7 +169,15 @@ impl Browser {
                 .context("cannot hand the profile directory to the browser's user")?;
             command.uid(ids.uid).gid(ids.gid);
         }
-        // Chromium writes caches and crash reports under HOME: the profile.
+        // The browser loads any site: it gets none of the server's environment
+        // (the secret key, the database URL and its password), only what it
+        // needs to run. Caches and crash reports go under HOME: the profile.
+        command.env_clear();
+        for name in ["PATH", "LANG", "LC_ALL", "TZ"] {
+            if let Some(value) = std::env::var_os(name) {
+                command.env(name, value);
+            }
+        }
         command
             .env("HOME", profile.path())
             .env("XDG_CONFIG_HOME", profile.path())

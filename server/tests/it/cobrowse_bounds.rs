@@ -39,6 +39,19 @@ fn browser_processes() -> Vec<(u32, String)> {
     found
 }
 
+/// The process ids of the co-browsing browsers running now.
+fn browser_pids() -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("rapport-cobrowse-"))
+        })
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
 /// A tenant runs at most `cobrowseSessions` browsers at once and a session
 /// holds at most `cobrowseParticipants` people, so one agent's links cannot
 /// hold every browser of the instance, nor a link handed round make the server
@@ -98,6 +111,15 @@ async fn cobrowsing_is_bounded_per_tenant_and_per_session(db: TestDb) {
     for (uid, cmdline) in &browsers {
         assert_ne!(*uid, 0, "a browser runs as root: {cmdline}");
         assert!(!cmdline.contains("--no-sandbox"), "{cmdline}");
+    }
+    // Nor does it get the server's environment (its keys, the database's URL).
+    for pid in browser_pids() {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let environ = String::from_utf8_lossy(&environ);
+        assert!(
+            !environ.contains("CARGO_") && !environ.contains("RAPPORT_"),
+            "{environ}"
+        );
     }
     let mut guest = connect(&app, first["joinLink"].as_str().unwrap()).await;
     assert_eq!(next_of(&mut guest, "welcome").await["role"], "guest");
