@@ -27,6 +27,7 @@ use crate::{
     error::CoreResult,
     jobs::{self, kinds},
     model::{Page, PageRequest},
+    sealing::{Purpose, Sealer},
     time::{duration_ms, from_ms, now_ms},
     validate::Paging,
     with_db, with_tx, Services,
@@ -93,14 +94,17 @@ const COLUMNS: &str =
     "id, tenant_id, to_address, subject, body, about, status, attempts, last_error, created_at, sent_at";
 
 impl MailRow {
-    fn into_claimed(self) -> ClaimedMail {
-        ClaimedMail {
+    /// The mail, its body opened (bodies are sealed at rest: an invitation's
+    /// carries the join link).
+    fn into_claimed(self, sealer: &Sealer) -> CoreResult<ClaimedMail> {
+        let body = sealer.open(Purpose::MailBody, &self.body)?;
+        Ok(ClaimedMail {
             tenant_id: self.tenant_id,
             mail: Mail {
                 id: self.id,
                 to: self.to_address,
                 subject: self.subject,
-                body: self.body,
+                body,
                 about: self.about,
                 status: self.status,
                 attempts: self.attempts,
@@ -108,7 +112,7 @@ impl MailRow {
                 created_at: from_ms(self.created_at),
                 sent_at: self.sent_at.map(from_ms),
             },
-        }
+        })
     }
 }
 
@@ -122,11 +126,12 @@ pub(crate) struct NewMail {
 }
 
 /// Writes mails to the outbox as part of `tx`, each with the job that sends it.
+/// Bodies are sealed with `sealer` (see [`crate::sealing`]).
 ///
 /// The mails count against the tenant's daily allowance
 /// ([`TenantLimits::mails_per_day`](crate::limits::TenantLimits)): past it,
 /// nothing is written and the answer is 429 `mail_allowance_spent`.
-pub(crate) async fn queue(tx: &mut Tx, tenant_id: &str, mails: &[NewMail]) -> CoreResult<()> {
+pub(crate) async fn queue(tx: &mut Tx, sealer: &Sealer, tenant_id: &str, mails: &[NewMail]) -> CoreResult<()> {
     let now = now_ms();
     if mails.is_empty() {
         return Ok(());
@@ -134,6 +139,7 @@ pub(crate) async fn queue(tx: &mut Tx, tenant_id: &str, mails: &[NewMail]) -> Co
     crate::limits::spend_mails(tx, tenant_id, mails.len(), now).await?;
     for mail in mails {
         let id = uuid::Uuid::now_v7().to_string();
+        let body = sealer.seal(Purpose::MailBody, &mail.body);
         with_tx!(tx, |conn| {
             sqlx::query(
             "insert into mail_outbox (id, tenant_id, to_address, subject, body, about, status, next_attempt_at, created_at) \
@@ -143,7 +149,7 @@ pub(crate) async fn queue(tx: &mut Tx, tenant_id: &str, mails: &[NewMail]) -> Co
         .bind(tenant_id)
         .bind(&mail.to)
         .bind(&mail.subject)
-        .bind(&mail.body)
+        .bind(&body)
         .bind(&mail.about)
         .bind(now)
         .execute(conn)
@@ -240,7 +246,7 @@ impl Services {
             return Ok(0);
         }
         let mut tx = self.db().begin().await?;
-        queue(&mut tx, tenant_id, &mails).await?;
+        queue(&mut tx, self.sealer(), tenant_id, &mails).await?;
         audit::record(
             &mut tx,
             Some(tenant_id),
@@ -273,7 +279,11 @@ impl Services {
                 .await?;
             Ok::<_, sqlx::Error>((total, rows))
         })?;
-        Ok(paging.page(total, rows.into_iter().map(|r| r.into_claimed().mail).collect()))
+        let mails = rows
+            .into_iter()
+            .map(|r| r.into_claimed(self.sealer()).map(|c| c.mail))
+            .collect::<CoreResult<_>>()?;
+        Ok(paging.page(total, mails))
     }
 
     /// Starts an attempt to send the mail `id`: counts it and returns the mail,
@@ -287,7 +297,7 @@ impl Services {
             .bind(id)
             .fetch_optional(pool)
             .await)?;
-        Ok(row.map(MailRow::into_claimed))
+        row.map(|r| r.into_claimed(self.sealer())).transpose()
     }
 
     /// Gives every `PENDING` mail a job due at its next attempt, unless it has

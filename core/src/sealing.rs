@@ -3,7 +3,8 @@
 //! API keys, passwords and session ids are stored as digests: Rapport only ever
 //! compares them. Some secrets must be read back, though: the webhook and alert
 //! signing secrets sign every delivery, the identity secret checks visitors'
-//! signatures, and an appointment's join link is shown on every read. A leaked
+//! signatures, and an appointment's join link is shown on every read (and sent
+//! in the invitations the mail outbox keeps, whose bodies are sealed too). A leaked
 //! backup holding those in plain text would forge webhooks and join calls.
 //!
 //! So they are sealed with XChaCha20-Poly1305 (the `chacha20poly1305` crate) under a
@@ -24,7 +25,7 @@
 use std::{fmt, sync::Arc};
 
 use base64::{
-    engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD},
+    engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD},
     Engine,
 };
 use chacha20poly1305::{
@@ -54,6 +55,8 @@ pub enum Purpose {
     IdentitySecret,
     /// The token in an appointment's join link.
     JoinToken,
+    /// A mail's body in the outbox: an invitation's carries a join link.
+    MailBody,
 }
 
 impl Purpose {
@@ -62,6 +65,7 @@ impl Purpose {
             Purpose::SigningSecret => b"rapport signing secret",
             Purpose::IdentitySecret => b"rapport identity secret",
             Purpose::JoinToken => b"rapport join token",
+            Purpose::MailBody => b"rapport mail body",
         }
     }
 }
@@ -79,10 +83,12 @@ impl SealingKey {
         let bytes = if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
             hex::decode(text).ok()
         } else {
-            STANDARD
-                .decode(text)
+            // Padding is optional in every alphabet: `=` is dropped before decoding.
+            let unpadded = text.trim_end_matches('=');
+            STANDARD_NO_PAD
+                .decode(unpadded)
                 .ok()
-                .or_else(|| URL_SAFE_NO_PAD.decode(text.trim_end_matches('=')).ok())
+                .or_else(|| URL_SAFE_NO_PAD.decode(unpadded).ok())
         };
         let bytes = bytes.filter(|b| b.len() == 32).ok_or_else(|| {
             CoreError::Internal(
@@ -260,6 +266,12 @@ const SEALED: &[SealedTable] = &[
         columns: &["join_token"],
         purpose: Purpose::JoinToken,
     },
+    SealedTable {
+        table: "mail_outbox",
+        key: "id",
+        columns: &["body"],
+        purpose: Purpose::MailBody,
+    },
 ];
 
 /// Rows resealed per transaction.
@@ -329,17 +341,31 @@ impl Services {
                         sets.push(format!("join_token_hash = ${}", t.columns.len() + 2));
                         values.push(Some(digest));
                     }
-                    let update = format!("update {} set {} where {} = $1", t.table, sets.join(", "), t.key);
-                    with_tx!(&mut tx, |conn| {
+                    // Only if the row still holds what was read: a secret rotated
+                    // meanwhile (by a running instance) is newer, and is kept.
+                    let unchanged: Vec<String> = t
+                        .columns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| format!("{c} is not distinct from ${}", values.len() + 2 + i))
+                        .collect();
+                    let update = format!(
+                        "update {} set {} where {} = $1 and {}",
+                        t.table,
+                        sets.join(", "),
+                        t.key,
+                        unchanged.join(" and ")
+                    );
+                    let updated = with_tx!(&mut tx, |conn| {
                         let mut q = sqlx::query(&update).bind(row[0].clone());
-                        for v in &values {
+                        for v in values.iter().chain(&row[1..]) {
                             q = q.bind(v.clone());
                         }
                         q.execute(conn).await.map(|r| r.rows_affected())
                     })?;
+                    changed += updated;
                 }
                 tx.commit().await?;
-                changed += rows.len() as u64;
             }
         }
         Ok(changed)
@@ -395,6 +421,11 @@ mod tests {
         assert!(Sealer::new(Some(KEY_A), &[]).is_ok());
         assert!(Sealer::new(Some(KEY_B), &[]).is_ok());
         assert!(Sealer::new(Some("AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI"), &[]).is_ok());
+        // The same key with `+` and `/`, without padding, and URL-safe.
+        let standard = "+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/8=";
+        let id = |k: &str| Sealer::new(Some(k), &[]).unwrap().key_id().unwrap().to_string();
+        assert_eq!(id(standard), id(standard.trim_end_matches('=')));
+        assert_eq!(id(standard), id(&standard.replace('+', "-").replace('/', "_")));
         assert!(Sealer::new(Some("too short"), &[]).is_err());
         assert!(Sealer::new(Some(&KEY_A[2..]), &[]).is_err());
         let debug = format!("{:?}", Sealer::new(Some(KEY_A), &[KEY_B]).unwrap());

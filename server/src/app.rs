@@ -32,8 +32,8 @@ use tower_http::{
 
 use crate::{
     http::{
-        call_recordings, client_ip, downloads, error::ApiError, files, health, inbox_events, metrics, middleware as mw,
-        recording_views, request_id, session,
+        call_recordings, client_ip, downloads, error::ApiError, fair_share, files, health, inbox_events, metrics,
+        middleware as mw, recording_views, request_id, session,
     },
     rest,
     state::AppState,
@@ -47,6 +47,9 @@ pub fn build(state: AppState) -> Router {
             "/rest/{*rest}",
             any(|| async { ApiError::for_status(StatusCode::NOT_FOUND) }),
         )
+        // The rate limits refuse first, at the least cost; what passes them runs
+        // in its workspace's share.
+        .layer(middleware::from_fn_with_state(state.clone(), fair_share::public_share))
         .layer(middleware::from_fn_with_state(state.clone(), mw::rest_rate_limit));
 
     let dashboard = dashboard_context(&state, &doc);

@@ -142,7 +142,7 @@ pub async fn main() -> anyhow::Result<()> {
         }
         Some(Command::Migrate(database)) => {
             crate::logging::init("text");
-            serve::open_services(&database).await?;
+            serve::open_and_reseal(&database).await?;
             eprintln!("migrations applied");
             Ok(())
         }

@@ -167,6 +167,12 @@ pub struct ServeConfig {
     #[arg(long, env = "RAPPORT_TRACK_EVENTS_PER_MINUTE", default_value_t = 6000)]
     pub track_events_per_minute: u32,
 
+    /// Public requests (those with a widget key: widget, tracking, recording)
+    /// one workspace runs at once on this instance; further ones wait their
+    /// turn. Unset: half this machine's cores, at least 1. 0 turns it off.
+    #[arg(long, env = "RAPPORT_PUBLIC_CONCURRENCY")]
+    pub public_concurrency: Option<usize>,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "RAPPORT_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
@@ -244,12 +250,13 @@ pub struct CobrowseArgs {
     )]
     pub max_sessions: usize,
 
-    /// When Rapport runs as root, the unprivileged user the browsers run as:
-    /// Chromium's sandbox refuses root, and a browser that loads any site
-    /// should hold no rights of the server's. Ignored when Rapport itself runs
-    /// as another user.
-    #[arg(long = "cobrowse-user", env = "RAPPORT_COBROWSE_USER", default_value = "nobody")]
-    pub user: String,
+    /// When Rapport runs as root, the user ids the browsers run as: each
+    /// browser gets one of its own, held by no account, with the same number as
+    /// its group (Chromium's sandbox refuses root, and a browser that loads any
+    /// site should hold no rights of the server's nor reach another session's
+    /// browser). Ignored when Rapport itself runs as another user.
+    #[arg(long = "cobrowse-uids", env = "RAPPORT_COBROWSE_UIDS", default_value = "59000-59999")]
+    pub uids: crate::cobrowse::chromium::UidRange,
 
     /// Run the browsers in Chromium's sandbox (it needs unprivileged user
     /// namespaces, or Chromium's setuid helper). `false` only where the kernel
@@ -413,6 +420,7 @@ impl ServeConfig {
             rate_limit_per_ip: 2400,
             trusted_proxies: Default::default(),
             track_events_per_minute: 6000,
+            public_concurrency: None,
             log_format: "text".into(),
             presence_timeout: "3m".into(),
             retention: "30d".into(),
@@ -421,7 +429,7 @@ impl ServeConfig {
                 chromium: None,
                 idle_timeout: Duration::from_secs(600),
                 max_sessions: 4,
-                user: "nobody".into(),
+                uids: "59000-59999".parse().expect("a valid range"),
                 sandbox: true,
             },
             webhooks: WebhookArgs {

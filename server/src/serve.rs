@@ -41,7 +41,7 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
         allowed: config.webhooks.allow_private_networks.clone(),
         idle: config.cobrowse.idle_timeout,
         max_sessions: config.cobrowse.max_sessions,
-        user: config.cobrowse.user.clone(),
+        uids: config.cobrowse.uids,
         sandbox: config.cobrowse.sandbox,
         instance_url: config.instance_url(),
         width: 1280,
@@ -52,6 +52,11 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
         conferences: Arc::new(crate::media::Conferences::new(media, services.clone())),
         cobrowsing: Arc::new(crate::cobrowse::Cobrowsing::new(cobrowse, services.clone())),
         services,
+        shares: Arc::new(crate::http::fair_share::PublicShares::new(
+            config
+                .public_concurrency
+                .unwrap_or_else(crate::http::fair_share::PublicShares::default_concurrency),
+        )),
         limiters: Arc::new(Limiters::new(
             config.rate_limit_per_token,
             config.rate_limit_per_ip,
@@ -97,12 +102,13 @@ pub async fn serve(
     );
     // The rate limiters live in this instance's memory, so pruning them is not a
     // shared job but a plain interval.
-    let limiters = state.limiters.clone();
+    let (limiters, shares) = (state.limiters.clone(), state.shares.clone());
     let pruner = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {
             tick.tick().await;
             limiters.prune();
+            shares.prune();
         }
     });
     // With several instances on PostgreSQL, live screens also hear the changes
@@ -145,8 +151,10 @@ pub async fn serve(
     result.context("server error")
 }
 
-/// Opens and migrates the database named by the settings, and stores its
-/// sealed secrets as the configured key would (see `Services::reseal_secrets`).
+/// Opens and migrates the database named by the settings, with the configured
+/// sealing keys. Stored secrets are left as they are: only `serve` and
+/// `migrate` reseal them (see [`open_and_reseal`]), so that a one-off admin
+/// command run with other keys never rewrites what running instances read.
 pub async fn open_services(database: &DatabaseArgs) -> anyhow::Result<Services> {
     let sealer = database.secret_keys.sealer()?;
     let url = database.url();
@@ -154,7 +162,13 @@ pub async fn open_services(database: &DatabaseArgs) -> anyhow::Result<Services> 
         .await
         .with_context(|| format!("cannot open database {}", redact_url(&url)))?;
     db.migrate().await.context("cannot apply migrations")?;
-    let services = Services::new(db).with_sealer(sealer);
+    Ok(Services::new(db).with_sealer(sealer))
+}
+
+/// [`open_services`], then stores every sealed secret as the configured key
+/// would (see `Services::reseal_secrets`): what `serve` and `migrate` do.
+pub async fn open_and_reseal(database: &DatabaseArgs) -> anyhow::Result<Services> {
+    let services = open_services(database).await?;
     let resealed = services
         .reseal_secrets()
         .await
@@ -170,7 +184,7 @@ pub async fn open_services(database: &DatabaseArgs) -> anyhow::Result<Services> 
 pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
     let url = config.database.url();
     tracing::info!(database = %redact_url(&url), "opening database");
-    let services = open_services(&config.database).await?;
+    let services = open_and_reseal(&config.database).await?;
     if services.sealer().key_id().is_none() {
         tracing::warn!(
             "RAPPORT_SECRET_KEY is not set: webhook, alert and identity secrets and join tokens \

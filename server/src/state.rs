@@ -21,6 +21,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Rate limiters of this instance.
     pub limiters: Arc<Limiters>,
+    /// Each workspace's share of this instance for its public requests.
+    pub shares: Arc<crate::http::fair_share::PublicShares>,
     /// This instance's video conferences.
     pub conferences: Arc<crate::media::Conferences>,
     /// This instance's universal co-browsing sessions.

@@ -213,7 +213,7 @@ impl Services {
                 ReceiverType::Webhook => {}
             }
         }
-        match mail::queue(tx, tenant_id, &mails).await {
+        match mail::queue(tx, self.sealer(), tenant_id, &mails).await {
             // The alert still reaches its users and webhooks; only its mails
             // wait for the tenant's next day.
             Err(CoreError::AllowanceSpent { .. }) => {

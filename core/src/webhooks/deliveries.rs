@@ -523,6 +523,70 @@ impl Services {
             tx.commit().await?;
             return Ok(vec![]);
         }
+        let sql = format!(
+            "select d.seq, d.id, d.tenant_id, d.endpoint_id, w.url, w.secret, w.previous_secret, \
+             w.previous_secret_until, d.event_id, e.type as event_type, e.actor, e.payload, d.attempts \
+             from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id \
+             join events e on e.id = d.event_id where d.seq in ({}) order by d.seq",
+            placeholders(1, seqs.len())
+        );
+        let rows: Vec<ClaimRow> = with_tx!(&mut tx, |conn| {
+            let mut q = sqlx::query_as(&sql);
+            for seq in &seqs {
+                q = q.bind(*seq);
+            }
+            q.fetch_all(conn).await
+        })?;
+        // Secrets are opened before anything is claimed: a row whose secret
+        // cannot be opened (sealed under a key this instance was not given) is
+        // left pending, for an instance that can, and holds up no other row.
+        let sealer = self.sealer();
+        let open = |stored: &str| sealer.open(Purpose::SigningSecret, stored);
+        let mut claimed = Vec::with_capacity(rows.len());
+        for r in rows {
+            let mut secrets = match open(&r.secret) {
+                Ok(secret) => vec![secret],
+                Err(err) => {
+                    if !probed.contains(&r.endpoint_id) {
+                        tracing::warn!(endpoint = %r.endpoint_id, error = %err, "a webhook secret cannot be opened; its deliveries wait");
+                        // Held like a probe, so it is looked at again once a lease
+                        // has passed rather than on every round.
+                        served.retain(|e| *e != r.endpoint_id);
+                        probed.push(r.endpoint_id);
+                    }
+                    continue;
+                }
+            };
+            if let (Some(previous), Some(until)) = (&r.previous_secret, r.previous_secret_until) {
+                if until > now {
+                    match open(previous) {
+                        Ok(secret) => secrets.push(secret),
+                        Err(err) => {
+                            tracing::warn!(endpoint = %r.endpoint_id, error = %err, "a previous webhook secret cannot be opened; only the current one signs")
+                        }
+                    }
+                }
+            }
+            claimed.push(ClaimedDelivery {
+                seq: r.seq,
+                id: r.id,
+                tenant_id: r.tenant_id,
+                endpoint_id: r.endpoint_id,
+                url: r.url,
+                secrets,
+                event_id: r.event_id,
+                event_type: r.event_type,
+                actor: r.actor,
+                payload: r.payload,
+                // The claim below counts this attempt.
+                attempt: r.attempts + 1,
+            });
+        }
+        let seqs: Vec<i64> = claimed.iter().map(|d| d.seq).collect();
+        if seqs.is_empty() {
+            tx.commit().await?;
+            return Ok(vec![]);
+        }
         let claim = format!(
             "update webhook_deliveries set state = 'delivering', lease_until = $1, attempts = attempts + 1 \
              where seq in ({})",
@@ -553,45 +617,8 @@ impl Services {
                 q.execute(conn).await.map(|r| r.rows_affected())
             })?;
         }
-        let sql = format!(
-            "select d.seq, d.id, d.tenant_id, d.endpoint_id, w.url, w.secret, w.previous_secret, \
-             w.previous_secret_until, d.event_id, e.type as event_type, e.actor, e.payload, d.attempts \
-             from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id \
-             join events e on e.id = d.event_id where d.seq in ({}) order by d.seq",
-            placeholders(1, seqs.len())
-        );
-        let rows: Vec<ClaimRow> = with_tx!(&mut tx, |conn| {
-            let mut q = sqlx::query_as(&sql);
-            for seq in &seqs {
-                q = q.bind(*seq);
-            }
-            q.fetch_all(conn).await
-        })?;
         tx.commit().await?;
-        let sealer = self.sealer();
-        rows.into_iter()
-            .map(|r| {
-                let mut secrets = vec![sealer.open(Purpose::SigningSecret, &r.secret)?];
-                if let (Some(previous), Some(until)) = (r.previous_secret, r.previous_secret_until) {
-                    if until > now {
-                        secrets.push(sealer.open(Purpose::SigningSecret, &previous)?);
-                    }
-                }
-                Ok(ClaimedDelivery {
-                    seq: r.seq,
-                    id: r.id,
-                    tenant_id: r.tenant_id,
-                    endpoint_id: r.endpoint_id,
-                    url: r.url,
-                    secrets,
-                    event_id: r.event_id,
-                    event_type: r.event_type,
-                    actor: r.actor,
-                    payload: r.payload,
-                    attempt: r.attempts,
-                })
-            })
-            .collect()
+        Ok(claimed)
     }
 
     /// When the worker should look again: the earliest future time at which a held

@@ -8,13 +8,19 @@
 //!
 //! The browser loads whatever site a link names, so it holds as few rights as
 //! it can: it runs in Chromium's sandbox, and when Rapport runs as root (where
-//! the sandbox refuses to start) it runs as an unprivileged user
-//! (`RAPPORT_COBROWSE_USER`, `nobody` by default) instead of with `--no-sandbox`.
+//! the sandbox refuses to start) each browser runs as a user id of its own,
+//! taken from a range no account holds (`RAPPORT_COBROWSE_UIDS`), instead of
+//! with `--no-sandbox`. A page that broke out of one browser could then read
+//! neither another session's browser nor its profile, nor any file of the
+//! server's.
 
 use std::{
+    fmt,
+    fs::File,
     net::SocketAddr,
     path::{Path, PathBuf},
     process::Stdio,
+    str::FromStr,
     time::Duration,
 };
 
@@ -69,50 +75,107 @@ pub async fn version(binary: &Path) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
-/// Who runs the browser: root hands it to this user and group.
+/// The user ids browsers run as when Rapport runs as root: `first-last`. Each
+/// running browser holds one of them alone; the group id is the same number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct RunAs {
-    uid: u32,
-    gid: u32,
+pub struct UidRange {
+    first: u32,
+    last: u32,
 }
 
-/// Starts browsers: the binary, the user they run as, and whether sandboxed.
+impl UidRange {
+    /// How many browsers can run at once on this host.
+    pub fn len(&self) -> u32 {
+        self.last - self.first + 1
+    }
+
+    /// Never: a range holds at least one id.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl FromStr for UidRange {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (first, last) = text
+            .split_once('-')
+            .ok_or_else(|| format!("`{text}` is not a range of user ids such as 59000-59999"))?;
+        let id = |t: &str| t.trim().parse::<u32>().map_err(|_| format!("`{t}` is not a user id"));
+        let (first, last) = (id(first)?, id(last)?);
+        if first == 0 || last < first {
+            return Err(format!("`{text}` must run upwards from above 0 (root)"));
+        }
+        Ok(UidRange { first, last })
+    }
+}
+
+impl fmt::Display for UidRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.first, self.last)
+    }
+}
+
+/// A user id held by one browser while it runs. Holding the id is holding an
+/// exclusive lock on a file named after it (in the temporary directory, readable
+/// by root alone), so Rapport instances on one host never share an id either;
+/// dropping the lease frees it.
+struct UidLease {
+    uid: u32,
+    _lock: File,
+}
+
+impl UidLease {
+    /// A free id of `range`, looked for from a varying place in it (so
+    /// instances starting browsers together rarely try the same ids).
+    fn take(range: UidRange) -> anyhow::Result<UidLease> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let start = (nanos ^ std::process::id()) % range.len();
+        for step in 0..range.len() {
+            let uid = range.first + (start + step) % range.len();
+            let path = std::env::temp_dir().join(format!("rapport-cobrowse-uid-{uid}.lock"));
+            let file = File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            if file.try_lock().is_ok() {
+                return Ok(UidLease { uid, _lock: file });
+            }
+        }
+        bail!("every user id of RAPPORT_COBROWSE_UIDS ({range}) is held by a running browser")
+    }
+}
+
+/// Starts browsers: the binary, the user ids they run as, and whether sandboxed.
 #[derive(Debug, Clone)]
 pub struct Launcher {
     /// The Chromium binary.
     pub binary: PathBuf,
-    /// Set when Rapport runs as root: the unprivileged user browsers run as.
-    run_as: Option<(String, RunAs)>,
+    /// Set when Rapport runs as root: the ids browsers run as, one each.
+    uids: Option<UidRange>,
     sandbox: bool,
 }
 
 impl Launcher {
-    /// A launcher of `binary`. When this process runs as root, browsers run as
-    /// `user`; a user that cannot be found makes co-browsing unavailable rather
-    /// than run a browser as root.
-    pub fn new(binary: PathBuf, user: &str, sandbox: bool) -> Result<Launcher, String> {
-        let run_as = if running_as_root() {
-            let ids = lookup_user(user).map_err(|e| {
-                format!("Rapport runs as root, and browsers cannot run as the user {user} (RAPPORT_COBROWSE_USER): {e}")
-            })?;
-            if ids.uid == 0 {
-                return Err(format!("RAPPORT_COBROWSE_USER names {user}, which is root"));
-            }
-            Some((user.to_string(), ids))
-        } else {
-            None
-        };
-        Ok(Launcher {
+    /// A launcher of `binary`. When this process runs as root, each browser runs
+    /// as an id of its own from `uids`.
+    pub fn new(binary: PathBuf, uids: UidRange, sandbox: bool) -> Launcher {
+        Launcher {
             binary,
-            run_as,
+            uids: running_as_root().then_some(uids),
             sandbox,
-        })
+        }
     }
 
     /// Whom the browsers run as, for the start-up log.
     pub fn describe_user(&self) -> String {
-        match &self.run_as {
-            Some((name, ids)) => format!("{name} (uid {})", ids.uid),
+        match &self.uids {
+            Some(range) => format!("a user id of its own from {range}"),
             None => "Rapport's own user".into(),
         }
     }
@@ -124,33 +187,13 @@ impl Launcher {
     }
 }
 
-/// The uid and gid of `user`, as `id` reports them (so users from any name
-/// service count, not only `/etc/passwd`).
-fn lookup_user(user: &str) -> Result<RunAs, String> {
-    let id = |flag: &str| -> Result<u32, String> {
-        let output = std::process::Command::new("id")
-            .args([flag, user])
-            .output()
-            .map_err(|e| format!("cannot run `id`: {e}"))?;
-        if !output.status.success() {
-            return Err(String::from_utf8_lossy(&output.stderr).trim().to_string());
-        }
-        String::from_utf8_lossy(&output.stdout)
-            .trim()
-            .parse()
-            .map_err(|_| "`id` answered no number".to_string())
-    };
-    Ok(RunAs {
-        uid: id("-u")?,
-        gid: id("-g")?,
-    })
-}
-
 /// A running browser. Dropping it kills the process and removes its profile.
 pub struct Browser {
     child: Child,
     /// Removed on drop.
     _profile: tempfile::TempDir,
+    /// The user id it runs as, when Rapport runs as root: freed last.
+    _uid: Option<UidLease>,
     /// The browser's DevTools WebSocket.
     pub ws_url: String,
 }
@@ -163,11 +206,13 @@ impl Browser {
             .tempdir()
             .context("cannot make a profile directory")?;
         let mut command = Command::new(binary);
-        if let Some((_, ids)) = launcher.run_as {
-            // The browser's user owns its profile, and nothing else of ours.
-            std::os::unix::fs::chown(profile.path(), Some(ids.uid), Some(ids.gid))
+        let uid = launcher.uids.map(UidLease::take).transpose()?;
+        if let Some(lease) = &uid {
+            // The browser's user owns its profile, and nothing else of ours
+            // (std drops the supplementary groups when it sets the ids).
+            std::os::unix::fs::chown(profile.path(), Some(lease.uid), Some(lease.uid))
                 .context("cannot hand the profile directory to the browser's user")?;
-            command.uid(ids.uid).gid(ids.gid);
+            command.uid(lease.uid).gid(lease.uid);
         }
         // The browser loads any site: it gets none of the server's environment
         // (the secret key, the database URL and its password), only what it
@@ -245,11 +290,13 @@ impl Browser {
         Ok(Browser {
             child,
             _profile: profile,
+            _uid: uid,
             ws_url,
         })
     }
 
-    /// Kills the browser and waits for it, so its profile can be removed.
+    /// Kills the browser and waits for it, so its profile can be removed and its
+    /// user id be given to the next.
     pub async fn close(mut self) {
         let _ = self.child.kill().await;
     }

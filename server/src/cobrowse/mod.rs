@@ -44,8 +44,8 @@ pub struct CobrowseSettings {
     pub idle: Duration,
     /// Sessions this instance runs at once.
     pub max_sessions: usize,
-    /// The user browsers run as when Rapport runs as root.
-    pub user: String,
+    /// The user ids browsers run as (one each) when Rapport runs as root.
+    pub uids: chromium::UidRange,
     /// Whether browsers run in Chromium's sandbox.
     pub sandbox: bool,
     /// Where other instances reach this one, to relay participants to it.
@@ -91,7 +91,7 @@ impl Cobrowsing {
     /// The registry, with Chromium looked up now.
     pub fn new(settings: CobrowseSettings, services: Services) -> Cobrowsing {
         let chromium = chromium::locate(settings.chromium.as_deref())
-            .and_then(|binary| chromium::Launcher::new(binary, &settings.user, settings.sandbox));
+            .map(|binary| chromium::Launcher::new(binary, settings.uids, settings.sandbox));
         Cobrowsing {
             settings: Arc::new(settings),
             chromium,

@@ -97,6 +97,12 @@ impl ApiError {
         e
     }
 
+    /// This error, answered with `Retry-After: secs` (at least 1).
+    pub fn retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs.max(1));
+        self
+    }
+
     /// 429 with `Retry-After`.
     pub fn rate_limited(retry_after_secs: u64) -> Self {
         let mut e = Self::new(

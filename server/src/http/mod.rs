@@ -6,6 +6,7 @@ pub mod dashboard_user;
 pub mod downloads;
 pub mod error;
 pub mod extract;
+pub mod fair_share;
 pub mod files;
 pub mod health;
 pub mod inbox_events;

@@ -125,6 +125,7 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
     };
     // The signed-in agent watching, if any: while they watch, a co-browse they
     // asked for goes on (a grant's holder who is also signed in is that agent).
+    let via_link = granted.is_some();
     let (tenant_id, agent_id) = match granted {
         Some(t) => {
             let user = agent(&services, &headers).await.ok();
@@ -136,11 +137,16 @@ pub async fn live(State(state): State<AppState>, Path(id): Path<String>, headers
             Err(answer) => return answer,
         },
     };
-    // A live view is a public page's stream too (its link may be handed on):
-    // it counts toward the tenant's open streams.
-    let slot = match services.open_public_stream(&tenant_id).await {
-        Ok(slot) => slot,
-        Err(err) => return ApiError::from(err).into_response(),
+    // A live view opened through a link is a public page's stream (the link may
+    // be handed on): it counts toward the tenant's open streams. A signed-in
+    // agent's own view does not, as their inbox stream does not.
+    let slot = if via_link {
+        match services.open_public_stream(&tenant_id).await {
+            Ok(slot) => Some(slot),
+            Err(err) => return ApiError::from(err).into_response(),
+        }
+    } else {
+        None
     };
     let mut heard = services.live().subscribe(Room::Recording {
         tenant_id: tenant_id.clone(),

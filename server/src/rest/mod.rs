@@ -35,6 +35,8 @@ mod user;
 mod webhook;
 mod widget;
 
+pub use widget::WIDGET_KEY_HEADER;
+
 /// Base path of this API version.
 pub const BASE: &str = "/rest/v1";
 
@@ -58,7 +60,10 @@ pub const BASE: &str = "/rest/v1";
         (name = "customer", description = "Customers and their assignment"),
         (name = "conversation", description = "Conversation status and messages (spec 2.2, 2.3, 3)"),
         (name = "webhook", description = "Webhook subscriptions, delivery log and replay (spec 6)"),
-        (name = "widget", description = "The visitor widget's public endpoints (widget key + visitor token)"),
+        (name = "widget", description = "The visitor widget's public endpoints (widget key + visitor token). \
+            Every request with a widget key runs in its workspace's share of the instance: past it, \
+            requests wait their turn, and one that cannot (1,024 waiting, or 10 s) gets 429 \
+            `workspace_busy` with `Retry-After`."),
         (name = "user", description = "Dashboard users"),
         (name = "team", description = "Teams"),
         (name = "openinghours", description = "Opening hours"),

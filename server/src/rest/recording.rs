@@ -283,7 +283,9 @@ async fn control(State(state): State<AppState>, writer: Writer) -> Response {
         .then(move |()| {
             let services = services.clone();
             let (tenant, id) = (tenant_id.clone(), id.clone());
-            async move { services.recording_watched(&tenant, &id).await.unwrap_or(false) }
+            // Boxed: `then` keeps its future inline, and a database call's state
+            // would otherwise be part of every idle stream's memory.
+            Box::pin(async move { services.recording_watched(&tenant, &id).await.unwrap_or(false) })
         })
         .scan(watched, |last, now| {
             let changed = now != *last;

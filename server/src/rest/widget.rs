@@ -476,7 +476,9 @@ async fn stream(
         .then(move |message| {
             let services = services.clone();
             let tenant = tenant.clone();
-            async move {
+            // Boxed: `then` keeps its future inline, and a database call's state
+            // would otherwise be part of every idle stream's memory.
+            Box::pin(async move {
                 let Some(message) = message else {
                     return Ok(Event::default().event("resync").data("{}"));
                 };
@@ -489,7 +491,7 @@ async fn stream(
                     .event("message")
                     .json_data(&message)
                     .unwrap_or_else(|_| Event::default().comment("unserialisable message")))
-            }
+            })
         });
     Ok(Sse::new(updates).keep_alive(KeepAlive::default()))
 }

@@ -105,7 +105,7 @@ async fn cobrowsing_is_bounded_per_tenant_and_per_session(db: TestDb) {
     let mut host = connect(&app, first["hostLink"].as_str().unwrap()).await;
     assert_eq!(next_of(&mut host, "welcome").await["role"], "host");
     // The browser runs sandboxed, and never as root: run as root (as CI
-    // does), Rapport hands it to `nobody`.
+    // does), Rapport gives it a user id of its own.
     let browsers = browser_processes();
     assert!(!browsers.is_empty(), "the session's browser runs");
     for (uid, cmdline) in &browsers {
@@ -139,6 +139,35 @@ async fn cobrowsing_is_bounded_per_tenant_and_per_session(db: TestDb) {
     let theirs = link(&neighbour).await;
     let mut other = connect(&app, theirs["hostLink"].as_str().unwrap()).await;
     assert_eq!(next_of(&mut other, "welcome").await["role"], "host");
+    // Each browser runs as a user id of its own, so one that a page broke out
+    // of reaches neither the other's processes nor its profile. (Other tests'
+    // browsers may run too: each profile directory's processes share one id,
+    // and no two profiles share an id.)
+    let mut uid_of_profile: std::collections::HashMap<String, u32> = Default::default();
+    for (uid, cmdline) in browser_processes() {
+        let profile = cmdline
+            .split_whitespace()
+            .find_map(|a| a.strip_prefix("--user-data-dir="))
+            .unwrap()
+            .to_string();
+        let known = *uid_of_profile.entry(profile.clone()).or_insert(uid);
+        assert_eq!(known, uid, "one browser, one user: {profile}");
+    }
+    assert!(uid_of_profile.len() >= 2, "{uid_of_profile:?}");
+    let as_root = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    let mut uids: Vec<u32> = uid_of_profile.values().copied().collect();
+    uids.sort_unstable();
+    uids.dedup();
+    if as_root {
+        assert_eq!(
+            uids.len(),
+            uid_of_profile.len(),
+            "browsers share a user: {uid_of_profile:?}"
+        );
+    }
 
     // Once the first ends, the second starts.
     say(&mut host, json!({"type": "end"})).await;

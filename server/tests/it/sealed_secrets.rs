@@ -5,7 +5,12 @@
 use std::path::PathBuf;
 
 use rapport_core::{
-    appointments::AppointmentIn, backend_tests, customers::IdentitySettingsIn, testing::TestDb, webhooks::WebhookIn,
+    appointments::AppointmentIn,
+    backend_tests,
+    customers::IdentitySettingsIn,
+    sealing::{Purpose, Sealer},
+    testing::TestDb,
+    webhooks::WebhookIn,
     with_db, Services,
 };
 use rapport_server::{
@@ -23,14 +28,9 @@ use crate::{
 const KEY_A: &str = "9b1f0c3e5a7d2b4f6e8a0c1d3e5f7a9b2c4d6e8f0a1b3c5d7e9f1a2b4c6d8e0f";
 const KEY_B: &str = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=";
 
-/// Opens the database as `rapport serve` does at start, with these keys.
-async fn open(
-    url: &str,
-    current: Option<&str>,
-    key_file: Option<PathBuf>,
-    previous: &[&str],
-) -> anyhow::Result<Services> {
-    serve::open_services(&DatabaseArgs {
+/// The database settings with these keys.
+fn args(url: &str, current: Option<&str>, key_file: Option<PathBuf>, previous: &[&str]) -> DatabaseArgs {
+    DatabaseArgs {
         data_dir: PathBuf::from("unused"),
         database_url: Some(url.to_string()),
         secret_keys: SecretKeyArgs {
@@ -38,8 +38,17 @@ async fn open(
             secret_key_file: key_file,
             previous: previous.iter().map(|k| k.to_string()).collect(),
         },
-    })
-    .await
+    }
+}
+
+/// Opens the database as `rapport serve` does at start, with these keys.
+async fn open(
+    url: &str,
+    current: Option<&str>,
+    key_file: Option<PathBuf>,
+    previous: &[&str],
+) -> anyhow::Result<Services> {
+    serve::open_and_reseal(&args(url, current, key_file, previous)).await
 }
 
 /// Every stored secret of the tenant, as a backup holds them.
@@ -51,6 +60,7 @@ async fn stored(services: &Services, tenant: &str) -> Vec<String> {
         "select secret from alert_secrets where tenant_id = $1",
         "select identity_secret from tenants where id = $1",
         "select join_token from appointments where tenant_id = $1",
+        "select body from mail_outbox where tenant_id = $1",
     ] {
         let column: Vec<Option<String>> = with_db!(services.writer(), |pool| sqlx::query_scalar(sql)
             .bind(tenant)
@@ -102,6 +112,8 @@ async fn stored_secrets_are_sealed_and_a_key_rotation_loses_none(db: TestDb) {
             AppointmentIn {
                 title: Some("Sealed call".into()),
                 date: Some(chrono::Utc::now()),
+                attendees: Some(vec!["guest@sealed.example".into()]),
+                send_invite_email: Some(true),
                 ..Default::default()
             },
             &actor(),
@@ -116,11 +128,16 @@ async fn stored_secrets_are_sealed_and_a_key_rotation_loses_none(db: TestDb) {
         "without a key, a backup holds the secrets: {before:?}"
     );
 
-    // The first start with a key seals every one of them.
+    assert!(
+        before.iter().any(|v| v.contains(&appointment.join_link)),
+        "the invitation carries the join link: {before:?}"
+    );
+
+    // The first start with a key seals every one of them, and the invitation.
     let a = open(&url, Some(KEY_A), None, &[]).await.unwrap();
     let a_id = a.sealer().key_id().unwrap().to_string();
     let sealed = stored(&a, &tenant.id).await;
-    assert_eq!(sealed.len(), 4, "{sealed:?}");
+    assert_eq!(sealed.len(), 5, "{sealed:?}");
     for value in &sealed {
         assert!(value.starts_with(&format!("sealed1.{a_id}.")), "{value}");
         assert!(secrets.iter().all(|s| !value.contains(s.as_str())), "{value}");
@@ -131,6 +148,14 @@ async fn stored_secrets_are_sealed_and_a_key_rotation_loses_none(db: TestDb) {
         Some(identity.as_str())
     );
     assert_eq!(a.alert_secret(&tenant.id).await.unwrap(), alert);
+    let outbox = a
+        .list_mail(&tenant.id, &rapport_core::model::PageRequest::default())
+        .await
+        .unwrap();
+    assert!(
+        outbox.results[0].body.contains(&appointment.join_link),
+        "admins read the mail"
+    );
     let (found_tenant, found) = a.appointment_by_join_token(&join_token).await.unwrap();
     assert_eq!(
         (found_tenant.as_str(), found.join_link.as_str()),
@@ -180,6 +205,13 @@ async fn stored_secrets_are_sealed_and_a_key_rotation_loses_none(db: TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let key_file = dir.path().join("secret.key");
     std::fs::write(&key_file, format!("{KEY_B}\n")).unwrap();
+    // An admin command run with those keys leaves what running instances read
+    // as it is: only `serve` and `migrate` reseal.
+    let before_admin = stored(&app.services, &tenant.id).await;
+    serve::open_services(&args(&url, None, Some(key_file.clone()), &[KEY_A]))
+        .await
+        .unwrap();
+    assert_eq!(stored(&app.services, &tenant.id).await, before_admin);
     let b = open(&url, None, Some(key_file.clone()), &[KEY_A]).await.unwrap();
     let b_id = b.sealer().key_id().unwrap().to_string();
     assert_ne!(a_id, b_id);
@@ -207,7 +239,83 @@ async fn stored_secrets_are_sealed_and_a_key_rotation_loses_none(db: TestDb) {
     for secret in [&rotated, &identity, &alert, &join_token] {
         assert!(back.contains(secret), "{secret} in {back:?}");
     }
+    assert!(back.iter().any(|v| v.contains(&appointment.join_link)));
     drop(app);
 }
 
-backend_tests!(stored_secrets_are_sealed_and_a_key_rotation_loses_none);
+/// A webhook secret this instance cannot open (sealed under a key it was not
+/// given, say by an instance already rotated) holds up its own endpoint's
+/// deliveries only: they stay pending, unclaimed, and every other endpoint of
+/// the workspace gets its events.
+async fn a_secret_that_cannot_be_opened_holds_up_only_its_endpoint(db: TestDb) {
+    let services = open(&db.url.clone(), Some(KEY_A), None, &[]).await.unwrap();
+    let tenant = services
+        .create_tenant(
+            rapport_core::tenants::NewTenant {
+                name: Some("Half rotated".into()),
+                ..Default::default()
+            },
+            &actor(),
+        )
+        .await
+        .unwrap();
+    let (stuck, working) = (Receiver::start().await, Receiver::start().await);
+    let mut hooks = Vec::new();
+    for receiver in [&stuck, &working] {
+        let hook = services
+            .create_webhook(
+                &tenant.id,
+                WebhookIn {
+                    url: Some(receiver.url.clone()),
+                    event_types: Some(vec!["customer.created".into()]),
+                    ..Default::default()
+                },
+                &actor(),
+            )
+            .await
+            .unwrap();
+        hooks.push(hook);
+    }
+    let foreign = Sealer::new(Some(KEY_B), &[])
+        .unwrap()
+        .seal(Purpose::SigningSecret, "whsec_foreign");
+    with_db!(services.writer(), |pool| sqlx::query(
+        "update webhook_endpoints set secret = $1 where id = $2"
+    )
+    .bind(&foreign)
+    .bind(&hooks[0].endpoint.id)
+    .execute(pool)
+    .await
+    .map(|r| r.rows_affected()))
+    .unwrap();
+    let key = services
+        .create_api_key(&tenant.id, "tests", &actor())
+        .await
+        .unwrap()
+        .token;
+    let app = TestApp::start_on(db, services).await;
+    for _ in 0..3 {
+        ok_json(
+            app.post("/rest/v1/customer", &key, json!({})).await,
+            StatusCode::CREATED,
+        )
+        .await;
+    }
+    for delivered in working.wait_for(3, std::time::Duration::from_secs(20)).await {
+        delivered.verify(&hooks[1].secret);
+    }
+    let waiting: Vec<(String, i64)> = with_db!(app.services.writer(), |pool| sqlx::query_as(
+        "select state, attempts from webhook_deliveries where endpoint_id = $1"
+    )
+    .bind(&hooks[0].endpoint.id)
+    .fetch_all(pool)
+    .await)
+    .unwrap();
+    assert_eq!(waiting, vec![("pending".to_string(), 0); 3]);
+    assert!(stuck.received().is_empty());
+}
+
+backend_tests!(
+    stored_secrets_are_sealed_and_a_key_rotation_loses_none,
+    a_secret_that_cannot_be_opened_holds_up_only_its_endpoint
+);

@@ -4,7 +4,7 @@
 //! 413 or 429 problem with a stable code, for that tenant only, and nothing
 //! already stored is lost. (Recordings' bounds are in `recordings.rs`.)
 
-use rapport_core::{backend_tests, testing::TestDb};
+use rapport_core::{backend_tests, model::Role, testing::TestDb};
 use reqwest::{header, Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -239,6 +239,30 @@ async fn open_streams_are_bounded_per_tenant(db: TestDb) {
     let (_, theirs) = app.widget_visitor(&their_key, "Nia").await;
     assert_eq!(widget_stream(&app, &their_key, &theirs).await.status(), StatusCode::OK);
     assert_eq!(app.services.open_streams().open(&tenant), 2);
+    // An agent's own live view is not a public page's stream: it opens at the
+    // limit and takes no place.
+    app.user(&tenant, "agent@busy.example", Role::Agent, false).await;
+    let agent = crate::dashboard::session(&app, "agent@busy.example").await;
+    let started = app
+        .request(Method::POST, "/rest/v1/widget/recording")
+        .header("rapport-widget-key", &key)
+        .json(&json!({"visitorId": "v-live", "url": "https://shop.example/"}))
+        .send()
+        .await
+        .unwrap();
+    let recording = ok_json(started, StatusCode::CREATED).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let watching = app
+        .request(Method::GET, &format!("/sessions/{recording}/live"))
+        .header(header::COOKIE, &agent)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(watching.status(), StatusCode::OK);
+    assert_eq!(app.services.open_streams().open(&tenant), 2);
+    drop(watching);
 
     // Ann leaves: her place frees once the server notices, and Carl's page
     // gets its stream.
@@ -255,4 +279,42 @@ async fn open_streams_are_bounded_per_tenant(db: TestDb) {
     assert!(carl_stream.is_some(), "a place frees when a page leaves");
 }
 
-backend_tests!(each_tenant_keeps_within_its_bounds, open_streams_are_bounded_per_tenant);
+/// A workspace's public requests run in its share of the instance: while its
+/// share is taken (here by the test, as by a flood of its pages), its next
+/// request waits its turn, body and all, and a neighbour's runs at once; the
+/// waiting one runs when a turn frees, and nothing is lost.
+async fn public_requests_wait_for_their_workspaces_turn(db: TestDb) {
+    let app = TestApp::start_with(db, |c| c.public_concurrency = Some(1)).await;
+    let (tenant, t) = app.tenant_with_key("Flooded").await;
+    let (_, n) = app.tenant_with_key("Neighbour").await;
+    let (key, their_key) = (app.widget_key(&t).await, app.widget_key(&n).await);
+    let turn = app.shares.enter(&key, 0).await.unwrap();
+    let waiting = tokio::spawn({
+        let request = app
+            .request(Method::POST, "/rest/v1/widget/visitor")
+            .header("rapport-widget-key", &key)
+            .json(&json!({"firstName": "Wanda"}));
+        async move { request.send().await.unwrap() }
+    });
+    let neighbours = tokio::time::timeout(std::time::Duration::from_secs(5), start_visitor(&app, &their_key))
+        .await
+        .expect("the neighbour's request is not held up");
+    ok_json(neighbours, StatusCode::CREATED).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "the flooded workspace's request waits its turn");
+    drop(turn);
+    let created = ok_json(waiting.await.unwrap(), StatusCode::CREATED).await;
+    let customer = created["customerId"].as_str().unwrap();
+    let kept = app.services.get_customer(&tenant, customer).await.unwrap();
+    assert_eq!(kept.first_name.as_deref(), Some("Wanda"), "the body waited with it");
+    // Requests without a widget key (agents, integrations) take no share.
+    let (_, api) = app.tenant_with_key("Integrations").await;
+    let _held = app.shares.enter(&key, 0).await.unwrap();
+    ok_json(app.get("/rest/v1/customer", &api).await, StatusCode::OK).await;
+}
+
+backend_tests!(
+    each_tenant_keeps_within_its_bounds,
+    open_streams_are_bounded_per_tenant,
+    public_requests_wait_for_their_workspaces_turn
+);

@@ -19,6 +19,8 @@ pub struct TestApp {
     pub origin: String,
     pub services: Services,
     pub client: reqwest::Client,
+    /// The workspaces' shares of this instance for public requests.
+    pub shares: std::sync::Arc<rapport_server::http::fair_share::PublicShares>,
     /// The database's URL, for another instance on it.
     url: String,
     /// The test database, dropped with the app that created it.
@@ -68,6 +70,7 @@ impl TestApp {
         let (tx, rx) = oneshot::channel::<()>();
         let origin = config.public_url();
         let state = serve::state(config, services.clone());
+        let shares = state.shares.clone();
         let handle = tokio::spawn(serve::serve(listener, state, async {
             let _ = rx.await;
         }));
@@ -83,6 +86,7 @@ impl TestApp {
             origin,
             services,
             client,
+            shares,
             url,
             _db: db,
             shutdown: Some(tx),
