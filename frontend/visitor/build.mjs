@@ -30,7 +30,7 @@ const visitorEntries = {
   recorder: 'src/recorder/recorder.ts',
 };
 // Dashboard-only entries: only Rapport's own pages load them.
-const entries = { ...visitorEntries, replay: 'src/replay/replay.ts', meet: 'src/meet/meet.ts', cobrowse: 'src/cobrowse/cobrowse.ts' };
+const entries = { ...visitorEntries, replay: 'src/replay/replay.ts', meet: 'src/meet/meet.ts', cobrowse: 'src/universal_cobrowse/page.ts' };
 // Gzip budgets in bytes: the loader alone, and everything together.
 const LOADER_BUDGET = 5 * 1024;
 const TOTAL_BUDGET = 60 * 1024;

@@ -216,6 +216,7 @@ pub fn test(args: &[String]) -> Result<()> {
     let mut steps = Steps::default();
 
     steps.time("format", || run_cmd(cargo().args(["fmt", "--all", "--", "--check"])))?;
+    steps.time("type-check and lint the visitor script", crate::visitor::check_visitor)?;
 
     // Every host target, tests and benchmarks included, compiled once and linted
     // by clippy as `cargo clippy --all-targets -- -D warnings` would.

@@ -9,6 +9,20 @@ use anyhow::Result;
 
 use crate::tools::{ensure_npm_packages, root, run};
 
+/// Type-checks the visitor script (`tsc --noEmit`, strict) and lints it
+/// (ESLint with typescript-eslint's recommended rules): `npm run check` and
+/// `npm run lint` in `frontend/visitor/`.
+pub fn check_visitor() -> Result<()> {
+    let source = root().join("frontend").join("visitor");
+    ensure_npm_packages(&source)?;
+    for script in ["check", "lint"] {
+        run(Command::new("npm")
+            .args(["run", "--silent", script])
+            .current_dir(&source))?;
+    }
+    Ok(())
+}
+
 /// Builds the visitor script into `<site>/visitor/` (minified unless `dev`) and
 /// copies the demo shop into `<site>/demo/`.
 pub fn build_visitor(site: &Path, dev: bool) -> Result<()> {

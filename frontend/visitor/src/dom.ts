@@ -1,15 +1,19 @@
-// A tiny element builder for the co-browsing client. Server data (names, titles,
-// URLs, messages) only ever goes in as text, never as HTML.
+// The one element builder of every bundle. Server data and recorded pages'
+// content (names, titles, URLs, messages) only ever go in as text nodes or
+// attribute values, never as HTML.
 
+/** What an element may be given as a child; `false`, null and undefined are skipped. */
 export type Child = Node | string | null | undefined | false;
 
 /** Builds an element; `on…` attributes become listeners, `true` an empty
  * attribute, and `false`, null or undefined leave the attribute out. */
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
-  attrs: Record<string, unknown> = {},
+  attrs?: Record<string, unknown>,
   ...children: Child[]
-): HTMLElementTagNameMap[K] {
+): HTMLElementTagNameMap[K];
+export function h(tag: string, attrs?: Record<string, unknown>, ...children: Child[]): HTMLElement;
+export function h(tag: string, attrs: Record<string, unknown> = {}, ...children: Child[]): HTMLElement {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === false || value == null) continue;

@@ -208,7 +208,8 @@ declare global {
 
   // The script API.
   const sameProfile = (a: Profile, b: Profile) => JSON.stringify(a) === JSON.stringify(b);
-  const methods: Record<string, (...args: any[]) => unknown> = {
+  // Each method checks its own arguments: they come from the page, unchecked.
+  const methods: Record<string, (...args: never[]) => unknown> = {
     identify(given: Profile) {
       if (!given || typeof given !== 'object') return;
       profile = { ...profile, ...given };
@@ -274,7 +275,7 @@ declare global {
     const method = methods[command];
     if (!method) return console.warn(`Rapport: unknown command ${command}`);
     try {
-      return method(...args);
+      return method(...(args as never[]));
     } catch (e) {
       emit('error', e);
     }

@@ -5,24 +5,11 @@
 // text or as checked http(s) links, never as HTML.
 
 import type { Chat, ChunkFactory, Core, HttpError, Message, WidgetConfig } from '../types';
+import { h } from '../dom';
 import { load, save } from '../util';
 import { pickLanguage, strings } from './i18n';
 import { readStream } from '../sse';
 import { css } from './styles';
-
-type Child = Node | string | null | undefined | false;
-
-/** Builds an element; `on…` attributes become listeners, the rest attributes. */
-function h(tag: string, attrs: Record<string, unknown> = {}, ...children: Child[]): HTMLElement {
-  const el = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (value === false || value == null) continue;
-    if (name.startsWith('on')) el.addEventListener(name.slice(2), value as EventListener);
-    else el.setAttribute(name, value === true ? '' : String(value));
-  }
-  for (const child of children) if (child) el.append(child);
-  return el;
-}
 
 /** The launcher's speech bubble (filled), the attach button's paper clip and
  * the call button's camera (stroked: styles.ts draws them as lines). */
@@ -54,6 +41,8 @@ function safeUrl(url?: string | null): string | null {
 }
 
 const CONFIG_MAX_AGE = 60_000;
+/** Pages told to resync spread their history reads over this many ms. */
+const RESYNC_SPREAD_MS = 5_000;
 
 const createChat: ChunkFactory = (core: Core): Chat => {
   const lang = pickLanguage([...(navigator.languages || []), navigator.language]);
@@ -396,8 +385,11 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     stopStream = readStream((signal) => core.fetchRaw('/widget/stream', signal), {
       event(name, data) {
         // Rapport lost some of this stream's messages (it fell behind): read them.
+        // A burst makes every open page of the workspace fall behind at once, so
+        // each waits a random moment first rather than all reading together.
         if (name === 'resync') {
-          loadHistory().catch((e) => core.emit('error', e));
+          const spread = Math.random() * RESYNC_SPREAD_MS;
+          setTimeout(() => loadHistory().catch((e) => core.emit('error', e)), spread);
           return;
         }
         if (name !== 'message') return;

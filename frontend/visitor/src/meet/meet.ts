@@ -32,48 +32,14 @@
 // Server data (names, messages) is only ever set as text, never as HTML.
 
 import './meet.css';
+import { h } from '../dom';
+import { CallChat } from './chat';
+import { Lobby } from './lobby';
+import { SharedScreens } from './screens';
 import { strings as t } from './i18n';
-
-type Id = string | number;
-interface Person {
-  id: Id;
-  name: string;
-  host?: boolean;
-}
-type Source = 'mic' | 'camera' | 'screen';
-interface TrackInfo {
-  participant: Id;
-  kind?: 'audio' | 'video';
-  /** What the sender called it; older servers say nothing (mic or camera). */
-  source?: Source;
-  /** Whether it carries no media yet, where the server says so. */
-  paused?: boolean;
-}
-interface Permissions {
-  screenShare?: boolean;
-  chat?: boolean;
-}
-interface ChatMsg {
-  type: 'chat';
-  from: Id;
-  name: string;
-  text: string;
-  at: string;
-}
-type ServerMsg =
-  | { type: 'refused'; reason: string }
-  | { type: 'waiting' }
-  | { type: 'declined' }
-  | { type: 'joined'; you: Id; host: boolean; permissions?: Permissions; participants?: Person[]; recording?: boolean }
-  | { type: 'answer'; sdp: string }
-  | { type: 'offer'; sdp: string; tracks?: Record<string, TrackInfo> }
-  | { type: 'participants'; participants: Person[] }
-  | { type: 'lobby'; waiting: Person[] }
-  | { type: 'removed'; reason?: string }
-  | { type: 'track'; mid: string; paused: boolean }
-  | { type: 'recording'; recording: boolean }
-  | ChatMsg
-  | { type: 'error'; message: string };
+import { LocalMedia } from './devices';
+import { play, socketUrl, videoElement } from './media';
+import type { Permissions, Person, ServerMsg, Source, TrackInfo } from './protocol';
 
 declare global {
   interface Window {
@@ -84,47 +50,6 @@ declare global {
     };
   }
 }
-
-type Child = Node | string | null | undefined | false;
-
-/** Builds an element; `on…` attributes become listeners, the rest attributes. */
-function h(tag: string, attrs: Record<string, unknown> = {}, ...children: Child[]): HTMLElement {
-  const el = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (value === false || value == null) continue;
-    if (name.startsWith('on')) el.addEventListener(name.slice(2), value as EventListener);
-    else el.setAttribute(name, value === true ? '' : String(value));
-  }
-  for (const child of children) if (child) el.append(child);
-  return el;
-}
-
-/** A `<video>` that plays inline; muted ones (previews, one's own tile) never echo. */
-function videoElement(muted: boolean, label?: string): HTMLVideoElement {
-  const video = h('video', { autoplay: true, playsinline: true, muted, 'aria-label': label }) as HTMLVideoElement;
-  // The attribute only sets defaultMuted on created elements: set the state too.
-  video.muted = muted;
-  return video;
-}
-
-function play(video: HTMLVideoElement, stream: MediaStream | null): void {
-  if (video.srcObject !== stream) video.srcObject = stream;
-  if (stream) video.play().catch(() => undefined); // autoplay blocked: the controls still work
-}
-
-/** The signalling URL made absolute, with the page's ws(s) scheme. */
-function socketUrl(path: string): string {
-  const url = new URL(path, location.href);
-  if (url.protocol === 'http:') url.protocol = 'ws:';
-  else if (url.protocol === 'https:') url.protocol = 'wss:';
-  return url.href;
-}
-
-const stopAll = (stream: MediaStream | null) => stream?.getTracks().forEach((track) => track.stop());
-
-/** Device failures worth a second try with fewer devices (not a refusal by the user). */
-const deviceProblem = (e: unknown) =>
-  e instanceof DOMException && ['NotFoundError', 'NotReadableError', 'OverconstrainedError', 'AbortError'].includes(e.name);
 
 let mounts = 0;
 let currentPc: RTCPeerConnection | null = null;
@@ -142,16 +67,6 @@ interface Remote {
   /** The server says no video arrives from them (camera off, no camera). */
   videoPaused?: boolean;
 }
-/** A participant's shared screen: its own tile, first in the grid, shown while it carries media. */
-interface Screen {
-  figure: HTMLElement;
-  video: HTMLVideoElement;
-  caption: HTMLElement;
-  track: MediaStreamTrack;
-  live: boolean;
-  /** The server said whether it carries media (else frames decoded tell). */
-  known: boolean;
-}
 type Phase = 'prejoin' | 'connecting' | 'waiting' | 'call' | 'over';
 
 class Meeting {
@@ -164,21 +79,15 @@ class Meeting {
   private disposed = false;
 
   // Pre-join.
-  private readonly preview = videoElement(true, t.preview);
-  private readonly mediaNote = h('p', { class: 'rapport-meet__media-note', role: 'status' });
   private readonly nameInput: HTMLInputElement;
   private readonly nameError: HTMLElement;
-  private readonly cameraSelect: HTMLSelectElement;
-  private readonly micSelect: HTMLSelectElement;
-  private readonly cameraField: HTMLElement;
-  private readonly micField: HTMLElement;
+  /** One's camera and microphone, their preview and pickers. */
+  private readonly media: LocalMedia;
   private readonly passwordInput: HTMLInputElement | null = null;
   private readonly joinButton: HTMLButtonElement;
   private readonly form: HTMLElement;
   private readonly waitingBox: HTMLElement;
   private readonly prejoin: HTMLElement;
-  private local: MediaStream | null = null;
-  private mediaReady: Promise<void> = Promise.resolve();
 
   // The call.
   private ws: WebSocket | null = null;
@@ -191,21 +100,24 @@ class Meeting {
   private readonly remotes = new Map<string, Remote>(); // by participant id
   private readonly people = new Map<string, Person>(); // by participant id, without oneself
   private readonly tiles = new Map<string, Tile>(); // by participant id, oneself included
-  private readonly screens = new Map<string, Screen>(); // by participant id, without oneself
+  /** Others' shared screens, each a tile of its own. */
+  private readonly screens = new SharedScreens({
+    grid: () => this.grid,
+    nameOf: (key) => this.people.get(key)?.name || t.someone,
+    changed: () => this.layout(),
+    say: (text) => this.say(text),
+  });
   private permissions: Permissions = {};
   /** The screen's m-line, which carries a track only while one shares. */
   private screenSender: RTCRtpSender | null = null;
   private screenTrack: MediaStreamTrack | null = null;
   private shareButton: HTMLButtonElement | null = null;
-  /** The chat's scrolling log region and the list of messages in it. */
-  private chatLog: HTMLElement | null = null;
-  private chatList: HTMLElement | null = null;
-  private chatInput: HTMLInputElement | null = null;
-  /** Own chat messages sent and neither echoed nor refused yet. */
-  private chatPending = 0;
+  /** The call's chat, when the call has one. */
+  private chat: CallChat | null = null;
   private grid: HTMLElement | null = null;
-  private lobbyBox: HTMLElement | null = null;
-  private lobbyList: HTMLElement | null = null;
+  /** Hosts' list of people waiting to be let in. */
+  private lobby: Lobby | null = null;
+  /** Who waits to be let in, as the server last said (hosts only hear it). */
   private waiting: Person[] = [];
   private recordingNote: HTMLElement | null = null;
   private recording = false;
@@ -230,10 +142,7 @@ class Meeting {
       oninput: () => this.nameProblem(false),
     }) as HTMLInputElement;
     this.nameError = h('p', { id: this.id('name-error'), class: 'field-error', hidden: true }, t.nameMissing);
-    this.cameraSelect = h('select', { id: this.id('camera'), onchange: () => this.startPreview() }) as HTMLSelectElement;
-    this.micSelect = h('select', { id: this.id('microphone'), onchange: () => this.startPreview() }) as HTMLSelectElement;
-    this.cameraField = h('div', { class: 'field', hidden: true }, h('label', { for: this.id('camera') }, t.camera), this.cameraSelect);
-    this.micField = h('div', { class: 'field', hidden: true }, h('label', { for: this.id('microphone') }, t.microphone), this.micSelect);
+    this.media = new LocalMedia(this.id, () => this.gone());
     if (needsPassword) {
       this.passwordInput = h('input', {
         id: this.id('password'),
@@ -256,7 +165,7 @@ class Meeting {
         },
       },
       h('div', { class: 'field' }, h('label', { for: this.id('name') }, t.yourName), this.nameInput, this.nameError),
-      h('div', { class: 'field-row' }, this.cameraField, this.micField),
+      h('div', { class: 'field-row' }, this.media.cameraField, this.media.micField),
       this.passwordInput &&
         h('div', { class: 'field' }, h('label', { for: this.id('password') }, t.password), this.passwordInput),
       h('p', { class: 'rapport-meet__actions' }, this.joinButton),
@@ -270,8 +179,8 @@ class Meeting {
       'section',
       { class: 'rapport-meet__prejoin', 'aria-labelledby': this.id('heading') },
       h('h2', { id: this.id('heading') }, t.joinHeading),
-      h('div', { class: 'rapport-meet__preview' }, this.preview),
-      this.mediaNote,
+      h('div', { class: 'rapport-meet__preview' }, this.media.preview),
+      this.media.note,
       this.form,
       this.waitingBox,
     );
@@ -279,7 +188,7 @@ class Meeting {
     root.classList.add('rapport-meet');
     root.replaceChildren(this.status, this.alert, this.view);
     this.view.append(this.prejoin);
-    this.startPreview();
+    this.media.start();
     navigator.mediaDevices?.addEventListener?.('devicechange', this.onDeviceChange);
     // Leave quietly with the page; let go of everything once the element is gone
     // (the page re-rendered or navigated away without unloading).
@@ -308,7 +217,7 @@ class Meeting {
   // ---- pre-join: preview and devices ----------------------------------------------------
 
   private readonly onDeviceChange = () => {
-    if (this.phase === 'prejoin') void this.listDevices();
+    if (this.phase === 'prejoin') void this.media.listDevices();
   };
 
   private readonly onPageHide = () => {
@@ -318,79 +227,6 @@ class Meeting {
   /** Whether this call is over or its element gone (checked after awaits). */
   private gone(): boolean {
     return this.disposed || this.phase === 'over';
-  }
-
-  /** (Re)starts the camera and microphone with the chosen devices. */
-  private startPreview(): void {
-    this.mediaReady = this.mediaReady.then(async () => {
-      stopAll(this.local);
-      this.local = null;
-      if (this.gone()) return;
-      this.mediaNote.textContent = t.startingMedia;
-      const stream = await this.acquire();
-      // (Join waits for this: the phase is at most 'connecting' here.)
-      if (this.gone()) {
-        stopAll(stream);
-        return;
-      }
-      this.local = stream;
-      play(this.preview, stream);
-      this.preview.hidden = !stream?.getVideoTracks().length;
-      this.mediaNote.textContent = stream
-        ? ''
-        : 'getUserMedia' in (navigator.mediaDevices || {})
-          ? t.noMedia
-          : t.noMediaSupport;
-      await this.listDevices();
-    });
-  }
-
-  private async acquire(): Promise<MediaStream | null> {
-    const devices = navigator.mediaDevices;
-    if (!devices?.getUserMedia) return null;
-    const video: MediaTrackConstraints = { width: { ideal: 640 }, height: { ideal: 360 } };
-    if (this.cameraSelect.value) video.deviceId = { exact: this.cameraSelect.value };
-    const audio: MediaTrackConstraints = {};
-    if (this.micSelect.value) audio.deviceId = { exact: this.micSelect.value };
-    try {
-      return await devices.getUserMedia({ audio, video });
-    } catch (e) {
-      if (!deviceProblem(e)) return null;
-    }
-    // One of the two is missing or busy: take what there is.
-    for (const constraints of [{ audio }, { video }]) {
-      try {
-        return await devices.getUserMedia(constraints);
-      } catch {
-        // next
-      }
-    }
-    return null;
-  }
-
-  /** Fills the pickers; labels exist once the user allowed media. */
-  private async listDevices(): Promise<void> {
-    let devices: MediaDeviceInfo[] = [];
-    try {
-      devices = (await navigator.mediaDevices?.enumerateDevices?.()) || [];
-    } catch {
-      // none
-    }
-    const fill = (select: HTMLSelectElement, field: HTMLElement, kind: MediaDeviceKind, track?: MediaStreamTrack) => {
-      const found = devices.filter((d) => d.kind === kind && d.deviceId);
-      const current = track?.getSettings().deviceId || select.value;
-      const name = kind === 'videoinput' ? t.camera : t.microphone;
-      select.replaceChildren(
-        ...found.map((d, i) => {
-          const option = h('option', { value: d.deviceId }, d.label || t.device(name, i + 1)) as HTMLOptionElement;
-          option.selected = d.deviceId === current;
-          return option;
-        }),
-      );
-      field.hidden = found.length === 0;
-    };
-    fill(this.cameraSelect, this.cameraField, 'videoinput', this.local?.getVideoTracks()[0]);
-    fill(this.micSelect, this.micField, 'audioinput', this.local?.getAudioTracks()[0]);
   }
 
   // ---- joining -------------------------------------------------------------------------
@@ -418,7 +254,7 @@ class Meeting {
     }
     this.setPhase('connecting');
     this.say(t.connecting);
-    await this.mediaReady; // a device switch still starting
+    await this.media.ready; // a device switch still starting
     if (this.disposed) return;
     this.me = { id: '', name };
     const password = this.passwordInput?.value;
@@ -518,7 +354,7 @@ class Meeting {
         return;
       case 'lobby':
         this.waiting = msg.waiting || [];
-        this.renderLobby(true);
+        this.showLobby(true);
         return;
       case 'removed':
         // From the host without a reason; the media server's own removals
@@ -533,15 +369,13 @@ class Meeting {
         this.setRecording(!!msg.recording);
         return;
       case 'chat':
-        this.chatReceived(msg);
+        this.chat?.received(msg, this.me.id);
         return;
       case 'error':
         if (typeof msg.message !== 'string') return;
         // A refused chat message: said in the status line, the call goes on.
-        if (this.chatPending > 0) {
-          this.chatPending--;
-          this.say(msg.message);
-        } else this.fail(msg.message);
+        if (this.chat?.refused()) this.say(msg.message);
+        else this.fail(msg.message);
         return;
       default:
         return; // newer servers may say more
@@ -574,7 +408,7 @@ class Meeting {
     // Always three sendonly m-lines, audio, camera and screen, also without a
     // device or a share (then they carry nothing): the server sees the same
     // shape from everyone, and sharing a screen needs no renegotiation.
-    const local = this.local;
+    const local = this.media.stream;
     const streams = local ? [local] : [];
     const mic = pc.addTransceiver(local?.getAudioTracks()[0] || 'audio', { direction: 'sendonly', streams });
     const camera = pc.addTransceiver(local?.getVideoTracks()[0] || 'video', { direction: 'sendonly', streams });
@@ -618,7 +452,7 @@ class Meeting {
       this.remotes.forEach((remote, key) => {
         if (remote.audio === track || remote.video === track) this.setRemoteTrack(key, track.kind, undefined);
       });
-      this.screens.forEach((screen, key) => screen.track === track && this.dropScreen(key));
+      this.screens.dropTrack(track);
     }
   }
 
@@ -640,7 +474,7 @@ class Meeting {
     const key = String(info.participant);
     const track = event.track;
     if (info.source === 'screen' && track.kind === 'video') {
-      this.setScreen(key, track, info.paused);
+      this.screens.set(key, track, info.paused);
       return;
     }
     this.setRemoteTrack(key, track.kind, track);
@@ -673,7 +507,7 @@ class Meeting {
     if (!info || info.kind === 'audio') return;
     const key = String(info.participant);
     if (info.source === 'screen') {
-      this.screenLive(key, !paused, true);
+      this.screens.live(key, !paused, true);
       return;
     }
     let remote = this.remotes.get(key);
@@ -697,56 +531,6 @@ class Meeting {
   }
 
   // ---- shared screens -------------------------------------------------------------------
-
-  /** A participant's screen track: a tile of its own, first in the grid, hidden until it carries media. */
-  private setScreen(key: string, track: MediaStreamTrack, paused: boolean | undefined): void {
-    const old = this.screens.get(key);
-    if (old?.track === track) return;
-    if (old) this.dropScreen(key);
-    const video = videoElement(true);
-    const caption = h('figcaption', {});
-    const figure = h(
-      'figure',
-      { class: 'rapport-meet__tile rapport-meet__tile--screen', 'data-participant': key, hidden: true },
-      video,
-      caption,
-    );
-    const screen: Screen = { figure, video, caption, track, live: false, known: typeof paused === 'boolean' };
-    this.screens.set(key, screen);
-    this.captionScreen(key);
-    this.grid?.prepend(figure);
-    play(video, new MediaStream([track]));
-    track.addEventListener('ended', () => this.screens.get(key) === screen && this.dropScreen(key));
-    if (paused === false) this.screenLive(key, true);
-  }
-
-  private captionScreen(key: string): void {
-    const screen = this.screens.get(key);
-    if (screen) screen.caption.textContent = t.screenOf(this.people.get(key)?.name || t.someone);
-  }
-
-  /** Shows a screen tile while it carries media, and says so. */
-  private screenLive(key: string, live: boolean, byServer = false): void {
-    const screen = this.screens.get(key);
-    if (!screen) return;
-    if (byServer) screen.known = true;
-    if (screen.live === live) return;
-    screen.live = live;
-    screen.figure.hidden = !live;
-    if (live) play(screen.video, screen.video.srcObject as MediaStream | null);
-    this.layout();
-    const name = this.people.get(key)?.name || t.someone;
-    this.say(live ? t.isSharing(name) : t.stoppedSharing(name));
-  }
-
-  private dropScreen(key: string): void {
-    const screen = this.screens.get(key);
-    if (!screen) return;
-    this.screens.delete(key);
-    screen.video.srcObject = null;
-    screen.figure.remove();
-    this.layout();
-  }
 
   /** Starts or stops sharing one's screen on the screen's m-line (no renegotiation). */
   private async toggleShare(): Promise<void> {
@@ -811,81 +595,19 @@ class Meeting {
     if (this.phase === 'call') this.say(t.youStopped);
   }
 
-  // ---- chat -----------------------------------------------------------------------------
-
-  private renderChat(): HTMLElement {
-    this.chatList = h('ol', { class: 'rapport-meet__chat-list' });
-    // Scrolls, so it takes keyboard focus; a log is announced as it grows.
-    this.chatLog = h(
-      'div',
-      { class: 'rapport-meet__chat-log', role: 'log', 'aria-labelledby': this.id('chat'), tabindex: '0' },
-      this.chatList,
-    );
-    this.chatInput = h('input', {
-      id: this.id('message'),
-      type: 'text',
-      name: 'message',
-      autocomplete: 'off',
-      maxlength: '2000',
-    }) as HTMLInputElement;
-    return h(
-      'section',
-      { class: 'rapport-meet__chat', 'aria-labelledby': this.id('chat') },
-      h('h2', { id: this.id('chat') }, t.chat),
-      this.chatLog,
-      h(
-        'form',
-        {
-          class: 'rapport-meet__chat-form',
-          novalidate: true,
-          onsubmit: (e: Event) => {
-            e.preventDefault();
-            this.sendChat();
-          },
-        },
-        h('label', { for: this.id('message') }, t.message),
-        this.chatInput,
-        h('button', { type: 'submit', class: 'button primary' }, t.send),
-      ),
-    );
-  }
-
-  private sendChat(): void {
-    const input = this.chatInput;
-    if (!input) return;
-    const text = input.value.trim();
-    if (!text || text.length > 2000 || this.ws?.readyState !== WebSocket.OPEN) return;
-    this.send({ type: 'chat', text });
-    this.chatPending++;
-    input.value = '';
-    input.focus();
-  }
-
-  private chatReceived(msg: ChatMsg): void {
-    const log = this.chatLog;
-    const list = this.chatList;
-    if (String(msg.from) === String(this.me.id) && this.chatPending > 0) this.chatPending--;
-    if (!log || !list || typeof msg.text !== 'string') return;
-    const at = new Date(msg.at);
-    const time = isNaN(at.getTime())
-      ? null
-      : h('time', { datetime: msg.at }, at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }));
-    // Kept at the bottom while one reads the newest messages.
-    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
-    list.append(
-      h(
-        'li',
-        { class: String(msg.from) === String(this.me.id) ? 'rapport-meet__chat-own' : null },
-        h('p', { class: 'rapport-meet__chat-meta' }, h('span', { class: 'rapport-meet__chat-name' }, msg.name || t.someone), ' ', time),
-        h('p', { class: 'rapport-meet__chat-text' }, msg.text),
-      ),
-    );
-    if (atEnd) log.scrollTop = log.scrollHeight;
+  /** The call's chat panel, sending over this call's socket. */
+  private newChat(): HTMLElement {
+    this.chat = new CallChat(this.id, (text) => {
+      if (this.ws?.readyState !== WebSocket.OPEN) return false;
+      this.send({ type: 'chat', text });
+      return true;
+    });
+    return this.chat.element;
   }
 
   private renderCall(): void {
-    const audio = this.local?.getAudioTracks()[0];
-    const video = this.local?.getVideoTracks()[0];
+    const audio = this.media.stream?.getAudioTracks()[0];
+    const video = this.media.stream?.getVideoTracks()[0];
     const toggle = (label: string, track: MediaStreamTrack | undefined, on: string, off: string, changed: (off: boolean) => void) => {
       const button = h(
         'button',
@@ -934,20 +656,14 @@ class Meeting {
       t.leave,
     );
     this.recordingNote = h('p', { class: 'note rapport-meet__recording', hidden: true }, t.recording);
-    this.lobbyList = h('ul', { class: 'rapport-meet__lobby-list' });
-    this.lobbyBox = h(
-      'section',
-      { class: 'rapport-meet__lobby', 'aria-labelledby': this.id('lobby'), hidden: true },
-      h('h2', { id: this.id('lobby') }, t.lobby),
-      this.lobbyList,
-    );
+    this.lobby = new Lobby(this.id, (type, id) => this.send({ type, id }));
     this.grid = h('section', { class: 'rapport-meet__grid', 'aria-label': t.participants });
     this.view.replaceChildren(
       h(
         'div',
         { class: 'rapport-meet__call' },
         this.recordingNote,
-        this.lobbyBox,
+        this.lobby.element,
         this.grid,
         h(
           'div',
@@ -957,13 +673,13 @@ class Meeting {
           this.shareButton,
           leave,
         ),
-        this.permissions.chat && this.renderChat(),
+        this.permissions.chat && this.newChat(),
       ),
     );
-    play(this.preview, null);
+    play(this.media.preview, null);
     const self = this.addTile(String(this.me.id), this.me, true);
-    play(self.video, this.local?.getVideoTracks().length ? this.local : null);
-    this.renderLobby(false);
+    play(self.video, this.media.stream?.getVideoTracks().length ? this.media.stream : null);
+    this.showLobby(false);
   }
 
   private addTile(key: string, person: Person, self: boolean): Tile {
@@ -1018,9 +734,9 @@ class Meeting {
         tile.caption.textContent = person.name;
         if (tile.remove) tile.remove.textContent = t.remove(person.name);
       }
-      if (known?.name !== person.name) this.captionScreen(key);
+      if (known?.name !== person.name) this.screens.caption(key);
     }
-    for (const key of [...this.screens.keys()]) if (!present.has(key)) this.dropScreen(key);
+    this.screens.keepOnly(present);
     for (const [key, tile] of [...this.tiles]) {
       if (key === mine || present.has(key)) continue;
       const person = this.people.get(key);
@@ -1037,64 +753,18 @@ class Meeting {
   private layout(): void {
     this.grid?.setAttribute('data-count', String(this.tiles.size));
     // A shared screen is the content: the people's tiles shrink beside it.
-    this.grid?.toggleAttribute('data-screen', [...this.screens.values()].some((screen) => screen.live));
+    this.grid?.toggleAttribute('data-screen', this.screens.anyLive());
   }
 
-  private renderLobby(announce: boolean): void {
-    const list = this.lobbyList;
-    if (!list || !this.lobbyBox) return;
-    const before = new Set([...list.querySelectorAll('li')].map((li) => li.dataset.participant));
-    const waiting = this.isHost ? this.waiting : [];
-    list.replaceChildren(
-      ...waiting.map((person) => {
-        const decide = (type: 'admit' | 'decline', label: string, style: string) =>
-          h(
-            'button',
-            {
-              type: 'button',
-              class: `button small ${style}`,
-              onclick: (e: Event) => {
-                (e.currentTarget as HTMLElement)
-                  .closest('li')
-                  ?.querySelectorAll('button')
-                  .forEach((b) => (b.disabled = true));
-                this.send({ type, id: person.id });
-              },
-            },
-            label,
-          );
-        return h(
-          'li',
-          { 'data-participant': String(person.id) },
-          h('span', { class: 'rapport-meet__lobby-name' }, person.name),
-          decide('admit', t.admit(person.name), 'primary'),
-          decide('decline', t.decline(person.name), 'secondary'),
-        );
-      }),
-    );
-    this.lobbyBox.hidden = waiting.length === 0;
-    if (announce) {
-      const fresh = waiting.find((p) => !before.has(String(p.id)));
-      if (fresh) this.say(t.isWaiting(fresh.name));
-    }
+  /** Shows who waits (to hosts only); `announce` says who came. */
+  private showLobby(announce: boolean): void {
+    const came = this.lobby?.show(this.isHost ? this.waiting : [], announce);
+    if (came) this.say(t.isWaiting(came.name));
   }
 
   private setRecording(on: boolean): void {
     this.recording = on;
     if (this.recordingNote) this.recordingNote.hidden = !on;
-  }
-
-  /** Screens the server has said nothing about (shared before one joined, as
-   * the server reports changes only) show once frames are decoded: a mere
-   * packet (padding) is no sign, so `unmute` is not used. */
-  private screensDecoded(stats: RTCStatsReport): void {
-    const waiting = new Map<string, string>();
-    this.screens.forEach((screen, key) => !screen.known && !screen.live && waiting.set(screen.track.id, key));
-    if (!waiting.size) return;
-    stats.forEach((report) => {
-      const key = report.type === 'inbound-rtp' ? waiting.get(report.trackIdentifier) : undefined;
-      if (key !== undefined && report.framesDecoded > 0) this.screenLive(key, true);
-    });
   }
 
   /** Once a second, from the call's stats: the active speaker, the loudest
@@ -1112,7 +782,7 @@ class Meeting {
     this.remotes.forEach((remote, key) => remote.audio && byTrack.set(remote.audio.id, key));
     let best: string | null = null;
     let loudest = 0.05;
-    const mic = this.local?.getAudioTracks()[0];
+    const mic = this.media.stream?.getAudioTracks()[0];
     stats.forEach((report) => {
       let key: string | undefined;
       if (report.type === 'inbound-rtp' && report.kind === 'audio') key = byTrack.get(report.trackIdentifier);
@@ -1122,7 +792,7 @@ class Meeting {
         best = key;
       }
     });
-    this.screensDecoded(stats);
+    this.screens.decoded(stats);
     if (best === null || best === this.speaker) return;
     this.speaker = best;
     this.tiles.forEach((tile, key) => tile.figure.classList.toggle('rapport-meet__tile--speaking', key === best));
@@ -1137,18 +807,16 @@ class Meeting {
     this.screenTrack = this.screenSender = this.shareButton = null;
     this.pc?.close();
     this.pc = null;
-    stopAll(this.local);
-    this.local = null;
+    this.media.stop();
     this.tracks.clear();
     this.remotes.clear();
     this.people.clear();
     this.tiles.forEach((tile) => (tile.video.srcObject = null));
     this.tiles.clear();
-    this.screens.forEach((screen) => (screen.video.srcObject = null));
     this.screens.clear();
-    this.grid = this.lobbyBox = this.lobbyList = this.recordingNote = this.chatLog = null;
-    this.chatInput = this.chatList = null;
-    this.chatPending = 0;
+    this.grid = this.recordingNote = null;
+    this.lobby = null;
+    this.chat = null;
     this.permissions = {};
     this.waiting = [];
     this.speaker = null;
@@ -1164,7 +832,7 @@ class Meeting {
       ? h('button', { type: 'button', class: 'button primary', onclick: () => this.restart() }, t.joinAgain)
       : null;
     this.view.replaceChildren(h('p', { class: 'rapport-meet__actions' }, button));
-    play(this.preview, null);
+    play(this.media.preview, null);
   }
 
   private restart(): void {
@@ -1172,7 +840,7 @@ class Meeting {
     this.say('');
     this.view.replaceChildren(this.prejoin);
     this.setPhase('prejoin');
-    this.startPreview();
+    this.media.start();
     this.nameInput.focus();
   }
 

@@ -7,7 +7,7 @@
 // stream says `watched`, and batches then go out every 100 ms, starting with a
 // fresh full snapshot. It also tells the live view when the visitor leaves
 // (`rapport.left`) and comes back (`rapport.back`). The control stream also
-// carries script co-browsing (`event: cobrowse`, see cobrowse.ts), which this
+// carries script co-browsing (`event: cobrowse`, see script_cobrowse.ts), which this
 // file connects to the session: the visitor's answers go out with the session's
 // write token, and what the agent may type into follows the rules below that
 // the recording masks and blocks by. Nothing here may throw into the host page.
@@ -17,8 +17,8 @@ import type { eventWithTime } from '@rrweb/types';
 import { readStream } from '../sse';
 import type { Core, Message, Recorder, RecorderFactory, RecordingConfig } from '../types';
 import { cut } from '../util';
-import { createCobrowse, HOST as COBROWSE } from './cobrowse';
-import type { Answer } from './cobrowse';
+import { createCobrowse, HOST as COBROWSE } from './script_cobrowse';
+import type { Answer } from './script_cobrowse';
 import { createUploader } from './uploader';
 
 const MASK_CLASS = 'rapport-mask';

@@ -25,6 +25,7 @@
 //   back as a grant; Rapport is then told control is off.
 // Nothing here may throw into the host page.
 
+import { h } from '../dom';
 import { load, save } from '../util';
 
 /** The element co-browsing draws in (the recorder keeps it out of recordings). */
@@ -265,13 +266,6 @@ const ENTER_CLICKS = 'a[href],button,summary,input[type=submit],input[type=butto
 type Field = HTMLInputElement | HTMLTextAreaElement;
 
 const finite = (v: unknown): v is number => typeof v === 'number' && isFinite(v);
-
-function h(tag: string, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElement {
-  const el = document.createElement(tag);
-  for (const name in attrs) el.setAttribute(name, attrs[name]);
-  el.append(...children);
-  return el;
-}
 
 /** The first of the browser's languages that has strings, else English. */
 function pickLanguage(): string {

@@ -22,14 +22,14 @@
 // difference, so timestamps ahead of our clock are shifted back.
 //
 // Co-browsing: a signed-in agent's element also has `data-cobrowse-url`; then
-// cobrowse.ts adds its controls above the stage, and the stream's `event:
+// script_cobrowse.ts adds its controls above the stage, and the stream's `event:
 // cobrowse` tells it the co-browse's state. A live-view link only watches.
 
 import { Replayer } from '@rrweb/replay';
 import type { eventWithTime } from '@rrweb/types';
-import { mountCobrowse } from './cobrowse';
-import type { Frame } from './cobrowse';
-import { el } from './dom';
+import { mountCobrowse } from './script_cobrowse';
+import type { Frame } from './script_cobrowse';
+import { h as el } from '../dom';
 import { langTag, strings } from './i18n';
 
 const META = 4;

@@ -7,7 +7,7 @@
 import Player from 'rrweb-player';
 import type { eventWithTime } from '@rrweb/types';
 import { strings, type Strings } from './i18n';
-import { el } from './dom';
+import { h as el } from '../dom';
 
 const META = 4;
 const FULL_SNAPSHOT = 2;

@@ -16,7 +16,7 @@
 // visitor's viewport size and is scaled to the stage (live.ts), so a point is
 // mapped through the frame's on-screen rectangle, which includes that scale.
 
-import { el } from './dom';
+import { h as el } from '../dom';
 import type { Strings } from './i18n';
 
 /** The replay frame and the visitor's viewport size it shows. */

@@ -18,7 +18,7 @@
 // Any other close (the network) reconnects after 1, 2, 4 … at most 15 seconds.
 
 import './cobrowse.css';
-import { h } from './dom';
+import { h } from '../dom';
 import { InputForwarder } from './input';
 import { Panel } from './panel';
 import type { InputMsg, OpenMsg, Role, ServerMsg, State } from './protocol';

@@ -6,7 +6,7 @@
 // keyboard focus on the same button, or on the one that took its place (the
 // host who gave control finds "Take back control" focused).
 
-import { h } from './dom';
+import { h } from '../dom';
 import type { Participant } from './protocol';
 
 export interface PanelView {

@@ -1,5 +1,5 @@
 // The co-browsing WebSocket's messages (notes/cobrowse-protocol.md, section A),
-// as cobrowse.ts reads and writes them. Binary messages (the screen's JPEG
+// as page.ts reads and writes them. Binary messages (the screen's JPEG
 // frames) have no type here. Every coordinate is in CSS pixels of the shared
 // browser's viewport, whatever the size of the frames or of the canvas.
 

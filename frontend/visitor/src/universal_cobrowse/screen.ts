@@ -8,7 +8,7 @@
 // of those arriving meanwhile only the newest waits, the others are dropped.
 // Pointers are placed in percent of the stage, so they stay put as it resizes.
 
-import { h } from './dom';
+import { h } from '../dom';
 import type { Viewport } from './protocol';
 
 /** Label colours for pointers, each dark enough for white text. */
