@@ -135,6 +135,50 @@ struct Figures {
 }
 
 /// B's REST creates and chat round trips, measured now.
+/// Opens `n` connections that each made one request (`GET /health`) and then
+/// stay open and idle, as a browser's keep-alive connection does: what the HTTP
+/// server holds per connection, whatever it serves. It is the floor under what
+/// an open stream costs.
+async fn idle_connections(base: &str, n: usize) -> Vec<tokio::net::TcpStream> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://").to_string();
+    stream::iter(0..n)
+        .map(|_| {
+            let addr = addr.clone();
+            async move {
+                let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+                let request = format!("GET /health HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+                socket.write_all(request.as_bytes()).await.unwrap();
+                // Read the whole answer: its head, then `Content-Length` bytes.
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    let read = socket.read(&mut buf).await.unwrap();
+                    assert!(read > 0, "the server closed an idle connection");
+                    got.extend_from_slice(&buf[..read]);
+                    let text = String::from_utf8_lossy(&got);
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length: usize = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let (name, value) = l.split_once(':')?;
+                                name.eq_ignore_ascii_case("content-length")
+                                    .then(|| value.trim().parse().ok())?
+                            })
+                            .unwrap_or(0);
+                        if got.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                socket
+            }
+        })
+        .buffer_unordered(64)
+        .collect()
+        .await
+}
+
 async fn measure(b: &Workspace, seconds: Duration) -> Figures {
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let until = Instant::now() + seconds;
@@ -343,6 +387,17 @@ async fn main() {
         .collect()
         .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
+    // The floor: half as many idle keep-alive connections, each after one
+    // request. They stay open while the streams open, so that neither reuses
+    // memory the other freed (RSS does not shrink when memory is freed).
+    let before = server.rss_kib();
+    let connections = idle_connections(&server.base, streams / 2).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let floor = server.rss_kib().saturating_sub(before) as f64 / connections.len().max(1) as f64;
+    println!(
+        "  {} idle keep-alive connections (one GET /health each): {floor:.1} KiB per connection, the HTTP server's own",
+        connections.len()
+    );
     let before = server.rss_kib();
     let opened = Instant::now();
     let held: Vec<reqwest::Response> = stream::iter(tokens)
@@ -356,14 +411,16 @@ async fn main() {
     let open = held.iter().filter(|r| r.status() == reqwest::StatusCode::OK).count();
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after = server.rss_kib();
+    let per_stream = (after.saturating_sub(before)) as f64 / open.max(1) as f64;
     println!(
-        "  {open} idle streams of the shop opened in {:.1} s; server RSS {before} KiB → {after} KiB: {:.1} KiB per stream (target ≤ 16)",
+        "  {open} idle streams of the shop opened in {:.1} s; server RSS {before} KiB → {after} KiB: {per_stream:.1} KiB per stream (target ≤ 16), {:.1} KiB above an idle connection ({:.2}×)",
         opened.elapsed().as_secs_f64(),
-        (after.saturating_sub(before)) as f64 / open.max(1) as f64
+        per_stream - floor,
+        per_stream / floor.max(0.1)
     );
     let idle = measure(&b, seconds).await;
     report("idle streams", &idle, &baseline);
-    drop(held);
+    drop((held, connections));
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     // The flood meets the shop's default bounds.
