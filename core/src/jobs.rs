@@ -73,6 +73,27 @@ pub mod kinds {
     pub const PROBE: &str = "probe";
 }
 
+/// What a kind of job carries: its payload, typed, and the kind it belongs to.
+/// Schedulers write it with [`schedule_payload`] and handlers read it with
+/// [`Job::read`], so a field is named once, in the payload's type, instead of
+/// by a string at each end. Payloads are JSON with camelCase keys.
+pub trait Payload: serde::Serialize + serde::de::DeserializeOwned {
+    /// The kind of job it is the payload of (one of [`kinds`]).
+    const KIND: &'static str;
+}
+
+/// [`schedule`] with a typed payload: the job `(P::KIND, key)` runs at `due_at`.
+pub async fn schedule_payload<P: Payload>(
+    tx: &mut Tx,
+    tenant_id: Option<&str>,
+    key: &str,
+    due_at: i64,
+    payload: &P,
+) -> CoreResult<()> {
+    let value = serde_json::to_value(payload).map_err(|e| crate::error::CoreError::Internal(e.to_string()))?;
+    schedule(tx, tenant_id, P::KIND, key, due_at, &value).await
+}
+
 /// The due time of a parked job: it never falls due until someone schedules it
 /// again (mail kept in the outbox while no SMTP server is configured).
 pub const PARKED: i64 = i64::MAX;
@@ -158,6 +179,22 @@ pub struct Job {
     pub due_at: i64,
     /// Runs before this one (0 on the first).
     pub attempts: i64,
+}
+
+impl Job {
+    /// The job's payload as `P`, when the job is of `P`'s kind and its payload
+    /// reads as one (a job stored by an older version may not: it is then
+    /// dropped as done, as any job whose subject is gone).
+    pub fn read<P: Payload>(&self) -> Option<P> {
+        if self.kind != P::KIND {
+            return None;
+        }
+        serde_json::from_value(self.payload.clone())
+            .inspect_err(
+                |e| tracing::warn!(kind = %self.kind, key = %self.key, error = %e, "a job's payload does not read"),
+            )
+            .ok()
+    }
 }
 
 #[derive(sqlx::FromRow)]

@@ -22,7 +22,6 @@
 //! the rule report.
 
 use chrono::Utc;
-use serde_json::json;
 
 use super::{
     balance,
@@ -205,13 +204,16 @@ impl Services {
         thresholds.sort_unstable();
         thresholds.dedup();
         for seconds in thresholds {
-            jobs::schedule(
+            jobs::schedule_payload(
                 tx,
                 Some(tenant_id),
-                kinds::NO_ANSWER,
                 &format!("{tenant_id}:{customer_id}:{seconds}"),
                 since + seconds * 1000,
-                &json!({"customerId": customer_id, "since": since, "seconds": seconds}),
+                &NoAnswer {
+                    customer_id: customer_id.to_string(),
+                    since,
+                    seconds: Some(seconds),
+                },
             )
             .await?;
         }
@@ -452,20 +454,25 @@ impl Services {
     /// A `NO_ANSWER` timer fired: routes the conversation again if the same message
     /// still waits.
     pub(crate) async fn fire_no_answer(&self, job: &Job) -> CoreResult<()> {
-        let (Some(tenant_id), Some(customer_id), Some(since)) = (
-            job.tenant_id.as_deref(),
-            job.payload["customerId"].as_str(),
-            job.payload["since"].as_i64(),
-        ) else {
+        let (
+            Some(tenant_id),
+            Some(NoAnswer {
+                customer_id,
+                since,
+                seconds,
+            }),
+        ) = (job.tenant_id.as_deref(), job.read::<NoAnswer>())
+        else {
             return Ok(());
         };
+        let customer_id = customer_id.as_str();
         let mut tx = self.db().begin().await?;
         let Some(mut facts) = snapshot::still_waiting(&mut tx, tenant_id, customer_id, since).await? else {
             return Ok(());
         };
         // The rules see at least the threshold this timer is for, even if this
         // instance's clock runs a little behind the one that scheduled it.
-        if let Some(seconds) = job.payload["seconds"].as_i64() {
+        if let Some(seconds) = seconds {
             facts.awaiting_since = Some(since.min(now_ms() - seconds * 1000));
         }
         let effects = self.route_in(&mut tx, tenant_id, &facts, Reason::NoAnswer).await?;
@@ -501,4 +508,20 @@ impl Services {
         }
         Ok(())
     }
+}
+
+/// A waiting message reached a `NO_ANSWER` threshold ([`kinds::NO_ANSWER`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NoAnswer {
+    /// The customer whose message waits.
+    customer_id: String,
+    /// When the waiting message came, unix ms: a later message is another wait.
+    since: i64,
+    /// The threshold, seconds (timers set before it was carried have none).
+    seconds: Option<i64>,
+}
+
+impl jobs::Payload for NoAnswer {
+    const KIND: &'static str = kinds::NO_ANSWER;
 }

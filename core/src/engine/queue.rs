@@ -102,15 +102,31 @@ pub(super) async fn enqueue(
     .await
     .map(|r| r.rows_affected())
     })?;
-    jobs::schedule(
+    jobs::schedule_payload(
         tx,
         Some(tenant_id),
-        kinds::QUEUE_TIMEOUT,
         &queue_key(tenant_id, customer_id),
         deadline,
-        &json!({"customerId": customer_id, "enqueuedAt": now}),
+        &QueueTimeout {
+            customer_id: customer_id.to_string(),
+            enqueued_at: now,
+        },
     )
     .await
+}
+
+/// A queued conversation's longest wait ([`kinds::QUEUE_TIMEOUT`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct QueueTimeout {
+    /// The customer whose conversation waits.
+    customer_id: String,
+    /// When it was queued, unix ms: a later queuing is another wait.
+    enqueued_at: i64,
+}
+
+impl jobs::Payload for QueueTimeout {
+    const KIND: &'static str = kinds::QUEUE_TIMEOUT;
 }
 
 impl Services {
@@ -187,13 +203,17 @@ impl Services {
 
     /// A queued conversation waited its longest: the queuing rule's else-rules decide.
     pub(crate) async fn fire_queue_timeout(&self, job: &Job) -> CoreResult<()> {
-        let (Some(tenant_id), Some(customer_id), Some(enqueued_at)) = (
-            job.tenant_id.as_deref(),
-            job.payload["customerId"].as_str(),
-            job.payload["enqueuedAt"].as_i64(),
-        ) else {
+        let (
+            Some(tenant_id),
+            Some(QueueTimeout {
+                customer_id,
+                enqueued_at,
+            }),
+        ) = (job.tenant_id.as_deref(), job.read::<QueueTimeout>())
+        else {
             return Ok(());
         };
+        let customer_id = customer_id.as_str();
         let mut tx = self.db().begin().await?;
         if lock_conversation(&mut tx, tenant_id, customer_id).await.is_err() {
             return Ok(());

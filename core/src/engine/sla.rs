@@ -23,7 +23,6 @@
 //!   `watchdogEnabled` the rule's receivers are told as well.
 
 use chrono::{DateTime, Utc};
-use serde_json::json;
 
 use super::{
     alerts,
@@ -108,13 +107,17 @@ impl Services {
             };
             // A rule about slow answers is decided once the wait is that long.
             if let Some(seconds) = rule.conditions.iter().filter_map(no_answer_seconds).max() {
-                jobs::schedule(
+                jobs::schedule_payload(
                     tx,
                     Some(tenant_id),
-                    kinds::SLA_START,
                     &format!("{tenant_id}:{}:{rule_id}", facts.customer_id),
                     since + seconds * 1000,
-                    &json!({"customerId": facts.customer_id, "since": since, "ruleId": rule_id, "triggerNo": trigger_no}),
+                    &SlaStart {
+                        customer_id: facts.customer_id.clone(),
+                        since,
+                        rule_id: rule_id.to_string(),
+                        trigger_no,
+                    },
                 )
                 .await?;
                 continue;
@@ -134,15 +137,19 @@ impl Services {
     /// waits, and the rule holds now, its clock starts, counting from the
     /// message.
     pub(crate) async fn fire_sla_start(&self, job: &Job) -> CoreResult<()> {
-        let (Some(tenant_id), Some(customer_id), Some(since), Some(rule_id), Some(trigger_no)) = (
-            job.tenant_id.as_deref(),
-            job.payload["customerId"].as_str(),
-            job.payload["since"].as_i64(),
-            job.payload["ruleId"].as_str(),
-            job.payload["triggerNo"].as_i64(),
-        ) else {
+        let (
+            Some(tenant_id),
+            Some(SlaStart {
+                customer_id,
+                since,
+                rule_id,
+                trigger_no,
+            }),
+        ) = (job.tenant_id.as_deref(), job.read::<SlaStart>())
+        else {
             return Ok(());
         };
+        let (customer_id, rule_id) = (customer_id.as_str(), rule_id.as_str());
         let mut tx = self.db().begin().await?;
         let Some(mut facts) = snapshot::still_waiting(&mut tx, tenant_id, customer_id, since).await? else {
             return Ok(());
@@ -229,13 +236,14 @@ impl Services {
         };
         facts::record(tx, tenant_id, &fact).await?;
         if due != i64::MAX {
-            jobs::schedule(
+            jobs::schedule_payload(
                 tx,
                 Some(tenant_id),
-                kinds::SLA_DEADLINE,
                 &clock_key(tenant_id, &facts.customer_id, &clock_id),
                 due,
-                &json!({"clockId": clock_id}),
+                &SlaDeadline {
+                    clock_id: clock_id.clone(),
+                },
             )
             .await?;
         }
@@ -244,9 +252,11 @@ impl Services {
 
     /// An SLA deadline passed: a clock still running is missed, counted and sent.
     pub(crate) async fn fire_sla_deadline(&self, job: &Job) -> CoreResult<()> {
-        let (Some(tenant_id), Some(clock_id)) = (job.tenant_id.as_deref(), job.payload["clockId"].as_str()) else {
+        let (Some(tenant_id), Some(SlaDeadline { clock_id })) = (job.tenant_id.as_deref(), job.read::<SlaDeadline>())
+        else {
             return Ok(());
         };
+        let clock_id = clock_id.as_str();
         let mut tx = self.db().begin().await?;
         // Claims the clock: of two runners, only the one whose update ends it sends.
         let missed = with_tx!(&mut tx, |conn| {
@@ -373,4 +383,34 @@ fn user_receiver(user_id: &str) -> WatchdogReceiver {
         kind: ReceiverType::User,
         value: user_id.to_string(),
     }
+}
+
+/// An SLA rule's wait reached its `NO_ANSWER` seconds ([`kinds::SLA_START`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SlaStart {
+    /// The customer whose message waits.
+    customer_id: String,
+    /// When the waiting message came, unix ms: a later message is another wait.
+    since: i64,
+    /// The rule whose clock may start.
+    rule_id: String,
+    /// The conversation's trigger number when the timer was set.
+    trigger_no: i64,
+}
+
+impl jobs::Payload for SlaStart {
+    const KIND: &'static str = kinds::SLA_START;
+}
+
+/// An SLA clock's deadline ([`kinds::SLA_DEADLINE`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SlaDeadline {
+    /// The clock that is missed unless it stopped meanwhile.
+    clock_id: String,
+}
+
+impl jobs::Payload for SlaDeadline {
+    const KIND: &'static str = kinds::SLA_DEADLINE;
 }

@@ -27,8 +27,6 @@
 //! Only when a watchdog of the type exists does it write (the window row, and on
 //! a window's first event the alert and the summary jobs).
 
-use serde_json::json;
-
 use super::alerts::{self, Alert};
 use crate::{
     audit::{self, Actor},
@@ -133,13 +131,15 @@ async fn fire_for(
         );
         alert.count = count;
         alerts::deliver(tx, tenant_id, &watchdog.receivers, &alert).await?;
-        jobs::schedule(
+        jobs::schedule_payload(
             tx,
             Some(tenant_id),
-            kinds::WATCHDOG_SUMMARY,
             &format!("{tenant_id}:{id}:{start}"),
             start + window_ms,
-            &json!({"watchdogId": id, "windowStart": start}),
+            &WindowEnd {
+                watchdog_id: id.to_string(),
+                window_start: start,
+            },
         )
         .await?;
     }
@@ -345,8 +345,13 @@ impl Services {
             .tenant_id
             .clone()
             .ok_or_else(|| CoreError::Internal("a watchdog window without a tenant".into()))?;
-        let watchdog_id = job.payload["watchdogId"].as_str().unwrap_or_default().to_string();
-        let start = job.payload["windowStart"].as_i64().unwrap_or_default();
+        let Some(WindowEnd {
+            watchdog_id,
+            window_start: start,
+        }) = job.read::<WindowEnd>()
+        else {
+            return Ok(());
+        };
         let mut tx = self.db().begin().await?;
         let window: Option<(i64, i64, String, Option<String>)> = with_tx!(&mut tx, |conn| sqlx::query_as(
             "delete from watchdog_windows where tenant_id = $1 and watchdog_id = $2 and window_start = $3 \
@@ -434,6 +439,20 @@ async fn watching_by_id(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Op
     .fetch_optional(conn)
     .await)?;
     Ok(body.and_then(|b| serde_json::from_str(&b).ok()))
+}
+
+/// The end of a watchdog's grouping window ([`kinds::WATCHDOG_SUMMARY`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WindowEnd {
+    /// The watchdog.
+    watchdog_id: String,
+    /// When its window began, unix ms.
+    window_start: i64,
+}
+
+impl jobs::Payload for WindowEnd {
+    const KIND: &'static str = kinds::WATCHDOG_SUMMARY;
 }
 
 #[cfg(test)]
