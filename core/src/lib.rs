@@ -7,8 +7,9 @@
 //!   that every entry point (REST handlers, server functions, CLI) calls ([`Services`]).
 //!
 //! Nothing here knows about HTTP. Tenant isolation lives in the services: every
-//! tenant-owned query takes a [`model::TenantId`], so a row of another tenant behaves
-//! exactly like a missing one.
+//! tenant-owned query is scoped by the tenant's id, so a row of another tenant
+//! behaves exactly like a missing one. (The ids are still bare strings; a typed
+//! [`model::TenantId`] in every signature is issue 34's work. See ARCHITECTURE.md.)
 
 pub mod error;
 pub mod model;
