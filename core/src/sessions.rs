@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    db::{placeholders, Tx},
+    db::{placeholders, TenantTable, Tx},
     error::{CoreError, CoreResult},
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
@@ -142,6 +142,13 @@ pub struct RecordedSessionsQuery {
     pub tag_filter: SessionFilter,
 }
 
+/// Recorded sessions, as [`SessionRow`] reads them.
+const SESSIONS: TenantTable = TenantTable {
+    table: "recorded_sessions",
+    columns: "id, visitor_id, external_id, entry_url, page_count, started_at, ended_at, recorded_bytes, reason",
+    what: "session",
+};
+
 #[derive(sqlx::FromRow)]
 struct SessionRow {
     id: String,
@@ -267,17 +274,7 @@ impl Services {
 
     /// One recorded session of the tenant.
     pub async fn get_recorded_session(&self, tenant_id: &str, id: &str) -> CoreResult<RecordedSession> {
-        let row: Option<SessionRow> = with_db!(self.db(), |pool| {
-            sqlx::query_as(
-            "select id, visitor_id, external_id, entry_url, page_count, started_at, ended_at, recorded_bytes, reason \
-             from recorded_sessions where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_optional(pool)
-        .await
-        })?;
-        let row = row.ok_or(CoreError::NotFound("session"))?;
+        let row: SessionRow = SESSIONS.get(self.db(), tenant_id, id).await?;
         let mut out = self.with_tags(tenant_id, vec![row]).await?;
         Ok(out.remove(0))
     }

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    db::{placeholders, Tx},
-    error::{CoreError, CoreResult},
+    db::{placeholders, TenantTable, Tx},
+    error::CoreResult,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     users::MAX_TAGS,
@@ -52,6 +52,13 @@ pub struct TeamIn {
     #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
     pub tags: Option<Vec<String>>,
 }
+
+/// The teams table, as [`TeamRow`] reads it.
+const TEAMS: TenantTable = TenantTable {
+    table: "teams",
+    columns: "id, name, tags, created_at, updated_at",
+    what: "team",
+};
 
 #[derive(sqlx::FromRow)]
 struct TeamRow {
@@ -160,14 +167,7 @@ impl Services {
 
     /// One team of the tenant.
     pub async fn get_team(&self, tenant_id: &str, id: &str) -> CoreResult<Team> {
-        let row: Option<TeamRow> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select id, name, tags, created_at, updated_at from teams where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_optional(pool)
-        .await)?;
-        let row = row.ok_or(CoreError::NotFound("team"))?;
+        let row: TeamRow = TEAMS.get(self.db(), tenant_id, id).await?;
         let members = self.team_members(std::slice::from_ref(&row.id)).await?;
         Ok(team_from(row, &members))
     }
@@ -175,22 +175,7 @@ impl Services {
     /// A page of the tenant's teams, by name.
     pub async fn list_teams(&self, tenant_id: &str, page: &PageRequest) -> CoreResult<Page<Team>> {
         let paging = Paging::from_request(page)?;
-        let (total, rows): (i64, Vec<TeamRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar("select count(*) from teams where tenant_id = $1")
-                .bind(tenant_id)
-                .fetch_one(pool)
-                .await?;
-            let rows = sqlx::query_as(
-                "select id, name, tags, created_at, updated_at from teams where tenant_id = $1 \
-                 order by name, id limit $2 offset $3",
-            )
-            .bind(tenant_id)
-            .bind(paging.limit)
-            .bind(paging.offset)
-            .fetch_all(pool)
-            .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<TeamRow>) = TEAMS.page(self.db(), tenant_id, "name, id", &paging).await?;
         let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
         let members = self.team_members(&ids).await?;
         Ok(paging.page(total, rows.into_iter().map(|r| team_from(r, &members)).collect()))

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     audit::{self, Actor, ActorKind},
     crypto::{generate_password, hash_password},
-    db::{unique_violation, Db, Tx},
+    db::{unique_violation, Db, TenantTable, Tx},
     error::{CoreError, CoreResult},
     model::{Page, PageRequest, Role},
     time::{from_ms, now_ms},
@@ -178,6 +178,13 @@ impl UserRow {
 
 const USER_COLUMNS: &str = "id, email, external_id, display_name, description, role_id, tags, mco_enabled, \
      max_chats, password_hash is not null as has_password, created_at, updated_at";
+
+/// The users table, as [`UserRow`] reads it.
+const USERS: TenantTable = TenantTable {
+    table: "users",
+    columns: USER_COLUMNS,
+    what: "user",
+};
 
 /// A checked [`UserIn`].
 struct ValidUser {
@@ -358,13 +365,7 @@ impl Services {
 
     /// One user of the tenant.
     pub async fn get_user(&self, tenant_id: &str, id: &str) -> CoreResult<User> {
-        let sql = format!("select {USER_COLUMNS} from users where tenant_id = $1 and id = $2");
-        let row: Option<UserRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
-            .bind(tenant_id)
-            .bind(id)
-            .fetch_optional(pool)
-            .await)?;
-        row.map(UserRow::into_user).ok_or(CoreError::NotFound("user"))
+        USERS.get(self.db(), tenant_id, id).await.map(UserRow::into_user)
     }
 
     /// The shown names (display name, else e-mail) of those of `ids` that are

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     audit::{self, Actor},
     crypto::{random_token, token_digest},
+    db::TenantTable,
     error::{CoreError, CoreResult},
     live::LiveEvent,
     model::{Page, PageRequest},
@@ -261,6 +262,13 @@ const COLUMNS: &str = "id, title, description, duration_minutes, starts_at, time
      password_hash is not null as has_password, attendees, send_invite_email, customer_id, valid, valid_type, \
      valid_after, valid_before, custom_properties, permissions, join_token, created_at, updated_at";
 
+/// The appointments table, as [`AppointmentRow`] reads it.
+const APPOINTMENTS: TenantTable = TenantTable {
+    table: "appointments",
+    columns: COLUMNS,
+    what: "appointment",
+};
+
 impl AppointmentRow {
     fn into_appointment(self, public_url: &str, sealer: &Sealer) -> CoreResult<Appointment> {
         let join_token = sealer.open(Purpose::JoinToken, &self.join_token)?;
@@ -477,13 +485,9 @@ impl Services {
 
     /// One appointment of the tenant.
     pub async fn get_appointment(&self, tenant_id: &str, id: &str) -> CoreResult<Appointment> {
-        let sql = format!("select {COLUMNS} from appointments where tenant_id = $1 and id = $2");
-        let row: Option<AppointmentRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
-            .bind(tenant_id)
-            .bind(id)
-            .fetch_optional(pool)
-            .await)?;
-        row.ok_or(CoreError::NotFound("appointment"))?
+        APPOINTMENTS
+            .get::<AppointmentRow>(self.db(), tenant_id, id)
+            .await?
             .into_appointment(self.public_url(), self.sealer())
     }
 

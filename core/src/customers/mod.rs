@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    db::{unique_violation, Tx},
+    db::{unique_violation, TenantTable, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
     live::LiveEvent,
@@ -231,6 +231,13 @@ impl From<CustomerRow> for Customer {
 
 const COLUMNS: &str = "id, email, first_name, last_name, gender, external_id, assigned_user_id, assigned_team_id, \
      tags, language, page_url, page_tags, identity_verified, claimed_email, claimed_external_id, created_at, updated_at";
+
+/// The customers table, as [`CustomerRow`] reads it.
+const CUSTOMERS: TenantTable = TenantTable {
+    table: "customers",
+    columns: COLUMNS,
+    what: "customer",
+};
 
 pub(crate) struct ValidCustomer {
     email: Option<String>,
@@ -518,13 +525,10 @@ impl Services {
 
     /// One customer of the tenant.
     pub async fn get_customer(&self, tenant_id: &str, id: &str) -> CoreResult<Customer> {
-        let sql = format!("select {COLUMNS} from customers where tenant_id = $1 and id = $2");
-        let row: Option<CustomerRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
-            .bind(tenant_id)
-            .bind(id)
-            .fetch_optional(pool)
-            .await)?;
-        row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
+        CUSTOMERS
+            .get::<CustomerRow>(self.db(), tenant_id, id)
+            .await
+            .map(Customer::from)
     }
 
     /// A customer of the tenant by external id.
@@ -600,13 +604,10 @@ pub(crate) async fn assign_in(
 
 /// A customer read inside `tx`.
 pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Customer> {
-    let sql = format!("select {COLUMNS} from customers where tenant_id = $1 and id = $2");
-    let row: Option<CustomerRow> = with_tx!(tx, |conn| sqlx::query_as(&sql)
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await)?;
-    row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
+    CUSTOMERS
+        .get_in::<CustomerRow>(tx, tenant_id, id)
+        .await
+        .map(Customer::from)
 }
 
 /// Unassigns every customer of a user (when the user is deleted).

@@ -33,6 +33,9 @@ use sqlx::{
 
 use crate::error::{CoreError, CoreResult};
 
+mod scoped;
+pub use scoped::{AnyRow, TenantTable};
+
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
