@@ -26,6 +26,8 @@
 // Nothing here may throw into the host page.
 
 import { h } from '../dom';
+import { pickLanguage, STRINGS } from './script_cobrowse_strings';
+import { CSS } from './script_cobrowse_styles';
 import { load, save } from '../util';
 
 /** The element co-browsing draws in (the recorder keeps it out of recordings). */
@@ -78,162 +80,6 @@ interface Message {
   deltaY?: unknown;
 }
 
-// The prompt's and the bar's words, in the chat's languages; `{agent}` is the
-// agent's name, `someone` stands in when Rapport sent none.
-const en = {
-  request: '{agent} would like to browse with you. They will see this page and can point at things.',
-  requestLabel: 'Co-browsing request',
-  accept: 'Accept',
-  decline: 'Decline',
-  bar: '{agent} is browsing with you.',
-  barLabel: 'Co-browsing',
-  grant: 'Let them click and type',
-  revoke: 'Take back control',
-  end: 'End',
-  ended: '{agent} stopped browsing with you.',
-  someone: 'An agent',
-};
-type Strings = typeof en;
-const STRINGS: Record<string, Strings> = {
-  en,
-  de: {
-    request: '{agent} möchte gemeinsam mit Ihnen browsen, sieht dann diese Seite und kann auf Dinge zeigen.',
-    requestLabel: 'Anfrage zum gemeinsamen Browsen',
-    accept: 'Annehmen',
-    decline: 'Ablehnen',
-    bar: '{agent} browst gemeinsam mit Ihnen.',
-    barLabel: 'Gemeinsames Browsen',
-    grant: 'Klicken und Tippen erlauben',
-    revoke: 'Kontrolle zurücknehmen',
-    end: 'Beenden',
-    ended: '{agent} browst nicht mehr mit Ihnen.',
-    someone: 'Ein Mitarbeiter',
-  },
-  ja: {
-    request: '{agent}から共同ブラウジングのリクエストが届きました。承諾すると、このページが相手に表示され、画面上の場所を指し示してもらえます。',
-    requestLabel: '共同ブラウジングのリクエスト',
-    accept: '承諾',
-    decline: '拒否',
-    bar: '{agent}と共同ブラウジング中です。',
-    barLabel: '共同ブラウジング',
-    grant: 'クリックと入力を許可',
-    revoke: '操作権を取り戻す',
-    end: '終了',
-    ended: '{agent}との共同ブラウジングが終了しました。',
-    someone: '担当者',
-  },
-  uk: {
-    request: '{agent} хоче переглядати сайт разом із вами: бачитиме цю сторінку й зможе вказувати на її елементи.',
-    requestLabel: 'Запит на спільний перегляд',
-    accept: 'Прийняти',
-    decline: 'Відхилити',
-    bar: '{agent} переглядає сайт разом із вами.',
-    barLabel: 'Спільний перегляд',
-    grant: 'Дозволити клацати й вводити текст',
-    revoke: 'Повернути керування',
-    end: 'Завершити',
-    ended: '{agent}: спільний перегляд завершено.',
-    someone: 'Агент',
-  },
-  ru: {
-    request: '{agent} хочет просматривать сайт вместе с вами: будет видеть эту страницу и сможет указывать на её элементы.',
-    requestLabel: 'Запрос на совместный просмотр',
-    accept: 'Принять',
-    decline: 'Отклонить',
-    bar: '{agent} просматривает сайт вместе с вами.',
-    barLabel: 'Совместный просмотр',
-    grant: 'Разрешить нажимать и вводить текст',
-    revoke: 'Вернуть управление',
-    end: 'Завершить',
-    ended: '{agent}: совместный просмотр завершён.',
-    someone: 'Агент',
-  },
-};
-
-// As the chat's stylesheet (chat/styles.ts): `:host` resets with !important so
-// page CSS cannot move or hide it. The pointer and the ring take no pointer
-// events, so the visitor's own clicks go through them. Magenta #be185d under
-// white text is 6.0:1; blue #1d4ed8 on white 6.7:1.
-const CSS = `
-:host {
-  all: initial !important;
-  display: block !important;
-  position: fixed !important;
-  inset: 0 auto auto 0 !important;
-  width: 0 !important;
-  height: 0 !important;
-  z-index: 2147483001 !important;
-  transform: none !important;
-  filter: none !important;
-  contain: none !important;
-  visibility: visible !important;
-  opacity: 1 !important;
-}
-* { box-sizing: border-box; }
-.ui { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Hiragino Sans", sans-serif; color: #111827; text-align: left; direction: ltr; }
-[hidden] { display: none !important; }
-.box {
-  position: fixed;
-  top: 12px;
-  left: 50%;
-  transform: translateX(-50%);
-  max-width: calc(100vw - 24px);
-  background: #fff;
-  border: 1px solid #d1d5db;
-  border-radius: 12px;
-  box-shadow: 0 8px 30px rgba(0, 0, 0, .25);
-}
-.dialog { width: 420px; padding: 16px 18px; }
-.dialog p { margin: 0 0 12px; }
-.actions { display: flex; flex-wrap: wrap; gap: 8px; justify-content: flex-end; }
-.bar { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 10px; width: max-content; padding: 8px 10px 8px 14px; font-size: 14px; }
-.bar p { margin: 0; font-weight: 600; }
-button {
-  font: inherit;
-  font-weight: 650;
-  margin: 0;
-  padding: 6px 14px;
-  border: 1px solid #1d4ed8;
-  border-radius: 8px;
-  background: #fff;
-  color: #1d4ed8;
-  cursor: pointer;
-}
-button:hover { background: #eff6ff; }
-.primary { background: #1d4ed8; color: #fff; }
-.primary:hover { background: #1e3a8a; }
-:focus-visible { outline: 3px solid #f59e0b; outline-offset: 2px; }
-.dialog:focus { outline: none; }
-.rapport-cobrowse-pointer { position: fixed; left: -2px; top: -2px; pointer-events: none; transition: transform 60ms linear; }
-.rapport-cobrowse-pointer svg { display: block; width: 22px; height: 22px; fill: #be185d; stroke: #fff; stroke-width: 1.5; }
-.rapport-cobrowse-pointer span {
-  display: block;
-  margin: -2px 0 0 16px;
-  padding: 1px 8px;
-  border-radius: 10px;
-  background: #be185d;
-  color: #fff;
-  font-size: 12px;
-  font-weight: 600;
-  white-space: nowrap;
-}
-.rapport-cobrowse-highlight {
-  position: fixed;
-  width: 48px;
-  height: 48px;
-  margin: -24px 0 0 -24px;
-  border: 4px solid #be185d;
-  border-radius: 50%;
-  pointer-events: none;
-  animation: ring 1.2s ease-out forwards;
-}
-@keyframes ring { from { transform: scale(.3); } 60% { opacity: 1; } to { transform: scale(1.5); opacity: 0; } }
-@media (prefers-reduced-motion: reduce) {
-  .rapport-cobrowse-pointer { transition: none; }
-  .rapport-cobrowse-highlight { animation: none; }
-}
-`;
-
 /** The pointer's arrow, its tip at the top left. */
 const ARROW = 'M2 2l6.5 18 2.8-7.3 7.3-2.8z';
 const HIGHLIGHT_MS = 1500;
@@ -266,15 +112,6 @@ const ENTER_CLICKS = 'a[href],button,summary,input[type=submit],input[type=butto
 type Field = HTMLInputElement | HTMLTextAreaElement;
 
 const finite = (v: unknown): v is number => typeof v === 'number' && isFinite(v);
-
-/** The first of the browser's languages that has strings, else English. */
-function pickLanguage(): string {
-  for (const tag of [...(navigator.languages || []), navigator.language]) {
-    const code = (tag || '').toLowerCase().split('-')[0];
-    if (STRINGS[code]) return code;
-  }
-  return 'en';
-}
 
 export function createCobrowse(o: CobrowseOptions): Cobrowse {
   const lang = pickLanguage();
