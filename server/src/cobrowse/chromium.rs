@@ -84,14 +84,9 @@ pub struct UidRange {
 }
 
 impl UidRange {
-    /// How many browsers can run at once on this host.
-    pub fn len(&self) -> u32 {
+    /// How many ids it holds: how many browsers can run at once on this host.
+    fn size(&self) -> u32 {
         self.last - self.first + 1
-    }
-
-    /// Never: a range holds at least one id.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 }
 
@@ -133,9 +128,9 @@ impl UidLease {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let start = (nanos ^ std::process::id()) % range.len();
-        for step in 0..range.len() {
-            let uid = range.first + (start + step) % range.len();
+        let start = (nanos ^ std::process::id()) % range.size();
+        for step in 0..range.size() {
+            let uid = range.first + (start + step) % range.size();
             let path = std::env::temp_dir().join(format!("rapport-cobrowse-uid-{uid}.lock"));
             let file = File::options()
                 .create(true)

@@ -37,7 +37,7 @@ use std::{
 use axum::{
     body::Body,
     extract::{Request, State},
-    http::{header, HeaderValue, StatusCode},
+    http::StatusCode,
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -46,7 +46,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::{
     http::{
         error::ApiError,
-        middleware::{is_length_limit, takes_file},
+        middleware::{is_length_limit, readable_by_any_page, takes_file},
     },
     rest::WIDGET_KEY_HEADER,
     state::AppState,
@@ -110,15 +110,18 @@ impl PublicShares {
         }
         let share = {
             let mut shares = self.shares.lock().expect("shares lock");
-            shares
-                .entry(key.to_string())
-                .or_insert_with(|| {
-                    Arc::new(Share {
+            match shares.get(key) {
+                Some(share) => share.clone(),
+                // The key is copied only for a workspace's first request in flight.
+                None => {
+                    let share = Arc::new(Share {
                         running: Arc::new(Semaphore::new(self.per_workspace)),
                         waiting: AtomicUsize::new(0),
-                    })
-                })
-                .clone()
+                    });
+                    shares.insert(key.to_string(), share.clone());
+                    share
+                }
+            }
         };
         if let Ok(permit) = share.running.clone().try_acquire_owned() {
             return Ok(Some(permit));
@@ -195,14 +198,7 @@ pub async fn public_share(State(state): State<AppState>, req: Request, next: Nex
             )
             .retry_after(1)
             .into_response();
-            // Answered before the widget's CORS layer: without these the page's
-            // script would see a network error instead of when to retry.
-            let headers = refused.headers_mut();
-            headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-            headers.insert(
-                header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                HeaderValue::from_static("retry-after"),
-            );
+            readable_by_any_page(&mut refused);
             refused
         }
     }

@@ -129,12 +129,7 @@ pub async fn limit_body(State(state): State<AppState>, req: Request, next: Next)
                 format!("files may have at most {limit} bytes"),
             )
             .into_response();
-            // Answered before the widget's CORS layer: without this the
-            // visitor's browser would hide the reason behind a network error.
-            refused.headers_mut().insert(
-                header::ACCESS_CONTROL_ALLOW_ORIGIN,
-                header::HeaderValue::from_static("*"),
-            );
+            readable_by_any_page(&mut refused);
             refused
         } else {
             ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE).into_response()
@@ -143,6 +138,21 @@ pub async fn limit_body(State(state): State<AppState>, req: Request, next: Next)
     let (parts, body) = req.into_parts();
     let body = Body::new(http_body_util::Limited::new(body, limit));
     next.run(Request::from_parts(parts, body)).await
+}
+
+/// Lets any page's script read a refusal answered before the widget's CORS
+/// layer (and its `Retry-After`): without this the visitor's browser would hide
+/// the reason behind a network error.
+pub fn readable_by_any_page(response: &mut Response) {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        header::HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        header::HeaderValue::from_static("retry-after"),
+    );
 }
 
 /// Whether reading a body failed because it ran past [`limit_body`]'s limit.
