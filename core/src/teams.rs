@@ -9,8 +9,7 @@ use crate::{
     error::CoreResult,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
-    users::MAX_TAGS,
-    validate::{Checks, Paging},
+    validate::{Checks, Paging, MAX_TAGS},
     with_db, with_tx, Services,
 };
 

@@ -16,7 +16,7 @@ use crate::{
     model::{Page, PageRequest, Tenant},
     reports::days::{next_midnight, reset_day_rollups},
     time::{from_ms, now_ms},
-    validate::{slugify, Checks, Paging},
+    validate::{slugify, Checks, Paging, MAX_CHATS_RANGE},
     with_db, with_tx, Services,
 };
 
@@ -95,8 +95,6 @@ pub struct EngineSettings {
 pub const DEFAULT_LANGUAGE: &str = "en";
 /// The default agent capacity of a tenant that never set one.
 pub const DEFAULT_MAX_CHATS: i64 = 5;
-/// Capacities (tenant default and per user) lie within this range.
-pub const MAX_CHATS_RANGE: std::ops::RangeInclusive<i64> = 1..=100;
 
 #[derive(sqlx::FromRow)]
 struct TenantRow {

@@ -18,12 +18,9 @@ use crate::{
     error::{CoreError, CoreResult},
     model::{Page, PageRequest, Role},
     time::{from_ms, now_ms},
-    validate::{Checks, Paging},
+    validate::{Checks, Paging, MAX_CHATS_RANGE, MAX_TAGS},
     with_db, with_tx, Services,
 };
-
-/// Most tags on one user or team.
-pub const MAX_TAGS: usize = 50;
 
 /// A user as the API shows it (never the password).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -235,7 +232,7 @@ fn validate_user(input: &UserIn) -> CoreResult<ValidUser> {
     let tags = input.tags.clone().unwrap_or_default();
     checks.tags("tags", &tags, MAX_TAGS);
     if let Some(n) = input.max_concurrent_chats {
-        checks.in_range("maxConcurrentChats", n, crate::tenants::MAX_CHATS_RANGE);
+        checks.in_range("maxConcurrentChats", n, MAX_CHATS_RANGE);
     }
     checks.finish()?;
     Ok(ValidUser {

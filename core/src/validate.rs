@@ -186,6 +186,13 @@ impl Checks {
     }
 }
 
+/// Most tags on one user or team.
+pub const MAX_TAGS: usize = 50;
+
+/// The bounds of a concurrent-chat capacity, the workspace's `maxChats` and a
+/// user's `maxConcurrentChats` alike.
+pub const MAX_CHATS_RANGE: std::ops::RangeInclusive<i64> = 1..=100;
+
 /// The schema of one tag, as [`Checks::tags`] takes it: 1–64 characters, not blank.
 pub struct Tag;
 

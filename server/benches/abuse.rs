@@ -8,8 +8,9 @@
 //!
 //! 1. **baseline**: nothing else happens;
 //! 2. **idle streams**: A's visitors hold `BENCH_STREAMS` (default 10,000) widget
-//!    streams open and silent. The server's resident memory before and after
-//!    they open gives the cost of one open stream;
+//!    sockets open and silent, as the visitor script does, and a quarter as many
+//!    server-sent-event streams (its fallback) beside them. The server's
+//!    resident memory before and after each opens gives the cost of one;
 //! 3. **flood**: `BENCH_FLOODERS` (default 8) connections hammer A's public
 //!    endpoints without pause: visitors started, tracking batches of 50 events,
 //!    recordings started and fed batches of 64 KiB. Their answers are counted by
@@ -122,6 +123,26 @@ impl Workspace {
             .send()
             .await
             .unwrap()
+    }
+}
+
+/// A visitor's open widget socket (`/widget/socket`), as the visitor script
+/// holds it: connected, hello sent, `ready` received.
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+impl Workspace {
+    /// Opens a visitor's widget socket; `None` if it was refused.
+    async fn socket(&self, token: &str) -> Option<Socket> {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let url = format!("{}/rest/v1/widget/socket", self.base.replacen("http", "ws", 1));
+        let (mut socket, _) = tokio_tungstenite::connect_async(url).await.ok()?;
+        let hello = json!({"widgetKey": self.widget_key, "visitorToken": token}).to_string();
+        socket.send(Message::text(hello)).await.ok()?;
+        match socket.next().await {
+            Some(Ok(Message::Text(text))) if text.contains("\"ready\"") => Some(socket),
+            _ => None,
+        }
     }
 }
 
@@ -359,7 +380,10 @@ async fn main() {
     // The shop may start as many visitors, and hold as many streams, as the
     // idle-streams case opens: that case measures what streams cost, not the
     // bounds (the flood meets the defaults of the others).
-    let limits = format!(r#"{{"visitorsPerMinute": 1000000, "openStreams": {}}}"#, streams + 100);
+    let limits = format!(
+        r#"{{"visitorsPerMinute": 1000000, "openStreams": {}}}"#,
+        streams * 2 + 100
+    ); // the sockets and the fallback streams
     provision(
         &url,
         &["admin", "set-limits", "--tenant", "busy-shop", "--limits", &limits],
@@ -387,20 +411,41 @@ async fn main() {
         .collect()
         .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    // The floor: half as many idle keep-alive connections, each after one
+    // The floor: a quarter as many idle keep-alive connections, each after one
     // request. They stay open while the streams open, so that neither reuses
     // memory the other freed (RSS does not shrink when memory is freed).
     let before = server.rss_kib();
-    let connections = idle_connections(&server.base, streams / 2).await;
+    let connections = idle_connections(&server.base, streams / 4).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let floor = server.rss_kib().saturating_sub(before) as f64 / connections.len().max(1) as f64;
     println!(
         "  {} idle keep-alive connections (one GET /health each): {floor:.1} KiB per connection, the HTTP server's own",
         connections.len()
     );
+    // The streams as the visitor script holds them: widget sockets.
     let before = server.rss_kib();
     let opened = Instant::now();
-    let held: Vec<reqwest::Response> = stream::iter(tokens)
+    let sockets: Vec<Socket> = stream::iter(tokens.iter().cloned())
+        .map(|token| {
+            let a = a.clone();
+            async move { a.socket(&token).await }
+        })
+        .buffer_unordered(64)
+        .filter_map(std::future::ready)
+        .collect()
+        .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = server.rss_kib();
+    let per_stream = (after.saturating_sub(before)) as f64 / sockets.len().max(1) as f64;
+    println!(
+        "  {} idle widget sockets of the shop opened in {:.1} s; server RSS {before} KiB → {after} KiB: {per_stream:.1} KiB per socket (target ≤ 16), {:.2}× an idle connection",
+        sockets.len(),
+        opened.elapsed().as_secs_f64(),
+        per_stream / floor.max(0.1)
+    );
+    // For comparison, the fallback: a quarter as many server-sent-event streams.
+    let sse_before = server.rss_kib();
+    let held: Vec<reqwest::Response> = stream::iter(tokens.into_iter().take(streams / 4))
         .map(|token| {
             let (a, client) = (a.clone(), client.clone());
             async move { a.stream(&client, &token).await }
@@ -410,17 +455,15 @@ async fn main() {
         .await;
     let open = held.iter().filter(|r| r.status() == reqwest::StatusCode::OK).count();
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let after = server.rss_kib();
-    let per_stream = (after.saturating_sub(before)) as f64 / open.max(1) as f64;
+    let sse_after = server.rss_kib();
+    let per_sse = (sse_after.saturating_sub(sse_before)) as f64 / open.max(1) as f64;
     println!(
-        "  {open} idle streams of the shop opened in {:.1} s; server RSS {before} KiB → {after} KiB: {per_stream:.1} KiB per stream (target ≤ 16), {:.1} KiB above an idle connection ({:.2}×)",
-        opened.elapsed().as_secs_f64(),
-        per_stream - floor,
-        per_stream / floor.max(0.1)
+        "  {open} idle event streams (the fallback) besides: {per_sse:.1} KiB per stream, {:.2}× a socket",
+        per_sse / per_stream.max(0.1)
     );
     let idle = measure(&b, seconds).await;
     report("idle streams", &idle, &baseline);
-    drop((held, connections));
+    drop((sockets, held, connections));
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     // The flood meets the shop's default bounds.

@@ -28,6 +28,7 @@ use std::{
 
 use rapport_core::{
     audit::Actor,
+    config::opening_hours::schedule::Schedule,
     config::{
         opening_hours::{OpeningCondition, OpeningConditionType, OpeningHours, TimeOfDay, Weekday},
         rules::{
@@ -35,7 +36,7 @@ use rapport_core::{
         },
     },
     db::Db,
-    engine::{hours::Schedule, routing},
+    engine::routing,
     model::Role,
     reports::api::PresenceStatus,
     teams::TeamIn,

@@ -334,7 +334,7 @@ async fn admin() -> Result<(crate::ssr::DashboardContext, rapport_core::model::S
 #[cfg(feature = "ssr")]
 pub fn describe_now(
     id: String,
-    schedule: &rapport_core::engine::hours::Schedule,
+    schedule: &rapport_core::config::opening_hours::schedule::Schedule,
     now: chrono::DateTime<chrono::Utc>,
 ) -> HoursNow {
     let open = schedule.is_open(now);
@@ -366,7 +366,7 @@ pub fn describe_now(
 /// when `id` is `None`. `new` (the editor of hours not yet saved) has none.
 #[server(endpoint = "opening_hours_now")]
 pub async fn opening_hours_now(id: Option<String>) -> Result<Vec<HoursNow>, ServerFnError> {
-    use rapport_core::{config::opening_hours::OpeningHours, engine::hours::Schedule};
+    use rapport_core::config::opening_hours::{schedule::Schedule, OpeningHours};
     let (ctx, user) = admin().await?;
     let now = chrono::Utc::now();
     let all = match id.as_deref() {

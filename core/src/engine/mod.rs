@@ -24,7 +24,6 @@ pub mod alerts;
 pub mod balance;
 pub mod calls;
 pub mod dispatch;
-pub mod hours;
 pub mod log;
 pub mod outbound;
 pub mod queue;

@@ -7,12 +7,11 @@ use chrono::{DateTime, Utc};
 
 use super::{
     balance::{Candidate, Presence},
-    hours::Schedule,
     routing::Situation,
 };
 use crate::{
     config::{
-        opening_hours::OpeningHours,
+        opening_hours::{schedule::Schedule, OpeningHours},
         rules::{Channel, Condition, QueueTarget, QueueTargetType},
     },
     conversations::ConversationStatus,

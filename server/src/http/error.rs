@@ -179,10 +179,17 @@ impl From<CoreError> for ApiError {
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
+impl ApiError {
+    /// The seconds a client should wait before it tries again (429s).
+    pub fn wait_secs(&self) -> Option<u64> {
+        self.retry_after
+    }
+
+    /// The problem document this error answers with, for channels other than
+    /// an HTTP answer (a WebSocket's error frame).
+    pub fn into_problem(self) -> Problem {
         let title = self.status.canonical_reason().unwrap_or("Error").to_string();
-        let problem = Problem {
+        Problem {
             kind: format!("urn:rapport:problem:{}", self.code),
             title,
             status: self.status.as_u16(),
@@ -190,22 +197,28 @@ impl IntoResponse for ApiError {
             code: self.code,
             request_id: current_request_id(),
             errors: self.errors,
-        };
-        let body = serde_json::to_vec(&problem).unwrap_or_default();
-        let mut response = (self.status, body).into_response();
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, retry_after, bearer_challenge) = (self.status, self.retry_after, self.bearer_challenge);
+        let body = serde_json::to_vec(&self.into_problem()).unwrap_or_default();
+        let mut response = (status, body).into_response();
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
-        if let Some(secs) = self.retry_after {
+        if let Some(secs) = retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
-        if self.status == StatusCode::PAYLOAD_TOO_LARGE {
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
             // The body was refused before it was read whole, so this connection
             // is closed after the answer. Saying so keeps the client from sending
             // its next request on it: without the header that request raced the
             // close and failed (seen in the file tests, under load).
             headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
-        if let Some(error) = self.bearer_challenge {
+        if let Some(error) = bearer_challenge {
             let value = if error.is_empty() {
                 "Bearer realm=\"rapport\"".to_string()
             } else {

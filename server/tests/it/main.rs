@@ -50,3 +50,4 @@ mod visitor_identity;
 mod watchdogs;
 mod webhooks;
 mod widget_script;
+mod widget_socket;

@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::hours::Schedule;
+use crate::config::opening_hours::schedule::Schedule;
 use crate::config::rules::{Action, AgentState, Channel, Condition, QueueTarget, RoutingRule, TagMatch, TagSource};
 
 /// How deep `ROUTING_TO` chains may go (rules also refuse cycles when saved).

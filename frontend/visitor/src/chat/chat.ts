@@ -8,7 +8,8 @@ import type { Chat, ChunkFactory, Core, HttpError, Message, WidgetConfig } from 
 import { h } from '../dom';
 import { load, save } from '../util';
 import { pickLanguage, strings } from './i18n';
-import { readStream } from '../sse';
+import { readStream, type StreamHandlers } from '../sse';
+import { readSocket } from '../socket';
 import { css } from './styles';
 
 /** The launcher's speech bubble (filled), the attach button's paper clip and
@@ -378,49 +379,58 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     if (panel.hidden && fresh) setUnread(unread + fresh);
   };
 
+  // What the live messages do, whichever way they come.
+  const handlers: StreamHandlers = {
+    event(name, data) {
+      // Rapport lost some of this stream's messages (it fell behind): read them.
+      // A burst makes every open page of the workspace fall behind at once, so
+      // each waits a random moment first rather than all reading together.
+      if (name === 'resync') {
+        const spread = Math.random() * RESYNC_SPREAD_MS;
+        setTimeout(() => loadHistory().catch((e) => core.emit('error', e)), spread);
+        return;
+      }
+      if (name !== 'message') return;
+      try {
+        const m = JSON.parse(data) as Message;
+        // The visitor's own messages come too, written on another device:
+        // shown, but neither unread nor announced to the page.
+        if (add(m) && m.direction === 'OUTBOUND') {
+          if (panel.hidden) setUnread(unread + 1);
+          core.emit('message', m);
+        }
+      } catch (e) {
+        core.emit('error', e);
+      }
+    },
+    open() {
+      status.hidden = true;
+      // (Re)connected: fetch what arrived while the stream was down.
+      loadHistory().catch((e) => core.emit('error', e));
+    },
+    down(_retryMs, refused) {
+      // Refused for now (the workspace's streams are all taken): messages
+      // still come, by reading the history until the stream opens.
+      if (refused) {
+        loadHistory().catch((e) => core.emit('error', e));
+        return;
+      }
+      status.textContent = t.unreachable;
+      status.hidden = false;
+    },
+  };
+
   // Live messages, once the visitor exists.
   let stopStream: (() => void) | null = null;
   function listen() {
     if (stopStream || !core.customerId()) return;
-    stopStream = readStream((signal) => core.fetchRaw('/widget/stream', signal), {
-      event(name, data) {
-        // Rapport lost some of this stream's messages (it fell behind): read them.
-        // A burst makes every open page of the workspace fall behind at once, so
-        // each waits a random moment first rather than all reading together.
-        if (name === 'resync') {
-          const spread = Math.random() * RESYNC_SPREAD_MS;
-          setTimeout(() => loadHistory().catch((e) => core.emit('error', e)), spread);
-          return;
-        }
-        if (name !== 'message') return;
-        try {
-          const m = JSON.parse(data) as Message;
-          // The visitor's own messages come too, written on another device:
-          // shown, but neither unread nor announced to the page.
-          if (add(m) && m.direction === 'OUTBOUND') {
-            if (panel.hidden) setUnread(unread + 1);
-            core.emit('message', m);
-          }
-        } catch (e) {
-          core.emit('error', e);
-        }
-      },
-      open() {
-        status.hidden = true;
-        // (Re)connected: fetch what arrived while the stream was down.
-        loadHistory().catch((e) => core.emit('error', e));
-      },
-      down(_retryMs, refused) {
-        // Refused for now (the workspace's streams are all taken): messages
-        // still come, by reading the history until the stream opens.
-        if (refused) {
-          loadHistory().catch((e) => core.emit('error', e));
-          return;
-        }
-        status.textContent = t.unreachable;
-        status.hidden = false;
-      },
-    });
+    const socketUrl = `${core.origin.replace(/^http/, 'ws')}/rest/v1/widget/socket`;
+    const hello = () => {
+      const visitorToken = core.visitorToken();
+      return visitorToken ? { widgetKey: core.key, visitorToken } : null;
+    };
+    const fallback = () => readStream((signal) => core.fetchRaw('/widget/stream', signal), handlers);
+    stopStream = readSocket(socketUrl, hello, fallback, handlers);
   }
 
   // Opening hours: closed shows the offline form. A server without the endpoint,

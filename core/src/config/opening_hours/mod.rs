@@ -11,7 +11,7 @@
 //!   IANA zone, wins when both are given because it follows daylight saving time;
 //!   with neither the hours are in UTC.
 //!
-//! How they are read (by [`crate::engine::hours::Schedule`], which documents the
+//! How they are read (by [`schedule::Schedule`], which documents the
 //! details): intervals are local wall-clock times, half-open `[start, end)`, and an
 //! end of `23:59` runs to midnight; a holiday closes whole local days from its first
 //! to its last date (`from`/`to`, else the UTC calendar dates of
@@ -23,7 +23,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{in_use, rules::RoutingRule, rules::SlaRule, ConfigKind, Meta};
-use crate::{audit::Actor, engine::hours::Schedule, error::CoreResult, validate::Checks, Services};
+pub mod schedule;
+
+use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
+use schedule::Schedule;
 
 /// Opening hours.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

@@ -6,24 +6,19 @@
 //! the REST rate limits (per IP and per token) apply, and tracking has its own
 //! per-tenant event allowance.
 
-use std::convert::Infallible;
-
 use axum::{
     extract::{FromRequestParts, State},
     http::{header, request::Parts, HeaderName, Method, StatusCode},
-    response::sse::{Event, KeepAlive, Sse},
     Json,
 };
-use futures_util::{Stream, StreamExt};
 use rapport_core::{
     audit::{Actor, ActorKind},
     conversations::{
-        Direction, FormIn, Message, VisitorIdentity, VisitorIn, VisitorProfile, VisitorProfileIn, VisitorTags,
-        VisitorTagsIn, WidgetConfig, WidgetMessageIn,
+        FormIn, Message, VisitorIdentity, VisitorIn, VisitorProfile, VisitorProfileIn, VisitorTags, VisitorTagsIn,
+        WidgetConfig, WidgetMessageIn,
     },
     customers::{IdentitySettings, IdentitySettingsIn},
     files::FileUpload,
-    live::{LiveEvent, Room},
     model::{Page, PageRequest},
     reports::ingest::{TrackBatch, TrackResult},
     CoreError,
@@ -32,12 +27,13 @@ use serde::{Deserialize, Serialize};
 use tower_http::cors::{Any, CorsLayer};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+mod live;
+
 use crate::{
     http::{
         client_ip::ClientIp,
         error::{ApiError, ApiResult, AuthErrors, ConflictError, FileErrors, InputErrors},
         extract::{actor, bearer_token, ApiJson, ApiQuery, TenantAuth},
-        live_updates,
     },
     state::AppState,
 };
@@ -53,7 +49,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_messages, post_message))
         .routes(routes!(post_file))
         .routes(routes!(request_call))
-        .routes(routes!(stream))
+        .routes(routes!(live::stream))
+        .routes(routes!(live::socket))
         .routes(routes!(post_form))
         .routes(routes!(add_tags))
         .routes(routes!(track))
@@ -435,65 +432,6 @@ async fn add_tags(
             .add_visitor_tags(&visitor.tenant_id, &visitor.customer_id, input, &visitor.actor)
             .await?,
     ))
-}
-
-/// Server-sent events: each message of the visitor's conversation arrives as a
-/// `message` event (data: the Message object) the moment it is stored. Those
-/// sent to the visitor (`OUTBOUND`) count as delivered; those the visitor wrote
-/// (`INBOUND`) come too, so that its other devices (a verified visitor's phone
-/// and laptop) show them. Messages sent while no stream was open wait in `GET
-/// /widget/message`.
-///
-/// A workspace's pages hold at most `openStreams` streams open at once on each
-/// instance (`GET /tenant/{id}/limits`), counting recording control streams and
-/// live views; past it, 429 `stream_allowance_spent` with `Retry-After`, and the
-/// page reads `GET /widget/message` meanwhile.
-#[utoipa::path(get, path = "/widget/stream", tag = "widget",
-    security(("widgetKey" = [], "visitorToken" = [])),
-    responses((status = 200, description = "An event stream", content_type = "text/event-stream"), AuthErrors))]
-async fn stream(
-    visitor: Visitor,
-    State(state): State<AppState>,
-) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    let services = state.services.clone();
-    let Visitor {
-        tenant_id, customer_id, ..
-    } = visitor;
-    let slot = services.open_public_stream(&tenant_id).await?;
-    let tenant = tenant_id.clone();
-    let room = Room::Widget { tenant_id, customer_id };
-    let updates = live_updates::updates(state.services.live().subscribe(room))
-        .filter_map(move |update| {
-            // The slot goes with the stream: its place is given back when the page leaves.
-            let _held = &slot;
-            std::future::ready(match &update.event {
-                LiveEvent::Message(m) => Some(Some(m.clone())),
-                // Messages may have been lost: the page reads them again.
-                LiveEvent::Resync => Some(None),
-                _ => None,
-            })
-        })
-        .then(move |message| {
-            let services = services.clone();
-            let tenant = tenant.clone();
-            // Boxed: `then` keeps its future inline, and a database call's state
-            // would otherwise be part of every idle stream's memory.
-            Box::pin(async move {
-                let Some(message) = message else {
-                    return Ok(Event::default().event("resync").data("{}"));
-                };
-                if message.direction == Direction::Outbound {
-                    let _ = services
-                        .mark_delivered(&tenant, &message.customer_id, &[message.id.as_str()])
-                        .await;
-                }
-                Ok(Event::default()
-                    .event("message")
-                    .json_data(&message)
-                    .unwrap_or_else(|_| Event::default().comment("unserialisable message")))
-            })
-        });
-    Ok(Sse::new(updates).keep_alive(KeepAlive::default()))
 }
 
 /// A widget request before the visitor has a token: a valid widget key, and the

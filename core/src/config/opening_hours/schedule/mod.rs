@@ -37,7 +37,7 @@ use std::collections::VecDeque;
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 
-use crate::config::opening_hours::{Holiday, OpeningHours, TimeOfDay, Weekday};
+use super::{Holiday, OpeningHours, TimeOfDay, Weekday};
 
 /// How far ahead [`Schedule::next_change`] and [`Schedule::add_open_time`] look:
 /// two years.
@@ -142,7 +142,7 @@ fn days_of(weekday: Weekday) -> &'static [usize] {
 
 /// A holiday's first and last date (see the module docs), if it names any.
 fn holiday_dates(h: &Holiday) -> Option<(NaiveDate, NaiveDate)> {
-    let date = |parts: Option<crate::config::opening_hours::DateParts>, at: Option<DateTime<Utc>>| match parts {
+    let date = |parts: Option<super::DateParts>, at: Option<DateTime<Utc>>| match parts {
         Some(p) => NaiveDate::from_ymd_opt(p.year, p.month, p.day),
         None => at.map(|at| at.date_naive()),
     };
