@@ -17,7 +17,7 @@ use crate::{
     crypto::{random_token, token_digest, verify_password},
     error::{CoreError, CoreResult},
     model::{ApiKey, ApiKeyKind, CreatedApiKey, Page, PageRequest, Role, SessionUser},
-    sign_ins::SignInDevice,
+    sign_ins::{SignInDevice, SESSION_MAX_MS},
     time::{from_ms, now_ms},
     validate::{Checks, Paging},
     with_db, with_tx, Services,
@@ -25,9 +25,6 @@ use crate::{
 
 /// How long a dashboard session lives without activity.
 pub const SESSION_IDLE_MS: i64 = 7 * 24 * 3600 * 1000;
-/// How long a dashboard session lives at most, however active: a stolen
-/// cookie kept busy does not last for ever.
-pub const SESSION_MAX_MS: i64 = 30 * 24 * 3600 * 1000;
 /// Session and key "last seen" stamps are written at most this often.
 const TOUCH_INTERVAL_MS: i64 = 60 * 1000;
 

@@ -9,7 +9,6 @@
 
 use crate::{
     audit::{self, Actor},
-    auth::SESSION_MAX_MS,
     crypto::token_digest,
     error::{CoreError, CoreResult},
     model::SignInSession,
@@ -21,6 +20,10 @@ use crate::{
 const HANDLE_HEX: usize = 16;
 /// The longest user agent kept.
 const USER_AGENT_MAX: usize = 512;
+
+/// How long a dashboard session lives at most, however active: a stolen
+/// cookie kept busy does not last for ever.
+pub const SESSION_MAX_MS: i64 = 30 * 24 * 3600 * 1000;
 
 /// Where a sign-in comes from, kept with its session.
 #[derive(Debug, Clone, Default)]

@@ -76,6 +76,9 @@ async function customer(request: APIRequestContext, id: string) {
 test('a visitor on another origin chats with an agent, live', async ({ browser, page: agent, request }) => {
   test.setTimeout(90_000);
   const { context, page, errors } = await visitor(browser);
+  // Live messages come over the widget's WebSocket.
+  const sockets: string[] = [];
+  page.on('websocket', (ws) => sockets.push(ws.url()));
   const name = `Vera ${Date.now()}`;
   await openDemo(page);
   // The launcher appears once the chat UI has loaded, at idle.
@@ -105,6 +108,7 @@ test('a visitor on another origin chats with an agent, live', async ({ browser, 
 
   // The visitor sees the answer without a reload.
   await expect(log(page).getByText('Yes, we have plenty. It ships today.')).toBeVisible();
+  expect(sockets.some((url) => url.endsWith('/rest/v1/widget/socket'))).toBe(true);
   await expectAccessible(page);
   await screenshot(page, 'visitor-chat');
 
@@ -123,6 +127,28 @@ test('a visitor on another origin chats with an agent, live', async ({ browser, 
   await page.evaluate(() => (window as any).Rapport.open());
   await expect(log(page).getByText('Yes, we have plenty. It ships today.')).toBeVisible({ timeout: 15_000 });
   expect((await ids(page)).customerId).toBe(customerId);
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('where WebSockets cannot open, live messages come as server-sent events', async ({ browser, request }) => {
+  const { context, page, errors } = await visitor(browser);
+  // A proxy that takes the upgrade and hangs up, every time.
+  await context.routeWebSocket(/\/rest\/v1\/widget\/socket$/, (ws) => ws.close());
+  const streamOpened = page.waitForRequest((r) => r.url().endsWith('/rest/v1/widget/stream'));
+  await openDemo(page);
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  await launcher(page).click();
+  await write(page, 'Anyone there?');
+  await streamOpened;
+  const { customerId } = await ids(page);
+  const answer = `Yes, over the event stream ${Date.now()}`;
+  const sent = await request.post('/rest/v1/message', {
+    headers: auth,
+    data: { customerId, isExternalId: false, type: 'MESSAGE', message: answer },
+  });
+  expect(sent.status()).toBe(201);
+  await expect(log(page).getByText(answer)).toBeVisible();
   expect(errors).toEqual([]);
   await context.close();
 });

@@ -6,7 +6,8 @@
 //!
 //! The pages come from `<site dir>/demo/` (the build copies
 //! `frontend/visitor/demo/` there). In HTML, `{{RAPPORT_ORIGIN}}` becomes
-//! Rapport's public URL and `{{WIDGET_KEY}}` the widget key of the demo's
+//! Rapport's public URL, `{{RAPPORT_SOCKET_ORIGIN}}` the same as a `ws:`/`wss:`
+//! origin (for a page's CSP: the widget's live messages come over a socket), and `{{WIDGET_KEY}}` the widget key of the demo's
 //! workspace, read on each request so that a rotated key shows at once.
 
 use std::{net::SocketAddr, path::PathBuf};
@@ -109,6 +110,10 @@ async fn page(State(demo): State<Demo>, Path(path): Path<String>) -> Response {
     };
     let html = String::from_utf8_lossy(&bytes)
         .replace("{{RAPPORT_ORIGIN}}", &demo.rapport_origin)
+        .replace(
+            "{{RAPPORT_SOCKET_ORIGIN}}",
+            &demo.rapport_origin.replacen("http", "ws", 1),
+        )
         .replace("{{WIDGET_KEY}}", &key);
     (
         [

@@ -46,9 +46,18 @@ export function readSocket(
   let everListened = false;
   let unopened = 0;
 
+  // Soon after a normal end, longer after each failure (up to a minute), as
+  // the event stream does, and never sooner than Rapport asked.
+  const retryIn = (retryAfter: number) =>
+    Math.max(Math.min(60_000, 1000 * 2 ** Math.min(failures++, 6)) * (0.5 + Math.random() / 2), retryAfter * 1000);
+
   const run = () => {
     const who = hello();
-    if (!who) return;
+    // No visitor token right now (it is being replaced): try again later.
+    if (!who) {
+      timer = setTimeout(run, retryIn(0));
+      return;
+    }
     let listening = false;
     let retryAfter = 0;
     const ws = new WebSocket(url);
@@ -82,10 +91,7 @@ export function readSocket(
         stopFallback = fallback();
         return;
       }
-      // As the event stream does: soon after a normal end, longer after each
-      // failure (up to a minute), and never sooner than Rapport asked.
-      const backoff = Math.min(60_000, 1000 * 2 ** Math.min(failures++, 6)) * (0.5 + Math.random() / 2);
-      const wait = Math.max(backoff, retryAfter * 1000);
+      const wait = retryIn(retryAfter);
       on.down(wait, event.code === REFUSED);
       timer = setTimeout(run, wait);
     };

@@ -771,7 +771,7 @@ async fn a_session_ends_thirty_days_after_sign_in(db: TestDb) {
     let aged = rapport_core::with_db!(app.services.writer(), |pool| sqlx::query(
         "update sessions set created_at = created_at - $1, last_seen_at = $2"
     )
-    .bind(rapport_core::auth::SESSION_MAX_MS)
+    .bind(rapport_core::sign_ins::SESSION_MAX_MS)
     .bind(rapport_core::time::now_ms())
     .execute(pool)
     .await
