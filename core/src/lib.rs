@@ -81,6 +81,8 @@ pub mod testing;
 #[cfg(feature = "server")]
 pub mod time;
 #[cfg(feature = "server")]
+pub mod usecases;
+#[cfg(feature = "server")]
 pub mod users;
 #[cfg(feature = "server")]
 pub mod validate;

@@ -321,7 +321,7 @@ impl Services {
         })
     }
 
-    async fn resolve_assignment(
+    pub(crate) async fn resolve_assignment(
         &self,
         tenant_id: &str,
         checks: &mut Checks,
@@ -494,35 +494,6 @@ impl Services {
         Ok(customer)
     }
 
-    /// Assigns a customer to a user or a team, or to nobody when both are omitted.
-    pub async fn assign_customer(
-        &self,
-        tenant_id: &str,
-        id: &str,
-        assignment: Assignment,
-        actor: &Actor,
-    ) -> CoreResult<Customer> {
-        self.get_customer(tenant_id, id).await?;
-        let mut checks = Checks::new();
-        let (user, team) = self
-            .resolve_assignment(
-                tenant_id,
-                &mut checks,
-                ("userId", assignment.user_id.as_deref()),
-                ("teamId", assignment.team_id.as_deref()),
-            )
-            .await?;
-        checks.finish()?;
-        let mut tx = self.db().begin().await?;
-        let customer = assign_in(&mut tx, tenant_id, id, user.as_deref(), team.as_deref(), actor).await?;
-        // A person decided: the conversation leaves any routing queue, and capacity
-        // may have moved between agents.
-        crate::engine::dispatch::assigned_by_hand(&mut tx, tenant_id, id).await?;
-        self.commit_live(tx, tenant_id, id, LiveEvent::Assigned(customer.clone()))
-            .await?;
-        Ok(customer)
-    }
-
     /// One customer of the tenant.
     pub async fn get_customer(&self, tenant_id: &str, id: &str) -> CoreResult<Customer> {
         CUSTOMERS
@@ -572,8 +543,9 @@ impl Services {
 }
 
 /// Assigns a customer to `user` or `team` (or neither) in `tx`: audited, and
-/// `customer.assigned` queued. The caller publishes `LiveEvent::Assigned` after
-/// the commit. Used by the REST/dashboard assignment and by the routing engine.
+/// `customer.assigned` queued. What an assignment makes happen (the watchdogs,
+/// the queue) is `engine::dispatch::assign`'s; the caller publishes
+/// `LiveEvent::Assigned` after the commit.
 pub(crate) async fn assign_in(
     tx: &mut Tx,
     tenant_id: &str,
@@ -597,7 +569,6 @@ pub(crate) async fn assign_in(
     })?;
     audit::record(tx, Some(tenant_id), actor, "customer.assign", "customer", Some(id)).await?;
     let customer = customer_in(tx, tenant_id, id).await?;
-    crate::engine::watchdogs::customer_assigned(tx, tenant_id, &customer).await?;
     events::enqueue(tx, tenant_id, actor, EventType::CustomerAssigned, Some(id), &customer).await?;
     Ok(customer)
 }

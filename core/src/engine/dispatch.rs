@@ -149,6 +149,21 @@ struct Applied {
     user_id: Option<String>,
 }
 
+/// Assigns a customer in `tx`, by hand or by routing, and tells the
+/// `CUSTOMER_ASSIGNED` watchdogs: every assignment passes here.
+pub(crate) async fn assign(
+    tx: &mut Tx,
+    tenant_id: &str,
+    customer_id: &str,
+    user: Option<&str>,
+    team: Option<&str>,
+    actor: &Actor,
+) -> CoreResult<Customer> {
+    let customer = customers::assign_in(tx, tenant_id, customer_id, user, team, actor).await?;
+    super::watchdogs::customer_assigned(tx, tenant_id, &customer).await?;
+    Ok(customer)
+}
+
 impl Services {
     /// A customer message arrived in `tx` (the conversation is locked; it had status
     /// `from`, and waited for an answer since `waiting_before`): routes it when it
@@ -320,15 +335,8 @@ impl Services {
                             applied.result = "QUEUED";
                             if reason == Reason::AgentOffline {
                                 // Nobody holds it while it waits: it shows as unassigned.
-                                let customer = customers::assign_in(
-                                    tx,
-                                    tenant_id,
-                                    &facts.customer_id,
-                                    None,
-                                    None,
-                                    &engine_actor(),
-                                )
-                                .await?;
+                                let customer =
+                                    assign(tx, tenant_id, &facts.customer_id, None, None, &engine_actor()).await?;
                                 effects
                                     .live
                                     .push((facts.customer_id.clone(), LiveEvent::Assigned(customer)));
@@ -446,7 +454,7 @@ impl Services {
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
-        let customer = customers::assign_in(tx, tenant_id, customer_id, Some(user_id), None, &engine_actor()).await?;
+        let customer = assign(tx, tenant_id, customer_id, Some(user_id), None, &engine_actor()).await?;
         leave_queue(tx, tenant_id, customer_id).await?;
         Ok(customer)
     }
