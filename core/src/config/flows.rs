@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{decode, in_use, rules::RoutingRule, ConfigKind, ConfigRow, Meta};
+use super::{decode, in_use, references::Named, ConfigKind, ConfigRow, Meta};
 use crate::{
     audit::Actor,
     conversations::{self, Channel, Message, MessageType},
@@ -145,13 +145,7 @@ impl Services {
 
     /// Deletes a flow that no routing rule sends.
     pub async fn delete_flow(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
-        let users: Vec<String> = self
-            .config_all::<RoutingRule>(tenant_id)
-            .await?
-            .into_iter()
-            .filter(|r| r.flow_ids().iter().any(|f| f == id))
-            .map(|r| format!("routing rule \"{}\"", r.name.unwrap_or_default()))
-            .collect();
+        let users = self.rules_naming(tenant_id, Named::Flow(id)).await?;
         if !users.is_empty() {
             return Err(in_use("flow", &users));
         }

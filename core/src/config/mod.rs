@@ -13,6 +13,7 @@
 
 pub mod flows;
 pub mod opening_hours;
+pub mod references;
 pub mod rules;
 pub mod system_messages;
 pub mod watchdogs;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{in_use, rules::RoutingRule, ConfigKind, Meta};
+use super::{in_use, references::Named, ConfigKind, Meta};
 use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
 
 /// A system message.
@@ -82,13 +82,7 @@ impl Services {
 
     /// Deletes a system message that no routing rule uses.
     pub async fn delete_system_message(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
-        let users: Vec<String> = self
-            .config_all::<RoutingRule>(tenant_id)
-            .await?
-            .into_iter()
-            .filter(|r| r.system_message_ids().contains(&id.to_string()))
-            .map(|r| format!("routing rule \"{}\"", r.name.unwrap_or_default()))
-            .collect();
+        let users = self.rules_naming(tenant_id, Named::SystemMessage(id)).await?;
         if !users.is_empty() {
             return Err(in_use("system message", &users));
         }

@@ -22,7 +22,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{in_use, rules::RoutingRule, rules::SlaRule, ConfigKind, Meta};
+use super::{in_use, references::Named, ConfigKind, Meta};
 pub mod schedule;
 
 use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
@@ -329,16 +329,7 @@ impl Services {
         if self.get_tenant(tenant_id).await?.business_hours_id.as_deref() == Some(id) {
             users.push("the workspace's business hours (Settings → Workspace)".to_string());
         }
-        for rule in self.config_all::<RoutingRule>(tenant_id).await? {
-            if rule.opening_hours_ids().contains(&id.to_string()) {
-                users.push(format!("routing rule \"{}\"", rule.name.clone().unwrap_or_default()));
-            }
-        }
-        for rule in self.config_all::<SlaRule>(tenant_id).await? {
-            if rule.opening_hours_ids().contains(&id.to_string()) {
-                users.push(format!("SLA rule \"{}\"", rule.name.clone().unwrap_or_default()));
-            }
-        }
+        users.extend(self.rules_naming(tenant_id, Named::OpeningHours(id)).await?);
         if !users.is_empty() {
             return Err(in_use("opening hours", &users));
         }

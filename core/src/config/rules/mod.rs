@@ -594,13 +594,9 @@ impl Services {
 
     /// Deletes a routing rule that no other rule routes to.
     pub async fn delete_routing_rule(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
-        let users: Vec<String> = self
-            .config_all::<RoutingRule>(tenant_id)
-            .await?
-            .into_iter()
-            .filter(|r| r.meta.id.as_deref() != Some(id) && r.routed_rule_ids().contains(&id.to_string()))
-            .map(|r| format!("routing rule \"{}\"", r.name.unwrap_or_default()))
-            .collect();
+        let users = self
+            .rules_naming(tenant_id, super::references::Named::RoutingRule(id))
+            .await?;
         if !users.is_empty() {
             return Err(in_use("routing rule", &users));
         }

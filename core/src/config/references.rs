@@ -1,0 +1,48 @@
+//! Who uses a configuration object. Rules name flows, system messages, opening
+//! hours and other routing rules; this is the one place that knows which kind
+//! names which, so that deleting one of them can say what still uses it, and
+//! the kinds that are named need not know the kinds that name them.
+
+use super::rules::{RoutingRule, SlaRule};
+use crate::{error::CoreResult, Services};
+
+/// A configuration object that rules may name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Named<'a> {
+    /// A flow, which routing rules send.
+    Flow(&'a str),
+    /// A system message, which routing rules send.
+    SystemMessage(&'a str),
+    /// Opening hours, which routing and SLA rules test.
+    OpeningHours(&'a str),
+    /// A routing rule, which other routing rules route to.
+    RoutingRule(&'a str),
+}
+
+impl Services {
+    /// The rules of the tenant that name `named`, as a person would call them
+    /// (`routing rule "VIP first"`); empty when nothing does.
+    pub(crate) async fn rules_naming(&self, tenant_id: &str, named: Named<'_>) -> CoreResult<Vec<String>> {
+        let routing = self.config_all::<RoutingRule>(tenant_id).await?;
+        let mut users: Vec<String> = routing
+            .iter()
+            .filter(|r| match named {
+                Named::Flow(id) => r.flow_ids().iter().any(|f| f == id),
+                Named::SystemMessage(id) => r.system_message_ids().iter().any(|m| m == id),
+                Named::OpeningHours(id) => r.opening_hours_ids().iter().any(|h| h == id),
+                Named::RoutingRule(id) => {
+                    r.meta.id.as_deref() != Some(id) && r.routed_rule_ids().iter().any(|o| o == id)
+                }
+            })
+            .map(|r| format!("routing rule \"{}\"", r.name.clone().unwrap_or_default()))
+            .collect();
+        if let Named::OpeningHours(id) = named {
+            for rule in self.config_all::<SlaRule>(tenant_id).await? {
+                if rule.opening_hours_ids().iter().any(|h| h == id) {
+                    users.push(format!("SLA rule \"{}\"", rule.name.clone().unwrap_or_default()));
+                }
+            }
+        }
+        Ok(users)
+    }
+}
