@@ -1,5 +1,13 @@
 //! The audit log: who changed what, when, from where. Every write service records
 //! one entry inside its own transaction, so the log and the data never disagree.
+//!
+//! The log knows no engine. What the engines do with an audited action (the
+//! `SETTING_CHANGED` watchdogs) they register once per process with
+//! [`observe`], and [`record`] runs it in the same transaction: the arrow
+//! points from the engines to the log, so the domain modules that audit their
+//! writes never reach the engines through it.
+
+use std::{future::Future, pin::Pin, sync::OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -127,8 +135,38 @@ pub struct AuditFilter {
     pub action: Option<String>,
 }
 
-/// Records an entry inside `tx`. A settings write also fires the tenant's
-/// `SETTING_CHANGED` watchdogs (`engine::watchdogs::is_setting_action`).
+/// An audited action, as an [`Observer`] hears it.
+#[derive(Debug, Clone, Copy)]
+pub struct Audited<'a> {
+    /// The tenant whose data changed.
+    pub tenant_id: &'a str,
+    /// Who did it.
+    pub actor: &'a Actor,
+    /// What was done, `<resource>.<verb>`.
+    pub action: &'a str,
+    /// Kind of object changed.
+    pub resource_type: &'a str,
+    /// Id of the object changed.
+    pub resource_id: Option<&'a str>,
+}
+
+/// What an engine does with each audited action of a tenant, inside the
+/// action's transaction.
+pub type Observer = for<'a> fn(&'a mut Tx, Audited<'a>) -> Pin<Box<dyn Future<Output = CoreResult<()>> + Send + 'a>>;
+
+/// The engines' observer; a plain function, so one per process serves every
+/// [`Services`] in it.
+static OBSERVER: OnceLock<Observer> = OnceLock::new();
+
+/// Registers what the engines do with audited actions. [`Services::new`] calls
+/// it with the watchdogs' observer; later calls change nothing.
+pub fn observe(observer: Observer) {
+    let _ = OBSERVER.set(observer);
+}
+
+/// Records an entry inside `tx`, then, for a tenant's action, runs the
+/// engines' [`Observer`] in the same transaction (a settings write fires the
+/// tenant's `SETTING_CHANGED` watchdogs).
 pub async fn record(
     tx: &mut Tx,
     tenant_id: Option<&str>,
@@ -156,10 +194,15 @@ pub async fn record(
     .await
     .map(|r| r.rows_affected())
     })?;
-    // A settings write fires the tenant's SETTING_CHANGED watchdogs; deciding
-    // here covers every audited setting, present and future.
-    if let Some(tenant_id) = tenant_id {
-        crate::engine::watchdogs::audited(tx, tenant_id, action, resource_type, resource_id, actor).await?;
+    if let (Some(tenant_id), Some(observe)) = (tenant_id, OBSERVER.get()) {
+        let audited = Audited {
+            tenant_id,
+            actor,
+            action,
+            resource_type,
+            resource_id,
+        };
+        observe(tx, audited).await?;
     }
     Ok(())
 }

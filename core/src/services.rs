@@ -34,6 +34,8 @@ impl Services {
     /// Services over an open (and migrated) database. Generated links start with
     /// `http://localhost:3000` until [`Services::with_public_url`] says otherwise.
     pub fn new(db: Db) -> Self {
+        // The engines hear the audit log (the SETTING_CHANGED watchdogs).
+        crate::audit::observe(crate::engine::watchdogs::setting_changed);
         Self {
             writer: db.writer(),
             db,

@@ -32,8 +32,8 @@ use tower_http::{
 
 use crate::{
     http::{
-        call_recordings, client_ip, downloads, error::ApiError, fair_share, files, health, inbox_events, metrics,
-        middleware as mw, recording_views, request_id, session,
+        call_recordings, client_ip, downloads, error::ApiError, files, health, inbox_events, metrics, middleware as mw,
+        recording_views, request_id, session,
     },
     rest,
     state::AppState,
@@ -49,7 +49,7 @@ pub fn build(state: AppState) -> Router {
         )
         // The rate limits refuse first, at the least cost; what passes them runs
         // in its workspace's share.
-        .layer(middleware::from_fn_with_state(state.clone(), fair_share::public_share))
+        .layer(middleware::from_fn_with_state(state.shares.clone(), mw::public_share))
         .layer(middleware::from_fn_with_state(state.clone(), mw::rest_rate_limit));
 
     let dashboard = dashboard_context(&state, &doc);
@@ -129,8 +129,11 @@ pub fn build(state: AppState) -> Router {
             ApiError::internal("handler panicked").into_response()
         }))
         .layer(middleware::from_fn(mw::problem_fallback))
-        .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
-        .layer(middleware::from_fn_with_state(state.clone(), client_ip::resolve))
+        .layer(middleware::from_fn_with_state(state.metrics.clone(), metrics::track))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(state.config.trusted_proxies.clone()),
+            client_ip::resolve,
+        ))
         .layer(TraceLayer::new_for_http().make_span_with(mw::RequestSpan))
         .layer(middleware::from_fn(request_id::assign))
         .with_state(state)

@@ -29,6 +29,13 @@ pub struct AppState {
     pub cobrowsing: Arc<crate::cobrowse::Cobrowsing>,
 }
 
+/// `GET /metrics` reads the metrics alone.
+impl FromRef<AppState> for Arc<Metrics> {
+    fn from_ref(state: &AppState) -> Self {
+        state.metrics.clone()
+    }
+}
+
 impl FromRef<AppState> for LeptosOptions {
     fn from_ref(state: &AppState) -> Self {
         state.leptos.clone()

@@ -12,9 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::messages::{Channel, Content, Message, MessageType};
+use super::messages::{Content, MessageType};
 use crate::{
-    audit::{self, Actor},
     error::CoreResult,
     validate::{is_email, Checks},
     Services,
@@ -141,49 +140,34 @@ fn layout(form: &ValidForm) -> String {
     text
 }
 
-impl Services {
-    /// A visitor's form: stored as its message, then audited and the
-    /// `FORM_SUBMISSION` watchdogs fired (see the module doc).
-    pub async fn visitor_form(
-        &self,
-        tenant_id: &str,
-        customer_id: &str,
-        input: FormIn,
-        actor: &Actor,
-    ) -> CoreResult<Message> {
-        let form = validate(&input)?;
-        let text = layout(&form);
-        let content = Content {
-            kind: MessageType::Message,
-            message: Some(text),
-            url: None,
-            button_text: None,
-            button_link: None,
-        };
-        // The message goes the way every customer message goes (routing, SLA,
-        // live inbox); the form's own record follows in a second transaction.
-        let message = self
-            .record_inbound(tenant_id, customer_id, content, Channel::Widget, actor)
-            .await?;
-        let who = form.name.as_deref().or(form.email.as_deref()).unwrap_or("A visitor");
-        let mut summary = format!("{who} sent a form: {}", form.message);
-        if let Some(url) = &form.url {
-            summary.push_str(&format!(" (on {url})"));
-        }
-        let mut tx = self.db().begin().await?;
-        audit::record(
-            &mut tx,
-            Some(tenant_id),
-            actor,
-            "form.submit",
-            "customer",
-            Some(customer_id),
-        )
-        .await?;
-        crate::engine::watchdogs::form_submitted(&mut tx, tenant_id, customer_id, &summary).await?;
-        tx.commit().await?;
-        Ok(message)
+impl Services {}
+
+/// A visitor's form, read: the message an agent gets, and the one-line
+/// summary the `FORM_SUBMISSION` watchdogs send. A form that fails its checks
+/// is a validation error naming each field.
+pub(crate) struct ReadForm {
+    /// The form as the customer's message.
+    pub content: Content,
+    /// Who sent it, what they wrote, and from which page.
+    pub summary: String,
+}
+
+/// Checks a visitor's form and lays it out (see [`ReadForm`]).
+pub(crate) fn read_form(input: &FormIn) -> CoreResult<ReadForm> {
+    let form = validate(input)?;
+    let who = form.name.as_deref().or(form.email.as_deref()).unwrap_or("A visitor");
+    let mut summary = format!("{who} sent a form: {}", form.message);
+    if let Some(url) = &form.url {
+        summary.push_str(&format!(" (on {url})"));
     }
+    let content = Content {
+        kind: MessageType::Message,
+        message: Some(layout(&form)),
+        url: None,
+        button_text: None,
+        button_link: None,
+    };
+    Ok(ReadForm { content, summary })
 }
 
 #[cfg(test)]

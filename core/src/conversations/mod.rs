@@ -32,6 +32,7 @@ mod inbox;
 mod messages;
 mod widget;
 
+pub(crate) use forms::read_form;
 pub use forms::FormIn;
 pub use inbox::{customer_name, InboxCounts, InboxItem};
 pub use messages::{Channel, Direction, Message, MessageIn, MessageType};
@@ -45,11 +46,10 @@ pub use widget::{
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    audit::{self, Actor},
+    audit::Actor,
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    live::LiveEvent,
     model::{Page, PageRequest},
     reports::facts,
     time::now_ms,
@@ -242,7 +242,7 @@ impl Services {
     }
 
     /// Locks a conversation and moves it by `trigger` (see [`Services::finish_trigger`]).
-    async fn apply_trigger(
+    pub(crate) async fn apply_trigger(
         &self,
         tx: &mut Tx,
         tenant_id: &str,
@@ -336,44 +336,6 @@ impl Services {
             .map(|(id, status, text)| self.conversation_from(&id, Some((status, text))))
             .collect::<CoreResult<Vec<_>>>()?;
         Ok(paging.page(total, results))
-    }
-
-    /// Sets a conversation's status. Setting the current status again is no change and
-    /// fires nothing.
-    pub async fn set_conversation_status(
-        &self,
-        tenant_id: &str,
-        customer_id: &str,
-        input: StatusIn,
-        actor: &Actor,
-    ) -> CoreResult<Conversation> {
-        let Some(status) = input.status else {
-            return Err(CoreError::invalid("status", "required", "status is required"));
-        };
-        let mut tx = self.db().begin().await?;
-        let (from, to) = self
-            .apply_trigger(&mut tx, tenant_id, customer_id, Trigger::Set(status), actor)
-            .await?;
-        if from != to {
-            audit::record(
-                &mut tx,
-                Some(tenant_id),
-                actor,
-                "conversation.status",
-                "customer",
-                Some(customer_id),
-            )
-            .await?;
-        }
-        let effects = self.on_status_set(&mut tx, tenant_id, customer_id, from, to).await?;
-        let conversation = self.conversation_in(&mut tx, tenant_id, customer_id).await?;
-        let event = LiveEvent::Conversation(conversation.clone());
-        self.announce_live(&mut tx, tenant_id, customer_id, &event).await?;
-        effects.announce(self, &mut tx, tenant_id).await?;
-        tx.commit().await?;
-        self.after_commit(tenant_id, customer_id, event);
-        effects.publish(self, tenant_id);
-        Ok(conversation)
     }
 }
 

@@ -13,7 +13,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::messages::{validate_content, Channel, Direction, Message, MessageType};
+use super::messages::{Direction, Message, MessageType};
 use crate::{
     audit::{self, Actor, ActorKind},
     crypto::{random_token, token_digest},
@@ -521,55 +521,6 @@ impl Services {
         let id = id.ok_or(CoreError::Unauthenticated)?;
         let customer = self.get_customer(&tenant_id, &id).await?;
         Ok((tenant_id, customer))
-    }
-
-    /// A message a visitor writes in the widget. Its `pageUrl` and `language`
-    /// are kept on the customer first, so that routing the message sees them.
-    pub async fn visitor_message(
-        &self,
-        tenant_id: &str,
-        customer_id: &str,
-        input: WidgetMessageIn,
-        actor: &Actor,
-    ) -> CoreResult<Message> {
-        let mut checks = Checks::new();
-        let content = validate_content(
-            &mut checks,
-            Some(input.kind.unwrap_or(MessageType::Message)),
-            input.message.as_deref(),
-            input.url.as_deref(),
-            None,
-            None,
-        );
-        if content.kind == MessageType::Card {
-            checks.push("type", "not_allowed", "visitors cannot send cards");
-        }
-        let (page_url, language) =
-            check_visitor_context(&mut checks, input.page_url.as_deref(), input.language.as_deref());
-        checks.finish()?;
-        // An attachment the inbox shows as the visitor's file must be one: a
-        // link to anything else would let a visitor pass off any page as an
-        // attachment ("📎 invoice.pdf").
-        let attachment = matches!(
-            content.kind,
-            MessageType::Audio | MessageType::Video | MessageType::File
-        );
-        if let (true, Some(url)) = (attachment, content.url.as_deref()) {
-            if !self.is_own_file(tenant_id, customer_id, url).await? {
-                return Err(CoreError::invalid(
-                    "url",
-                    "not_uploaded",
-                    "a visitor's attachment is a file they uploaded (POST /widget/file); send other links as text",
-                ));
-            }
-        }
-        if page_url.is_some() || language.is_some() {
-            let customer = self.get_customer(tenant_id, customer_id).await?;
-            self.set_visitor_context(tenant_id, &customer, page_url, language)
-                .await?;
-        }
-        self.record_inbound(tenant_id, customer_id, content, Channel::Widget, actor)
-            .await
     }
 
     /// Adds tags to the visitor's customer (the visitor script's tag call).

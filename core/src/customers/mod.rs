@@ -440,8 +440,7 @@ impl Services {
         .await?;
         crate::reports::facts::conversation_started(&mut tx, tenant_id, id, actor.user_id()).await?;
         count_customers(&mut tx, tenant_id, 1).await?;
-        self.commit_live(tx, tenant_id, id, LiveEvent::Conversation(conversation))
-            .await?;
+        self.commit_live(tx, tenant_id, id, LiveEvent::Conversation).await?;
         Ok(customer)
     }
 

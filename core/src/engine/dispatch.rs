@@ -310,9 +310,7 @@ impl Services {
                             ));
                             applied.result = "ASSIGNED";
                             applied.user_id = customer.assigned_user.clone();
-                            effects
-                                .live
-                                .push((facts.customer_id.clone(), LiveEvent::Assigned(customer)));
+                            effects.live.push((facts.customer_id.clone(), LiveEvent::Assigned));
                         }
                         None => {
                             let deadline = now + max_wait_seconds * 1000;
@@ -335,11 +333,8 @@ impl Services {
                             applied.result = "QUEUED";
                             if reason == Reason::AgentOffline {
                                 // Nobody holds it while it waits: it shows as unassigned.
-                                let customer =
-                                    assign(tx, tenant_id, &facts.customer_id, None, None, &engine_actor()).await?;
-                                effects
-                                    .live
-                                    .push((facts.customer_id.clone(), LiveEvent::Assigned(customer)));
+                                assign(tx, tenant_id, &facts.customer_id, None, None, &engine_actor()).await?;
+                                effects.live.push((facts.customer_id.clone(), LiveEvent::Assigned));
                             }
                         }
                     }
@@ -353,7 +348,7 @@ impl Services {
                             applied.actions.push(format!("SYSTEM_MESSAGE {id} in {language}"));
                             effects
                                 .live
-                                .push((facts.customer_id.clone(), LiveEvent::Message(message)));
+                                .push((facts.customer_id.clone(), LiveEvent::Message { message_id: message.id }));
                         }
                         None => applied.actions.push(format!("SYSTEM_MESSAGE {id}: not found")),
                     }
@@ -368,7 +363,7 @@ impl Services {
                     for message in messages {
                         effects
                             .live
-                            .push((facts.customer_id.clone(), LiveEvent::Message(message)));
+                            .push((facts.customer_id.clone(), LiveEvent::Message { message_id: message.id }));
                     }
                 }
             }

@@ -188,7 +188,7 @@ impl Services {
                         (Some(user_id), "CALL") => self.tell_of_call(&mut tx, tenant_id, &customer, user_id).await?,
                         _ => None,
                     };
-                    self.commit_live(tx, tenant_id, &customer_id, LiveEvent::Assigned(customer))
+                    self.commit_live(tx, tenant_id, &customer_id, LiveEvent::Assigned)
                         .await?;
                     if let Some(event) = told {
                         self.after_commit(tenant_id, "", event);

@@ -7,8 +7,8 @@
 //! - `CUSTOMER_ASSIGNED`: a customer is assigned to a user or a team, by a person
 //!   or by the routing engine;
 //! - `FORM_SUBMISSION`: a visitor sends a contact form (`/widget/form`);
-//! - `SETTING_CHANGED`: any audited write of a setting ([`is_setting_action`],
-//!   called from `audit::record`, so new settings are covered by default).
+//! - `SETTING_CHANGED`: any audited write of a setting ([`is_setting_action`];
+//!   [`setting_changed`] observes the audit log, so new settings are covered by default).
 //!
 //! **Grouping.** A storm (a thousand script errors a minute) must not send a
 //! thousand mails. Each watchdog counts its events in windows of the tenant's
@@ -313,26 +313,32 @@ pub fn is_setting_action(action: &str) -> bool {
     !NOT_SETTINGS.iter().any(|p| action.starts_with(p))
 }
 
-/// `SETTING_CHANGED`: called by `audit::record` for every audited action of a
-/// tenant; fires for settings writes only.
-pub(crate) async fn audited(
-    tx: &mut Tx,
-    tenant_id: &str,
-    action: &str,
-    resource_type: &str,
-    resource_id: Option<&str>,
-    actor: &Actor,
-) -> CoreResult<()> {
-    if !is_setting_action(action) {
-        return Ok(());
-    }
-    let text = format!(
-        "{action} on {resource_type}{} by {}",
-        resource_id.map(|id| format!(" {id}")).unwrap_or_default(),
-        actor.label()
-    );
-    let link = format!("/settings/audit?action={action}");
-    fire(tx, tenant_id, WatchdogType::SettingChanged, &text, Some(&link)).await
+/// `SETTING_CHANGED`: the audit log's [`audit::Observer`] (registered by
+/// `Services::new`), so every audited action of a tenant comes here, present
+/// and future; it fires for settings writes only.
+pub(crate) fn setting_changed<'a>(
+    tx: &'a mut Tx,
+    audited: audit::Audited<'a>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = CoreResult<()>> + Send + 'a>> {
+    Box::pin(async move {
+        let audit::Audited {
+            tenant_id,
+            actor,
+            action,
+            resource_type,
+            resource_id,
+        } = audited;
+        if !is_setting_action(action) {
+            return Ok(());
+        }
+        let text = format!(
+            "{action} on {resource_type}{} by {}",
+            resource_id.map(|id| format!(" {id}")).unwrap_or_default(),
+            actor.label()
+        );
+        let link = format!("/settings/audit?action={action}");
+        fire(tx, tenant_id, WatchdogType::SettingChanged, &text, Some(&link)).await
+    })
 }
 
 impl Services {

@@ -12,8 +12,8 @@
 //! announced with `NOTIFY` in the transaction that makes it, so it goes out on
 //! commit and in commit order; every instance listens ([`Services::relay_live_changes`])
 //! and publishes what the others announced to its own subscribers. An
-//! announcement names the change, never carries it (a payload is limited to
-//! 8,000 bytes, a message is not): the listener reads the object back. SQLite
+//! announcement names the change, as a [`LiveEvent`] does (a payload is
+//! limited to 8,000 bytes, a message is not). SQLite
 //! has one instance per file, so nothing is announced there.
 
 mod rooms;
@@ -25,8 +25,6 @@ use serde::{Deserialize, Serialize};
 pub use rooms::{Room, Subscription};
 
 use crate::{
-    conversations::{Conversation, Message},
-    customers::Customer,
     db::{Db, Tx},
     error::CoreResult,
     Services,
@@ -35,15 +33,20 @@ use crate::{
 /// The `NOTIFY` channel instances announce changes on.
 const CHANNEL: &str = "rapport_live";
 
-/// What changed.
+/// What changed: ids and small facts, never rows. A screen that shows the
+/// object reads it from storage, which stays the one source of truth, so that
+/// this module knows no domain type and a room's queue holds no copies of rows.
 #[derive(Debug, Clone)]
 pub enum LiveEvent {
-    /// A message was stored (either direction).
-    Message(Message),
-    /// A conversation changed status.
-    Conversation(Conversation),
-    /// A customer was assigned, reassigned or unassigned.
-    Assigned(Customer),
+    /// A message of the update's customer was stored (either direction).
+    Message {
+        /// The message.
+        message_id: String,
+    },
+    /// The update's customer's conversation changed status.
+    Conversation,
+    /// The update's customer was assigned, reassigned or unassigned.
+    Assigned,
     /// A notification was written for one user of the tenant (published with
     /// an empty customer): only that user's screens hear it.
     Notification {
@@ -212,9 +215,9 @@ impl Services {
         event: &LiveEvent,
     ) -> CoreResult<()> {
         let changed = match event {
-            LiveEvent::Message(m) => Some(Changed::Message { id: m.id.clone() }),
-            LiveEvent::Conversation(_) => Some(Changed::Conversation),
-            LiveEvent::Assigned(_) => Some(Changed::Assigned),
+            LiveEvent::Message { message_id } => Some(Changed::Message { id: message_id.clone() }),
+            LiveEvent::Conversation => Some(Changed::Conversation),
+            LiveEvent::Assigned => Some(Changed::Assigned),
             LiveEvent::Notification { user_id } => Some(Changed::Notification { user: user_id.clone() }),
             LiveEvent::RecordingChunk { session_id, seq } => Some(Changed::Recording {
                 session: session_id.clone(),
@@ -275,7 +278,7 @@ impl Services {
     }
 
     /// On PostgreSQL, hears what other instances announce and publishes it to
-    /// this instance's subscribers, reading each object back. Runs until the
+    /// this instance's subscribers. Runs until the
     /// listening connection fails for good (the caller starts it again); when
     /// that connection is remade, subscribers are told to resync. Returns at
     /// once on SQLite.
@@ -303,50 +306,40 @@ impl Services {
             if *heard.origin == *self.live().origin {
                 continue;
             }
-            // The object may be gone again already (a deleted customer): then
-            // there is nothing to show.
             let event = match &heard.changed {
-                Changed::Message { id } => self.get_message(&heard.tenant, id).await.map(LiveEvent::Message),
-                Changed::Conversation => self
-                    .get_conversation(&heard.tenant, &heard.customer)
-                    .await
-                    .map(LiveEvent::Conversation),
-                Changed::Assigned => self
-                    .get_customer(&heard.tenant, &heard.customer)
-                    .await
-                    .map(LiveEvent::Assigned),
-                Changed::Notification { user } => Ok(LiveEvent::Notification { user_id: user.clone() }),
-                Changed::Recording { session, seq } => Ok(LiveEvent::RecordingChunk {
+                Changed::Message { id } => LiveEvent::Message { message_id: id.clone() },
+                Changed::Conversation => LiveEvent::Conversation,
+                Changed::Assigned => LiveEvent::Assigned,
+                Changed::Notification { user } => LiveEvent::Notification { user_id: user.clone() },
+                Changed::Recording { session, seq } => LiveEvent::RecordingChunk {
                     session_id: session.clone(),
                     seq: *seq,
-                }),
-                Changed::Watched { session } => Ok(LiveEvent::RecordingWatched {
+                },
+                Changed::Watched { session } => LiveEvent::RecordingWatched {
                     session_id: session.clone(),
-                }),
-                Changed::Ended { session } => Ok(LiveEvent::RecordingEnded {
+                },
+                Changed::Ended { session } => LiveEvent::RecordingEnded {
                     session_id: session.clone(),
-                }),
-                Changed::Record { appointment, on } => Ok(LiveEvent::AppointmentRecording {
+                },
+                Changed::Record { appointment, on } => LiveEvent::AppointmentRecording {
                     appointment_id: appointment.clone(),
                     record: *on,
-                }),
+                },
                 Changed::Cobrowse {
                     session,
                     to_visitor,
                     data,
-                } => Ok(LiveEvent::Cobrowse {
+                } => LiveEvent::Cobrowse {
                     session_id: session.clone(),
                     to_visitor: *to_visitor,
                     data: data.clone(),
-                }),
+                },
             };
-            if let Ok(event) = event {
-                self.live().publish(LiveUpdate {
-                    tenant_id: heard.tenant,
-                    customer_id: heard.customer,
-                    event,
-                });
-            }
+            self.live().publish(LiveUpdate {
+                tenant_id: heard.tenant,
+                customer_id: heard.customer,
+                event,
+            });
         }
     }
 }

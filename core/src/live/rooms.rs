@@ -71,14 +71,14 @@ impl LiveUpdate {
             tenant_id: self.tenant_id.clone(),
         };
         match &self.event {
-            LiveEvent::Message(_) => vec![
+            LiveEvent::Message { .. } => vec![
                 inbox(),
                 Room::Widget {
                     tenant_id: self.tenant_id.clone(),
                     customer_id: self.customer_id.clone(),
                 },
             ],
-            LiveEvent::Conversation(_) | LiveEvent::Assigned(_) | LiveEvent::Notification { .. } => vec![inbox()],
+            LiveEvent::Conversation | LiveEvent::Assigned | LiveEvent::Notification { .. } => vec![inbox()],
             LiveEvent::RecordingChunk { session_id, .. }
             | LiveEvent::RecordingWatched { session_id }
             | LiveEvent::RecordingEnded { session_id }

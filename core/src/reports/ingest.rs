@@ -13,7 +13,7 @@ use super::{
     facts::{add_rollup, hour_of, record, tags_column, Fact},
     visitors::mark_visitor_day,
 };
-use crate::{error::CoreResult, time::now_ms, validate::Checks, with_tx, Services};
+use crate::{error::CoreResult, validate::Checks, with_tx};
 
 /// Most events in one batch.
 pub const MAX_BATCH: usize = 100;
@@ -249,7 +249,9 @@ impl Check<'_> {
     }
 }
 
-fn validate(batch: &TrackBatch, now: i64) -> CoreResult<()> {
+/// Checks a batch before anything of it is stored: every field of every event,
+/// with `now` bounding its times.
+pub(crate) fn validate(batch: &TrackBatch, now: i64) -> CoreResult<()> {
     let mut checks = Checks::new();
     if batch.events.is_empty() || batch.events.len() > MAX_BATCH {
         checks.push("events", "batch_size", format!("send 1 to {MAX_BATCH} events"));
@@ -340,53 +342,50 @@ fn cut(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
 }
 
-impl Services {
-    /// Records a batch from the visitor script, all or nothing.
-    pub async fn track(&self, tenant_id: &str, batch: TrackBatch) -> CoreResult<TrackResult> {
-        validate(&batch, now_ms())?;
-        let mut result = TrackResult::default();
-        let mut tx = self.db().begin().await?;
-        let zone = rollup_zone(&mut tx, tenant_id).await?;
-        // New script errors fire the JAVASCRIPT_ERROR watchdogs, once per batch.
-        let mut new_errors: Vec<&ScriptErrorIn> = Vec::new();
-        for event in &batch.events {
-            let inserted = match event {
-                TrackEvent::Visit(v) => store_visit(&mut tx, tenant_id, zone, v).await?,
-                TrackEvent::Session(s) => {
-                    let fact = Fact {
-                        kind: SESSION,
-                        at: s.started_at,
-                        value: s.ended_at - s.started_at,
-                        dim: Some(&s.reason),
-                        subject: Some(&s.id),
-                        tags: &s.tags,
-                        dedupe: Some(&s.id),
-                        ..Fact::default()
-                    };
-                    record(&mut tx, tenant_id, &fact).await?
-                }
-                TrackEvent::Resource(r) => store_resource(&mut tx, tenant_id, zone, r).await?,
-                TrackEvent::ScriptError(e) => {
-                    let stored = store_script_error(&mut tx, tenant_id, zone, e).await?;
-                    if stored {
-                        new_errors.push(e);
-                    }
-                    stored
-                }
-            };
-            if inserted {
-                result.accepted += 1;
-            } else {
-                result.duplicates += 1;
+/// Stores a checked batch from the visitor script in `tx`: what it counted,
+/// and the script errors that are new (the `JAVASCRIPT_ERROR` watchdogs'
+/// business, `usecases::tracking`).
+pub(crate) async fn store_batch<'b>(
+    tx: &mut crate::db::Tx,
+    tenant_id: &str,
+    batch: &'b TrackBatch,
+) -> CoreResult<(TrackResult, Vec<&'b ScriptErrorIn>)> {
+    let mut result = TrackResult::default();
+    let zone = rollup_zone(tx, tenant_id).await?;
+    // New script errors: the caller fires the JAVASCRIPT_ERROR watchdogs, once per batch.
+    let mut new_errors: Vec<&ScriptErrorIn> = Vec::new();
+    for event in &batch.events {
+        let inserted = match event {
+            TrackEvent::Visit(v) => store_visit(tx, tenant_id, zone, v).await?,
+            TrackEvent::Session(s) => {
+                let fact = Fact {
+                    kind: SESSION,
+                    at: s.started_at,
+                    value: s.ended_at - s.started_at,
+                    dim: Some(&s.reason),
+                    subject: Some(&s.id),
+                    tags: &s.tags,
+                    dedupe: Some(&s.id),
+                    ..Fact::default()
+                };
+                record(tx, tenant_id, &fact).await?
             }
+            TrackEvent::Resource(r) => store_resource(tx, tenant_id, zone, r).await?,
+            TrackEvent::ScriptError(e) => {
+                let stored = store_script_error(tx, tenant_id, zone, e).await?;
+                if stored {
+                    new_errors.push(e);
+                }
+                stored
+            }
+        };
+        if inserted {
+            result.accepted += 1;
+        } else {
+            result.duplicates += 1;
         }
-        if let Some(first) = new_errors.first() {
-            let count = i64::try_from(new_errors.len()).unwrap_or(i64::MAX);
-            crate::engine::watchdogs::script_errors(&mut tx, tenant_id, &first.message, &first.url, count).await?;
-        }
-        tx.commit().await?;
-        Ok(result)
     }
+    Ok((result, new_errors))
 }
 
 /// Stores a visit with its rollups: `VISIT` (duration, by entry path and visitor),

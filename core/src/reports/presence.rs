@@ -112,6 +112,39 @@ async fn roll_up(tx: &mut Tx, tenant_id: &str, user_id: &str, state: &str, start
     Ok(())
 }
 
+/// Sets the agent's status in `tx`: the current `ONLINE`/`AWAY` interval
+/// closes and the new one opens (none for `OFFLINE`); the agent counts as
+/// signed in. The status before, or `None` when nothing changed.
+pub(crate) async fn set_in(
+    tx: &mut Tx,
+    tenant_id: &str,
+    user_id: &str,
+    status: PresenceStatus,
+    now: i64,
+) -> CoreResult<Option<PresenceStatus>> {
+    if !lock_user(tx, tenant_id, user_id).await? {
+        return Err(crate::error::CoreError::NotFound("user"));
+    }
+    let states = open_states(tx, tenant_id, user_id).await?;
+    if status_of(&states) == status && states.iter().any(|(_, s)| s == LOGGED_IN) {
+        return Ok(None);
+    }
+    for (id, state) in &states {
+        if state != LOGGED_IN {
+            close(tx, tenant_id, id, now, None).await?;
+        }
+    }
+    if !states.iter().any(|(_, s)| s == LOGGED_IN) {
+        open(tx, tenant_id, user_id, LOGGED_IN, now).await?;
+    }
+    match status {
+        PresenceStatus::Online => open(tx, tenant_id, user_id, ONLINE, now).await?,
+        PresenceStatus::Away => open(tx, tenant_id, user_id, AWAY, now).await?,
+        PresenceStatus::Offline => {}
+    }
+    Ok(Some(status_of(&states)))
+}
+
 impl Services {
     /// Records a finished presence interval of a tenant user (`LOGGED_IN`,
     /// `ONLINE` or `AWAY`), e.g. imported from another system.
@@ -188,42 +221,6 @@ impl Services {
         })?;
         tx.commit().await?;
         Ok(status_of(&states))
-    }
-
-    /// Sets the agent's status: the current `ONLINE`/`AWAY` interval closes and the
-    /// new one opens (none for `OFFLINE`); the agent counts as signed in.
-    pub async fn set_presence(&self, tenant_id: &str, user_id: &str, status: PresenceStatus) -> CoreResult<()> {
-        let now = now_ms();
-        let mut tx = self.db().begin().await?;
-        if !lock_user(&mut tx, tenant_id, user_id).await? {
-            return Err(crate::error::CoreError::NotFound("user"));
-        }
-        let states = open_states(&mut tx, tenant_id, user_id).await?;
-        if status_of(&states) == status && states.iter().any(|(_, s)| s == LOGGED_IN) {
-            return tx.commit().await;
-        }
-        for (id, state) in &states {
-            if state != LOGGED_IN {
-                close(&mut tx, tenant_id, id, now, None).await?;
-            }
-        }
-        if !states.iter().any(|(_, s)| s == LOGGED_IN) {
-            open(&mut tx, tenant_id, user_id, LOGGED_IN, now).await?;
-        }
-        match status {
-            PresenceStatus::Online => open(&mut tx, tenant_id, user_id, ONLINE, now).await?,
-            PresenceStatus::Away => open(&mut tx, tenant_id, user_id, AWAY, now).await?,
-            PresenceStatus::Offline => {}
-        }
-        if status != PresenceStatus::Offline {
-            // The agent may take queued conversations now.
-            crate::engine::queue::schedule_drain(&mut tx, tenant_id).await?;
-        }
-        tx.commit().await?;
-        if status == PresenceStatus::Offline && status_of(&states) != PresenceStatus::Offline {
-            self.agent_went_offline(tenant_id, user_id).await?;
-        }
-        Ok(())
     }
 
     /// The agent's current status.

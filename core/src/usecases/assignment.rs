@@ -39,8 +39,7 @@ impl Services {
         // may have moved between agents.
         dispatch::assigned_by_hand(&mut tx, tenant_id, id).await?;
         // Commit, then tell the screens.
-        self.commit_live(tx, tenant_id, id, LiveEvent::Assigned(customer.clone()))
-            .await?;
+        self.commit_live(tx, tenant_id, id, LiveEvent::Assigned).await?;
         Ok(customer)
     }
 }

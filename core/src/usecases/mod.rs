@@ -5,3 +5,7 @@
 //! nor into the engines; use cases are where those meet.
 
 pub mod assignment;
+pub mod messages;
+pub mod presence;
+pub mod status;
+pub mod tracking;

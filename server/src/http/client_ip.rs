@@ -12,6 +12,7 @@
 use std::{
     net::{IpAddr, SocketAddr},
     str::FromStr,
+    sync::Arc,
 };
 
 use axum::{
@@ -20,8 +21,6 @@ use axum::{
     middleware::Next,
     response::Response,
 };
-
-use crate::state::AppState;
 
 /// The networks of trusted reverse proxies (empty: the TCP peer is the client).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -119,14 +118,15 @@ fn node_ip(node: &str) -> Option<IpAddr> {
 pub struct ClientIp(pub IpAddr);
 
 /// Finds the request's client once ([`TrustedProxies::client_of`]) for every
-/// handler, limit and audit entry after it.
-pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+/// handler, limit and audit entry after it. Its state is the server's
+/// trusted proxies alone.
+pub async fn resolve(State(proxies): State<Arc<TrustedProxies>>, mut req: Request, next: Next) -> Response {
     let peer = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ci| ci.0.ip())
         .unwrap_or(IpAddr::from([127, 0, 0, 1]));
-    let ip = state.config.trusted_proxies.client_of(peer, req.headers());
+    let ip = proxies.client_of(peer, req.headers());
     req.extensions_mut().insert(ClientIp(ip));
     next.run(req).await
 }

@@ -24,6 +24,9 @@
 //! The share is keyed by the widget key as sent: a key that names no workspace
 //! is refused by the handler at the cost of one indexed read, and each key has
 //! exactly one spelling that works.
+//!
+//! This module is the bookkeeping; the layer that spends it is
+//! `http::middleware::public_share`.
 
 use std::{
     collections::HashMap,
@@ -34,23 +37,7 @@ use std::{
     time::Duration,
 };
 
-use axum::{
-    body::Body,
-    extract::{Request, State},
-    http::StatusCode,
-    middleware::Next,
-    response::{IntoResponse, Response},
-};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
-use crate::{
-    http::{
-        error::ApiError,
-        middleware::{is_length_limit, readable_by_any_page, takes_file},
-    },
-    rest::WIDGET_KEY_HEADER,
-    state::AppState,
-};
 
 /// Requests of one workspace that may wait for their turn at once.
 pub const MAX_WAITING: usize = 1024;
@@ -155,52 +142,6 @@ impl PublicShares {
     /// Workspaces with a share held now (for tests).
     pub fn tracked(&self) -> usize {
         self.shares.lock().expect("shares lock").len()
-    }
-}
-
-/// Middleware: runs a request that names a widget key in its workspace's
-/// share, its body read first (but a file's).
-pub async fn public_share(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let Some(key) = req
-        .headers()
-        .get(WIDGET_KEY_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-    else {
-        return next.run(req).await;
-    };
-    let (req, body_bytes) = if takes_file(req.uri().path()) {
-        (req, 0)
-    } else {
-        let (parts, body) = req.into_parts();
-        // `limit_body` has bounded the body already.
-        let bytes = match axum::body::to_bytes(body, usize::MAX).await {
-            Ok(bytes) => bytes,
-            Err(e) if is_length_limit(&e) => {
-                return ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE).into_response();
-            }
-            Err(_) => {
-                return ApiError::bad_request("unreadable_body", "the request body could not be read").into_response();
-            }
-        };
-        let len = bytes.len();
-        (Request::from_parts(parts, Body::from(bytes)), len)
-    };
-    match state.shares.enter(&key, body_bytes).await {
-        // Held until the handler has answered (a stream's body goes on without it).
-        Ok(_turn) => next.run(req).await,
-        Err(refused) => {
-            tracing::debug!(?refused, "a workspace's public requests are over its share");
-            let mut refused = ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "workspace_busy",
-                "this workspace's pages send more requests than the server runs for it at once; retry shortly",
-            )
-            .retry_after(1)
-            .into_response();
-            readable_by_any_page(&mut refused);
-            refused
-        }
     }
 }
 

@@ -63,9 +63,9 @@ pub async fn inbox_events(
             }
             LiveEvent::Notification { .. } => return std::future::ready(None),
             _ if notifications_only => return std::future::ready(None),
-            LiveEvent::Message(_) => ("message", update.customer_id.as_str()),
-            LiveEvent::Conversation(_) => ("conversation", update.customer_id.as_str()),
-            LiveEvent::Assigned(_) => ("assigned", update.customer_id.as_str()),
+            LiveEvent::Message { .. } => ("message", update.customer_id.as_str()),
+            LiveEvent::Conversation => ("conversation", update.customer_id.as_str()),
+            LiveEvent::Assigned => ("assigned", update.customer_id.as_str()),
             // The inbox's room hears nothing else.
             _ => return std::future::ready(None),
         };

@@ -15,8 +15,6 @@ use axum::{
 };
 use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
 
-use crate::state::AppState;
-
 /// This instance's metrics.
 pub struct Metrics {
     registry: Registry,
@@ -76,7 +74,8 @@ impl Default for Metrics {
 struct RouteSlot(Arc<Mutex<Option<String>>>);
 
 /// Outer middleware: times the request and records it under its route template.
-pub async fn track(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+/// Its state is the instance's [`Metrics`] alone.
+pub async fn track(State(metrics): State<Arc<Metrics>>, mut req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().to_string();
     let slot = RouteSlot::default();
@@ -90,9 +89,8 @@ pub async fn track(State(state): State<AppState>, mut req: Request, next: Next) 
         .unwrap_or_else(|| "unmatched".into());
     let status = response.status().as_u16().to_string();
     let labels = [method.as_str(), route.as_str(), status.as_str()];
-    state.metrics.requests.with_label_values(&labels).inc();
-    state
-        .metrics
+    metrics.requests.with_label_values(&labels).inc();
+    metrics
         .latency
         .with_label_values(&labels)
         .observe(start.elapsed().as_secs_f64());
@@ -113,9 +111,9 @@ pub async fn record_route(req: Request, next: Next) -> Response {
 }
 
 /// `GET /metrics`.
-pub async fn serve(State(state): State<AppState>) -> impl IntoResponse {
+pub async fn serve(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        state.metrics.render(),
+        metrics.render(),
     )
 }

@@ -1,5 +1,9 @@
-//! Cross-cutting request handling: error shape under `/rest/`, REST rate limits,
-//! cross-site request protection for the dashboard, and the access-log span.
+//! Cross-cutting request handling: error shape under `/rest/`, body bounds,
+//! each workspace's share of the instance for public requests, REST rate
+//! limits, cross-site request protection for the dashboard, and the access-log
+//! span.
+
+use std::sync::Arc;
 
 use axum::{
     body::Body,
@@ -14,9 +18,10 @@ use tower_http::trace::MakeSpan;
 use super::{
     error::{ApiError, PROBLEM_JSON},
     extract::{bearer_token, client_ip},
+    fair_share::PublicShares,
     request_id::RequestId,
 };
-use crate::state::AppState;
+use crate::{rest::WIDGET_KEY_HEADER, state::AppState};
 
 /// Under `/rest/`: any error answer that is not yet problem+json (axum's 404/405,
 /// tower's 408/413, a panic's 500) is rewritten into one, so clients meet one error
@@ -165,6 +170,53 @@ pub fn is_length_limit(error: &axum::Error) -> bool {
         cause = e.source();
     }
     false
+}
+
+/// Middleware: runs a request that names a widget key in its workspace's
+/// share, its body read first (but a file's). Its state is the instance's
+/// [`PublicShares`] alone (see [`super::fair_share`]).
+pub async fn public_share(State(shares): State<Arc<PublicShares>>, req: Request, next: Next) -> Response {
+    let Some(key) = req
+        .headers()
+        .get(WIDGET_KEY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+    else {
+        return next.run(req).await;
+    };
+    let (req, body_bytes) = if takes_file(req.uri().path()) {
+        (req, 0)
+    } else {
+        let (parts, body) = req.into_parts();
+        // `limit_body` has bounded the body already.
+        let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+            Ok(bytes) => bytes,
+            Err(e) if is_length_limit(&e) => {
+                return ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE).into_response();
+            }
+            Err(_) => {
+                return ApiError::bad_request("unreadable_body", "the request body could not be read").into_response();
+            }
+        };
+        let len = bytes.len();
+        (Request::from_parts(parts, Body::from(bytes)), len)
+    };
+    match shares.enter(&key, body_bytes).await {
+        // Held until the handler has answered (a stream's body goes on without it).
+        Ok(_turn) => next.run(req).await,
+        Err(refused) => {
+            tracing::debug!(?refused, "a workspace's public requests are over its share");
+            let mut refused = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "workspace_busy",
+                "this workspace's pages send more requests than the server runs for it at once; retry shortly",
+            )
+            .retry_after(1)
+            .into_response();
+            readable_by_any_page(&mut refused);
+            refused
+        }
+    }
 }
 
 /// REST rate limits, per client IP and per token (its digest). Runs before

@@ -15,6 +15,7 @@ mod dashboard_forms;
 mod dashboard_routing;
 mod dashboard_rules;
 mod dashboard_settings;
+mod dashboard_sign_in;
 mod durability;
 mod engine_settings;
 mod errors;

@@ -4,7 +4,7 @@ use super::*;
 
 impl Services {
     /// One message of the tenant.
-    pub(crate) async fn get_message(&self, tenant_id: &str, id: &str) -> CoreResult<Message> {
+    pub async fn get_message(&self, tenant_id: &str, id: &str) -> CoreResult<Message> {
         let sql = format!(
             "select {MESSAGE_COLUMNS} from messages m join customers c on c.id = m.customer_id \
              where m.tenant_id = $1 and m.id = $2"

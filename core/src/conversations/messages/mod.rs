@@ -10,14 +10,12 @@ use serde::{Deserialize, Serialize};
 mod history;
 mod send;
 
-use super::{lock_conversation, Trigger};
+use super::Trigger;
 use crate::{
     audit::{self, Actor, ActorKind},
-    customers::CustomerIn,
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    live::LiveEvent,
     model::{Page, PageRequest},
     reports::facts,
     time::{from_ms, now_ms},

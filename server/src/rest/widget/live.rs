@@ -48,8 +48,8 @@ const MAX_FRAME: usize = 4 * 1024;
 
 /// What a widget room's update means to a visitor's page.
 enum WidgetUpdate {
-    /// A message of the conversation, either direction.
-    Message(Box<Message>),
+    /// A message of the conversation was stored, either direction.
+    Message(String),
     /// Updates were lost (the subscriber fell behind): read the history again.
     Resync,
 }
@@ -57,21 +57,25 @@ enum WidgetUpdate {
 impl WidgetUpdate {
     fn of(update: &LiveUpdate) -> Option<WidgetUpdate> {
         match &update.event {
-            LiveEvent::Message(m) => Some(WidgetUpdate::Message(Box::new(m.clone()))),
+            LiveEvent::Message { message_id } => Some(WidgetUpdate::Message(message_id.clone())),
             LiveEvent::Resync => Some(WidgetUpdate::Resync),
             _ => None,
         }
     }
 }
 
-/// A message sent to the visitor counts as delivered once a page carries it.
-async fn mark_delivered(state: &AppState, tenant_id: &str, message: &Message) {
+/// The stored message a page is about to carry; one sent to the visitor counts
+/// as delivered once a page carries it. `None` when it is gone again (its
+/// customer was deleted meanwhile): there is nothing to show.
+async fn read_message(state: &AppState, tenant_id: &str, message_id: &str) -> Option<Box<Message>> {
+    let message = state.services.get_message(tenant_id, message_id).await.ok()?;
     if message.direction == Direction::Outbound {
         let _ = state
             .services
             .mark_delivered(tenant_id, &message.customer_id, &[message.id.as_str()])
             .await;
     }
+    Some(Box::new(message))
 }
 
 /// Server-sent events: each message of the visitor's conversation arrives as a
@@ -113,17 +117,20 @@ pub(super) async fn stream(
             // Boxed: `then` keeps its future inline, and a database call's state
             // would otherwise be part of every idle stream's memory.
             Box::pin(async move {
-                let message = match update {
-                    WidgetUpdate::Resync => return Ok(Event::default().event("resync").data("{}")),
-                    WidgetUpdate::Message(message) => message,
+                let message_id = match update {
+                    WidgetUpdate::Resync => {
+                        return Some(Ok::<_, Infallible>(Event::default().event("resync").data("{}")))
+                    }
+                    WidgetUpdate::Message(message_id) => message_id,
                 };
-                mark_delivered(&state, &tenant_id, &message).await;
-                Ok(Event::default()
+                let message = read_message(&state, &tenant_id, &message_id).await?;
+                Some(Ok(Event::default()
                     .event("message")
                     .json_data(&message)
-                    .unwrap_or_else(|_| Event::default().comment("unserialisable message")))
+                    .unwrap_or_else(|_| Event::default().comment("unserialisable message"))))
             })
-        });
+        })
+        .filter_map(std::future::ready);
     Ok(Sse::new(updates).keep_alive(KeepAlive::default()))
 }
 
@@ -274,10 +281,10 @@ async fn listen(state: &AppState, socket: &mut WebSocket) -> Result<(String, Roo
 async fn forward(state: &AppState, tenant_id: &str, socket: &mut WebSocket, update: WidgetUpdate) -> Result<(), ()> {
     let frame = match update {
         WidgetUpdate::Resync => SocketFrame::Resync,
-        WidgetUpdate::Message(message) => {
-            mark_delivered(state, tenant_id, &message).await;
-            SocketFrame::Message { data: message }
-        }
+        WidgetUpdate::Message(message_id) => match read_message(state, tenant_id, &message_id).await {
+            Some(message) => SocketFrame::Message { data: message },
+            None => return Ok(()),
+        },
     };
     send(socket, &frame).await
 }

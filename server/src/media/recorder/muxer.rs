@@ -1,45 +1,28 @@
-//! Recording calls: while an appointment's `record` switch is on, each
-//! participant's camera and microphone go into one WebM file, and a shared
-//! screen into another ([`super::webm`]).
-//!
-//! The SFU hands every frame of a recorded room to [`Recorder::tap`], which
-//! only queues it: muxing and writing run on a thread of their own, so a slow
-//! disk never holds up forwarding (past [`MAX_QUEUED`] frames, new ones are
-//! dropped). A file is finished when its participant leaves, when recording
-//! is switched off, when the call ends, or after [`IDLE`] without a frame.
-//! A camera that is off (or not there) does not lose the sound: while no
-//! picture comes, the sound goes into a file of its own, and the file is
-//! split again when the picture comes back, so a participant may have several
-//! files. Finished files are stored in the database (see
-//! `rapport_core::appointments::recordings`) and deleted here. On shutdown the
-//! files open are finished and stored first; a file left by a crash cannot be
-//! finished, and is named in the log at the next start.
+//! The muxing thread: frames of recorded rooms in, WebM files out, one per
+//! participant's camera (with sound) or screen, split when the picture stops
+//! and comes back (see the parent module for when files end).
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::HashMap,
     path::PathBuf,
     sync::{
         atomic::{AtomicU64, AtomicUsize, Ordering},
         mpsc::{self, RecvTimeoutError},
-        Arc, Mutex,
+        Arc,
     },
     time::{Duration, Instant},
 };
 
-use rapport_core::{
-    appointments::recordings::{NewConferenceRecording, RecordingSource},
-    Services,
-};
+use rapport_core::appointments::recordings::{NewConferenceRecording, RecordingSource};
 use str0m::media::MediaKind;
 
-use super::{
+use super::{Finished, Input};
+use crate::media::{
     rooms::Rooms,
-    sfu::{MediaTap, TapFrame},
+    sfu::TapFrame,
     webm::{vp8_keyframe_size, Frame, FrameKind, WebmFile},
 };
 
-/// Frames waiting for the muxing thread at most; more are dropped.
-const MAX_QUEUED: usize = 4096;
 /// A file that gets no frame for this long is finished.
 const IDLE: Duration = Duration::from_secs(30);
 /// How long a camera file waits for a keyframe (to learn the picture's size)
@@ -50,219 +33,6 @@ const KEYFRAME_WAIT: Duration = Duration::from_secs(2);
 const VIDEO_GAP: Duration = Duration::from_secs(5);
 /// Sound frames kept at most while a file waits for its first keyframe.
 const MOST_HELD: usize = 500;
-/// How long a shutdown waits for the open files to be stored.
-const SHUTDOWN_WAIT: Duration = Duration::from_secs(60);
-
-enum Input {
-    Start {
-        room: String,
-        tenant_id: String,
-    },
-    Stop {
-        room: String,
-    },
-    Left {
-        room: String,
-        participant: String,
-    },
-    Frame(TapFrame),
-    /// Answered once everything sent before it is done.
-    Barrier(tokio::sync::oneshot::Sender<()>),
-}
-
-/// The recorder of this instance's calls.
-pub struct Recorder {
-    input: Mutex<mpsc::Sender<Input>>,
-    queued: Arc<AtomicUsize>,
-    /// Frames the tap dropped, all told: the muxer waits for a keyframe after.
-    dropped: Arc<AtomicU64>,
-    /// Finished files not yet stored.
-    storing: Arc<AtomicUsize>,
-    /// Rooms being recorded: the tap's filter.
-    recording: Arc<Mutex<HashSet<Arc<str>>>>,
-}
-
-impl Recorder {
-    /// Starts the muxing thread (files in `dir`) and the task that stores
-    /// finished files through `services`.
-    pub fn start(services: Services, rooms: Arc<Rooms>, dir: PathBuf) -> Self {
-        report_leftovers(&dir);
-        let (input, inputs) = mpsc::channel();
-        let (finished_tx, mut finished) = tokio::sync::mpsc::unbounded_channel::<Finished>();
-        let queued = Arc::new(AtomicUsize::new(0));
-        let dropped = Arc::new(AtomicU64::new(0));
-        let storing = Arc::new(AtomicUsize::new(0));
-        let muxer = Muxer {
-            rooms,
-            dir,
-            finished: finished_tx,
-            queued: queued.clone(),
-            dropped: dropped.clone(),
-            seen_dropped: 0,
-            storing: storing.clone(),
-            open: HashMap::new(),
-            tracks: HashMap::new(),
-        };
-        std::thread::Builder::new()
-            .name("rapport-recorder".into())
-            .spawn(move || muxer.run(inputs))
-            .expect("the recorder thread starts");
-        let stored = storing.clone();
-        tokio::spawn(async move {
-            while let Some(done) = finished.recv().await {
-                store(&services, done).await;
-                stored.fetch_sub(1, Ordering::AcqRel);
-            }
-        });
-        Recorder {
-            input: Mutex::new(input),
-            queued,
-            dropped,
-            storing,
-            recording: Arc::default(),
-        }
-    }
-
-    /// Finishes every open file and waits (a while) until all are stored:
-    /// for a shutdown.
-    pub async fn finish_all(&self) {
-        let rooms: Vec<Arc<str>> = self
-            .recording
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .cloned()
-            .collect();
-        for room in rooms {
-            self.stop(&room);
-        }
-        let (done, finished) = tokio::sync::oneshot::channel();
-        self.send(Input::Barrier(done));
-        let stored = async {
-            let _ = finished.await;
-            while self.storing.load(Ordering::Acquire) > 0 {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        };
-        if tokio::time::timeout(SHUTDOWN_WAIT, stored).await.is_err() {
-            tracing::warn!("recorder: shutting down before every recording was stored");
-        }
-    }
-
-    fn send(&self, input: Input) {
-        let _ = self.input.lock().unwrap_or_else(|e| e.into_inner()).send(input);
-    }
-
-    /// Where the SFU hands frames: those of recorded rooms are queued.
-    pub fn tap(&self) -> MediaTap {
-        let input = self.input.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let input = Mutex::new(input);
-        let (queued, dropped, recording) = (self.queued.clone(), self.dropped.clone(), self.recording.clone());
-        Arc::new(move |frame: TapFrame| {
-            if !recording
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .contains(&frame.track.room)
-            {
-                return;
-            }
-            if queued.fetch_add(1, Ordering::Relaxed) >= MAX_QUEUED {
-                queued.fetch_sub(1, Ordering::Relaxed);
-                if dropped.fetch_add(1, Ordering::Relaxed) % 100 == 0 {
-                    tracing::warn!("recorder: behind, frames are dropped");
-                }
-                return;
-            }
-            let _ = input
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .send(Input::Frame(frame));
-        })
-    }
-
-    /// Whether `room` is being recorded.
-    pub fn is_recording(&self, room: &str) -> bool {
-        self.recording.lock().unwrap_or_else(|e| e.into_inner()).contains(room)
-    }
-
-    /// Starts recording `room` (an appointment of `tenant_id`); nothing when it is already.
-    pub fn record(&self, room: &str, tenant_id: &str) {
-        if self
-            .recording
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(room.into())
-        {
-            // Before any of its frames: the thread opens the room first.
-            self.send(Input::Start {
-                room: room.to_string(),
-                tenant_id: tenant_id.to_string(),
-            });
-        }
-    }
-
-    /// Stops recording `room` and finishes its files.
-    pub fn stop(&self, room: &str) {
-        if self.recording.lock().unwrap_or_else(|e| e.into_inner()).remove(room) {
-            self.send(Input::Stop { room: room.to_string() });
-        }
-    }
-
-    /// A participant left: their files are finished.
-    pub fn left(&self, room: &str, participant: &str) {
-        if self.is_recording(room) {
-            self.send(Input::Left {
-                room: room.to_string(),
-                participant: participant.to_string(),
-            });
-        }
-    }
-}
-
-/// A finished file, to store.
-struct Finished {
-    tenant_id: String,
-    path: PathBuf,
-    recording: NewConferenceRecording,
-}
-
-/// Names the files a crash left unfinished: they cannot be played or stored.
-fn report_leftovers(dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_some_and(|e| e == "webm") {
-            tracing::warn!(path = %path.display(), "recorder: a recording left unfinished by a stop; it was not stored");
-        }
-    }
-}
-
-/// Stores a finished file and deletes it here; a file that cannot be stored
-/// is kept, and its path logged, so nothing recorded is lost.
-async fn store(services: &Services, done: Finished) {
-    let appointment = &done.recording.appointment_id;
-    if let Err(rapport_core::CoreError::NotFound(_)) = services.get_appointment(&done.tenant_id, appointment).await {
-        // Deleted during the call: there is nothing to keep it for.
-        tracing::info!(%appointment, "conference recording dropped: its appointment is gone");
-        let _ = tokio::fs::remove_file(&done.path).await;
-        return;
-    }
-    let stored = match tokio::fs::File::open(&done.path).await {
-        Ok(file) => services
-            .store_conference_recording(&done.tenant_id, &done.recording, file)
-            .await
-            .map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
-    };
-    match stored {
-        Ok(stored) => {
-            tracing::info!(recording = %stored.id, %appointment, bytes = stored.size, "conference recording stored");
-            let _ = tokio::fs::remove_file(&done.path).await;
-        }
-        Err(e) => tracing::error!(error = %e, path = %done.path.display(),
-            "conference recording not stored; the file is kept"),
-    }
-}
 
 /// Which file of a participant a frame goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -308,7 +78,7 @@ struct Track {
 type Key = (String, String, Group);
 
 /// The muxing thread's state.
-struct Muxer {
+pub(super) struct Muxer {
     rooms: Arc<Rooms>,
     dir: PathBuf,
     finished: tokio::sync::mpsc::UnboundedSender<Finished>,
@@ -322,7 +92,30 @@ struct Muxer {
 }
 
 impl Muxer {
-    fn run(mut self, inputs: mpsc::Receiver<Input>) {
+    /// A muxer writing into `dir`, handing finished files to `finished`; the
+    /// counters are shared with the [`super::Recorder`] that feeds it.
+    pub(super) fn new(
+        rooms: Arc<Rooms>,
+        dir: PathBuf,
+        finished: tokio::sync::mpsc::UnboundedSender<Finished>,
+        queued: Arc<AtomicUsize>,
+        dropped: Arc<AtomicU64>,
+        storing: Arc<AtomicUsize>,
+    ) -> Muxer {
+        Muxer {
+            rooms,
+            dir,
+            finished,
+            queued,
+            dropped,
+            seen_dropped: 0,
+            storing,
+            open: HashMap::new(),
+            tracks: HashMap::new(),
+        }
+    }
+
+    pub(super) fn run(mut self, inputs: mpsc::Receiver<Input>) {
         loop {
             match inputs.recv_timeout(Duration::from_secs(1)) {
                 Ok(Input::Start { room, tenant_id }) => {

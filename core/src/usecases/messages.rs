@@ -1,0 +1,248 @@
+//! A message to or from a customer, with everything it sets off.
+//!
+//! In: a visitor writes in the widget ([`Services::visitor_message`]) or sends
+//! a form ([`Services::visitor_form`]), or an integration hands over what a
+//! channel received ([`Services::receive_message`]). Each ends in
+//! `record_inbound`, one transaction that reads top-down: the message is
+//! stored and the conversation moves (`UNREAD`), the reports count it,
+//! `message.received` is queued, routing runs (`engine::dispatch`), the live
+//! update is announced, the `MESSAGE_RECEIVED` watchdogs fire, and after the
+//! commit the inbox and the widget hear it.
+//!
+//! Out: an agent or an integration sends a message ([`Services::send_message`]):
+//! stored, the conversation answered (the SLA clocks and `NO_ANSWER` timers
+//! stop), and published live.
+
+use crate::{
+    audit::{self, Actor},
+    conversations::{
+        lock_conversation, read_form, validate_content, Channel, Content, Direction, FormIn, Message, MessageIn,
+        MessageType, Trigger, WidgetMessageIn,
+    },
+    customers::{check_visitor_context, CustomerIn},
+    engine::{dispatch, watchdogs},
+    error::{CoreError, CoreResult},
+    events::{self, EventType},
+    live::LiveEvent,
+    reports::facts,
+    validate::Checks,
+    Services,
+};
+
+impl Services {
+    /// A message a visitor writes in the widget. Its `pageUrl` and `language`
+    /// are kept on the customer first, so that routing the message sees them.
+    pub async fn visitor_message(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        input: WidgetMessageIn,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        let mut checks = Checks::new();
+        let content = validate_content(
+            &mut checks,
+            Some(input.kind.unwrap_or(MessageType::Message)),
+            input.message.as_deref(),
+            input.url.as_deref(),
+            None,
+            None,
+        );
+        if content.kind == MessageType::Card {
+            checks.push("type", "not_allowed", "visitors cannot send cards");
+        }
+        let (page_url, language) =
+            check_visitor_context(&mut checks, input.page_url.as_deref(), input.language.as_deref());
+        checks.finish()?;
+        // An attachment the inbox shows as the visitor's file must be one: a
+        // link to anything else would let a visitor pass off any page as an
+        // attachment ("📎 invoice.pdf").
+        let attachment = matches!(
+            content.kind,
+            MessageType::Audio | MessageType::Video | MessageType::File
+        );
+        if let (true, Some(url)) = (attachment, content.url.as_deref()) {
+            if !self.is_own_file(tenant_id, customer_id, url).await? {
+                return Err(CoreError::invalid(
+                    "url",
+                    "not_uploaded",
+                    "a visitor's attachment is a file they uploaded (POST /widget/file); send other links as text",
+                ));
+            }
+        }
+        if page_url.is_some() || language.is_some() {
+            let customer = self.get_customer(tenant_id, customer_id).await?;
+            self.set_visitor_context(tenant_id, &customer, page_url, language)
+                .await?;
+        }
+        self.record_inbound(tenant_id, customer_id, content, Channel::Widget, actor)
+            .await
+    }
+    /// A visitor's form: stored as its message, then audited and the
+    /// `FORM_SUBMISSION` watchdogs fired (see the module doc).
+    pub async fn visitor_form(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        input: FormIn,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        let form = read_form(&input)?;
+        // The message goes the way every customer message goes (routing, SLA,
+        // live inbox); the form's own record follows in a second transaction.
+        let message = self
+            .record_inbound(tenant_id, customer_id, form.content, Channel::Widget, actor)
+            .await?;
+        let mut tx = self.db().begin().await?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "form.submit",
+            "customer",
+            Some(customer_id),
+        )
+        .await?;
+        watchdogs::form_submitted(&mut tx, tenant_id, customer_id, &form.summary).await?;
+        tx.commit().await?;
+        Ok(message)
+    }
+    /// Records a message a channel integration received from a customer. With
+    /// `isExternalId`, an unknown external id creates the customer (which fires
+    /// `customer.created` and `conversation.created`).
+    pub async fn receive_message(&self, tenant_id: &str, input: MessageIn, actor: &Actor) -> CoreResult<Message> {
+        let mut checks = Checks::new();
+        let customer = self.resolve_message_customer(tenant_id, &input, &mut checks).await;
+        let content = validate_content(
+            &mut checks,
+            input.kind,
+            input.message.as_deref(),
+            input.url.as_deref(),
+            input.button_text.as_deref(),
+            input.button_link.as_deref(),
+        );
+        checks.finish()?;
+        let customer_id = match (customer, input.is_external_id) {
+            (Some(id), _) => id,
+            (None, Some(true)) => {
+                let created = self
+                    .save_customer(
+                        tenant_id,
+                        CustomerIn {
+                            external_id: input.customer_id.clone(),
+                            ..CustomerIn::default()
+                        },
+                        actor,
+                    )
+                    .await;
+                match created {
+                    Ok(c) => c.id,
+                    // Created by a concurrent request with the same external id.
+                    Err(CoreError::Conflict { .. }) => {
+                        self.find_customer_by_external_id(tenant_id, input.customer_id.as_deref().unwrap_or(""))
+                            .await?
+                            .id
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            (None, _) => return Err(CoreError::NotFound("customer")),
+        };
+        self.record_inbound(tenant_id, &customer_id, content, Channel::Api, actor)
+            .await
+    }
+    /// Stores a customer's message: the conversation moves to `UNREAD` and
+    /// `message.received` is queued.
+    pub(crate) async fn record_inbound(
+        &self,
+        tenant_id: &str,
+        customer_id: &str,
+        content: Content,
+        channel: Channel,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        let mut tx = self.db().begin().await?;
+        let from = lock_conversation(&mut tx, tenant_id, customer_id).await?;
+        let message = self
+            .insert_message(
+                &mut tx,
+                tenant_id,
+                customer_id,
+                Direction::Inbound,
+                content,
+                channel,
+                actor,
+            )
+            .await?;
+        self.finish_trigger(&mut tx, tenant_id, customer_id, from, Trigger::CustomerMessage, actor)
+            .await?;
+        // Read after the move (a reopened conversation's clock restarts) and before
+        // the message is counted: whether this message starts a wait.
+        let waiting_before = facts::awaiting_since(&mut tx, tenant_id, customer_id).await?;
+        facts::message_stored(&mut tx, tenant_id, customer_id, true, message.kind.as_str(), None).await?;
+        events::enqueue(
+            &mut tx,
+            tenant_id,
+            actor,
+            EventType::MessageReceived,
+            Some(customer_id),
+            &message,
+        )
+        .await?;
+        let effects = self
+            .on_customer_message(&mut tx, tenant_id, customer_id, from, waiting_before)
+            .await?;
+        let event = LiveEvent::Message {
+            message_id: message.id.clone(),
+        };
+        self.announce_live(&mut tx, tenant_id, customer_id, &event).await?;
+        effects.announce(self, &mut tx, tenant_id).await?;
+        watchdogs::message_received(&mut tx, tenant_id, &message).await?;
+        tx.commit().await?;
+        self.after_commit(tenant_id, customer_id, event);
+        effects.publish(self, tenant_id);
+        Ok(message)
+    }
+    /// Sends a message to a customer (spec 2.3): stored, queued as `message.sent`,
+    /// pushed to the customer's open widget, and otherwise kept until the widget
+    /// fetches it.
+    pub async fn send_message(
+        &self,
+        tenant_id: &str,
+        input: MessageIn,
+        channel: Channel,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        let mut checks = Checks::new();
+        let customer = self.resolve_message_customer(tenant_id, &input, &mut checks).await;
+        let content = validate_content(
+            &mut checks,
+            input.kind,
+            input.message.as_deref(),
+            input.url.as_deref(),
+            input.button_text.as_deref(),
+            input.button_link.as_deref(),
+        );
+        checks.finish()?;
+        let customer_id = customer.ok_or(CoreError::NotFound("customer"))?;
+        let mut tx = self.db().begin().await?;
+        let from = lock_conversation(&mut tx, tenant_id, &customer_id).await?;
+        let message = self
+            .send_in(&mut tx, tenant_id, &customer_id, from, content, channel, actor)
+            .await?;
+        if channel != Channel::Automation {
+            // It answers the customer: the SLA clocks and NO_ANSWER timers stop.
+            dispatch::answered(&mut tx, tenant_id, &customer_id).await?;
+        }
+        self.commit_live(
+            tx,
+            tenant_id,
+            &customer_id,
+            LiveEvent::Message {
+                message_id: message.id.clone(),
+            },
+        )
+        .await?;
+        Ok(message)
+    }
+}
