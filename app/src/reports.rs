@@ -113,7 +113,10 @@ fn date_filter(query: &ReportQuery, tz: chrono_tz::Tz) -> CoreResult<DateFilter>
     Ok(filter)
 }
 
-async fn agent_names(services: &Services, tenant_id: &str) -> CoreResult<HashMap<String, String>> {
+async fn agent_names(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+) -> CoreResult<HashMap<String, String>> {
     let mut names = HashMap::new();
     let mut page_number = 0;
     loop {
@@ -139,7 +142,11 @@ fn number(value: Option<&String>) -> Option<f64> {
 }
 
 /// The page of `query` for a tenant.
-pub async fn view(services: &Services, tenant_id: &str, query: &ReportQuery) -> CoreResult<ReportView> {
+pub async fn view(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+    query: &ReportQuery,
+) -> CoreResult<ReportView> {
     let family = Family::from_slug(&query.family).ok_or(rapport_core::CoreError::NotFound("report"))?;
     let tenant = services.get_tenant(tenant_id).await?;
     let tz: chrono_tz::Tz = tenant.timezone.parse().unwrap_or(chrono_tz::UTC);
@@ -184,7 +191,7 @@ fn agent_metric(family: Family, query: &ReportQuery) -> Option<&'static MetricDe
 
 async fn aggregations(
     services: &Services,
-    tenant_id: &str,
+    tenant_id: &rapport_core::ids::TenantId,
     family: Family,
     query: &ReportQuery,
     filter: &DateFilter,
@@ -330,7 +337,7 @@ fn chart(title: String, spec: ChartSpec) -> Chart {
 /// One metric per agent: the table has a column per agent, the chart stacks them.
 async fn per_agent(
     services: &Services,
-    tenant_id: &str,
+    tenant_id: &rapport_core::ids::TenantId,
     family: Family,
     def: &'static MetricDef,
     filter: &DateFilter,
@@ -403,7 +410,7 @@ async fn per_agent(
 
 async fn presence_timeline(
     services: &Services,
-    tenant_id: &str,
+    tenant_id: &rapport_core::ids::TenantId,
     filter: &DateFilter,
     tz: chrono_tz::Tz,
     view: &mut ReportView,
@@ -449,7 +456,12 @@ async fn presence_timeline(
     Ok(())
 }
 
-async fn resources(services: &Services, tenant_id: &str, filter: &DateFilter, view: &mut ReportView) -> CoreResult<()> {
+async fn resources(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+    filter: &DateFilter,
+    view: &mut ReportView,
+) -> CoreResult<()> {
     let request = ResourceFilter {
         date_filter: filter.clone(),
         ..Default::default()
@@ -486,7 +498,7 @@ async fn resources(services: &Services, tenant_id: &str, filter: &DateFilter, vi
 
 async fn script_errors(
     services: &Services,
-    tenant_id: &str,
+    tenant_id: &rapport_core::ids::TenantId,
     filter: &DateFilter,
     view: &mut ReportView,
 ) -> CoreResult<()> {
@@ -586,7 +598,11 @@ fn bucket_table(
 
 /// The CSV of a page's query, exactly as `?format=csv` on the REST operation:
 /// (file name, body).
-pub async fn csv(services: &Services, tenant_id: &str, query: &ReportQuery) -> CoreResult<(String, String)> {
+pub async fn csv(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+    query: &ReportQuery,
+) -> CoreResult<(String, String)> {
     let family = Family::from_slug(&query.family).ok_or(rapport_core::CoreError::NotFound("report"))?;
     let tenant = services.get_tenant(tenant_id).await?;
     let filter = date_filter(query, tenant.timezone.parse().unwrap_or(chrono_tz::UTC))?;

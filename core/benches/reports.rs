@@ -29,6 +29,7 @@ use std::{
 use rapport_core::{
     audit::Actor,
     db::Db,
+    ids::TenantId,
     reports::{
         api::{DateFilter, Grouping, MetricEntry, ReportRequest, ResourceFilter, ResourceGroupBy, ScriptErrorFilter},
         catalogue::{Report, METRICS},
@@ -76,7 +77,7 @@ struct Sizes {
 /// What a loaded database holds, written next to it once loading has finished.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Loaded {
-    tenant_id: String,
+    tenant_id: TenantId,
     facts: u64,
     loaded_at_ms: i64,
     load_seconds: f64,
@@ -104,7 +105,7 @@ async fn open(path: &Path) -> Services {
     Services::new(db)
 }
 
-async fn new_tenant(services: &Services) -> String {
+async fn new_tenant(services: &Services) -> TenantId {
     services
         .create_tenant(
             NewTenant {
@@ -235,7 +236,7 @@ impl Case {
 
     /// Runs the case once and returns how many values it produced (so the work
     /// cannot be optimised away, and empty answers show up).
-    async fn run(&self, services: &Services, tenant: &str, grouping: Grouping, strategy: Strategy) -> usize {
+    async fn run(&self, services: &Services, tenant: &TenantId, grouping: Grouping, strategy: Strategy) -> usize {
         let date_filter = DateFilter {
             grouping,
             ..Default::default()
@@ -325,7 +326,7 @@ fn cases() -> Vec<Case> {
 /// Latencies of `samples` runs after one warm-up run, sorted.
 async fn measure(
     services: &Services,
-    tenant: &str,
+    tenant: &TenantId,
     case: &Case,
     grouping: Grouping,
     strategy: Strategy,

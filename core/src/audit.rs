@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     db::Tx,
     error::CoreResult,
+    ids::TenantId,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::Paging,
@@ -139,7 +140,7 @@ pub struct AuditFilter {
 #[derive(Debug, Clone, Copy)]
 pub struct Audited<'a> {
     /// The tenant whose data changed.
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     /// Who did it.
     pub actor: &'a Actor,
     /// What was done, `<resource>.<verb>`.
@@ -169,7 +170,7 @@ pub fn observe(observer: Observer) {
 /// tenant's `SETTING_CHANGED` watchdogs).
 pub async fn record(
     tx: &mut Tx,
-    tenant_id: Option<&str>,
+    tenant_id: Option<&TenantId>,
     actor: &Actor,
     action: &str,
     resource_type: &str,
@@ -224,7 +225,7 @@ impl Services {
     /// Records a write that has no transaction of its own (e.g. a sign-in).
     pub async fn audit(
         &self,
-        tenant_id: Option<&str>,
+        tenant_id: Option<&TenantId>,
         actor: &Actor,
         action: &str,
         resource_type: &str,
@@ -238,7 +239,7 @@ impl Services {
     /// A page of a tenant's audit log, newest first.
     pub async fn list_audit(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         filter: &AuditFilter,
         page: &PageRequest,
     ) -> CoreResult<Page<AuditEntry>> {

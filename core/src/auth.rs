@@ -16,6 +16,7 @@ use crate::{
     audit::{self, Actor, ActorKind},
     crypto::{random_token, token_digest, verify_password},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     model::{ApiKey, ApiKeyKind, CreatedApiKey, Page, PageRequest, Role, SessionUser},
     sign_ins::{SignInDevice, SESSION_MAX_MS},
     time::{from_ms, now_ms},
@@ -39,7 +40,7 @@ pub enum Principal {
     /// A tenant API key: reaches this tenant's data only.
     Tenant {
         /// The tenant.
-        tenant_id: String,
+        tenant_id: TenantId,
         /// The key used.
         key_id: String,
     },
@@ -95,7 +96,7 @@ struct SessionUserRow {
     display_name: Option<String>,
     role_id: String,
     platform_admin: bool,
-    tenant_id: String,
+    tenant_id: TenantId,
     tenant_name: String,
 }
 
@@ -283,7 +284,7 @@ impl Services {
     }
 
     /// Creates a tenant API key. The token is in the result and nowhere else.
-    pub async fn create_api_key(&self, tenant_id: &str, name: &str, actor: &Actor) -> CoreResult<CreatedApiKey> {
+    pub async fn create_api_key(&self, tenant_id: &TenantId, name: &str, actor: &Actor) -> CoreResult<CreatedApiKey> {
         self.get_tenant(tenant_id).await?;
         let created_by = (actor.kind == ActorKind::User).then_some(actor.id.as_str());
         self.insert_key(ApiKeyKind::Tenant, Some(tenant_id), created_by, name, actor)
@@ -308,7 +309,7 @@ impl Services {
     async fn insert_key(
         &self,
         kind: ApiKeyKind,
-        tenant_id: Option<&str>,
+        tenant_id: Option<&TenantId>,
         created_by: Option<&str>,
         name: &str,
         actor: &Actor,
@@ -361,7 +362,7 @@ impl Services {
     }
 
     /// A page of a tenant's API keys, newest first, revoked ones included.
-    pub async fn list_api_keys(&self, tenant_id: &str, page: &PageRequest) -> CoreResult<Page<ApiKey>> {
+    pub async fn list_api_keys(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<ApiKey>> {
         let paging = Paging::from_request(page)?;
         let sql = format!(
             "select {KEY_COLUMNS} from api_keys where kind = 'tenant' and tenant_id = $1 \
@@ -385,7 +386,7 @@ impl Services {
     }
 
     /// One of a tenant's API keys.
-    pub async fn get_api_key(&self, tenant_id: &str, key_id: &str) -> CoreResult<ApiKey> {
+    pub async fn get_api_key(&self, tenant_id: &TenantId, key_id: &str) -> CoreResult<ApiKey> {
         let sql = format!("select {KEY_COLUMNS} from api_keys where kind = 'tenant' and tenant_id = $1 and id = $2");
         let row: Option<ApiKeyRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
@@ -396,7 +397,7 @@ impl Services {
     }
 
     /// Revokes one of a tenant's API keys; revoking twice is harmless.
-    pub async fn revoke_api_key(&self, tenant_id: &str, key_id: &str, actor: &Actor) -> CoreResult<ApiKey> {
+    pub async fn revoke_api_key(&self, tenant_id: &TenantId, key_id: &str, actor: &Actor) -> CoreResult<ApiKey> {
         self.get_api_key(tenant_id, key_id).await?;
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| {
@@ -462,7 +463,7 @@ impl Services {
         struct KeyAuthRow {
             id: String,
             kind: String,
-            tenant_id: Option<String>,
+            tenant_id: Option<TenantId>,
             created_by: Option<String>,
             last_used_at: Option<i64>,
             owner_is_platform_admin: Option<bool>,

@@ -12,6 +12,7 @@ use crate::{
     audit::Actor,
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     time::now_ms,
     with_tx,
 };
@@ -156,7 +157,7 @@ pub fn new_event_id() -> String {
 /// Returns the number of deliveries queued.
 pub async fn enqueue(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     actor: &Actor,
     event_type: EventType,
     customer_id: Option<&str>,
@@ -189,7 +190,7 @@ const DELIVERIES_PER_INSERT: usize = 500;
 /// Stores an event and queues it to exactly `endpoint_ids` (used by "send test event").
 pub(crate) async fn deliver_to(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     actor: &Actor,
     event_type: EventType,
     customer_id: Option<&str>,

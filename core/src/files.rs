@@ -18,6 +18,7 @@ use crate::{
     conversations::{Channel, Message, MessageIn, MessageType, WidgetMessageIn},
     crypto::{random_token, token_digest},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     time::now_ms,
     validate::Checks,
     with_db, Services,
@@ -110,7 +111,7 @@ impl Services {
     /// [`Services::max_file_bytes`] are refused (and with 0, every file).
     pub async fn visitor_file(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         upload: FileUpload<'_>,
         actor: &Actor,
@@ -130,7 +131,7 @@ impl Services {
     /// as the agent's `FILE` message (`message.sent`, pushed to the widget).
     pub async fn agent_file(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         upload: FileUpload<'_>,
         actor: &Actor,
@@ -171,7 +172,7 @@ impl Services {
     /// Checks and stores a file; returns its link's token and its clean name.
     async fn store_file(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         upload: FileUpload<'_>,
     ) -> CoreResult<(String, String)> {
@@ -239,7 +240,7 @@ impl Services {
 
     /// Whether `url` is the download link of a file this customer uploaded
     /// (any name after the token: the token alone names the file).
-    pub(crate) async fn is_own_file(&self, tenant_id: &str, customer_id: &str, url: &str) -> CoreResult<bool> {
+    pub(crate) async fn is_own_file(&self, tenant_id: &TenantId, customer_id: &str, url: &str) -> CoreResult<bool> {
         let prefix = format!("{}/files/", self.public_url());
         let Some(token) = url
             .strip_prefix(&prefix)

@@ -33,6 +33,7 @@
 use crate::{
     db::{Backend, Tx},
     error::CoreResult,
+    ids::TenantId,
     time::now_ms,
     with_db, with_tx, Services,
 };
@@ -85,7 +86,7 @@ pub trait Payload: serde::Serialize + serde::de::DeserializeOwned {
 /// [`schedule`] with a typed payload: the job `(P::KIND, key)` runs at `due_at`.
 pub async fn schedule_payload<P: Payload>(
     tx: &mut Tx,
-    tenant_id: Option<&str>,
+    tenant_id: Option<&TenantId>,
     key: &str,
     due_at: i64,
     payload: &P,
@@ -105,7 +106,7 @@ const ERROR_CHARS: usize = 2000;
 /// `payload`, in `tx`. A moved job loses its lease and attempts: it is a new timer.
 pub async fn schedule(
     tx: &mut Tx,
-    tenant_id: Option<&str>,
+    tenant_id: Option<&TenantId>,
     kind: &str,
     key: &str,
     due_at: i64,
@@ -168,7 +169,7 @@ pub struct Job {
     /// Row id.
     pub id: String,
     /// The tenant it belongs to; `None` for instance-wide work (retention).
-    pub tenant_id: Option<String>,
+    pub tenant_id: Option<TenantId>,
     /// One of [`kinds`].
     pub kind: String,
     /// Its key, unique within the kind.
@@ -200,7 +201,7 @@ impl Job {
 #[derive(sqlx::FromRow)]
 struct JobRow {
     id: String,
-    tenant_id: Option<String>,
+    tenant_id: Option<TenantId>,
     kind: String,
     job_key: String,
     payload: String,
@@ -334,7 +335,7 @@ impl Services {
                     tracing::warn!(
                         kind = %job.kind,
                         key = %job.key,
-                        tenant_id = job.tenant_id.as_deref().unwrap_or("-"),
+                        tenant_id = job.tenant_id.as_ref().map_or("-", TenantId::as_str),
                         attempts = job.attempts + 1,
                         %error,
                         "a job failed on its last attempt and was dropped"
@@ -367,7 +368,7 @@ impl Services {
     /// [`schedule`] in a transaction of its own, for callers that have none.
     pub async fn schedule_job(
         &self,
-        tenant_id: Option<&str>,
+        tenant_id: Option<&TenantId>,
         kind: &str,
         key: &str,
         due_at: i64,

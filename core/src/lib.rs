@@ -8,10 +8,11 @@
 //!
 //! Nothing here knows about HTTP. Tenant isolation lives in the services: every
 //! tenant-owned query is scoped by the tenant's id, so a row of another tenant
-//! behaves exactly like a missing one. (The ids are still bare strings; a typed
-//! [`model::TenantId`] in every signature is issue 34's work. See ARCHITECTURE.md.)
+//! behaves exactly like a missing one; the tenant's id is a [`ids::TenantId`], so
+//! that no other id can be passed in its place. See ARCHITECTURE.md.
 
 pub mod error;
+pub mod ids;
 pub mod model;
 pub mod redirects;
 pub mod reports;

@@ -19,6 +19,7 @@ use crate::{
     audit::{self, Actor},
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     validate::Checks,
     with_db, with_tx, Services,
 };
@@ -313,7 +314,7 @@ fn limit_columns() -> String {
 }
 
 /// Reads a tenant's own bounds within `tx` (or `None` for each not set).
-async fn stored_in(tx: &mut Tx, tenant_id: &str) -> CoreResult<LimitsRow> {
+async fn stored_in(tx: &mut Tx, tenant_id: &TenantId) -> CoreResult<LimitsRow> {
     let row = with_tx!(tx, |conn| sqlx::query(&select_limits())
         .bind(tenant_id)
         .fetch_optional(conn)
@@ -342,7 +343,7 @@ where
 /// cannot both slip under the bound.
 pub(crate) async fn spend(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     meter: Meter,
     amount: i64,
     limit: i64,
@@ -371,14 +372,14 @@ pub(crate) async fn spend(
 }
 
 /// Counts mails against the tenant's day, reading its bound within `tx`.
-pub(crate) async fn spend_mails(tx: &mut Tx, tenant_id: &str, mails: usize, now_ms: i64) -> CoreResult<()> {
+pub(crate) async fn spend_mails(tx: &mut Tx, tenant_id: &TenantId, mails: usize, now_ms: i64) -> CoreResult<()> {
     let limit = effective(stored_in(tx, tenant_id).await?).mails_per_day;
     spend(tx, tenant_id, Meter::Mails, mails as i64, limit, now_ms).await
 }
 
 impl Services {
     /// A tenant's bounds: its own where the platform set them, else the defaults.
-    pub async fn tenant_limits(&self, tenant_id: &str) -> CoreResult<TenantLimits> {
+    pub async fn tenant_limits(&self, tenant_id: &TenantId) -> CoreResult<TenantLimits> {
         let row = with_db!(self.db(), |pool| sqlx::query(&select_limits())
             .bind(tenant_id)
             .fetch_optional(pool)
@@ -391,7 +392,7 @@ impl Services {
     /// `tenant.limits`). 404 for an unknown tenant.
     pub async fn set_tenant_limits(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: TenantLimitsIn,
         actor: &Actor,
     ) -> CoreResult<TenantLimits> {
@@ -442,7 +443,7 @@ impl Services {
     /// Refuses (429 `mail_allowance_spent`) when `mails` more would pass the
     /// tenant's mails of today. Checked before a write that mails afterwards
     /// (an appointment with invitations), so a refusal leaves nothing created.
-    pub async fn ensure_mail_allowance(&self, tenant_id: &str, mails: usize) -> CoreResult<()> {
+    pub async fn ensure_mail_allowance(&self, tenant_id: &TenantId, mails: usize) -> CoreResult<()> {
         let limit = self.tenant_limits(tenant_id).await?.mails_per_day;
         let now = crate::time::now_ms();
         let used: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(

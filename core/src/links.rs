@@ -22,6 +22,7 @@ use crate::{
     audit::{self, Actor, ActorKind},
     crypto::{random_token, token_digest},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     time::{from_ms, now_ms},
     validate::Checks,
     with_db, with_tx, Services,
@@ -94,7 +95,7 @@ pub struct CobrowseSession {
     pub expires_at: chrono::DateTime<chrono::Utc>,
     /// The tenant (for the server only).
     #[serde(skip)]
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// The host's user id (for the server only).
     #[serde(skip)]
     pub host_user_id: Option<String>,
@@ -156,7 +157,7 @@ pub struct LiveViewOpened {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveViewGrant {
     /// The tenant of the session.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// The user on whose behalf the view was opened.
     pub user_id: String,
     /// The one visitor session it shows.
@@ -169,7 +170,7 @@ impl Services {
     /// Creates co-browsing links.
     pub async fn create_cobrowse_links(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: CobrowseLinkRequest,
         actor: &Actor,
     ) -> CoreResult<CobrowseLinks> {
@@ -245,7 +246,7 @@ impl Services {
             join_token_hash: String,
             expires_at: i64,
             ended_at: Option<i64>,
-            tenant_id: String,
+            tenant_id: TenantId,
             host_user_id: Option<String>,
             host_email: Option<String>,
             host_name: Option<String>,
@@ -296,7 +297,7 @@ impl Services {
     /// Creates a single-use live-view link for a tenant user and a recorded session.
     pub async fn create_liveview_link(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: LiveViewLinkRequest,
         actor: &Actor,
     ) -> CoreResult<LiveViewLink> {
@@ -390,7 +391,7 @@ impl Services {
     ) -> CoreResult<LiveViewOpened> {
         #[derive(sqlx::FromRow)]
         struct Row {
-            tenant_id: String,
+            tenant_id: TenantId,
             user_id: String,
             session_id: String,
             language: String,
@@ -428,7 +429,7 @@ impl Services {
         let actor = Actor {
             kind: ActorKind::User,
             id: opened_by
-                .filter(|(tenant, _)| *tenant == row.tenant_id)
+                .filter(|(tenant, _)| row.tenant_id == *tenant)
                 .map_or_else(|| row.user_id.clone(), |(_, user)| user.to_string()),
             ip,
             request_id: None,
@@ -457,7 +458,7 @@ impl Services {
     pub async fn liveview_grant(&self, grant_token: &str, session_id: &str) -> CoreResult<LiveViewGrant> {
         #[derive(sqlx::FromRow)]
         struct Row {
-            tenant_id: String,
+            tenant_id: TenantId,
             user_id: String,
             session_id: String,
             language: String,

@@ -25,6 +25,7 @@ use crate::{
     backoff::Backoff,
     db::Tx,
     error::CoreResult,
+    ids::TenantId,
     jobs::{self, kinds},
     model::{Page, PageRequest},
     sealing::{Purpose, Sealer},
@@ -70,7 +71,7 @@ pub struct Mail {
 #[derive(Debug, Clone)]
 pub struct ClaimedMail {
     /// The tenant it belongs to.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// The mail.
     pub mail: Mail,
 }
@@ -78,7 +79,7 @@ pub struct ClaimedMail {
 #[derive(sqlx::FromRow)]
 struct MailRow {
     id: String,
-    tenant_id: String,
+    tenant_id: TenantId,
     to_address: String,
     subject: String,
     body: String,
@@ -131,7 +132,7 @@ pub(crate) struct NewMail {
 /// The mails count against the tenant's daily allowance
 /// ([`TenantLimits::mails_per_day`](crate::limits::TenantLimits)): past it,
 /// nothing is written and the answer is 429 `mail_allowance_spent`.
-pub(crate) async fn queue(tx: &mut Tx, sealer: &Sealer, tenant_id: &str, mails: &[NewMail]) -> CoreResult<()> {
+pub(crate) async fn queue(tx: &mut Tx, sealer: &Sealer, tenant_id: &TenantId, mails: &[NewMail]) -> CoreResult<()> {
     let now = now_ms();
     if mails.is_empty() {
         return Ok(());
@@ -227,7 +228,7 @@ impl Services {
     /// and returns how many. `updated` marks them as updates of earlier ones.
     pub async fn invite_attendees(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         appointment_id: &str,
         updated: bool,
         actor: &Actor,
@@ -261,7 +262,7 @@ impl Services {
     }
 
     /// The tenant's outbox, newest first.
-    pub async fn list_mail(&self, tenant_id: &str, page: &PageRequest) -> CoreResult<Page<Mail>> {
+    pub async fn list_mail(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<Mail>> {
         let paging = Paging::from_request(page)?;
         let sql = format!(
             "select {COLUMNS} from mail_outbox where tenant_id = $1 order by created_at desc, id desc limit $2 offset $3"
@@ -328,7 +329,7 @@ impl Services {
     /// Makes a mail of the tenant due now: a pending one skips the rest of its
     /// wait, a failed one starts over with fresh attempts. A sent mail is left as
     /// it is (409).
-    pub async fn retry_mail_now(&self, tenant_id: &str, id: &str) -> CoreResult<()> {
+    pub async fn retry_mail_now(&self, tenant_id: &TenantId, id: &str) -> CoreResult<()> {
         let status: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select status from mail_outbox where tenant_id = $1 and id = $2"
         )

@@ -1,19 +1,10 @@
 //! Types shared by the server and the browser: what a tenant, a user, an API key
 //! look like on the wire. Field names are camelCase, as in the interface spec.
 
+use crate::ids::TenantId;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-
-/// Id of a tenant. Every tenant-owned query takes one.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TenantId(pub String);
-
-impl std::fmt::Display for TenantId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// A dashboard role. `ADMIN` is the spec's constant `roleId` for admins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -76,7 +67,8 @@ impl Role {
 #[serde(rename_all = "camelCase")]
 pub struct Tenant {
     /// Unique id.
-    pub id: String,
+    #[cfg_attr(feature = "server", schema(value_type = String))]
+    pub id: TenantId,
     /// Display name.
     pub name: String,
     /// URL-safe unique handle, used at login and in the CLI.
@@ -114,7 +106,7 @@ pub struct SessionUser {
     /// Whether the user is an installation-level platform admin.
     pub platform_admin: bool,
     /// The user's tenant.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// The tenant's name.
     pub tenant_name: String,
 }

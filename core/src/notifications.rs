@@ -12,6 +12,7 @@ use crate::{
     audit::{self, Actor},
     db::placeholders,
     error::CoreResult,
+    ids::TenantId,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::Paging,
@@ -76,7 +77,7 @@ impl Services {
     /// A page of the user's notifications, newest first.
     pub async fn list_notifications(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         user_id: &str,
         page: &PageRequest,
     ) -> CoreResult<Page<Notification>> {
@@ -104,7 +105,7 @@ impl Services {
     }
 
     /// How many of the user's notifications are unread.
-    pub async fn unread_notifications(&self, tenant_id: &str, user_id: &str) -> CoreResult<i64> {
+    pub async fn unread_notifications(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<i64> {
         Ok(with_db!(self.db(), |pool| sqlx::query_scalar(
             "select count(*) from notifications where tenant_id = $1 and user_id = $2 and read_at is null"
         )
@@ -118,7 +119,7 @@ impl Services {
     /// Returns how many changed.
     pub async fn mark_notifications_read(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         user_id: &str,
         which: MarkRead<'_>,
         actor: &Actor,

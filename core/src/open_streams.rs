@@ -15,6 +15,7 @@ use std::{
 
 use crate::{
     error::{CoreError, CoreResult},
+    ids::TenantId,
     Services,
 };
 
@@ -24,14 +25,14 @@ const RETRY_AFTER_SECS: u64 = 30;
 /// Open public streams per tenant on this instance.
 #[derive(Debug, Clone, Default)]
 pub struct OpenStreams {
-    counts: Arc<Mutex<HashMap<String, i64>>>,
+    counts: Arc<Mutex<HashMap<TenantId, i64>>>,
 }
 
 impl OpenStreams {
     /// Takes a place for one more stream of `tenant_id` unless it holds `limit`.
-    fn take(&self, tenant_id: &str, limit: i64) -> CoreResult<StreamSlot> {
+    fn take(&self, tenant_id: &TenantId, limit: i64) -> CoreResult<StreamSlot> {
         let mut counts = self.counts.lock().expect("stream counts lock");
-        let open = counts.entry(tenant_id.to_string()).or_default();
+        let open = counts.entry(tenant_id.clone()).or_default();
         if *open >= limit {
             return Err(CoreError::AllowanceSpent {
                 code: "stream_allowance_spent",
@@ -42,12 +43,12 @@ impl OpenStreams {
         *open += 1;
         Ok(StreamSlot {
             counts: self.counts.clone(),
-            tenant_id: tenant_id.to_string(),
+            tenant_id: tenant_id.clone(),
         })
     }
 
     /// The streams `tenant_id` holds open here.
-    pub fn open(&self, tenant_id: &str) -> i64 {
+    pub fn open(&self, tenant_id: &TenantId) -> i64 {
         self.counts
             .lock()
             .expect("stream counts lock")
@@ -61,8 +62,8 @@ impl OpenStreams {
 /// when the stream ends or its client goes away.
 #[derive(Debug)]
 pub struct StreamSlot {
-    counts: Arc<Mutex<HashMap<String, i64>>>,
-    tenant_id: String,
+    counts: Arc<Mutex<HashMap<TenantId, i64>>>,
+    tenant_id: TenantId,
 }
 
 impl Drop for StreamSlot {
@@ -81,7 +82,7 @@ impl Services {
     /// A place for one more public event stream of the tenant on this instance;
     /// refused with 429 `stream_allowance_spent` while it holds its
     /// `openStreams`. Keep the slot inside the stream.
-    pub async fn open_public_stream(&self, tenant_id: &str) -> CoreResult<StreamSlot> {
+    pub async fn open_public_stream(&self, tenant_id: &TenantId) -> CoreResult<StreamSlot> {
         let limit = self.tenant_limits(tenant_id).await?.open_streams;
         self.open_streams().take(tenant_id, limit)
     }
@@ -91,26 +92,30 @@ impl Services {
 mod tests {
     use super::*;
 
+    fn id(s: &str) -> TenantId {
+        TenantId::new(s)
+    }
+
     #[test]
     fn a_tenant_holds_at_most_its_bound_and_gets_places_back() {
         let streams = OpenStreams::default();
-        let a: Vec<StreamSlot> = (0..3).map(|_| streams.take("a", 3).unwrap()).collect();
+        let a: Vec<StreamSlot> = (0..3).map(|_| streams.take(&id("a"), 3).unwrap()).collect();
         assert!(matches!(
-            streams.take("a", 3),
+            streams.take(&id("a"), 3),
             Err(CoreError::AllowanceSpent {
                 code: "stream_allowance_spent",
                 ..
             })
         ));
-        let b = streams.take("b", 3).expect("a neighbour is not held up");
-        assert_eq!((streams.open("a"), streams.open("b")), (3, 1));
+        let b = streams.take(&id("b"), 3).expect("a neighbour is not held up");
+        assert_eq!((streams.open(&id("a")), streams.open(&id("b"))), (3, 1));
         drop(a);
         drop(b);
-        assert_eq!((streams.open("a"), streams.open("b")), (0, 0));
+        assert_eq!((streams.open(&id("a")), streams.open(&id("b"))), (0, 0));
         assert!(
             streams.counts.lock().unwrap().is_empty(),
             "no tenant is kept without streams"
         );
-        let _again = streams.take("a", 3).unwrap();
+        let _again = streams.take(&id("a"), 3).unwrap();
     }
 }

@@ -8,6 +8,7 @@ use tokio::sync::Notify;
 
 use crate::{
     db::{Backend, Db},
+    ids::TenantId,
     key_cache::KeyCache,
     live::{LiveEvent, LiveHub, LiveUpdate},
     open_streams::OpenStreams,
@@ -131,10 +132,10 @@ impl Services {
     }
 
     /// After a commit: wake the delivery worker, and tell live screens.
-    pub(crate) fn after_commit(&self, tenant_id: &str, customer_id: &str, event: LiveEvent) {
+    pub(crate) fn after_commit(&self, tenant_id: &TenantId, customer_id: &str, event: LiveEvent) {
         self.outbox.notify_one();
         self.live.publish(LiveUpdate {
-            tenant_id: tenant_id.to_string(),
+            tenant_id: tenant_id.clone(),
             customer_id: customer_id.to_string(),
             event,
         });

@@ -11,6 +11,7 @@ use crate::{
     audit::{self, Actor},
     db::{placeholders, TenantTable, Tx},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::{Checks, Paging},
@@ -167,7 +168,7 @@ const SESSION_TAGS: &str =
     "select tag from recorded_session_tags where tenant_id = $1 and session_id = $2 order by tag";
 
 /// A session's tags, read in `tx`.
-pub(crate) async fn tags_in(tx: &mut Tx, tenant_id: &str, session_id: &str) -> CoreResult<Vec<String>> {
+pub(crate) async fn tags_in(tx: &mut Tx, tenant_id: &TenantId, session_id: &str) -> CoreResult<Vec<String>> {
     Ok(with_tx!(tx, |conn| sqlx::query_scalar(SESSION_TAGS)
         .bind(tenant_id)
         .bind(session_id)
@@ -178,7 +179,7 @@ pub(crate) async fn tags_in(tx: &mut Tx, tenant_id: &str, session_id: &str) -> C
 impl Services {
     /// A recorded session's tags (none for an unknown session): what the
     /// reports of what happened in it are filtered by.
-    pub(crate) async fn recording_tags(&self, tenant_id: &str, session_id: &str) -> CoreResult<Vec<String>> {
+    pub(crate) async fn recording_tags(&self, tenant_id: &TenantId, session_id: &str) -> CoreResult<Vec<String>> {
         Ok(with_db!(self.db(), |pool| sqlx::query_scalar(SESSION_TAGS)
             .bind(tenant_id)
             .bind(session_id)
@@ -188,7 +189,12 @@ impl Services {
 }
 
 /// Replaces a session's tags with `tags` (checked by the caller), in `tx`.
-pub(crate) async fn replace_tags(tx: &mut Tx, tenant_id: &str, session_id: &str, tags: &[String]) -> CoreResult<()> {
+pub(crate) async fn replace_tags(
+    tx: &mut Tx,
+    tenant_id: &TenantId,
+    session_id: &str,
+    tags: &[String],
+) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "delete from recorded_session_tags where tenant_id = $1 and session_id = $2"
     )
@@ -218,7 +224,7 @@ impl Services {
     /// Records (or updates) a session's metadata.
     pub async fn record_session(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: RecordedSessionIn,
         actor: &Actor,
     ) -> CoreResult<RecordedSession> {
@@ -273,7 +279,7 @@ impl Services {
     }
 
     /// One recorded session of the tenant.
-    pub async fn get_recorded_session(&self, tenant_id: &str, id: &str) -> CoreResult<RecordedSession> {
+    pub async fn get_recorded_session(&self, tenant_id: &TenantId, id: &str) -> CoreResult<RecordedSession> {
         let row: SessionRow = SESSIONS.get(self.db(), tenant_id, id).await?;
         let mut out = self.with_tags(tenant_id, vec![row]).await?;
         Ok(out.remove(0))
@@ -282,7 +288,7 @@ impl Services {
     /// A page of recorded sessions carrying every tag of the filter, newest first.
     pub async fn list_recorded_sessions(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         query: &RecordedSessionsQuery,
     ) -> CoreResult<Page<RecordedSession>> {
         if query.pageable.unpaged == Some(true) {
@@ -352,7 +358,7 @@ impl Services {
         Ok(paging.page(total, sessions))
     }
 
-    async fn with_tags(&self, tenant_id: &str, rows: Vec<SessionRow>) -> CoreResult<Vec<RecordedSession>> {
+    async fn with_tags(&self, tenant_id: &TenantId, rows: Vec<SessionRow>) -> CoreResult<Vec<RecordedSession>> {
         // Every session's tags in one query, grouped here.
         let mut tags_of: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
         if !rows.is_empty() {

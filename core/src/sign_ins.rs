@@ -11,6 +11,7 @@ use crate::{
     audit::{self, Actor},
     crypto::token_digest,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     model::SignInSession,
     time::{from_ms, now_ms},
     with_db, with_tx, Services,
@@ -165,8 +166,8 @@ impl Services {
         Ok(ended)
     }
 
-    async fn user_tenant(&self, user_id: &str) -> CoreResult<String> {
-        let tenant: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+    async fn user_tenant(&self, user_id: &str) -> CoreResult<TenantId> {
+        let tenant: Option<TenantId> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select tenant_id from users where id = $1"
         )
         .bind(user_id)

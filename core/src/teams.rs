@@ -7,6 +7,7 @@ use crate::{
     audit::{self, Actor},
     db::{placeholders, TenantTable, Tx},
     error::CoreResult,
+    ids::TenantId,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::{Checks, Paging, MAX_TAGS},
@@ -70,7 +71,7 @@ struct TeamRow {
 
 impl Services {
     /// Creates a team, or, when `id` is given, overrides that team (404 if unknown).
-    pub async fn save_team(&self, tenant_id: &str, input: TeamIn, actor: &Actor) -> CoreResult<Team> {
+    pub async fn save_team(&self, tenant_id: &TenantId, input: TeamIn, actor: &Actor) -> CoreResult<Team> {
         match input.id.clone() {
             Some(id) => self.update_team(tenant_id, &id, input, actor).await,
             None => {
@@ -81,14 +82,14 @@ impl Services {
     }
 
     /// Replaces a team's fields.
-    pub async fn update_team(&self, tenant_id: &str, id: &str, input: TeamIn, actor: &Actor) -> CoreResult<Team> {
+    pub async fn update_team(&self, tenant_id: &TenantId, id: &str, input: TeamIn, actor: &Actor) -> CoreResult<Team> {
         self.get_team(tenant_id, id).await?;
         self.write_team(tenant_id, id, input, true, actor).await
     }
 
     async fn write_team(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         input: TeamIn,
         existing: bool,
@@ -165,14 +166,14 @@ impl Services {
     }
 
     /// One team of the tenant.
-    pub async fn get_team(&self, tenant_id: &str, id: &str) -> CoreResult<Team> {
+    pub async fn get_team(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Team> {
         let row: TeamRow = TEAMS.get(self.db(), tenant_id, id).await?;
         let members = self.team_members(std::slice::from_ref(&row.id)).await?;
         Ok(team_from(row, &members))
     }
 
     /// A page of the tenant's teams, by name.
-    pub async fn list_teams(&self, tenant_id: &str, page: &PageRequest) -> CoreResult<Page<Team>> {
+    pub async fn list_teams(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<Team>> {
         let paging = Paging::from_request(page)?;
         let (total, rows): (i64, Vec<TeamRow>) = TEAMS.page(self.db(), tenant_id, "name, id", &paging).await?;
         let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
@@ -181,7 +182,7 @@ impl Services {
     }
 
     /// Deletes a team; customers assigned to it become unassigned.
-    pub async fn delete_team(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_team(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         self.get_team(tenant_id, id).await?;
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
@@ -224,7 +225,7 @@ impl Services {
     }
 
     /// Which of `ids` are users of the tenant; one query.
-    pub async fn existing_user_ids(&self, tenant_id: &str, ids: &[String]) -> CoreResult<Vec<String>> {
+    pub async fn existing_user_ids(&self, tenant_id: &TenantId, ids: &[String]) -> CoreResult<Vec<String>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -259,7 +260,7 @@ fn team_from(row: TeamRow, members: &[(String, String)]) -> Team {
 }
 
 /// Removes a user from every team of the tenant (when the user is deleted).
-pub(crate) async fn remove_member_everywhere(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<()> {
+pub(crate) async fn remove_member_everywhere(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "delete from team_members where user_id = $2 and team_id in (select id from teams where tenant_id = $1)"
     )

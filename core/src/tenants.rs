@@ -13,6 +13,7 @@ use crate::{
     config::opening_hours::OpeningHours,
     db::unique_violation,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     model::{Page, PageRequest, Tenant},
     reports::days::{next_midnight, reset_day_rollups},
     time::{from_ms, now_ms},
@@ -98,7 +99,7 @@ pub const DEFAULT_MAX_CHATS: i64 = 5;
 
 #[derive(sqlx::FromRow)]
 struct TenantRow {
-    id: String,
+    id: TenantId,
     name: String,
     slug: String,
     timezone: String,
@@ -185,7 +186,7 @@ impl Services {
         checks.finish()?;
 
         let tenant = Tenant {
-            id: uuid::Uuid::now_v7().to_string(),
+            id: TenantId::new(uuid::Uuid::now_v7().to_string()),
             name,
             slug,
             timezone,
@@ -225,7 +226,7 @@ impl Services {
     }
 
     /// One tenant by id.
-    pub async fn get_tenant(&self, id: &str) -> CoreResult<Tenant> {
+    pub async fn get_tenant(&self, id: &TenantId) -> CoreResult<Tenant> {
         let sql = format!("select {COLUMNS} from tenants where id = $1");
         let row: Option<TenantRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(id)
@@ -264,7 +265,7 @@ impl Services {
 
     /// Updates a tenant's name, slug, time zone or engine settings; omitted fields
     /// keep their value. `businessHoursId` must name opening hours of the tenant.
-    pub async fn update_tenant(&self, id: &str, input: TenantUpdate, actor: &Actor) -> CoreResult<Tenant> {
+    pub async fn update_tenant(&self, id: &TenantId, input: TenantUpdate, actor: &Actor) -> CoreResult<Tenant> {
         let current = self.get_tenant(id).await?;
         let mut checks = Checks::new();
         let name = match input.name.as_deref() {
@@ -325,7 +326,7 @@ impl Services {
 
     /// Deletes a tenant and everything it owns. Refused (409) when it holds the
     /// installation's last platform admin, who would otherwise be locked out.
-    pub async fn delete_tenant(&self, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_tenant(&self, id: &TenantId, actor: &Actor) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let (exists, admins_here, admins_total): (i64, i64, i64) = with_tx!(&mut tx, |conn| {
             let exists: i64 = sqlx::query_scalar("select count(*) from tenants where id = $1")
@@ -373,7 +374,7 @@ impl Services {
 
     /// The settings the engines read: default language and capacity, business
     /// hours and zone. A tenant that never set them gets `en`, 5 and `None`.
-    pub async fn engine_settings(&self, tenant_id: &str) -> CoreResult<EngineSettings> {
+    pub async fn engine_settings(&self, tenant_id: &TenantId) -> CoreResult<EngineSettings> {
         let tenant = self.get_tenant(tenant_id).await?;
         Ok(EngineSettings {
             language: tenant.language,

@@ -7,7 +7,7 @@
 //! `rapport_t_<unix seconds>_<random>` created from the admin URL. Databases left by
 //! earlier runs are dropped once they are an hour old.
 
-use crate::{db::Db, error::CoreResult, Services};
+use crate::{db::Db, error::CoreResult, ids::TenantId, Services};
 
 /// The environment variable naming the PostgreSQL server for tests, e.g.
 /// `postgres://postgres@127.0.0.1:5432/test`.
@@ -74,7 +74,7 @@ impl TestDb {
 /// Returns the number of deliveries queued.
 pub async fn queue_backlog(
     services: &Services,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     endpoint_ids: &[String],
     per_endpoint: usize,
 ) -> CoreResult<usize> {

@@ -16,6 +16,7 @@ use crate::{
     crypto::{generate_password, hash_password},
     db::{unique_violation, Db, TenantTable, Tx},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     model::{Page, PageRequest, Role},
     time::{from_ms, now_ms},
     validate::{Checks, Paging, MAX_CHATS_RANGE, MAX_TAGS},
@@ -112,7 +113,7 @@ impl UserIn {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NewUser {
     /// Tenant the user belongs to.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// E-mail address, unique in the tenant.
     pub email: String,
     /// Password; a random one is generated (and returned) when `None`.
@@ -299,7 +300,7 @@ impl Services {
 
     /// Creates a user, or, when `id` is given, overrides that user (spec:
     /// create/override). An `id` that does not exist in the tenant is a 404.
-    pub async fn save_user(&self, tenant_id: &str, input: UserIn, actor: &Actor) -> CoreResult<User> {
+    pub async fn save_user(&self, tenant_id: &TenantId, input: UserIn, actor: &Actor) -> CoreResult<User> {
         if let Some(id) = input.id.clone() {
             return self.update_user(tenant_id, &id, input, actor).await;
         }
@@ -313,7 +314,7 @@ impl Services {
     }
 
     /// Replaces a user's fields; an omitted password keeps the current one.
-    pub async fn update_user(&self, tenant_id: &str, id: &str, input: UserIn, actor: &Actor) -> CoreResult<User> {
+    pub async fn update_user(&self, tenant_id: &TenantId, id: &str, input: UserIn, actor: &Actor) -> CoreResult<User> {
         let current = self.get_user(tenant_id, id).await?;
         ensure_within_reach(self.db(), tenant_id, id, actor).await?;
         let valid = validate_user(&input)?;
@@ -361,7 +362,7 @@ impl Services {
     }
 
     /// One user of the tenant.
-    pub async fn get_user(&self, tenant_id: &str, id: &str) -> CoreResult<User> {
+    pub async fn get_user(&self, tenant_id: &TenantId, id: &str) -> CoreResult<User> {
         USERS.get(self.db(), tenant_id, id).await.map(UserRow::into_user)
     }
 
@@ -370,7 +371,7 @@ impl Services {
     /// shows, instead of loading every user.
     pub async fn user_names(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         ids: &[&str],
     ) -> CoreResult<std::collections::HashMap<String, String>> {
         if ids.is_empty() {
@@ -391,7 +392,7 @@ impl Services {
     }
 
     /// A user of the tenant by id or e-mail (for references that accept either).
-    pub async fn find_user(&self, tenant_id: &str, id_or_email: &str) -> CoreResult<User> {
+    pub async fn find_user(&self, tenant_id: &TenantId, id_or_email: &str) -> CoreResult<User> {
         let sql = format!("select {USER_COLUMNS} from users where tenant_id = $1 and (id = $2 or email = $3)");
         let row: Option<UserRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
@@ -405,7 +406,7 @@ impl Services {
     /// A page of the tenant's users, by e-mail; `search` matches e-mail or display name.
     pub async fn list_users(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         search: Option<&str>,
         page: &PageRequest,
     ) -> CoreResult<Page<User>> {
@@ -434,7 +435,7 @@ impl Services {
 
     /// Deletes a user: their sessions end, they leave their teams, and customers
     /// assigned to them become unassigned. The tenant's last admin cannot be deleted.
-    pub async fn delete_user(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_user(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         let user = self.get_user(tenant_id, id).await?;
         let platform_admin = ensure_within_reach(self.db(), tenant_id, id, actor).await?;
         let mut tx = self.db().begin().await?;
@@ -461,7 +462,13 @@ impl Services {
     }
 
     /// Sets a user's password (tenant-scoped) and ends their sessions.
-    pub async fn set_password(&self, tenant_id: &str, user_id: &str, password: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn set_password(
+        &self,
+        tenant_id: &TenantId,
+        user_id: &str,
+        password: &str,
+        actor: &Actor,
+    ) -> CoreResult<()> {
         ensure_within_reach(self.db(), tenant_id, user_id, actor).await?;
         let mut checks = Checks::new();
         checks.password("password", password);
@@ -503,7 +510,7 @@ impl Services {
 /// Anyone else, a tenant's API key or admin included, gets 403
 /// `platform_admin_protected`. Not 404: the same caller reads the user with
 /// 200, so "not found" would be untrue, and would hide nothing.
-async fn ensure_within_reach(db: &Db, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<bool> {
+async fn ensure_within_reach(db: &Db, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<bool> {
     let target: Option<bool> = with_db!(db, |pool| sqlx::query_scalar(
         "select platform_admin from users where tenant_id = $1 and id = $2"
     )
@@ -562,7 +569,7 @@ async fn ensure_another_platform_admin(tx: &mut Tx, except: &str) -> CoreResult<
 
 async fn insert_user(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     id: &str,
     valid: &ValidUser,
     platform_admin: bool,
@@ -597,7 +604,7 @@ async fn insert_user(
     Ok(())
 }
 
-async fn ensure_another_admin(tx: &mut Tx, tenant_id: &str, except: &str) -> CoreResult<()> {
+async fn ensure_another_admin(tx: &mut Tx, tenant_id: &TenantId, except: &str) -> CoreResult<()> {
     let others: i64 = with_tx!(tx, |conn| sqlx::query_scalar(
         "select count(*) from users where tenant_id = $1 and role_id = 'ADMIN' and id <> $2"
     )

@@ -3,15 +3,15 @@
 //! deleted tenant, and a platform key whose owner is gone all stop at once.
 
 use rapport_core::{
-    audit::Actor, auth::Principal, backend_tests, model::Role, tenants::NewTenant, testing::TestDb, users::NewUser,
-    CoreError, Services,
+    audit::Actor, auth::Principal, backend_tests, ids::TenantId, model::Role, tenants::NewTenant, testing::TestDb,
+    users::NewUser, CoreError, Services,
 };
 
 fn actor() -> Actor {
     Actor::system("tests")
 }
 
-async fn tenant(s: &Services, name: &str) -> String {
+async fn tenant(s: &Services, name: &str) -> TenantId {
     s.create_tenant(
         NewTenant {
             name: Some(name.into()),

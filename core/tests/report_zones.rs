@@ -7,6 +7,7 @@ use chrono_tz::Tz;
 use rapport_core::{
     audit::Actor,
     backend_tests,
+    ids::TenantId,
     reports::{
         api::{DateFilter, Grouping, MetricEntry, ReportRequest},
         catalogue::Report,
@@ -44,7 +45,7 @@ fn hour_label(zone: &str, ms: i64) -> String {
         .to_string()
 }
 
-async fn labels(s: &Services, tenant: &str) -> Vec<String> {
+async fn labels(s: &Services, tenant: &TenantId) -> Vec<String> {
     let answer = s
         .aggregate_report(tenant, Report::Conference, &conferences_today(), Strategy::Rollups)
         .await

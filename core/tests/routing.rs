@@ -15,6 +15,7 @@ use rapport_core::{
         Meta,
     },
     conversations::{ConversationStatus, Direction, MessageIn, MessageType, StatusIn},
+    ids::TenantId,
     jobs::kinds,
     model::Role,
     reports::api::PresenceStatus,
@@ -31,7 +32,7 @@ fn actor() -> Actor {
 
 struct Fixture {
     s: Services,
-    tenant: String,
+    tenant: TenantId,
 }
 
 impl Fixture {

@@ -4,6 +4,7 @@ use rapport_core::{
     audit::Actor,
     auth::{LoginInput, Principal},
     backend_tests,
+    ids::TenantId,
     model::{PageRequest, Role},
     tenants::{NewTenant, TenantUpdate},
     testing::TestDb,
@@ -15,7 +16,7 @@ fn actor() -> Actor {
     Actor::system("tests")
 }
 
-async fn tenant(s: &Services, name: &str) -> String {
+async fn tenant(s: &Services, name: &str) -> TenantId {
     s.create_tenant(
         NewTenant {
             name: Some(name.into()),
@@ -28,10 +29,10 @@ async fn tenant(s: &Services, name: &str) -> String {
     .id
 }
 
-async fn user(s: &Services, tenant_id: &str, email: &str, role: Role) {
+async fn user(s: &Services, tenant_id: &TenantId, email: &str, role: Role) {
     s.create_user(
         NewUser {
-            tenant_id: tenant_id.into(),
+            tenant_id: tenant_id.clone(),
             email: email.into(),
             password: Some("password-123".into()),
             role,

@@ -10,6 +10,7 @@ use rapport_core::{
     backend_tests,
     backoff::Backoff,
     db::Backend,
+    ids::TenantId,
     tenants::NewTenant,
     testing::{queue_backlog, TestDb},
     time::now_ms,
@@ -29,7 +30,7 @@ fn actor() -> Actor {
 }
 
 /// A webhook endpoint at `url`, of a new tenant `name`.
-async fn endpoint(s: &Services, name: &str, url: &str) -> (String, String) {
+async fn endpoint(s: &Services, name: &str, url: &str) -> (TenantId, String) {
     let tenant = s
         .create_tenant(
             NewTenant {

@@ -69,7 +69,7 @@ async fn tenant(s: &Services, name: &str) -> (String, String) {
         .await
         .unwrap();
     let key = s.widget_key(&tenant.id).await.unwrap();
-    (tenant.id, key)
+    (tenant.id.into_string(), key)
 }
 
 struct Figure {

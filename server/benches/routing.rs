@@ -37,6 +37,7 @@ use rapport_core::{
     },
     db::Db,
     engine::routing,
+    ids::TenantId,
     model::Role,
     reports::api::PresenceStatus,
     teams::TeamIn,
@@ -65,7 +66,7 @@ fn env_usize(name: &str, default: usize) -> usize {
 }
 
 /// A tenant with an API key: `(tenant id, token)`.
-async fn tenant(s: &Services, name: &str) -> (String, String) {
+async fn tenant(s: &Services, name: &str) -> (TenantId, String) {
     let tenant = s
         .create_tenant(
             NewTenant {
@@ -82,7 +83,7 @@ async fn tenant(s: &Services, name: &str) -> (String, String) {
 
 /// 200 rules of mixed conditions; only the last (a catch-all to `team`) matches a
 /// customer without tags on no page. Returns the opening hours the rules name.
-async fn rules(s: &Services, tenant_id: &str, team: &str, agent: &str) -> OpeningHours {
+async fn rules(s: &Services, tenant_id: &TenantId, team: &str, agent: &str) -> OpeningHours {
     let saved = s
         .save_opening_hours(
             tenant_id,
@@ -162,13 +163,13 @@ async fn rules(s: &Services, tenant_id: &str, team: &str, agent: &str) -> Openin
 }
 
 /// A team of online agents with room for every message of the run.
-async fn agents(s: &Services, tenant_id: &str) -> (String, String) {
+async fn agents(s: &Services, tenant_id: &TenantId) -> (String, String) {
     let mut ids = Vec::new();
     for n in 0..AGENTS {
         let id = s
             .create_user(
                 NewUser {
-                    tenant_id: tenant_id.into(),
+                    tenant_id: tenant_id.clone(),
                     email: format!("agent{n}@example.com"),
                     password: None,
                     role: Role::Agent,

@@ -30,6 +30,7 @@ use rapport_core::{
     customers::CustomerIn,
     db::Db,
     events::{self, EventType},
+    ids::TenantId,
     tenants::NewTenant,
     webhooks::{deliveries::RetryPolicy, WebhookIn},
     Services,
@@ -289,7 +290,7 @@ async fn main() {
 /// one's enqueue-to-arrival time (sorted), and how many never arrived.
 async fn measure_latency(
     services: &Services,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     arrivals: &Arrivals,
     rate: u64,
     seconds: u64,

@@ -140,7 +140,7 @@ mod server {
     /// Every user's and team's name by id, for the assignment picker.
     pub(super) async fn names(
         services: &Services,
-        tenant_id: &str,
+        tenant_id: &rapport_core::ids::TenantId,
     ) -> rapport_core::error::CoreResult<(Vec<(String, String)>, Vec<(String, String)>)> {
         let all = PageRequest {
             page_size: Some(PageRequest::MAX_PAGE_SIZE),
@@ -179,7 +179,7 @@ mod server {
     /// one matched), and its earliest running SLA deadline (unix ms).
     pub(super) async fn routing_and_deadlines(
         services: &Services,
-        tenant_id: &str,
+        tenant_id: &rapport_core::ids::TenantId,
         ids: &[String],
     ) -> rapport_core::error::CoreResult<(HashMap<String, String>, HashMap<String, i64>)> {
         let routed = services
@@ -201,7 +201,7 @@ mod server {
     /// A conversation's latest routing decision and its routing history.
     pub(super) async fn routing_of(
         services: &Services,
-        tenant_id: &str,
+        tenant_id: &rapport_core::ids::TenantId,
         customer_id: &str,
     ) -> rapport_core::error::CoreResult<(Option<RoutingLine>, Vec<RoutingLine>)> {
         let ids = [customer_id.to_string()];

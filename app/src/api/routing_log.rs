@@ -110,7 +110,7 @@ pub(crate) mod server {
     }
 
     /// The workspace's zone (UTC when it names none we know).
-    pub(crate) async fn zone(services: &Services, tenant_id: &str) -> CoreResult<Tz> {
+    pub(crate) async fn zone(services: &Services, tenant_id: &rapport_core::ids::TenantId) -> CoreResult<Tz> {
         Ok(services
             .get_tenant(tenant_id)
             .await?
@@ -122,7 +122,7 @@ pub(crate) mod server {
     /// The records as lines, with the customers' names when `with_customers`.
     pub(crate) async fn lines(
         services: &Services,
-        tenant_id: &str,
+        tenant_id: &rapport_core::ids::TenantId,
         records: Vec<RoutingRecord>,
         with_customers: bool,
     ) -> CoreResult<Vec<RoutingLine>> {

@@ -36,7 +36,7 @@ fn match_metric(kind: RuleKind) -> &'static str {
 /// rule, or of `only` that one.
 async fn match_counts(
     services: &Services,
-    tenant_id: &str,
+    tenant_id: &rapport_core::ids::TenantId,
     kind: RuleKind,
     only: Option<&str>,
 ) -> CoreResult<std::collections::HashMap<String, i64>> {
@@ -91,7 +91,11 @@ fn summary_about(draft: &RuleDraft, kind: RuleKind) -> String {
     }
 }
 
-async fn all_drafts(services: &Services, tenant_id: &str, kind: RuleKind) -> CoreResult<Vec<(String, RuleDraft)>> {
+async fn all_drafts(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+    kind: RuleKind,
+) -> CoreResult<Vec<(String, RuleDraft)>> {
     fn drafts<K: ConfigKind>(all: Vec<K>) -> Vec<(String, RuleDraft)> {
         all.into_iter()
             .map(|r| {
@@ -110,7 +114,11 @@ async fn all_drafts(services: &Services, tenant_id: &str, kind: RuleKind) -> Cor
 
 /// Every rule of a kind with its matches over the last month: routing rules in
 /// the order they are tried (as the engine sorts them), SLA rules by name.
-pub(crate) async fn list(services: &Services, tenant_id: &str, kind: RuleKind) -> CoreResult<Vec<RuleSummary>> {
+pub(crate) async fn list(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+    kind: RuleKind,
+) -> CoreResult<Vec<RuleSummary>> {
     let counts = match_counts(services, tenant_id, kind, None).await?;
     let mut list: Vec<RuleSummary> = all_drafts(services, tenant_id, kind)
         .await?
@@ -133,7 +141,12 @@ pub(crate) async fn list(services: &Services, tenant_id: &str, kind: RuleKind) -
 }
 
 /// One rule with its matches over the last month.
-pub(crate) async fn get(services: &Services, tenant_id: &str, kind: RuleKind, id: &str) -> CoreResult<SavedRule> {
+pub(crate) async fn get(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+    kind: RuleKind,
+    id: &str,
+) -> CoreResult<SavedRule> {
     let value = match kind {
         RuleKind::Routing => api_value(&services.config_get::<RoutingRule>(tenant_id, id).await?),
         RuleKind::Sla => api_value(&services.config_get::<SlaRule>(tenant_id, id).await?),
@@ -160,7 +173,7 @@ fn parse<K: serde::de::DeserializeOwned>(json: &str) -> CoreResult<K> {
 /// Creates (no `id`) or replaces a rule posted in the REST API's shape.
 pub(crate) async fn save(
     services: &Services,
-    tenant_id: &str,
+    tenant_id: &rapport_core::ids::TenantId,
     kind: RuleKind,
     id: Option<String>,
     json: &str,
@@ -189,7 +202,10 @@ pub(crate) async fn save(
 }
 
 /// Every user, team, opening hours, system message, routing rule and flow of the tenant.
-pub(crate) async fn references(services: &Services, tenant_id: &str) -> CoreResult<RuleChoices> {
+pub(crate) async fn references(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+) -> CoreResult<RuleChoices> {
     let mut refs = RuleChoices::default();
     for number in 0.. {
         let page = services

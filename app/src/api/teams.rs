@@ -52,7 +52,10 @@ mod server {
     }
 
     /// Every team of the tenant, by name.
-    pub(super) async fn all_teams(services: &Services, tenant_id: &str) -> rapport_core::error::CoreResult<Vec<Team>> {
+    pub(super) async fn all_teams(
+        services: &Services,
+        tenant_id: &rapport_core::ids::TenantId,
+    ) -> rapport_core::error::CoreResult<Vec<Team>> {
         let mut teams = Vec::new();
         for number in 0.. {
             let page = services
@@ -79,7 +82,7 @@ mod server {
 #[cfg(feature = "ssr")]
 pub(crate) async fn all_team_names(
     services: &rapport_core::Services,
-    tenant_id: &str,
+    tenant_id: &rapport_core::ids::TenantId,
 ) -> rapport_core::error::CoreResult<Vec<(String, String)>> {
     Ok(server::all_teams(services, tenant_id)
         .await?

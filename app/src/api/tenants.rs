@@ -84,7 +84,10 @@ pub async fn take_created_tenant() -> Result<Option<CreatedTenant>, ServerFnErro
 pub async fn get_tenant(id: String) -> Result<Tenant, ServerFnError> {
     use crate::ssr::{require_platform_admin, to_server_error};
     let (ctx, _) = require_platform_admin().await?;
-    ctx.services.get_tenant(&id).await.map_err(to_server_error)
+    ctx.services
+        .get_tenant(&rapport_core::ids::TenantId::new(id))
+        .await
+        .map_err(to_server_error)
 }
 
 /// Renames a tenant, changes its slug or its time zone (reports are cut in the
@@ -100,7 +103,7 @@ pub async fn edit_tenant(id: String, name: String, slug: String, timezone: Strin
         ..Default::default()
     };
     ctx.services
-        .update_tenant(&id, update, &crate::ssr::actor(&user))
+        .update_tenant(&rapport_core::ids::TenantId::new(id), update, &crate::ssr::actor(&user))
         .await
         .map_err(to_server_error)
 }
@@ -111,7 +114,7 @@ pub async fn delete_tenant(id: String) -> Result<(), ServerFnError> {
     use crate::ssr::{require_platform_admin, to_server_error};
     let (ctx, user) = require_platform_admin().await?;
     ctx.services
-        .delete_tenant(&id, &crate::ssr::actor(&user))
+        .delete_tenant(&rapport_core::ids::TenantId::new(id), &crate::ssr::actor(&user))
         .await
         .map_err(to_server_error)?;
     leptos_axum::redirect(TENANTS_PATH);

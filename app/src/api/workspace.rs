@@ -43,7 +43,10 @@ async fn admin() -> Result<(crate::ssr::DashboardContext, rapport_core::model::S
 }
 
 #[cfg(feature = "ssr")]
-async fn load(ctx: &crate::ssr::DashboardContext, tenant_id: &str) -> Result<WorkspaceView, ServerFnError> {
+async fn load(
+    ctx: &crate::ssr::DashboardContext,
+    tenant_id: &rapport_core::ids::TenantId,
+) -> Result<WorkspaceView, ServerFnError> {
     let tenant = ctx
         .services
         .get_tenant(tenant_id)

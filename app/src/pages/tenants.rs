@@ -155,10 +155,10 @@ pub fn TenantPage() -> impl IntoView {
         text: "Back to the tenants".into(),
     };
     let render = move |t: Tenant| {
-        let (edit_id, remove_id) = (t.id.clone(), t.id.clone());
+        let (edit_id, remove_id) = (t.id.to_string(), t.id.to_string());
         view! {
             <h1>{t.name.clone()}</h1>
-            <p class="lead">"Id " <code class="id">{t.id.clone()}</code> ", created " {t.created_at.format("%Y-%m-%d").to_string()} "."</p>
+            <p class="lead">"Id " <code class="id">{t.id.to_string()}</code> ", created " {t.created_at.format("%Y-%m-%d").to_string()} "."</p>
             <EditCard title="Tenant" action=edit id=edit_id>
                 <div class="grid-form">
                     <TenantFields tenant=Some(t.clone()) problem zones />
@@ -210,7 +210,7 @@ fn TenantTable(tenants: Vec<Tenant>) -> impl IntoView {
                                     <td><code>{t.slug.clone()}</code></td>
                                     <td>{t.timezone.clone()}</td>
                                     <td>{t.created_at.format("%Y-%m-%d").to_string()}</td>
-                                    <td><code class="id">{t.id.clone()}</code></td>
+                                    <td><code class="id">{t.id.to_string()}</code></td>
                                 </tr>
                             }
                         })

@@ -24,6 +24,7 @@ use crate::{
     audit::Actor,
     conversations::{Channel, Message, MessageIn, MessageType},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     time::now_ms,
     with_db, Services,
 };
@@ -49,7 +50,7 @@ impl Services {
     /// customer wait to be admitted.
     pub async fn start_call(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         owner: Option<&str>,
         waiting_room: bool,
@@ -112,7 +113,7 @@ impl Services {
     /// asking again returns its invitation and starts nothing; while the
     /// workspace is closed (its business hours), nothing is started
     /// (`Conflict`, code `closed`).
-    pub async fn request_call(&self, tenant_id: &str, customer_id: &str) -> CoreResult<Message> {
+    pub async fn request_call(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Message> {
         if let Some(invitation) = self.open_call_invitation(tenant_id, customer_id).await? {
             return Ok(invitation);
         }
@@ -142,7 +143,7 @@ impl Services {
     }
 
     /// The invitation to the customer's latest call, if its link still works.
-    async fn open_call_invitation(&self, tenant_id: &str, customer_id: &str) -> CoreResult<Option<Message>> {
+    async fn open_call_invitation(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Option<Message>> {
         let since = now_ms() - i64::from(CALL_MINUTES + CALL_LINK_HOURS * 60) * 60_000;
         let latest: Option<(String, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select id, button_link from messages where tenant_id = $1 and customer_id = $2 and type = 'CARD' \
@@ -164,7 +165,7 @@ impl Services {
         };
         let open = match self.appointment_by_join_token(token).await {
             Ok((tenant, appointment)) => {
-                tenant == tenant_id
+                tenant == *tenant_id
                     && appointment.customer_id.as_deref() == Some(customer_id)
                     && appointment.is_open_at(Utc::now())
             }

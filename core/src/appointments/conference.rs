@@ -1,12 +1,17 @@
 //! What the conference of an appointment needs from storage: whether a
 //! password opens it, and what the conference report counts when it ends.
 
-use crate::{error::CoreResult, with_db, CoreError, Services};
+use crate::{error::CoreResult, ids::TenantId, with_db, CoreError, Services};
 
 impl Services {
     /// Whether `password` opens the appointment's conference: true when it
     /// has no password, or when it matches the stored hash (argon2id).
-    pub async fn appointment_password_matches(&self, tenant_id: &str, id: &str, password: &str) -> CoreResult<bool> {
+    pub async fn appointment_password_matches(
+        &self,
+        tenant_id: &TenantId,
+        id: &str,
+        password: &str,
+    ) -> CoreResult<bool> {
         let hash: Option<Option<String>> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select password_hash from appointments where tenant_id = $1 and id = $2"
         )
@@ -26,7 +31,7 @@ impl Services {
     /// were let in.
     pub async fn record_conference(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         appointment_id: &str,
         started_at: i64,
         ended_at: i64,

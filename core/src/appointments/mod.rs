@@ -30,6 +30,7 @@ use crate::{
     crypto::{random_token, token_digest},
     db::TenantTable,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     live::LiveEvent,
     model::{Page, PageRequest},
     sealing::{Purpose, Sealer},
@@ -318,7 +319,7 @@ impl Services {
     /// Creates an appointment with a fresh join link.
     pub async fn create_appointment(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: AppointmentIn,
         actor: &Actor,
     ) -> CoreResult<Appointment> {
@@ -383,7 +384,7 @@ impl Services {
     /// current one. The join link stays the same.
     pub async fn update_appointment(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         input: AppointmentIn,
         actor: &Actor,
@@ -449,7 +450,7 @@ impl Services {
     /// Switches automatic recording on or off.
     pub async fn set_appointment_record(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         record: bool,
         actor: &Actor,
@@ -484,7 +485,7 @@ impl Services {
     }
 
     /// One appointment of the tenant.
-    pub async fn get_appointment(&self, tenant_id: &str, id: &str) -> CoreResult<Appointment> {
+    pub async fn get_appointment(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Appointment> {
         APPOINTMENTS
             .get::<AppointmentRow>(self.db(), tenant_id, id)
             .await?
@@ -492,10 +493,10 @@ impl Services {
     }
 
     /// The appointment behind a join link, in any tenant (the link is the credential).
-    pub async fn appointment_by_join_token(&self, token: &str) -> CoreResult<(String, Appointment)> {
+    pub async fn appointment_by_join_token(&self, token: &str) -> CoreResult<(TenantId, Appointment)> {
         #[derive(sqlx::FromRow)]
         struct Found {
-            tenant_id: String,
+            tenant_id: TenantId,
             id: String,
         }
         let found: Option<Found> = with_db!(self.db(), |pool| sqlx::query_as(
@@ -512,7 +513,7 @@ impl Services {
     /// A page of the tenant's appointments by start time.
     pub async fn list_appointments(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         filter: &AppointmentFilter,
         page: &PageRequest,
     ) -> CoreResult<Page<Appointment>> {
@@ -550,7 +551,7 @@ impl Services {
     }
 
     /// Deletes an appointment; its join link stops working.
-    pub async fn delete_appointment(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_appointment(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         self.get_appointment(tenant_id, id).await?;
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     time::{from_ms, now_ms},
     with_db, with_tx, Services,
 };
@@ -128,7 +129,7 @@ impl Services {
     /// Returns it as listed. A recording that fails half-way is deleted again.
     pub async fn store_conference_recording<R>(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         recording: &NewConferenceRecording,
         file: R,
     ) -> CoreResult<ConferenceRecording>
@@ -178,7 +179,7 @@ impl Services {
 
     async fn store_chunks_and_list<R>(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         recording: &NewConferenceRecording,
         id: &str,
         mut file: R,
@@ -266,7 +267,7 @@ impl Services {
     /// The recordings of one appointment, oldest first.
     pub async fn list_conference_recordings(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         appointment_id: &str,
     ) -> CoreResult<Vec<ConferenceRecording>> {
         self.get_appointment(tenant_id, appointment_id).await?;
@@ -285,7 +286,7 @@ impl Services {
     /// One recording of an appointment.
     pub async fn conference_recording(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         appointment_id: &str,
         id: &str,
     ) -> CoreResult<ConferenceRecording> {

@@ -7,6 +7,7 @@ use super::{AppointmentIn, AppointmentPermissions, ValidType};
 use crate::{
     crypto::hash_password,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     validate::{is_email, Checks},
     Services,
 };
@@ -37,7 +38,7 @@ impl Services {
     /// customer and hashing its password.
     pub(super) async fn validate_appointment(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: AppointmentIn,
     ) -> CoreResult<ValidAppointment> {
         let tenant = self.get_tenant(tenant_id).await?;

@@ -25,6 +25,7 @@ use crate::{
     audit::{self, Actor},
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     reports::{
         catalogue::{COBROWSE_HANDOVER, COBROWSE_UNIVERSAL_HANDOVER},
         facts::{Fact, MeetingKind},
@@ -38,7 +39,7 @@ impl Services {
     /// the report's `CONTROL_HANDOVERS` and an audit entry (`cobrowse.control`).
     pub async fn record_cobrowse_handover(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         kind: MeetingKind,
         session_id: &str,
         host_user_id: Option<&str>,
@@ -63,7 +64,7 @@ impl Services {
 /// (`CONTROL_HANDOVERS`), credited to the host.
 async fn record_handover(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     kind: MeetingKind,
     at: i64,
     host_user_id: Option<&str>,

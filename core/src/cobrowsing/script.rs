@@ -16,6 +16,7 @@ use super::record_handover;
 use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     live::{LiveEvent, LiveUpdate},
     reports::facts::{MeetingFact, MeetingKind},
     time::now_ms,
@@ -170,13 +171,13 @@ fn busy(other: &ScriptCobrowse) -> CoreError {
 
 impl Services {
     /// The latest script co-browse of a recorded session, if any.
-    pub async fn script_cobrowse(&self, tenant_id: &str, session_id: &str) -> CoreResult<Option<ScriptCobrowse>> {
+    pub async fn script_cobrowse(&self, tenant_id: &TenantId, session_id: &str) -> CoreResult<Option<ScriptCobrowse>> {
         self.script_cobrowse_where(tenant_id, session_id, "order by requested_at desc, id desc limit 1")
             .await
     }
 
     /// The session's open co-browse (at most one: a unique index keeps it so).
-    async fn open_script_cobrowse(&self, tenant_id: &str, session_id: &str) -> CoreResult<Option<ScriptCobrowse>> {
+    async fn open_script_cobrowse(&self, tenant_id: &TenantId, session_id: &str) -> CoreResult<Option<ScriptCobrowse>> {
         self.script_cobrowse_where(tenant_id, session_id, "and state in ('REQUESTED', 'ACTIVE')")
             .await
     }
@@ -185,7 +186,7 @@ impl Services {
     /// and session.
     async fn script_cobrowse_where(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         session_id: &str,
         rest: &str,
     ) -> CoreResult<Option<ScriptCobrowse>> {
@@ -204,7 +205,12 @@ impl Services {
     /// have missed it). Another agent's is refused (409 `cobrowse_busy`) while
     /// that agent is there, and ended first when they are gone. Audited as
     /// `cobrowse.request`.
-    pub async fn request_script_cobrowse(&self, tenant_id: &str, session_id: &str, agent: &Actor) -> CoreResult<()> {
+    pub async fn request_script_cobrowse(
+        &self,
+        tenant_id: &TenantId,
+        session_id: &str,
+        agent: &Actor,
+    ) -> CoreResult<()> {
         // The session must exist in this tenant, and still take events: the
         // visitor's page is there to ask.
         self.get_recorded_session(tenant_id, session_id).await?;
@@ -297,7 +303,7 @@ impl Services {
     /// on the page, unless the visitor granted control.
     pub async fn relay_to_visitor(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         session_id: &str,
         user_id: &str,
         acts: bool,
@@ -320,7 +326,7 @@ impl Services {
     }
 
     /// The agent ends their co-browse. Audited as `cobrowse.end`.
-    pub async fn end_script_cobrowse(&self, tenant_id: &str, session_id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn end_script_cobrowse(&self, tenant_id: &TenantId, session_id: &str, actor: &Actor) -> CoreResult<()> {
         let current = self.open_script_cobrowse(tenant_id, session_id).await?;
         match current {
             Some(c) if actor.user_id().is_some_and(|u| c.is_agent(u)) => self
@@ -334,7 +340,7 @@ impl Services {
     /// What the visitor did: accept, decline, grant or take back control, end.
     pub async fn visitor_cobrowse(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         session_id: &str,
         action: VisitorAction,
         actor: &Actor,
@@ -409,7 +415,12 @@ impl Services {
     /// The asking agent's live view of the session is there: renews
     /// `agent_seen_at` of the session's open co-browse, if this agent asked
     /// for it.
-    pub async fn cobrowse_agent_present(&self, tenant_id: &str, session_id: &str, user_id: &str) -> CoreResult<()> {
+    pub async fn cobrowse_agent_present(
+        &self,
+        tenant_id: &TenantId,
+        session_id: &str,
+        user_id: &str,
+    ) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "update script_cobrowses set agent_seen_at = $4 \
@@ -429,7 +440,12 @@ impl Services {
     /// Ends the session's open co-browse if its agent has not been seen since
     /// before `now - AGENT_GONE_MS`; its length runs to when the agent was last
     /// seen. True when it ended one. A renewal that lands first keeps it.
-    pub async fn end_cobrowse_if_agent_gone(&self, tenant_id: &str, session_id: &str, now: i64) -> CoreResult<bool> {
+    pub async fn end_cobrowse_if_agent_gone(
+        &self,
+        tenant_id: &TenantId,
+        session_id: &str,
+        now: i64,
+    ) -> CoreResult<bool> {
         let cutoff = now - AGENT_GONE_MS;
         match self.open_script_cobrowse(tenant_id, session_id).await? {
             Some(c) if c.agent_seen_at < cutoff => {
@@ -446,7 +462,7 @@ impl Services {
     /// [`Self::end_cobrowse_if_agent_gone`], for agents whose instance went
     /// away before it could check); returns how many.
     pub async fn end_abandoned_cobrowses(&self, now: i64) -> CoreResult<u64> {
-        let due: Vec<(String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
+        let due: Vec<(TenantId, String)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select tenant_id, session_id from script_cobrowses \
              where state in ('REQUESTED', 'ACTIVE') and coalesce(agent_seen_at, requested_at) < $1"
         )
@@ -462,7 +478,12 @@ impl Services {
 
     /// The recorded session ended (its visitor left): so does its open
     /// co-browse, as of the session's last batch `last_at`.
-    pub(crate) async fn end_session_cobrowse(&self, tenant_id: &str, session_id: &str, last_at: i64) -> CoreResult<()> {
+    pub(crate) async fn end_session_cobrowse(
+        &self,
+        tenant_id: &TenantId,
+        session_id: &str,
+        last_at: i64,
+    ) -> CoreResult<()> {
         if let Some(c) = self.open_script_cobrowse(tenant_id, session_id).await? {
             let actor = Actor::system("visitor_left");
             self.finish_script(tenant_id, session_id, c, &actor, "visitor_left", last_at, None)
@@ -480,7 +501,7 @@ impl Services {
     #[allow(clippy::too_many_arguments)]
     async fn finish_script(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         session_id: &str,
         current: ScriptCobrowse,
         actor: &Actor,
@@ -543,13 +564,13 @@ impl Services {
     /// agents' live views of the session, on every instance.
     async fn signal_cobrowse(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         session_id: &str,
         to_visitor: bool,
         data: String,
     ) -> CoreResult<()> {
         self.signal_live(LiveUpdate {
-            tenant_id: tenant_id.to_string(),
+            tenant_id: tenant_id.clone(),
             customer_id: String::new(),
             event: LiveEvent::Cobrowse {
                 session_id: session_id.to_string(),

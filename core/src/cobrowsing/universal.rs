@@ -6,6 +6,7 @@ use crate::{
     audit::{self, Actor},
     db::Backend,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     reports::facts::{MeetingFact, MeetingKind},
     time::now_ms,
     with_tx, Services,
@@ -30,7 +31,7 @@ pub enum CobrowseClaim {
 #[derive(Debug, Clone)]
 pub struct UniversalEnd {
     /// The tenant.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// The session.
     pub session_id: String,
     /// Why it ended: `idle`, `expired`, `ended_by_host`, `browser_crashed`, `shutdown`.
@@ -189,7 +190,7 @@ impl Services {
     /// Audits a participant joining a universal session (`cobrowse.join`).
     pub async fn audit_cobrowse(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         session_id: &str,
         actor: &Actor,
         action: &str,

@@ -21,6 +21,7 @@ use crate::{
     conversations::{self, Channel, Message, MessageType},
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     validate::Checks,
     with_tx, Services,
 };
@@ -120,7 +121,7 @@ fn check_message(checks: &mut Checks, i: usize, m: &FlowMessage) -> FlowMessage 
 
 impl Services {
     /// Creates or overrides a flow.
-    pub async fn save_flow(&self, tenant_id: &str, mut input: Flow, actor: &Actor) -> CoreResult<Flow> {
+    pub async fn save_flow(&self, tenant_id: &TenantId, mut input: Flow, actor: &Actor) -> CoreResult<Flow> {
         let mut checks = Checks::new();
         input.name = Some(checks.required_text("name", input.name.as_deref(), 200));
         if input.messages.is_empty() {
@@ -144,7 +145,7 @@ impl Services {
     }
 
     /// Deletes a flow that no routing rule sends.
-    pub async fn delete_flow(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_flow(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         let users = self.rules_naming(tenant_id, Named::Flow(id)).await?;
         if !users.is_empty() {
             return Err(in_use("flow", &users));
@@ -162,7 +163,7 @@ impl Services {
     pub(crate) async fn send_flow(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         flow_id: &str,
         actor: &Actor,

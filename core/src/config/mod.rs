@@ -23,6 +23,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::Paging,
@@ -79,7 +80,7 @@ fn decode<K: ConfigKind>(row: ConfigRow) -> CoreResult<K> {
 
 impl Services {
     /// A page of a tenant's objects of kind `K`, by name.
-    pub async fn config_list<K: ConfigKind>(&self, tenant_id: &str, page: &PageRequest) -> CoreResult<Page<K>> {
+    pub async fn config_list<K: ConfigKind>(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<K>> {
         let paging = Paging::from_request(page)?;
         let (total, rows): (i64, Vec<ConfigRow>) = with_db!(self.db(), |pool| {
             let total: i64 =
@@ -105,7 +106,7 @@ impl Services {
     }
 
     /// Every object of kind `K` of the tenant (for reference checks).
-    pub async fn config_all<K: ConfigKind>(&self, tenant_id: &str) -> CoreResult<Vec<K>> {
+    pub async fn config_all<K: ConfigKind>(&self, tenant_id: &TenantId) -> CoreResult<Vec<K>> {
         let rows: Vec<ConfigRow> = with_db!(self.db(), |pool| {
             sqlx::query_as(
             "select id, body, created_at, updated_at from config_objects where tenant_id = $1 and kind = $2 order by name, id"
@@ -121,7 +122,10 @@ impl Services {
     /// Every object of kind `K` of the tenant, read inside `tx`: the engines read
     /// settings while they hold a conversation's lock, and on PostgreSQL a read
     /// from the pool then would need a second connection per request.
-    pub(crate) async fn config_all_in<K: ConfigKind>(tx: &mut crate::db::Tx, tenant_id: &str) -> CoreResult<Vec<K>> {
+    pub(crate) async fn config_all_in<K: ConfigKind>(
+        tx: &mut crate::db::Tx,
+        tenant_id: &TenantId,
+    ) -> CoreResult<Vec<K>> {
         let rows: Vec<ConfigRow> = crate::with_tx!(tx, |conn| {
             sqlx::query_as(
             "select id, body, created_at, updated_at from config_objects where tenant_id = $1 and kind = $2 order by name, id"
@@ -135,7 +139,7 @@ impl Services {
     }
 
     /// One object of kind `K`.
-    pub async fn config_get<K: ConfigKind>(&self, tenant_id: &str, id: &str) -> CoreResult<K> {
+    pub async fn config_get<K: ConfigKind>(&self, tenant_id: &TenantId, id: &str) -> CoreResult<K> {
         let row: Option<ConfigRow> = with_db!(self.db(), |pool| {
             sqlx::query_as(
             "select id, body, created_at, updated_at from config_objects where tenant_id = $1 and kind = $2 and id = $3"
@@ -150,7 +154,7 @@ impl Services {
     }
 
     /// Whether an object of kind `K` exists.
-    pub async fn config_exists<K: ConfigKind>(&self, tenant_id: &str, id: &str) -> CoreResult<bool> {
+    pub async fn config_exists<K: ConfigKind>(&self, tenant_id: &TenantId, id: &str) -> CoreResult<bool> {
         let n: i64 = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select count(*) from config_objects where tenant_id = $1 and kind = $2 and id = $3"
         )
@@ -166,7 +170,7 @@ impl Services {
     /// of an existing one, 404 for an unknown id. Callers validate first.
     pub(crate) async fn config_write<K: ConfigKind>(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         mut object: K,
         actor: &Actor,
     ) -> CoreResult<K> {
@@ -229,7 +233,7 @@ impl Services {
     /// Deletes an object of kind `K`. Callers check references first.
     pub(crate) async fn config_delete<K: ConfigKind>(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         actor: &Actor,
     ) -> CoreResult<()> {

@@ -4,7 +4,7 @@
 //! the kinds that are named need not know the kinds that name them.
 
 use super::rules::{RoutingRule, SlaRule};
-use crate::{error::CoreResult, Services};
+use crate::{error::CoreResult, ids::TenantId, Services};
 
 /// A configuration object that rules may name.
 #[derive(Debug, Clone, Copy)]
@@ -22,7 +22,7 @@ pub(crate) enum Named<'a> {
 impl Services {
     /// The rules of the tenant that name `named`, as a person would call them
     /// (`routing rule "VIP first"`); empty when nothing does.
-    pub(crate) async fn rules_naming(&self, tenant_id: &str, named: Named<'_>) -> CoreResult<Vec<String>> {
+    pub(crate) async fn rules_naming(&self, tenant_id: &TenantId, named: Named<'_>) -> CoreResult<Vec<String>> {
         let routing = self.config_all::<RoutingRule>(tenant_id).await?;
         let mut users: Vec<String> = routing
             .iter()

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{in_use, references::Named, ConfigKind, Meta};
-use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
+use crate::{audit::Actor, error::CoreResult, ids::TenantId, validate::Checks, Services};
 
 /// A system message.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -63,7 +63,7 @@ impl Services {
     /// Creates or overrides a system message.
     pub async fn save_system_message(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         mut input: SystemMessage,
         actor: &Actor,
     ) -> CoreResult<SystemMessage> {
@@ -81,7 +81,7 @@ impl Services {
     }
 
     /// Deletes a system message that no routing rule uses.
-    pub async fn delete_system_message(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_system_message(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         let users = self.rules_naming(tenant_id, Named::SystemMessage(id)).await?;
         if !users.is_empty() {
             return Err(in_use("system message", &users));

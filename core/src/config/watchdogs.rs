@@ -10,6 +10,7 @@ use super::{ConfigKind, Meta};
 use crate::{
     audit::Actor,
     error::CoreResult,
+    ids::TenantId,
     validate::{is_email, Checks},
     Services,
 };
@@ -105,7 +106,7 @@ impl Services {
     /// Checks receivers: each valid for its type, users existing in the tenant, no repeats.
     pub(crate) async fn check_receivers(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         checks: &mut Checks,
         field: &str,
         receivers: &[WatchdogReceiver],
@@ -132,7 +133,12 @@ impl Services {
     }
 
     /// Creates or overrides a watchdog.
-    pub async fn save_watchdog(&self, tenant_id: &str, mut input: Watchdog, actor: &Actor) -> CoreResult<Watchdog> {
+    pub async fn save_watchdog(
+        &self,
+        tenant_id: &TenantId,
+        mut input: Watchdog,
+        actor: &Actor,
+    ) -> CoreResult<Watchdog> {
         let mut checks = Checks::new();
         input.name = Some(checks.required_text("name", input.name.as_deref(), 200));
         if input.watchdog_type.is_none() {
@@ -145,7 +151,7 @@ impl Services {
     }
 
     /// Deletes a watchdog.
-    pub async fn delete_watchdog(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_watchdog(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         self.config_delete::<Watchdog>(tenant_id, id, actor).await
     }
 }

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::ConversationStatus;
-use crate::{customers::Customer, error::CoreResult, time::from_ms, with_db, Services};
+use crate::{customers::Customer, error::CoreResult, ids::TenantId, time::from_ms, with_db, Services};
 
 /// One conversation as the inbox lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,7 +115,7 @@ impl Services {
     /// recently active first; with `assigned_to`, only that user's.
     pub async fn inbox(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         status: ConversationStatus,
         assigned_to: Option<&str>,
         limit: i64,
@@ -151,7 +151,7 @@ impl Services {
     }
 
     /// How many conversations have each status.
-    pub async fn inbox_counts(&self, tenant_id: &str) -> CoreResult<InboxCounts> {
+    pub async fn inbox_counts(&self, tenant_id: &TenantId) -> CoreResult<InboxCounts> {
         let rows: Vec<(String, i64)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select status, count(*) from customers where tenant_id = $1 group by status"
         )

@@ -50,6 +50,7 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    ids::TenantId,
     model::{Page, PageRequest},
     reports::facts,
     time::now_ms,
@@ -185,7 +186,7 @@ const CONVERSATION_PAGE_SQL: &str = "select c.id, c.status, \
 /// when the tenant has no such customer.
 pub(crate) async fn lock_conversation(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
 ) -> CoreResult<ConversationStatus> {
     // A write first: PostgreSQL locks the row, SQLite takes its write lock, so the
@@ -216,7 +217,7 @@ impl Services {
     pub(crate) async fn conversation_in(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
     ) -> CoreResult<Conversation> {
         let row: Option<(String, Option<String>)> = with_tx!(tx, |conn| sqlx::query_as(CONVERSATION_SQL)
@@ -245,7 +246,7 @@ impl Services {
     pub(crate) async fn apply_trigger(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         trigger: Trigger,
         actor: &Actor,
@@ -260,7 +261,7 @@ impl Services {
     pub(crate) async fn finish_trigger(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         from: ConversationStatus,
         trigger: Trigger,
@@ -297,7 +298,7 @@ impl Services {
     }
 
     /// The conversation of a customer.
-    pub async fn get_conversation(&self, tenant_id: &str, customer_id: &str) -> CoreResult<Conversation> {
+    pub async fn get_conversation(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Conversation> {
         let row: Option<(String, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(CONVERSATION_SQL)
             .bind(tenant_id)
             .bind(customer_id)
@@ -309,7 +310,7 @@ impl Services {
     /// A page of conversations, the most recently active first.
     pub async fn list_conversations(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         filter: &ConversationFilter,
         page: &PageRequest,
     ) -> CoreResult<Page<Conversation>> {

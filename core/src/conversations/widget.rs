@@ -22,6 +22,7 @@ use crate::{
         NewVisitor, TagList,
     },
     error::{CoreError, CoreResult},
+    ids::TenantId,
     model::{Page, PageRequest},
     time::now_ms,
     validate::Checks,
@@ -189,8 +190,8 @@ pub fn new_widget_key() -> String {
 
 impl Services {
     /// The tenant a widget key belongs to.
-    pub async fn tenant_by_widget_key(&self, widget_key: &str) -> CoreResult<String> {
-        let id: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+    pub async fn tenant_by_widget_key(&self, widget_key: &str) -> CoreResult<TenantId> {
+        let id: Option<TenantId> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select id from tenants where widget_key = $1"
         )
         .bind(widget_key)
@@ -200,7 +201,7 @@ impl Services {
     }
 
     /// The tenant's widget key.
-    pub async fn widget_key(&self, tenant_id: &str) -> CoreResult<String> {
+    pub async fn widget_key(&self, tenant_id: &TenantId) -> CoreResult<String> {
         let key: Option<Option<String>> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select widget_key from tenants where id = $1"
         )
@@ -211,7 +212,7 @@ impl Services {
     }
 
     /// Replaces the tenant's widget key; the old one stops working at once.
-    pub async fn rotate_widget_key(&self, tenant_id: &str, actor: &Actor) -> CoreResult<String> {
+    pub async fn rotate_widget_key(&self, tenant_id: &TenantId, actor: &Actor) -> CoreResult<String> {
         let key = new_widget_key();
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
@@ -245,7 +246,7 @@ impl Services {
         widget_key: &str,
         input: VisitorIn,
         mut actor: Actor,
-    ) -> CoreResult<(String, VisitorIdentity)> {
+    ) -> CoreResult<(TenantId, VisitorIdentity)> {
         let tenant_id = self.tenant_by_widget_key(widget_key).await?;
         let mut checks = Checks::new();
         let (page_url, _) = check_visitor_context(&mut checks, input.page_url.as_deref(), None);
@@ -320,7 +321,7 @@ impl Services {
     }
 
     /// The customer a signed `externalId` names, if the workspace has it.
-    async fn customer_of_signed_id(&self, tenant_id: &str, claims: &Claims) -> CoreResult<Option<Customer>> {
+    async fn customer_of_signed_id(&self, tenant_id: &TenantId, claims: &Claims) -> CoreResult<Option<Customer>> {
         let Some(external_id) = claims.verified_external_id() else {
             return Ok(None);
         };
@@ -363,7 +364,7 @@ impl Services {
     /// when the visitor had not written yet, and kept otherwise.
     pub async fn identify_visitor(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         visitor_token: &str,
         input: VisitorProfileIn,
@@ -410,7 +411,7 @@ impl Services {
     /// Checks the fields a visitor gives of itself before anything is written,
     /// so that a refused profile moves no token and keeps no claim. Identity
     /// and assignment are not the visitor's to set, and are checked apart.
-    async fn check_visitor_profile(&self, tenant_id: &str, profile: &CustomerIn) -> CoreResult<()> {
+    async fn check_visitor_profile(&self, tenant_id: &TenantId, profile: &CustomerIn) -> CoreResult<()> {
         let own = CustomerIn {
             id: None,
             email: None,
@@ -428,7 +429,7 @@ impl Services {
     /// ([`Self::check_visitor_profile`]).
     async fn apply_profile(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         current: &Customer,
         profile: CustomerIn,
         claims: &Claims,
@@ -456,7 +457,7 @@ impl Services {
     /// customer is not: the token moves to it (`customer.created`).
     async fn new_customer_for_visitor(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         visitor_token: &str,
         actor: &Actor,
     ) -> CoreResult<Customer> {
@@ -477,7 +478,7 @@ impl Services {
     /// message (it was only this visitor, before it named itself).
     async fn hand_visitor_over(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         left: &Customer,
         known: &Customer,
         visitor_token: &str,
@@ -509,7 +510,7 @@ impl Services {
     }
 
     /// The tenant and customer a widget key and visitor token stand for.
-    pub async fn visitor(&self, widget_key: &str, visitor_token: &str) -> CoreResult<(String, Customer)> {
+    pub async fn visitor(&self, widget_key: &str, visitor_token: &str) -> CoreResult<(TenantId, Customer)> {
         let tenant_id = self.tenant_by_widget_key(widget_key).await?;
         let id: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select customer_id from visitor_tokens where tenant_id = $1 and token_hash = $2"
@@ -526,7 +527,7 @@ impl Services {
     /// Adds tags to the visitor's customer (the visitor script's tag call).
     pub async fn add_visitor_tags(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         input: VisitorTagsIn,
         actor: &Actor,
@@ -546,7 +547,7 @@ impl Services {
     /// page as delivered, since the widget now has them.
     pub async fn visitor_messages(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         page: &PageRequest,
     ) -> CoreResult<Page<Message>> {

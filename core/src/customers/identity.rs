@@ -26,6 +26,7 @@ use crate::{
     crypto::random_token,
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     sealing::Purpose,
     time::now_ms,
     validate::{is_email, Checks},
@@ -118,7 +119,7 @@ pub(crate) struct NewVisitor<'a> {
 /// Gives customer `customer_id` one more visitor token (a device).
 pub(crate) async fn add_visitor_token(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
     token_hash: &str,
 ) -> CoreResult<()> {
@@ -139,7 +140,7 @@ pub(crate) async fn add_visitor_token(
 /// it is that customer).
 pub(crate) async fn move_visitor_token(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     token_hash: &str,
     customer_id: &str,
 ) -> CoreResult<()> {
@@ -160,7 +161,7 @@ pub(crate) async fn move_visitor_token(
 /// claim of the same field; a field left out keeps its claim.
 pub(crate) async fn keep_claims(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer: &super::Customer,
     claims: &Claims,
 ) -> CoreResult<()> {
@@ -189,7 +190,7 @@ pub(crate) async fn keep_claims(
 
 impl Services {
     /// The workspace's identity verification.
-    pub async fn identity_settings(&self, tenant_id: &str) -> CoreResult<IdentitySettings> {
+    pub async fn identity_settings(&self, tenant_id: &TenantId) -> CoreResult<IdentitySettings> {
         let row: Option<(bool, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select identity_required, identity_secret from tenants where id = $1"
         )
@@ -207,7 +208,7 @@ impl Services {
     /// secret if the workspace has none. Audited.
     pub async fn set_identity_settings(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: IdentitySettingsIn,
         actor: &Actor,
     ) -> CoreResult<IdentitySettings> {
@@ -238,7 +239,7 @@ impl Services {
 
     /// Replaces the identity secret; signatures made with the old one fail
     /// from now on. Audited (without the secret).
-    pub async fn rotate_identity_secret(&self, tenant_id: &str, actor: &Actor) -> CoreResult<IdentitySettings> {
+    pub async fn rotate_identity_secret(&self, tenant_id: &TenantId, actor: &Actor) -> CoreResult<IdentitySettings> {
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "update tenants set identity_secret = $2 where id = $1"
@@ -267,7 +268,7 @@ impl Services {
     /// `signature_required`, both on `identitySignature`.
     pub(crate) async fn check_claims(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         external_id: Option<&str>,
         email: Option<&str>,
         signature: Option<&str>,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{Customer, CustomerRow, COLUMNS};
 use crate::{
     error::CoreResult,
+    ids::TenantId,
     model::{Page, PageRequest},
     validate::Paging,
     with_db, Services,
@@ -38,7 +39,7 @@ impl Services {
     /// A page of the tenant's customers, newest first.
     pub async fn list_customers(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         filter: &CustomerFilter,
         page: &PageRequest,
     ) -> CoreResult<Page<Customer>> {

@@ -25,6 +25,7 @@ use crate::{
     db::{unique_violation, TenantTable, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    ids::TenantId,
     live::LiveEvent,
     time::{from_ms, now_ms},
     validate::{is_email, Checks},
@@ -282,7 +283,11 @@ fn conflict(err: sqlx::Error) -> CoreError {
 impl Services {
     /// Checks a customer's fields as a create or update would (422 naming each
     /// field), without writing.
-    pub(crate) async fn validate_customer(&self, tenant_id: &str, input: &CustomerIn) -> CoreResult<ValidCustomer> {
+    pub(crate) async fn validate_customer(
+        &self,
+        tenant_id: &TenantId,
+        input: &CustomerIn,
+    ) -> CoreResult<ValidCustomer> {
         let mut checks = Checks::new();
         let email = checks
             .optional_text("email", input.email.as_deref(), 254)
@@ -323,7 +328,7 @@ impl Services {
 
     pub(crate) async fn resolve_assignment(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         checks: &mut Checks,
         (user_field, user): (&str, Option<&str>),
         (team_field, team): (&str, Option<&str>),
@@ -365,7 +370,7 @@ impl Services {
 
     /// Creates a customer, or, when `id` is given, overrides that customer (404 if unknown).
     /// A new customer fires `customer.created` and `conversation.created` (spec 6).
-    pub async fn save_customer(&self, tenant_id: &str, input: CustomerIn, actor: &Actor) -> CoreResult<Customer> {
+    pub async fn save_customer(&self, tenant_id: &TenantId, input: CustomerIn, actor: &Actor) -> CoreResult<Customer> {
         if let Some(id) = input.id.clone() {
             return self.update_customer(tenant_id, &id, input, actor).await;
         }
@@ -377,7 +382,7 @@ impl Services {
     /// token, page and what it claimed of itself, checked by the caller).
     pub(crate) async fn create_customer_with_id(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         input: CustomerIn,
         visitor: Option<NewVisitor<'_>>,
@@ -447,7 +452,7 @@ impl Services {
     /// Replaces a customer's fields; an omitted `tags` or `language` is kept.
     pub async fn update_customer(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         input: CustomerIn,
         actor: &Actor,
@@ -494,7 +499,7 @@ impl Services {
     }
 
     /// One customer of the tenant.
-    pub async fn get_customer(&self, tenant_id: &str, id: &str) -> CoreResult<Customer> {
+    pub async fn get_customer(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Customer> {
         CUSTOMERS
             .get::<CustomerRow>(self.db(), tenant_id, id)
             .await
@@ -502,7 +507,7 @@ impl Services {
     }
 
     /// A customer of the tenant by external id.
-    pub async fn find_customer_by_external_id(&self, tenant_id: &str, external_id: &str) -> CoreResult<Customer> {
+    pub async fn find_customer_by_external_id(&self, tenant_id: &TenantId, external_id: &str) -> CoreResult<Customer> {
         let sql = format!("select {COLUMNS} from customers where tenant_id = $1 and external_id = $2");
         let row: Option<CustomerRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
@@ -513,7 +518,7 @@ impl Services {
     }
 
     /// Deletes a customer.
-    pub async fn delete_customer(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_customer(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let customer = customer_in(&mut tx, tenant_id, id).await?;
         with_tx!(&mut tx, |conn| sqlx::query(
@@ -547,7 +552,7 @@ impl Services {
 /// `LiveEvent::Assigned` after the commit.
 pub(crate) async fn assign_in(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     id: &str,
     user: Option<&str>,
     team: Option<&str>,
@@ -573,7 +578,7 @@ pub(crate) async fn assign_in(
 }
 
 /// A customer read inside `tx`.
-pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Customer> {
+pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &TenantId, id: &str) -> CoreResult<Customer> {
     CUSTOMERS
         .get_in::<CustomerRow>(tx, tenant_id, id)
         .await
@@ -581,7 +586,7 @@ pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreR
 }
 
 /// Unassigns every customer of a user (when the user is deleted).
-pub(crate) async fn unassign_user_everywhere(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<()> {
+pub(crate) async fn unassign_user_everywhere(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "update customers set assigned_user_id = null where tenant_id = $1 and assigned_user_id = $2"
     )
@@ -597,7 +602,7 @@ pub(crate) async fn unassign_user_everywhere(tx: &mut Tx, tenant_id: &str, user_
 /// create or delete. Called last before the commit, so that on PostgreSQL the
 /// count's row lock, which orders concurrent creates of one tenant, is held only
 /// for the commit itself.
-async fn count_customers(tx: &mut Tx, tenant_id: &str, delta: i64) -> CoreResult<()> {
+async fn count_customers(tx: &mut Tx, tenant_id: &TenantId, delta: i64) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "insert into customer_counts (tenant_id, customers) values ($1, $2) \
          on conflict (tenant_id) do update set customers = customer_counts.customers + $2"

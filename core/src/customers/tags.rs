@@ -7,6 +7,7 @@ use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    ids::TenantId,
     time::now_ms,
     validate::Checks,
     with_tx, Services,
@@ -45,7 +46,7 @@ impl Services {
     /// [`MAX_CUSTOMER_TAGS`] may result in a list (`tags`, `too_many`).
     pub async fn change_customer_tags(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         list: TagList,
         add: &[String],

@@ -2,7 +2,7 @@
 //! `URL` conditions and system messages read.
 
 use super::{check_language, Customer};
-use crate::{error::CoreResult, validate::Checks, with_tx, Services};
+use crate::{error::CoreResult, ids::TenantId, validate::Checks, with_tx, Services};
 
 impl Services {
     /// Records where a widget visitor is: the page it is on and its language
@@ -12,7 +12,7 @@ impl Services {
     /// the client made).
     pub(crate) async fn set_visitor_context(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer: &Customer,
         page_url: Option<String>,
         language: Option<String>,

@@ -12,6 +12,7 @@ use sqlx::{postgres::PgRow, sqlite::SqliteRow, FromRow};
 use super::{Db, Tx};
 use crate::{
     error::{CoreError, CoreResult},
+    ids::TenantId,
     validate::Paging,
 };
 
@@ -40,7 +41,7 @@ impl TenantTable {
     }
 
     /// The tenant's row `id`, or `NotFound`.
-    pub async fn get<R: AnyRow>(&self, db: &Db, tenant_id: &str, id: &str) -> CoreResult<R> {
+    pub async fn get<R: AnyRow>(&self, db: &Db, tenant_id: &TenantId, id: &str) -> CoreResult<R> {
         let sql = self.by_id();
         let row: Option<R> = crate::with_db!(db, |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
@@ -51,7 +52,7 @@ impl TenantTable {
     }
 
     /// [`TenantTable::get`] inside `tx`.
-    pub async fn get_in<R: AnyRow>(&self, tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<R> {
+    pub async fn get_in<R: AnyRow>(&self, tx: &mut Tx, tenant_id: &TenantId, id: &str) -> CoreResult<R> {
         let sql = self.by_id();
         let row: Option<R> = crate::with_tx!(tx, |conn| sqlx::query_as(&sql)
             .bind(tenant_id)
@@ -66,7 +67,7 @@ impl TenantTable {
     pub async fn page<R: AnyRow>(
         &self,
         db: &Db,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         order: &str,
         paging: &Paging,
     ) -> CoreResult<(i64, Vec<R>)> {

@@ -7,6 +7,7 @@ use crate::{
     customers::{self, Customer},
     db::Tx,
     error::CoreResult,
+    ids::TenantId,
     live::LiveEvent,
     Services,
 };
@@ -19,7 +20,7 @@ impl Services {
     /// rules for `CALL` (`CALL_REQUESTED`), and whoever has it then is
     /// notified (or, when the call is queued, whoever the queue gives it to
     /// later). Returns that user, if any.
-    pub(crate) async fn route_call(&self, tenant_id: &str, customer_id: &str) -> CoreResult<Option<String>> {
+    pub(crate) async fn route_call(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Option<String>> {
         let mut tx = self.db().begin().await?;
         lock_conversation(&mut tx, tenant_id, customer_id).await?;
         let facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
@@ -44,7 +45,7 @@ impl Services {
     pub(super) async fn tell_of_call(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer: &Customer,
         user_id: &str,
     ) -> CoreResult<Option<LiveEvent>> {

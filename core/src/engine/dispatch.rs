@@ -36,6 +36,7 @@ use crate::{
     customers::{self, Customer},
     db::Tx,
     error::CoreResult,
+    ids::TenantId,
     jobs::{self, kinds, Job},
     live::LiveEvent,
     reports::{catalogue, facts},
@@ -97,7 +98,7 @@ pub(crate) struct Effects {
 
 impl Effects {
     /// Announces them in `tx` (to other instances, on PostgreSQL).
-    pub(crate) async fn announce(&self, services: &Services, tx: &mut Tx, tenant_id: &str) -> CoreResult<()> {
+    pub(crate) async fn announce(&self, services: &Services, tx: &mut Tx, tenant_id: &TenantId) -> CoreResult<()> {
         for (customer_id, event) in &self.live {
             services.announce_live(tx, tenant_id, customer_id, event).await?;
         }
@@ -105,7 +106,7 @@ impl Effects {
     }
 
     /// Publishes them to this instance, after the commit.
-    pub(crate) fn publish(self, services: &Services, tenant_id: &str) {
+    pub(crate) fn publish(self, services: &Services, tenant_id: &TenantId) {
         for (customer_id, event) in self.live {
             services.after_commit(tenant_id, &customer_id, event);
         }
@@ -119,7 +120,7 @@ fn engine_actor() -> Actor {
 
 /// The conversation was answered (a person's or an integration's message): its
 /// `NO_ANSWER` timers and SLA clocks stop.
-pub(crate) async fn answered(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<()> {
+pub(crate) async fn answered(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
     let prefix = format!("{tenant_id}:{customer_id}:");
     jobs::cancel_prefix(tx, kinds::NO_ANSWER, &prefix).await?;
     super::sla::stop_clocks(tx, tenant_id, customer_id, "MET").await
@@ -127,14 +128,14 @@ pub(crate) async fn answered(tx: &mut Tx, tenant_id: &str, customer_id: &str) ->
 
 /// A person assigned the conversation: it leaves the routing queue, and the
 /// tenant's queue is offered again (the previous agent may have room now).
-pub(crate) async fn assigned_by_hand(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<()> {
+pub(crate) async fn assigned_by_hand(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
     leave_queue(tx, tenant_id, customer_id).await?;
     schedule_drain(tx, tenant_id).await
 }
 
 /// The conversation was closed: timers, clocks and queue place go, and its agent
 /// has room for the next one.
-pub(crate) async fn closed(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<()> {
+pub(crate) async fn closed(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
     let prefix = format!("{tenant_id}:{customer_id}:");
     jobs::cancel_prefix(tx, kinds::NO_ANSWER, &prefix).await?;
     super::sla::stop_clocks(tx, tenant_id, customer_id, "CLOSED").await?;
@@ -153,7 +154,7 @@ struct Applied {
 /// `CUSTOMER_ASSIGNED` watchdogs: every assignment passes here.
 pub(crate) async fn assign(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
     user: Option<&str>,
     team: Option<&str>,
@@ -172,7 +173,7 @@ impl Services {
     pub(crate) async fn on_customer_message(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         from: ConversationStatus,
         waiting_before: Option<i64>,
@@ -197,7 +198,7 @@ impl Services {
     pub(crate) async fn on_status_set(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         from: ConversationStatus,
         to: ConversationStatus,
@@ -213,7 +214,13 @@ impl Services {
 
     /// Schedules a timer for every `NO_ANSWER` threshold the tenant's rules use,
     /// counted from `since`.
-    async fn schedule_no_answer(&self, tx: &mut Tx, tenant_id: &str, customer_id: &str, since: i64) -> CoreResult<()> {
+    async fn schedule_no_answer(
+        &self,
+        tx: &mut Tx,
+        tenant_id: &TenantId,
+        customer_id: &str,
+        since: i64,
+    ) -> CoreResult<()> {
         let rules = Services::routing_rules_in_order_in(tx, tenant_id).await?;
         let mut thresholds: Vec<i64> = rules.iter().flat_map(RoutingRule::no_answer_seconds).collect();
         thresholds.sort_unstable();
@@ -240,7 +247,7 @@ impl Services {
     pub(crate) async fn route_in(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         facts: &ConversationFacts,
         reason: Reason,
     ) -> CoreResult<Effects> {
@@ -260,7 +267,7 @@ impl Services {
     pub(super) async fn apply(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         facts: &ConversationFacts,
         reason: Reason,
         channel: Channel,
@@ -411,7 +418,7 @@ impl Services {
     pub(super) async fn offer(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         target: &QueueTarget,
         state: AgentState,
@@ -436,7 +443,7 @@ impl Services {
     async fn assign_routed(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         user_id: &str,
     ) -> CoreResult<Customer> {
@@ -464,7 +471,7 @@ impl Services {
                 since,
                 seconds,
             }),
-        ) = (job.tenant_id.as_deref(), job.read::<NoAnswer>())
+        ) = (job.tenant_id.as_ref(), job.read::<NoAnswer>())
         else {
             return Ok(());
         };
@@ -487,7 +494,7 @@ impl Services {
 
     /// An agent went offline: each open conversation assigned to them is routed
     /// again, each in a transaction of its own.
-    pub async fn agent_went_offline(&self, tenant_id: &str, user_id: &str) -> CoreResult<()> {
+    pub async fn agent_went_offline(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
         let held: Vec<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select id from customers where tenant_id = $1 and assigned_user_id = $2 and status <> 'DONE'"
         )

@@ -6,6 +6,7 @@ use super::{dispatch::Reason, routing::Decision};
 use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     model::{RoutingRecord, TriedRule},
     time::{from_ms, now_ms},
     with_db, with_tx, Services,
@@ -28,7 +29,7 @@ fn json<T: serde::Serialize>(value: &T) -> CoreResult<String> {
 }
 
 /// Writes a decision in `tx`, and points the conversation at it.
-pub(crate) async fn write(tx: &mut Tx, tenant_id: &str, entry: &Entry<'_>) -> CoreResult<()> {
+pub(crate) async fn write(tx: &mut Tx, tenant_id: &TenantId, entry: &Entry<'_>) -> CoreResult<()> {
     let tried: Vec<TriedRule> = entry
         .decision
         .tried
@@ -74,7 +75,7 @@ pub(crate) async fn write(tx: &mut Tx, tenant_id: &str, entry: &Entry<'_>) -> Co
 /// the decision now reads `ASSIGNED`, with a note of when.
 pub(crate) async fn assigned_from_queue(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     id: &str,
     user_id: Option<&str>,
 ) -> CoreResult<()> {
@@ -142,7 +143,7 @@ impl Services {
     /// A conversation's routing decisions, newest first (at most `limit`).
     pub async fn routing_log_of_conversation(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         limit: i64,
     ) -> CoreResult<Vec<RoutingRecord>> {
@@ -153,7 +154,7 @@ impl Services {
     /// The decisions in which a routing rule matched, newest first (at most `limit`).
     pub async fn routing_log_of_rule(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         rule_id: &str,
         limit: i64,
     ) -> CoreResult<Vec<RoutingRecord>> {
@@ -165,7 +166,7 @@ impl Services {
     async fn routing_log_where(
         &self,
         column: &'static str,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         value: &str,
         limit: i64,
     ) -> CoreResult<Vec<RoutingRecord>> {
@@ -183,7 +184,11 @@ impl Services {
     }
 
     /// The latest routing decision of each of `customer_ids` (for the inbox).
-    pub async fn latest_routing(&self, tenant_id: &str, customer_ids: &[String]) -> CoreResult<Vec<RoutingRecord>> {
+    pub async fn latest_routing(
+        &self,
+        tenant_id: &TenantId,
+        customer_ids: &[String],
+    ) -> CoreResult<Vec<RoutingRecord>> {
         if customer_ids.is_empty() {
             return Ok(Vec::new());
         }

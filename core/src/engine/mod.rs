@@ -46,7 +46,7 @@ impl Services {
             kinds::QUEUE_TIMEOUT => self.fire_queue_timeout(job).await,
             kinds::SLA_DEADLINE => self.fire_sla_deadline(job).await,
             kinds::SLA_START => self.fire_sla_start(job).await,
-            kinds::DRAIN => match job.tenant_id.as_deref() {
+            kinds::DRAIN => match job.tenant_id.as_ref() {
                 Some(tenant_id) => self.drain_queue(tenant_id).await.map(|_| ()),
                 None => Ok(()),
             },

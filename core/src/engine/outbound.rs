@@ -8,6 +8,7 @@ use crate::{
     conversations::{lock_conversation, Channel, Content, Message, MessageType},
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     Services,
 };
 
@@ -18,7 +19,7 @@ impl Services {
     pub(crate) async fn send_system_message(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         facts: &ConversationFacts,
         id: &str,
         actor: &Actor,

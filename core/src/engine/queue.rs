@@ -16,13 +16,14 @@ use crate::{
     conversations::lock_conversation,
     db::Tx,
     error::CoreResult,
+    ids::TenantId,
     jobs::{self, kinds, Job},
     live::LiveEvent,
     time::now_ms,
     with_db, with_tx, Services,
 };
 
-fn queue_key(tenant_id: &str, customer_id: &str) -> String {
+fn queue_key(tenant_id: &TenantId, customer_id: &str) -> String {
     format!("{tenant_id}:{customer_id}")
 }
 
@@ -30,7 +31,7 @@ fn queue_key(tenant_id: &str, customer_id: &str) -> String {
 /// it happens even if this instance stops right after the commit).
 /// Only a tenant with queued conversations writes the job: every close and
 /// presence change of a tenant would otherwise update the same row.
-pub(crate) async fn schedule_drain(tx: &mut Tx, tenant_id: &str) -> CoreResult<()> {
+pub(crate) async fn schedule_drain(tx: &mut Tx, tenant_id: &TenantId) -> CoreResult<()> {
     let queued: Option<i64> = with_tx!(tx, |conn| sqlx::query_scalar(
         "select cast(1 as bigint) from routing_queue where tenant_id = $1 limit 1"
     )
@@ -43,7 +44,7 @@ pub(crate) async fn schedule_drain(tx: &mut Tx, tenant_id: &str) -> CoreResult<(
     jobs::schedule(tx, Some(tenant_id), kinds::DRAIN, tenant_id, now_ms(), &json!({})).await
 }
 
-pub(super) async fn leave_queue(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<()> {
+pub(super) async fn leave_queue(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
     let removed = with_tx!(tx, |conn| sqlx::query(
         "delete from routing_queue where tenant_id = $1 and customer_id = $2"
     )
@@ -61,7 +62,7 @@ pub(super) async fn leave_queue(tx: &mut Tx, tenant_id: &str, customer_id: &str)
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn enqueue(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
     from: &RulePath,
     channel: Channel,
@@ -132,7 +133,7 @@ impl jobs::Payload for QueueTimeout {
 impl Services {
     /// Offers the tenant's queued conversations again, oldest first; each in a
     /// transaction of its own. Returns how many were assigned.
-    pub async fn drain_queue(&self, tenant_id: &str) -> CoreResult<usize> {
+    pub async fn drain_queue(&self, tenant_id: &TenantId) -> CoreResult<usize> {
         type Entry = (String, String, String, i64, String, String);
         let entries: Vec<Entry> = with_db!(self.db(), |pool| sqlx::query_as(
             "select customer_id, target, agent_state, enqueued_at, decision_id, channel from routing_queue \
@@ -209,7 +210,7 @@ impl Services {
                 customer_id,
                 enqueued_at,
             }),
-        ) = (job.tenant_id.as_deref(), job.read::<QueueTimeout>())
+        ) = (job.tenant_id.as_ref(), job.read::<QueueTimeout>())
         else {
             return Ok(());
         };

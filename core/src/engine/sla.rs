@@ -35,6 +35,7 @@ use crate::{
     },
     db::Tx,
     error::CoreResult,
+    ids::TenantId,
     jobs::{self, kinds, Job},
     reports::{catalogue, facts},
     time::{from_ms, now_ms},
@@ -49,13 +50,13 @@ fn no_answer_seconds(condition: &Condition) -> Option<i64> {
     }
 }
 
-fn clock_key(tenant_id: &str, customer_id: &str, clock_id: &str) -> String {
+fn clock_key(tenant_id: &TenantId, customer_id: &str, clock_id: &str) -> String {
     format!("{tenant_id}:{customer_id}:{clock_id}")
 }
 
 /// Stops a conversation's running clocks in `tx`, ending them as `state` (`MET` or
 /// `CLOSED`), and cancels their deadlines.
-pub(crate) async fn stop_clocks(tx: &mut Tx, tenant_id: &str, customer_id: &str, state: &str) -> CoreResult<()> {
+pub(crate) async fn stop_clocks(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str, state: &str) -> CoreResult<()> {
     let stopped = with_tx!(tx, |conn| {
         sqlx::query(
         "update sla_clocks set state = $3, ended_at = $4 where tenant_id = $1 and customer_id = $2 and state = 'RUNNING'"
@@ -83,7 +84,7 @@ impl Services {
     pub(crate) async fn start_sla_clocks(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         facts: &ConversationFacts,
         since: i64,
     ) -> CoreResult<()> {
@@ -145,7 +146,7 @@ impl Services {
                 rule_id,
                 trigger_no,
             }),
-        ) = (job.tenant_id.as_deref(), job.read::<SlaStart>())
+        ) = (job.tenant_id.as_ref(), job.read::<SlaStart>())
         else {
             return Ok(());
         };
@@ -184,7 +185,7 @@ impl Services {
     async fn start_clock(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         facts: &ConversationFacts,
         rule: &SlaRule,
         since: i64,
@@ -252,7 +253,7 @@ impl Services {
 
     /// An SLA deadline passed: a clock still running is missed, counted and sent.
     pub(crate) async fn fire_sla_deadline(&self, job: &Job) -> CoreResult<()> {
-        let (Some(tenant_id), Some(SlaDeadline { clock_id })) = (job.tenant_id.as_deref(), job.read::<SlaDeadline>())
+        let (Some(tenant_id), Some(SlaDeadline { clock_id })) = (job.tenant_id.as_ref(), job.read::<SlaDeadline>())
         else {
             return Ok(());
         };
@@ -351,7 +352,7 @@ impl Services {
     /// as `(customer id, due at)`, for the inbox's countdown.
     pub async fn sla_deadlines(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_ids: &[String],
     ) -> CoreResult<Vec<(String, DateTime<Utc>)>> {
         if customer_ids.is_empty() {

@@ -17,6 +17,7 @@ use crate::{
     conversations::ConversationStatus,
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     with_tx, Services,
 };
 
@@ -69,7 +70,7 @@ type FactsRow = (
 /// the timer has nothing left to do.
 pub(crate) async fn still_waiting(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
     since: i64,
 ) -> CoreResult<Option<ConversationFacts>> {
@@ -87,7 +88,7 @@ pub(crate) async fn still_waiting(
 /// Reads a conversation in `tx`; `NotFound` when the tenant has no such customer.
 pub(crate) async fn conversation_facts(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
 ) -> CoreResult<ConversationFacts> {
     let row: Option<FactsRow> = with_tx!(tx, |conn| sqlx::query_as(
@@ -156,7 +157,7 @@ impl Services {
     pub(crate) async fn schedules_for<'c>(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         conditions: impl Iterator<Item = &'c Condition>,
     ) -> CoreResult<HashMap<String, Schedule>> {
         let wanted: HashSet<&str> = conditions
@@ -182,7 +183,7 @@ impl Services {
     /// clock when it has none.
     pub(crate) async fn business_schedule(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         business_hours_id: Option<&str>,
     ) -> CoreResult<Schedule> {
         let Some(id) = business_hours_id else {
@@ -199,7 +200,7 @@ impl Services {
 type CandidateRow = (String, i64, Option<i64>, String, i64, i64);
 
 /// The agents of `target`, with their load, capacity and presence, read in `tx`.
-pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &str, target: &QueueTarget) -> CoreResult<Vec<Candidate>> {
+pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &TenantId, target: &QueueTarget) -> CoreResult<Vec<Candidate>> {
     // One statement: each agent's open conversations and open presence intervals
     // come from the indexes on (tenant, assignee, status) and (tenant, user, end).
     let filter = match target.kind {
@@ -272,7 +273,7 @@ pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &str, target: &QueueTarge
 /// Locks `user_id`'s row for the rest of `tx` and counts their open conversations
 /// again: two transactions assigning to one agent at once are serialised here, so
 /// capacity holds under concurrency.
-pub(crate) async fn lock_agent_load(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<i64> {
+pub(crate) async fn lock_agent_load(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<i64> {
     with_tx!(tx, |conn| sqlx::query(
         "update users set last_assigned_at = last_assigned_at where tenant_id = $1 and id = $2"
     )

@@ -35,6 +35,7 @@ use crate::{
     customers::Customer,
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     jobs::{self, kinds, Job},
     time::now_ms,
     validate::Checks,
@@ -55,7 +56,7 @@ const SUMMARY_CHARS: usize = 500;
 /// dashboard path to it.
 pub(crate) async fn fire(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     kind: WatchdogType,
     summary: &str,
     link: Option<&str>,
@@ -65,7 +66,7 @@ pub(crate) async fn fire(
 }
 
 /// The tenant's watchdogs of `kind` that have receivers, read in `tx`.
-async fn watching(tx: &mut Tx, tenant_id: &str, kind: WatchdogType) -> CoreResult<Vec<Watchdog>> {
+async fn watching(tx: &mut Tx, tenant_id: &TenantId, kind: WatchdogType) -> CoreResult<Vec<Watchdog>> {
     let rows: Vec<(String, String)> = with_tx!(tx, |conn| sqlx::query_as(
         "select id, body from config_objects where tenant_id = $1 and kind = 'watchdog'"
     )
@@ -87,7 +88,7 @@ async fn watching(tx: &mut Tx, tenant_id: &str, kind: WatchdogType) -> CoreResul
 /// open a window.
 async fn fire_for(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     kind: WatchdogType,
     watchdogs: &[Watchdog],
     summary: &str,
@@ -153,7 +154,7 @@ fn window_start(at: i64, window_ms: i64) -> i64 {
 }
 
 /// The tenant's grouping window in seconds, read in `tx`.
-async fn window_seconds_in(tx: &mut Tx, tenant_id: &str) -> CoreResult<i64> {
+async fn window_seconds_in(tx: &mut Tx, tenant_id: &TenantId) -> CoreResult<i64> {
     let seconds: Option<i64> = with_tx!(tx, |conn| sqlx::query_scalar(
         "select watchdog_window_seconds from tenants where id = $1"
     )
@@ -202,7 +203,7 @@ fn name_of(watchdog: &Watchdog) -> &str {
 // makes, so the files that raise events stay as they were but for that line.
 
 /// `MESSAGE_RECEIVED`: a customer's message was stored.
-pub(crate) async fn message_received(tx: &mut Tx, tenant_id: &str, message: &Message) -> CoreResult<()> {
+pub(crate) async fn message_received(tx: &mut Tx, tenant_id: &TenantId, message: &Message) -> CoreResult<()> {
     let text = match (&message.kind, &message.message) {
         (MessageType::Message, Some(text)) => format!("A customer wrote: {text}"),
         (kind, _) => format!("A customer sent {}", kind.as_str().to_lowercase()),
@@ -213,7 +214,7 @@ pub(crate) async fn message_received(tx: &mut Tx, tenant_id: &str, message: &Mes
 
 /// `CUSTOMER_ASSIGNED`: a customer was assigned to a user or a team (not an
 /// unassignment).
-pub(crate) async fn customer_assigned(tx: &mut Tx, tenant_id: &str, customer: &Customer) -> CoreResult<()> {
+pub(crate) async fn customer_assigned(tx: &mut Tx, tenant_id: &TenantId, customer: &Customer) -> CoreResult<()> {
     let watchdogs = watching(tx, tenant_id, WatchdogType::CustomerAssigned).await?;
     if watchdogs.is_empty() || (customer.assigned_user.is_none() && customer.assigned_team.is_none()) {
         return Ok(());
@@ -258,7 +259,7 @@ pub(crate) async fn customer_assigned(tx: &mut Tx, tenant_id: &str, customer: &C
 /// the first of them `message` on `url`.
 pub(crate) async fn script_errors(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     message: &str,
     url: &str,
     count: i64,
@@ -284,7 +285,7 @@ pub(crate) async fn script_errors(
 }
 
 /// `FORM_SUBMISSION`: a visitor sent a form, stored as its message.
-pub(crate) async fn form_submitted(tx: &mut Tx, tenant_id: &str, customer_id: &str, text: &str) -> CoreResult<()> {
+pub(crate) async fn form_submitted(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str, text: &str) -> CoreResult<()> {
     let link = format!("/inbox/{customer_id}");
     fire(tx, tenant_id, WatchdogType::FormSubmission, text, Some(&link)).await
 }
@@ -394,7 +395,7 @@ impl Services {
     }
 
     /// The tenant's grouping window for watchdog alerts, in seconds.
-    pub async fn watchdog_window(&self, tenant_id: &str) -> CoreResult<i64> {
+    pub async fn watchdog_window(&self, tenant_id: &TenantId) -> CoreResult<i64> {
         let seconds: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select watchdog_window_seconds from tenants where id = $1"
         )
@@ -406,7 +407,7 @@ impl Services {
 
     /// Sets the tenant's grouping window (1 second to a day); windows already
     /// open keep their length.
-    pub async fn set_watchdog_window(&self, tenant_id: &str, seconds: i64, actor: &Actor) -> CoreResult<()> {
+    pub async fn set_watchdog_window(&self, tenant_id: &TenantId, seconds: i64, actor: &Actor) -> CoreResult<()> {
         let mut checks = Checks::new();
         checks.in_range("windowSeconds", seconds, 1..=MAX_WINDOW_SECONDS);
         checks.finish()?;
@@ -436,7 +437,7 @@ impl Services {
 }
 
 /// One watchdog by id, read in `tx`.
-async fn watching_by_id(tx: &mut Tx, tenant_id: &str, id: &str) -> CoreResult<Option<Watchdog>> {
+async fn watching_by_id(tx: &mut Tx, tenant_id: &TenantId, id: &str) -> CoreResult<Option<Watchdog>> {
     let body: Option<String> = with_tx!(tx, |conn| sqlx::query_scalar(
         "select body from config_objects where tenant_id = $1 and kind = 'watchdog' and id = $2"
     )

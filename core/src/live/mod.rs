@@ -27,6 +27,7 @@ pub use rooms::{Room, Subscription};
 use crate::{
     db::{Db, Tx},
     error::CoreResult,
+    ids::TenantId,
     Services,
 };
 
@@ -104,7 +105,7 @@ pub enum LiveEvent {
 #[derive(Debug, Clone)]
 pub struct LiveUpdate {
     /// Tenant of the change.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// The customer (conversation) it concerns.
     pub customer_id: String,
     /// What changed.
@@ -132,7 +133,7 @@ impl Default for LiveHub {
 #[derive(Debug, Serialize, Deserialize)]
 struct Announcement {
     origin: String,
-    tenant: String,
+    tenant: TenantId,
     customer: String,
     #[serde(flatten)]
     changed: Changed,
@@ -192,7 +193,7 @@ impl Services {
     pub(crate) async fn commit_live(
         &self,
         mut tx: Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         event: LiveEvent,
     ) -> CoreResult<()> {
@@ -210,7 +211,7 @@ impl Services {
     pub(crate) async fn announce_live(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         event: &LiveEvent,
     ) -> CoreResult<()> {
@@ -247,7 +248,7 @@ impl Services {
         if let (Tx::Postgres(t), Some(changed)) = (tx, changed) {
             let announcement = Announcement {
                 origin: self.live().origin.to_string(),
-                tenant: tenant_id.to_string(),
+                tenant: tenant_id.clone(),
                 customer: customer_id.to_string(),
                 changed,
             };
@@ -293,7 +294,7 @@ impl Services {
                 // The connection dropped; the next receive remakes it. What was
                 // announced in between is lost.
                 self.live().publish(LiveUpdate {
-                    tenant_id: String::new(),
+                    tenant_id: TenantId::default(),
                     customer_id: String::new(),
                     event: LiveEvent::Resync,
                 });

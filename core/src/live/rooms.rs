@@ -21,6 +21,7 @@ use std::{
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::{LiveEvent, LiveUpdate};
+use crate::ids::TenantId;
 
 /// What a live screen hears.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -29,12 +30,12 @@ pub enum Room {
     /// assignments, and notifications (each screen keeps its user's).
     Inbox {
         /// The tenant.
-        tenant_id: String,
+        tenant_id: TenantId,
     },
     /// One customer's widget: the messages of their conversation.
     Widget {
         /// The tenant.
-        tenant_id: String,
+        tenant_id: TenantId,
         /// The customer.
         customer_id: String,
     },
@@ -42,7 +43,7 @@ pub enum Room {
     /// for its live viewers and its visitor's script.
     Recording {
         /// The tenant.
-        tenant_id: String,
+        tenant_id: TenantId,
         /// The recorded session.
         session_id: String,
     },
@@ -156,7 +157,7 @@ impl Subscription {
         match self.receiver.recv().await {
             Ok(update) => update,
             Err(RecvError::Lagged(_)) => Arc::new(LiveUpdate {
-                tenant_id: String::new(),
+                tenant_id: TenantId::default(),
                 customer_id: String::new(),
                 event: LiveEvent::Resync,
             }),

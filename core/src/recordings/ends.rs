@@ -22,6 +22,7 @@
 use super::SESSION_IDLE_MS;
 use crate::{
     error::CoreResult,
+    ids::TenantId,
     live::LiveEvent,
     reports::{catalogue::SESSION, facts::Fact},
     with_db, with_tx, Services,
@@ -56,7 +57,7 @@ impl Services {
     /// since before `now - SESSION_IDLE_MS`, oldest first; returns how many.
     pub async fn end_quiet_recordings(&self, now: i64, batch: i64) -> CoreResult<u64> {
         // The same expression as the partial index `recorded_sessions_open_idx`.
-        let due: Vec<(String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
+        let due: Vec<(TenantId, String)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select tenant_id, id from recorded_sessions \
              where closed_at is null and write_token_hash is not null \
              and coalesce(last_batch_at, started_at) < $1 \
@@ -76,7 +77,7 @@ impl Services {
     /// Ends one session now, whatever its last batch: closes it, decides its
     /// reason, counts it, and tells its live viewers. False when it was ended
     /// already (or is unknown).
-    pub async fn end_recording(&self, tenant_id: &str, session_id: &str, now: i64) -> CoreResult<bool> {
+    pub async fn end_recording(&self, tenant_id: &TenantId, session_id: &str, now: i64) -> CoreResult<bool> {
         let mut tx = self.db().begin().await?;
         let session: Option<OpenSession> = with_tx!(&mut tx, |conn| {
             sqlx::query_as(
@@ -137,7 +138,7 @@ impl Services {
     }
 
     /// Whether a recorded session has ended (an unknown one has not).
-    pub async fn recording_ended(&self, tenant_id: &str, session_id: &str) -> CoreResult<bool> {
+    pub async fn recording_ended(&self, tenant_id: &TenantId, session_id: &str) -> CoreResult<bool> {
         let closed: Option<Option<i64>> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select closed_at from recorded_sessions where tenant_id = $1 and id = $2"
         )
@@ -150,7 +151,7 @@ impl Services {
 }
 
 /// The session's reason (see the module doc).
-async fn reason(tx: &mut crate::db::Tx, tenant_id: &str, session: &OpenSession) -> CoreResult<&'static str> {
+async fn reason(tx: &mut crate::db::Tx, tenant_id: &TenantId, session: &OpenSession) -> CoreResult<&'static str> {
     let until = session.last_at + SLACK_MS;
     if let Some(customer_id) = &session.customer_id {
         let chatted: Option<i32> = with_tx!(tx, |conn| sqlx::query_scalar(

@@ -32,6 +32,7 @@ use crate::{
     audit::{self, Actor},
     crypto::{random_token, token_digest},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     limits::Meter,
     live::LiveEvent,
     sessions::{RecordedSession, RecordedSessionIn},
@@ -255,7 +256,7 @@ type SettingsRow = (bool, bool, Option<String>, Option<String>, i64, i64);
 
 impl Services {
     /// The workspace's recording settings.
-    pub async fn recording_settings(&self, tenant_id: &str) -> CoreResult<RecordingSettings> {
+    pub async fn recording_settings(&self, tenant_id: &TenantId) -> CoreResult<RecordingSettings> {
         let row: Option<SettingsRow> = with_db!(self.db(), |pool| sqlx::query_as(
             "select recording_enabled, recording_consent_required, recording_mask_selector, \
              recording_block_selector, recording_retention_days, conference_retention_days \
@@ -279,7 +280,7 @@ impl Services {
     /// Changes the workspace's recording settings (audited as `recording.settings`).
     pub async fn set_recording_settings(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: RecordingSettingsIn,
         actor: &Actor,
     ) -> CoreResult<RecordingSettings> {
@@ -354,7 +355,7 @@ impl Services {
         visitor_token: Option<&str>,
         input: RecordingStart,
         actor: &Actor,
-    ) -> CoreResult<(String, RecordingStarted)> {
+    ) -> CoreResult<(TenantId, RecordingStarted)> {
         let tenant_id = self.tenant_by_widget_key(widget_key).await?;
         let customer_id = match visitor_token {
             Some(token) => Some(self.visitor(widget_key, token).await?.1.id),
@@ -418,7 +419,12 @@ impl Services {
     /// The tenant of a recording the script may append to: the widget key's
     /// tenant, the session, and its write token must agree, and the session
     /// must not have ended (else unauthenticated).
-    pub async fn recording_writer(&self, widget_key: &str, session_id: &str, write_token: &str) -> CoreResult<String> {
+    pub async fn recording_writer(
+        &self,
+        widget_key: &str,
+        session_id: &str,
+        write_token: &str,
+    ) -> CoreResult<TenantId> {
         let tenant_id = self.tenant_by_widget_key(widget_key).await?;
         let found: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select id from recorded_sessions where tenant_id = $1 and id = $2 and write_token_hash = $3 \
@@ -437,11 +443,10 @@ impl Services {
     /// end and page count on, and tells live viewers.
     pub async fn append_recording(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         session_id: &str,
         batch: RecordingBatch,
     ) -> CoreResult<RecordingAck> {
-        let tenant_id = tenant_id.to_string();
         let mut checks = Checks::new();
         let facts = check_batch(&mut checks, &batch);
         checks.finish()?;
@@ -449,14 +454,14 @@ impl Services {
         let data = gzip(&json)?;
         let event_bytes = json.len() as i64;
         drop(json);
-        let limits = self.tenant_limits(&tenant_id).await?;
+        let limits = self.tenant_limits(tenant_id).await?;
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         let stored = with_tx!(&mut tx, |conn| sqlx::query(
             "insert into recording_chunks (tenant_id, session_id, seq, first_at, last_at, event_count, data) \
              values ($1, $2, $3, $4, $5, $6, $7) on conflict (tenant_id, session_id, seq) do nothing"
         )
-        .bind(&tenant_id)
+        .bind(tenant_id)
         .bind(session_id)
         .bind(batch.seq)
         .bind(facts.first_at)
@@ -470,7 +475,7 @@ impl Services {
             // A retry of a stored batch: nothing changes.
             tx.commit().await?;
             return Ok(RecordingAck {
-                watched: self.recording_watched(&tenant_id, session_id).await?,
+                watched: self.recording_watched(tenant_id, session_id).await?,
             });
         }
         // A session that ended since its writer was checked takes nothing more:
@@ -483,7 +488,7 @@ impl Services {
              event_bytes = event_bytes + $7 \
              where tenant_id = $1 and id = $2 and closed_at is null and event_bytes + $7 <= $8"
         )
-        .bind(&tenant_id)
+        .bind(tenant_id)
         .bind(session_id)
         .bind(facts.last_at)
         .bind(facts.pages)
@@ -499,7 +504,7 @@ impl Services {
             let open: Option<bool> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
                 "select closed_at is null from recorded_sessions where tenant_id = $1 and id = $2"
             )
-            .bind(&tenant_id)
+            .bind(tenant_id)
             .bind(session_id)
             .fetch_optional(conn)
             .await)?;
@@ -515,9 +520,9 @@ impl Services {
             });
         }
         let day_limit = limits.recording_day_bytes;
-        crate::limits::spend(&mut tx, &tenant_id, Meter::RecordingBytes, event_bytes, day_limit, now).await?;
+        crate::limits::spend(&mut tx, tenant_id, Meter::RecordingBytes, event_bytes, day_limit, now).await?;
         if let Some(tags) = &batch.tags {
-            crate::sessions::replace_tags(&mut tx, &tenant_id, session_id, tags).await?;
+            crate::sessions::replace_tags(&mut tx, tenant_id, session_id, tags).await?;
         }
         if let Some(token) = batch.visitor_token.as_deref() {
             with_tx!(&mut tx, |conn| sqlx::query(
@@ -525,7 +530,7 @@ impl Services {
                  where tenant_id = $1 and token_hash = $3) \
                  where tenant_id = $1 and id = $2 and customer_id is null"
             )
-            .bind(&tenant_id)
+            .bind(tenant_id)
             .bind(session_id)
             .bind(token_digest(token))
             .execute(conn)
@@ -537,7 +542,7 @@ impl Services {
         let watched_until: Option<i64> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
             "select watched_until from recorded_sessions where tenant_id = $1 and id = $2"
         )
-        .bind(&tenant_id)
+        .bind(tenant_id)
         .bind(session_id)
         .fetch_one(conn)
         .await)?;
@@ -547,7 +552,7 @@ impl Services {
                 session_id: session_id.to_string(),
                 seq: batch.seq,
             };
-            self.commit_live(tx, &tenant_id, "", event).await?;
+            self.commit_live(tx, tenant_id, "", event).await?;
         } else {
             tx.commit().await?;
         }
@@ -555,7 +560,7 @@ impl Services {
     }
 
     /// Whether a live viewer watches the session now.
-    pub async fn recording_watched(&self, tenant_id: &str, session_id: &str) -> CoreResult<bool> {
+    pub async fn recording_watched(&self, tenant_id: &TenantId, session_id: &str) -> CoreResult<bool> {
         let until: Option<Option<i64>> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select watched_until from recorded_sessions where tenant_id = $1 and id = $2"
         )
@@ -570,7 +575,7 @@ impl Services {
     /// A live viewer is on the session for [`WATCH_MS`] more. A viewer who
     /// `joined` just now is announced (through any instance): the visitor script
     /// takes a full snapshot for it and streams. Viewers renew while they stay.
-    pub async fn watch_recording(&self, tenant_id: &str, session_id: &str, joined: bool) -> CoreResult<()> {
+    pub async fn watch_recording(&self, tenant_id: &TenantId, session_id: &str, joined: bool) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let found = with_tx!(&mut tx, |conn| sqlx::query(
             "update recorded_sessions set watched_until = $3 where tenant_id = $1 and id = $2"
@@ -595,7 +600,7 @@ impl Services {
     }
 
     /// The number of the session's latest stored batch, if any.
-    pub async fn recording_last_seq(&self, tenant_id: &str, session_id: &str) -> CoreResult<Option<i64>> {
+    pub async fn recording_last_seq(&self, tenant_id: &TenantId, session_id: &str) -> CoreResult<Option<i64>> {
         Ok(with_db!(self.db(), |pool| sqlx::query_scalar(
             "select max(seq) from recording_chunks where tenant_id = $1 and session_id = $2"
         )
@@ -608,7 +613,7 @@ impl Services {
     /// The latest recorded session of a customer (the chat visitor), if any.
     pub async fn latest_recording_of_customer(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
     ) -> CoreResult<Option<RecordedSession>> {
         let id: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(

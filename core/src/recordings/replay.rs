@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use super::{gunzip, MAX_BATCH_BYTES};
 use crate::{
     error::{CoreError, CoreResult},
+    ids::TenantId,
     with_db, Services,
 };
 
@@ -27,7 +28,7 @@ const REPLAY_PAGE: i64 = 16;
 /// and one inflated batch at a time, however long the session.
 pub struct Replay {
     services: Services,
-    tenant_id: String,
+    tenant_id: TenantId,
     session_id: String,
     /// The last batch read from the database.
     after: Option<i64>,
@@ -104,7 +105,7 @@ impl Services {
     /// `limit` of them, so a caller far behind reads in steps.
     pub async fn recording_batches(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         session_id: &str,
         after: Option<i64>,
         limit: i64,
@@ -119,7 +120,7 @@ impl Services {
     /// Up to `limit` stored batches after `after`, in order, compressed.
     async fn stored_batches(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         session_id: &str,
         after: Option<i64>,
         limit: i64,
@@ -141,11 +142,11 @@ impl Services {
     /// Every recorded event of a session, in order, as one JSON array, read
     /// piece by piece ([`Replay::next_piece`]) so that a replay's memory does
     /// not grow with the session. 404 for a session of another tenant.
-    pub async fn recording_replay(&self, tenant_id: &str, session_id: &str) -> CoreResult<Replay> {
+    pub async fn recording_replay(&self, tenant_id: &TenantId, session_id: &str) -> CoreResult<Replay> {
         self.get_recorded_session(tenant_id, session_id).await?;
         Ok(Replay {
             services: self.clone(),
-            tenant_id: tenant_id.to_string(),
+            tenant_id: tenant_id.clone(),
             session_id: session_id.to_string(),
             after: None,
             page: VecDeque::new(),

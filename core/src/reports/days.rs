@@ -20,7 +20,7 @@ use chrono::{NaiveDate, TimeZone};
 use chrono_tz::Tz;
 
 use super::window::{local_midnight, BucketUnit, KeptDays, Window};
-use crate::{db::Tx, error::CoreResult, with_db, with_tx, Services};
+use crate::{db::Tx, error::CoreResult, ids::TenantId, with_db, with_tx, Services};
 
 /// The instant the local day of `ms` starts in `tz`.
 pub(crate) fn day_start(tz: Tz, ms: i64) -> i64 {
@@ -50,7 +50,7 @@ fn midnight_at_or_after(zone: Tz, ms: i64) -> i64 {
 
 /// The zone a tenant's day rollups are kept in, read in the writing transaction
 /// so that a fact and a zone change never interleave.
-pub(crate) async fn rollup_zone(tx: &mut Tx, tenant_id: &str) -> CoreResult<Tz> {
+pub(crate) async fn rollup_zone(tx: &mut Tx, tenant_id: &TenantId) -> CoreResult<Tz> {
     let zone: Option<String> = with_tx!(tx, |conn| sqlx::query_scalar(
         "select zone from day_rollup_zones where tenant_id = $1"
     )
@@ -62,7 +62,12 @@ pub(crate) async fn rollup_zone(tx: &mut Tx, tenant_id: &str) -> CoreResult<Tz> 
 
 /// Starts the day rollups afresh in `zone`, complete from `complete_from` (a new
 /// tenant: its creation; a changed zone: the next local midnight).
-pub(crate) async fn reset_day_rollups(tx: &mut Tx, tenant_id: &str, zone: Tz, complete_from: i64) -> CoreResult<()> {
+pub(crate) async fn reset_day_rollups(
+    tx: &mut Tx,
+    tenant_id: &TenantId,
+    zone: Tz,
+    complete_from: i64,
+) -> CoreResult<()> {
     with_tx!(tx, |conn| {
         for sql in [
             "delete from visitor_days where tenant_id = $1",
@@ -88,17 +93,22 @@ impl Services {
     /// The whole local days of `window` that day rollups answer, `[start, end)`,
     /// or `None`: the buckets must be days in the zone the rows are kept in, and
     /// the days must lie after the rows became complete.
-    pub(crate) async fn day_span(&self, tenant_id: &str, window: &Window) -> CoreResult<Option<(i64, i64)>> {
+    pub(crate) async fn day_span(&self, tenant_id: &TenantId, window: &Window) -> CoreResult<Option<(i64, i64)>> {
         self.kept_day_span(tenant_id, window, false).await
     }
 
     /// [`Self::day_span`] for the script-error day rows, which may have started
     /// later (see [`super::errors`]).
-    pub(crate) async fn error_day_span(&self, tenant_id: &str, window: &Window) -> CoreResult<Option<(i64, i64)>> {
+    pub(crate) async fn error_day_span(&self, tenant_id: &TenantId, window: &Window) -> CoreResult<Option<(i64, i64)>> {
         self.kept_day_span(tenant_id, window, true).await
     }
 
-    async fn kept_day_span(&self, tenant_id: &str, window: &Window, errors: bool) -> CoreResult<Option<(i64, i64)>> {
+    async fn kept_day_span(
+        &self,
+        tenant_id: &TenantId,
+        window: &Window,
+        errors: bool,
+    ) -> CoreResult<Option<(i64, i64)>> {
         if window.unit != BucketUnit::Day {
             return Ok(None);
         }

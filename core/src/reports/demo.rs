@@ -18,6 +18,7 @@ use crate::{
     audit::Actor,
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     time::now_ms,
     users::UserIn,
     with_db, Services,
@@ -93,7 +94,7 @@ const ERRORS: [(&str, &str, i32, i32); 6] = [
 
 struct Writer<'a> {
     services: &'a Services,
-    tenant_id: &'a str,
+    tenant_id: &'a TenantId,
     zone: chrono_tz::Tz,
     tx: Option<Tx>,
     written: u64,
@@ -140,7 +141,7 @@ impl Writer<'_> {
 
 impl Services {
     /// Fills a tenant with `options.days` of history for `options.agents` agents.
-    pub async fn generate_demo_data(&self, tenant_id: &str, options: &DemoOptions) -> CoreResult<DemoSummary> {
+    pub async fn generate_demo_data(&self, tenant_id: &TenantId, options: &DemoOptions) -> CoreResult<DemoSummary> {
         if options.days == 0 || options.days > 3660 || options.agents == 0 || options.agents > 1000 {
             return Err(CoreError::invalid(
                 "days",
@@ -451,7 +452,7 @@ impl Services {
     }
 
     /// The demo agents, created when missing (without a password: they cannot sign in).
-    async fn demo_agents(&self, tenant_id: &str, count: u32) -> CoreResult<Vec<String>> {
+    async fn demo_agents(&self, tenant_id: &TenantId, count: u32) -> CoreResult<Vec<String>> {
         let mut ids = Vec::new();
         for n in 1..=count {
             let email = format!("agent{n:02}@demo.rapport.invalid");
@@ -480,7 +481,7 @@ impl Services {
     }
 
     /// Routing rule ids to attribute matches to: the tenant's, else made-up ones.
-    async fn demo_rule_ids(&self, tenant_id: &str) -> CoreResult<Vec<String>> {
+    async fn demo_rule_ids(&self, tenant_id: &TenantId) -> CoreResult<Vec<String>> {
         let mut ids: Vec<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select id from config_objects where tenant_id = $1 and kind in ('routingrule', 'slarule') limit 20"
         )

@@ -29,6 +29,7 @@ use super::{
 use crate::{
     db::{Db, Tx},
     error::CoreResult,
+    ids::TenantId,
     time::from_ms,
     validate::Checks,
     with_db, with_tx, Services,
@@ -60,7 +61,7 @@ type ErrorRowSql = (String, Option<String>, Option<i32>, i64, i64, i64, i64, Opt
 /// more affected visitor the first time `visitor_id` errs that day.
 pub(crate) async fn mark_error_day(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     zone: Tz,
     visitor_id: Option<&str>,
     at: i64,
@@ -102,7 +103,7 @@ impl Services {
     /// [`Strategy::Rollups`] except in tests and the benchmark.
     pub async fn script_error_report(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         filter: &ScriptErrorFilter,
         strategy: Strategy,
     ) -> CoreResult<ScriptErrorReport> {
@@ -181,7 +182,7 @@ impl Services {
     /// instead of 59, a week's 7 ms instead of 3. So the signature order is
     /// chosen when the period spans more than a quarter of the time since the
     /// tenant's first error; a unary `+` on `at` keeps SQLite off the time range.
-    async fn scan_by_signature(&self, tenant_id: &str, window: &Window) -> CoreResult<bool> {
+    async fn scan_by_signature(&self, tenant_id: &TenantId, window: &Window) -> CoreResult<bool> {
         let Db::Sqlite(crate::db::SqlitePools { reads: pool, .. }) = self.db() else {
             return Ok(false);
         };
@@ -201,7 +202,7 @@ impl Services {
     /// rows where they apply, the rest counted from the errors.
     async fn errors_per_bucket(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         cond: &Cond,
         strategy: Strategy,

@@ -19,6 +19,7 @@ use super::{
 use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     time::now_ms,
     validate::Checks,
     with_tx, Services,
@@ -59,7 +60,7 @@ pub(crate) fn tags_column(tags: &[String]) -> Option<String> {
 
 /// Writes a fact and its rollup rows. Returns false (and writes nothing) when a
 /// fact with the same dedupe key was recorded before.
-pub(crate) async fn record(tx: &mut Tx, tenant_id: &str, fact: &Fact<'_>) -> CoreResult<bool> {
+pub(crate) async fn record(tx: &mut Tx, tenant_id: &TenantId, fact: &Fact<'_>) -> CoreResult<bool> {
     let inserted = with_tx!(tx, |conn| sqlx::query(
         "insert into report_facts (tenant_id, kind, at, value, agent_id, dim, subject, tags, dedupe_key) \
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict (tenant_id, kind, dedupe_key) do nothing"
@@ -116,7 +117,7 @@ pub(crate) fn rollup_pieces(zone: Tz, start: i64, end: i64) -> Vec<(i64, i64)> {
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn add_rollup(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     zone: Tz,
     kind: &str,
     at: i64,
@@ -227,7 +228,7 @@ impl Services {
     /// Records that a rule matched a conversation. Called by the rule engines.
     pub async fn record_rule_match(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         kind: RuleKind,
         rule_id: &str,
         customer_id: Option<&str>,
@@ -253,7 +254,7 @@ impl Services {
     /// was `met` or missed. Called by the SLA engine.
     pub async fn record_sla_outcome(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         rule_id: &str,
         trigger: SlaTrigger,
         customer_id: Option<&str>,
@@ -283,7 +284,12 @@ impl Services {
 
     /// Records a finished co-browse session or conference: one fact for its length
     /// (at its start, agent = host) and one for its participants.
-    pub async fn record_meeting(&self, tenant_id: &str, kind: MeetingKind, meeting: &MeetingFact) -> CoreResult<()> {
+    pub async fn record_meeting(
+        &self,
+        tenant_id: &TenantId,
+        kind: MeetingKind,
+        meeting: &MeetingFact,
+    ) -> CoreResult<()> {
         let mut checks = Checks::new();
         checks.required_text("id", Some(&meeting.id), 200);
         if meeting.ended_at < meeting.started_at {
@@ -324,7 +330,7 @@ struct ConversationClock {
     awaiting_since: Option<i64>,
 }
 
-async fn clock(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<ConversationClock> {
+async fn clock(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<ConversationClock> {
     type Row = (Option<String>, Option<i64>, Option<i64>, Option<i64>);
     let row: Option<Row> = with_tx!(tx, |conn| sqlx::query_as(
         "select assigned_user_id, conversation_started_at, first_reply_at, awaiting_reply_since \
@@ -352,7 +358,7 @@ fn agent_of<'a>(acting_user: Option<&'a str>, clock: &'a ConversationClock) -> O
 /// and restarts its response clock.
 pub(crate) async fn conversation_started(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
     acting_user: Option<&str>,
 ) -> CoreResult<()> {
@@ -383,7 +389,7 @@ pub(crate) async fn conversation_started(
 /// A conversation's status changed to `to`.
 pub(crate) async fn status_changed(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
     to: &str,
     acting_user: Option<&str>,
@@ -411,7 +417,7 @@ pub(crate) async fn status_changed(
 /// response and the response to the oldest waiting customer message.
 pub(crate) async fn message_stored(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
     inbound: bool,
     message_type: &str,
@@ -466,7 +472,7 @@ pub(crate) async fn message_stored(
 }
 
 /// Since when a conversation's oldest unanswered customer message waits.
-pub(crate) async fn awaiting_since(tx: &mut Tx, tenant_id: &str, customer_id: &str) -> CoreResult<Option<i64>> {
+pub(crate) async fn awaiting_since(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Option<i64>> {
     Ok(clock(tx, tenant_id, customer_id).await?.awaiting_since)
 }
 
@@ -474,7 +480,7 @@ pub(crate) async fn awaiting_since(tx: &mut Tx, tenant_id: &str, customer_id: &s
 /// counted as an outbound message, but it answers nobody, so no response is measured.
 pub(crate) async fn message_counted(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &str,
     message_type: &str,
 ) -> CoreResult<()> {
@@ -490,7 +496,13 @@ pub(crate) async fn message_counted(
     Ok(())
 }
 
-async fn set_clock(tx: &mut Tx, tenant_id: &str, customer_id: &str, set: &str, value: Option<i64>) -> CoreResult<()> {
+async fn set_clock(
+    tx: &mut Tx,
+    tenant_id: &TenantId,
+    customer_id: &str,
+    set: &str,
+    value: Option<i64>,
+) -> CoreResult<()> {
     let sql = format!("update customers set {set} where tenant_id = $1 and id = $2");
     with_tx!(tx, |conn| sqlx::query(&sql)
         .bind(tenant_id)

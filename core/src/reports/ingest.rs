@@ -13,7 +13,7 @@ use super::{
     facts::{add_rollup, hour_of, record, tags_column, Fact},
     visitors::mark_visitor_day,
 };
-use crate::{error::CoreResult, validate::Checks, with_tx};
+use crate::{error::CoreResult, ids::TenantId, validate::Checks, with_tx};
 
 /// Most events in one batch.
 pub const MAX_BATCH: usize = 100;
@@ -347,7 +347,7 @@ fn cut(text: &str, max: usize) -> String {
 /// business, `usecases::tracking`).
 pub(crate) async fn store_batch<'b>(
     tx: &mut crate::db::Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     batch: &'b TrackBatch,
 ) -> CoreResult<(TrackResult, Vec<&'b ScriptErrorIn>)> {
     let mut result = TrackResult::default();
@@ -391,7 +391,12 @@ pub(crate) async fn store_batch<'b>(
 /// Stores a visit with its rollups: `VISIT` (duration, by entry path and visitor),
 /// `PAGE_VIEW` (pages, by entry path), and the visitor's day, with the day rows
 /// in `zone` (the tenant's day-rollup zone).
-pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, zone: Tz, v: &VisitIn) -> CoreResult<bool> {
+pub(crate) async fn store_visit(
+    tx: &mut crate::db::Tx,
+    tenant_id: &TenantId,
+    zone: Tz,
+    v: &VisitIn,
+) -> CoreResult<bool> {
     let path = url_path(&v.url).unwrap_or_else(|| "/".into());
     let inserted = with_tx!(tx, |conn| {
         sqlx::query(
@@ -436,7 +441,7 @@ pub(crate) async fn store_visit(tx: &mut crate::db::Tx, tenant_id: &str, zone: T
 /// in `zone`, the tenant's day-rollup zone).
 pub(crate) async fn store_resource(
     tx: &mut crate::db::Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     zone: Tz,
     r: &ResourceIn,
 ) -> CoreResult<bool> {
@@ -511,7 +516,7 @@ pub(crate) async fn store_resource(
 /// the tenant's day-rollup zone.
 pub(crate) async fn store_script_error(
     tx: &mut crate::db::Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     zone: Tz,
     e: &ScriptErrorIn,
 ) -> CoreResult<bool> {

@@ -12,14 +12,14 @@ use super::{
     days::rollup_zone,
     facts::{add_rollup, rollup_pieces},
 };
-use crate::{db::Tx, error::CoreResult, time::now_ms, with_db, with_tx, Services};
+use crate::{db::Tx, error::CoreResult, ids::TenantId, time::now_ms, with_db, with_tx, Services};
 
 const LOGGED_IN: &str = "LOGGED_IN";
 const ONLINE: &str = "ONLINE";
 const AWAY: &str = "AWAY";
 
 /// Serialises presence changes of one user: a write to their row first.
-async fn lock_user(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<bool> {
+async fn lock_user(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<bool> {
     let n = with_tx!(tx, |conn| sqlx::query(
         "update users set id = id where tenant_id = $1 and id = $2"
     )
@@ -31,7 +31,7 @@ async fn lock_user(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<bo
     Ok(n == 1)
 }
 
-async fn open_states(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<Vec<(String, String)>> {
+async fn open_states(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<Vec<(String, String)>> {
     Ok(with_tx!(tx, |conn| sqlx::query_as(
         "select id, state from presence_intervals where tenant_id = $1 and user_id = $2 and ended_at is null"
     )
@@ -41,7 +41,7 @@ async fn open_states(tx: &mut Tx, tenant_id: &str, user_id: &str) -> CoreResult<
     .await)?)
 }
 
-async fn open(tx: &mut Tx, tenant_id: &str, user_id: &str, state: &str, now: i64) -> CoreResult<()> {
+async fn open(tx: &mut Tx, tenant_id: &TenantId, user_id: &str, state: &str, now: i64) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "insert into presence_intervals (id, tenant_id, user_id, state, started_at, last_seen_at) \
          values ($1, $2, $3, $4, $5, $5)"
@@ -59,7 +59,7 @@ async fn open(tx: &mut Tx, tenant_id: &str, user_id: &str, state: &str, now: i64
 
 /// Ends interval `id` at `end` (never before its start) and rolls it up. With
 /// `seen_before`, only if no heartbeat came since (a sweep racing a heartbeat).
-async fn close(tx: &mut Tx, tenant_id: &str, id: &str, end: i64, seen_before: Option<i64>) -> CoreResult<()> {
+async fn close(tx: &mut Tx, tenant_id: &TenantId, id: &str, end: i64, seen_before: Option<i64>) -> CoreResult<()> {
     let row: Option<(String, String, i64)> = with_tx!(tx, |conn| sqlx::query_as(
         "update presence_intervals set ended_at = case when started_at > $3 then started_at else $3 end \
          where tenant_id = $1 and id = $2 and ended_at is null and ($4 is null or last_seen_at < $4) \
@@ -80,7 +80,7 @@ async fn close(tx: &mut Tx, tenant_id: &str, id: &str, end: i64, seen_before: Op
 /// Writes a closed interval with its rollups (imports, demo data, tests).
 pub(crate) async fn insert_closed(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     user_id: &str,
     state: &str,
     start: i64,
@@ -103,7 +103,14 @@ pub(crate) async fn insert_closed(
 }
 
 /// Adds a closed interval to the rollups, cut at hours and local midnights.
-async fn roll_up(tx: &mut Tx, tenant_id: &str, user_id: &str, state: &str, start: i64, end: i64) -> CoreResult<()> {
+async fn roll_up(
+    tx: &mut Tx,
+    tenant_id: &TenantId,
+    user_id: &str,
+    state: &str,
+    start: i64,
+    end: i64,
+) -> CoreResult<()> {
     let kind = format!("PRESENCE_{state}");
     let zone = rollup_zone(tx, tenant_id).await?;
     for (at, ms) in rollup_pieces(zone, start, end) {
@@ -117,7 +124,7 @@ async fn roll_up(tx: &mut Tx, tenant_id: &str, user_id: &str, state: &str, start
 /// signed in. The status before, or `None` when nothing changed.
 pub(crate) async fn set_in(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     user_id: &str,
     status: PresenceStatus,
     now: i64,
@@ -150,7 +157,7 @@ impl Services {
     /// `ONLINE` or `AWAY`), e.g. imported from another system.
     pub async fn record_presence_interval(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         user_id: &str,
         state: &str,
         start: i64,
@@ -173,12 +180,12 @@ impl Services {
     }
 
     /// The agent signed in to the dashboard: a `LOGGED_IN` interval opens.
-    pub async fn presence_signed_in(&self, tenant_id: &str, user_id: &str) -> CoreResult<()> {
+    pub async fn presence_signed_in(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
         self.presence_heartbeat(tenant_id, user_id).await.map(|_| ())
     }
 
     /// The agent signed out: every open interval closes now.
-    pub async fn presence_signed_out(&self, tenant_id: &str, user_id: &str) -> CoreResult<()> {
+    pub async fn presence_signed_out(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         let mut was_present = false;
@@ -198,7 +205,7 @@ impl Services {
 
     /// The dashboard is open: keeps the open intervals alive (opening `LOGGED_IN`
     /// again after a timeout) and returns the agent's status.
-    pub async fn presence_heartbeat(&self, tenant_id: &str, user_id: &str) -> CoreResult<PresenceStatus> {
+    pub async fn presence_heartbeat(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<PresenceStatus> {
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         if !lock_user(&mut tx, tenant_id, user_id).await? {
@@ -224,7 +231,7 @@ impl Services {
     }
 
     /// The agent's current status.
-    pub async fn presence_status(&self, tenant_id: &str, user_id: &str) -> CoreResult<PresenceStatus> {
+    pub async fn presence_status(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<PresenceStatus> {
         let states: Vec<(String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select id, state from presence_intervals where tenant_id = $1 and user_id = $2 and ended_at is null"
         )
@@ -239,7 +246,7 @@ impl Services {
     /// at that heartbeat. Returns how many closed.
     pub async fn close_stale_presence(&self, timeout_ms: i64) -> CoreResult<usize> {
         let cutoff = now_ms() - timeout_ms;
-        let stale: Vec<(String, String, i64, String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
+        let stale: Vec<(TenantId, String, i64, String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select tenant_id, id, last_seen_at, user_id, state from presence_intervals \
              where ended_at is null and last_seen_at < $1 limit 500"
         )
@@ -256,10 +263,10 @@ impl Services {
         tx.commit().await?;
         // Agents whose dashboard went silent while online or away are gone: their
         // open conversations are routed again.
-        let mut gone: Vec<(&str, &str)> = stale
+        let mut gone: Vec<(&TenantId, &str)> = stale
             .iter()
             .filter(|(_, _, _, _, state)| state != LOGGED_IN)
-            .map(|(tenant_id, _, _, user_id, _)| (tenant_id.as_str(), user_id.as_str()))
+            .map(|(tenant_id, _, _, user_id, _)| (tenant_id, user_id.as_str()))
             .collect();
         gone.sort_unstable();
         gone.dedup();

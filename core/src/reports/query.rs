@@ -38,7 +38,7 @@ use super::{
     window::{parse_zone, Window, WindowSpec},
     zones::{ZoneCheck, ZoneState},
 };
-use crate::{error::CoreResult, time::now_ms, with_db, Services};
+use crate::{error::CoreResult, ids::TenantId, time::now_ms, with_db, Services};
 
 /// Which path answers: the fast one, or raw facts only (tests, benchmark baseline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +97,7 @@ pub(crate) fn requested_zone(filter: &DateFilter, field: &str) -> CoreResult<Opt
 fn plan_hours(
     reads: &mut Reads,
     target: usize,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     window: &Window,
     source: Source,
     group_kind: &str,
@@ -139,7 +139,7 @@ impl Services {
     /// [`Self::in_window`] for a report planned with a cached zone.
     pub(crate) async fn report_window(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         filter: &DateFilter,
         sources: &[Source],
         field: &str,
@@ -156,7 +156,7 @@ impl Services {
     /// the cache, rides along with the window to every statement.
     pub(crate) async fn plan_window(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         state: &ZoneState,
         check: Option<Arc<ZoneCheck>>,
         requested: Option<Tz>,
@@ -191,7 +191,7 @@ impl Services {
     /// zone state first.
     pub async fn aggregate_report(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         report: Report,
         request: &ReportRequest,
         strategy: Strategy,
@@ -234,7 +234,7 @@ impl Services {
     /// its round trips to the database, not by the rows they return.
     pub(crate) async fn measures_grids(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         queries: &[Query],
         strategy: Strategy,
@@ -301,7 +301,7 @@ impl Services {
     /// The grids of every source of a query's measure, and the group kind used.
     pub(crate) async fn measure_grids(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         query: &Query,
         strategy: Strategy,
@@ -340,7 +340,7 @@ impl Services {
     /// One source's grid; see [`Self::source_grids`].
     pub(crate) async fn source_grid(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         source: Source,
         group_kind: &str,
@@ -359,7 +359,7 @@ impl Services {
     /// [`plan_hours`]), in one more statement (see [`super::reads`]).
     pub(crate) async fn source_grids(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         sources: &[Source],
         group_kind: &str,
@@ -406,7 +406,7 @@ impl Services {
     }
 
     /// The earliest fact of any of `sources`, for `ALL`.
-    async fn first_fact(&self, tenant_id: &str, sources: &[Source]) -> CoreResult<Option<i64>> {
+    async fn first_fact(&self, tenant_id: &TenantId, sources: &[Source]) -> CoreResult<Option<i64>> {
         let mut first: Option<i64> = None;
         for source in sources {
             let found: Option<i64> = match source {

@@ -26,7 +26,7 @@ use super::{
     window::Window,
     zones::{ZoneCheck, CHECK_SQL},
 };
-use crate::{db::Db, error::CoreResult, time::now_ms, Services};
+use crate::{db::Db, error::CoreResult, ids::TenantId, time::now_ms, Services};
 
 /// SQLite refuses a compound statement of more than 500 parts; a report rarely
 /// has more than twenty, but a long custom range crossing many offset changes
@@ -126,7 +126,7 @@ impl Reads {
     pub fn days(
         &mut self,
         target: usize,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         kind: &str,
         read_kind: &str,
@@ -164,7 +164,7 @@ impl Reads {
     pub fn rollups(
         &mut self,
         target: usize,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         kind: &str,
         read_kind: &str,
@@ -225,7 +225,7 @@ impl Reads {
     pub fn raw(
         &mut self,
         target: usize,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         source: Source,
         group_kind: &str,
@@ -302,7 +302,7 @@ impl Reads {
     fn presence(
         &mut self,
         target: usize,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         state: &str,
         group_kind: &str,
@@ -397,7 +397,7 @@ impl Reads {
         let check = self.check.as_ref().map(|check| Branch {
             tag: CHECK_TAG,
             sql: CHECK_SQL.to_string(),
-            binds: vec![Bind::Text(check.tenant_id.clone())],
+            binds: vec![Bind::Text(check.tenant_id.to_string())],
         });
         let mut checked = None;
         let mut on_row = |tag: i64, b: i64, k: &str, t: i64, n: i64| {

@@ -20,7 +20,7 @@ use super::{
     sql::{bind_cond, Bind, Cond},
     window::Window,
 };
-use crate::{error::CoreResult, validate::Checks, with_db, Services};
+use crate::{error::CoreResult, ids::TenantId, validate::Checks, with_db, Services};
 
 /// Most rows in a report.
 pub(super) const MAX_ROWS: i64 = 1000;
@@ -234,7 +234,7 @@ impl Services {
     /// day rollups, whole hours from hourly rollups, the rest from raw loads.
     async fn resource_sources(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         filter: &ResourceFilter,
         strategy: Strategy,
@@ -269,7 +269,7 @@ impl Services {
     /// is [`Strategy::Rollups`] except in tests and the benchmark.
     pub async fn resource_report(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         filter: &ResourceFilter,
         strategy: Strategy,
     ) -> CoreResult<ResourceReport> {
@@ -390,7 +390,7 @@ impl Services {
     async fn load_rows(
         &self,
         sql: &str,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         start: i64,
         end: i64,
         cond: &Cond,
@@ -419,7 +419,7 @@ impl Services {
     /// segments.
     async fn bucket_totals(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         part: &Window,
         (table, at): (&str, &str),
         sums: &str,

@@ -11,7 +11,7 @@ use super::{
     query::{Grid, Period, Strategy},
     reads::Reads,
 };
-use crate::{error::CoreResult, time::from_ms, time::now_ms, Services};
+use crate::{error::CoreResult, ids::TenantId, time::from_ms, time::now_ms, Services};
 
 /// Which presence state a time list reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Services {
     /// ends now) and their total in whole minutes. Agents without time are absent.
     pub async fn agent_times(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         kind: TimesKind,
         filter: &DateFilter,
     ) -> CoreResult<Vec<AgentTimes>> {
@@ -120,7 +120,7 @@ impl Services {
     /// `strategy` is [`Strategy::Rollups`] except in tests and the benchmark.
     pub async fn agent_conversation_split(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         filter: &DateFilter,
         strategy: Strategy,
     ) -> CoreResult<AgentConversationReport> {

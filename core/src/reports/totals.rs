@@ -17,7 +17,7 @@ use super::{
     query::{counts_visitors, Grid, Period, Strategy},
     window::Window,
 };
-use crate::{error::CoreResult, Services};
+use crate::{error::CoreResult, ids::TenantId, Services};
 
 impl Services {
     /// Every metric of `request` totalled over its period and the previous one.
@@ -25,7 +25,7 @@ impl Services {
     /// reads raw facts only, as the tests' reference.
     pub async fn report_totals(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         report: Report,
         request: &ReportRequest,
         strategy: Strategy,
@@ -68,7 +68,7 @@ impl Services {
     /// (see [`Self::measures_grids`]); unique visitors are counted apart.
     async fn period_totals(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
         queries: &[Query],
         strategy: Strategy,
@@ -110,7 +110,12 @@ impl Services {
 
     /// Distinct visitors over `window`, gathered per visitor from raw visits:
     /// the reference for [`Self::distinct_visitors`].
-    async fn distinct_visitors_from_grid(&self, tenant_id: &str, window: &Window, query: &Query) -> CoreResult<i64> {
+    async fn distinct_visitors_from_grid(
+        &self,
+        tenant_id: &TenantId,
+        window: &Window,
+        query: &Query,
+    ) -> CoreResult<i64> {
         let by_visitor = self
             .source_grid(
                 tenant_id,

@@ -18,7 +18,7 @@ use super::{
     sql::{bind_cond, Cond},
     window::Window,
 };
-use crate::{db::Tx, error::CoreResult, with_db, with_tx, Services};
+use crate::{db::Tx, error::CoreResult, ids::TenantId, with_db, with_tx, Services};
 
 /// The day-rollup kind of the per-day distinct counts.
 const VISITOR_DAY: &str = "VISITOR_DAY";
@@ -27,7 +27,7 @@ const VISITOR_DAY: &str = "VISITOR_DAY";
 /// day.
 pub(crate) async fn mark_visitor_day(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     zone: Tz,
     visitor_id: &str,
     at: i64,
@@ -68,7 +68,7 @@ impl Services {
     /// complete, the running day), or `None` when they answer none of it.
     pub(crate) async fn visitor_day_counts(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         window: &Window,
     ) -> CoreResult<Option<(Vec<(i64, i64)>, Vec<Window>)>> {
         let Some((start, end)) = self.day_span(tenant_id, window).await? else {
@@ -98,7 +98,12 @@ impl Services {
     /// not add up across buckets, so a period total cannot come from the day
     /// counts; reading every (hour, visitor) rollup row into the server was the
     /// slowest part of the visits dashboard.
-    pub(crate) async fn distinct_visitors(&self, tenant_id: &str, window: &Window, filter: &Filter) -> CoreResult<i64> {
+    pub(crate) async fn distinct_visitors(
+        &self,
+        tenant_id: &TenantId,
+        window: &Window,
+        filter: &Filter,
+    ) -> CoreResult<i64> {
         let mut cond = Cond::new();
         cond.visit_filters(4, filter);
         let sql = format!(

@@ -22,7 +22,7 @@ use super::{
     query::{requested_zone, Period},
     window::{KeptDays, Window},
 };
-use crate::{error::CoreError, error::CoreResult, with_db, Services};
+use crate::{error::CoreError, error::CoreResult, ids::TenantId, with_db, Services};
 
 /// A tenant's zone and the state of its day rollups, as one statement reads them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub(crate) const CHECK_SQL: &str = "select cast(0 as bigint) as b, t.timezone ||
 #[derive(Debug)]
 pub(crate) struct ZoneCheck {
     /// The tenant.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// [`ZoneState::fingerprint`] of the assumed state.
     pub expected: String,
     /// Set when a statement found another state (or no tenant).
@@ -108,10 +108,10 @@ impl ZoneCheck {
 
 /// The last [`ZoneState`] read per tenant, shared by the clones of a [`Services`].
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ZoneStates(Arc<Mutex<HashMap<String, ZoneState>>>);
+pub(crate) struct ZoneStates(Arc<Mutex<HashMap<TenantId, ZoneState>>>);
 
 impl ZoneStates {
-    fn get(&self, tenant_id: &str) -> Option<ZoneState> {
+    fn get(&self, tenant_id: &TenantId) -> Option<ZoneState> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -119,22 +119,22 @@ impl ZoneStates {
             .cloned()
     }
 
-    fn put(&self, tenant_id: &str, state: ZoneState) {
+    fn put(&self, tenant_id: &TenantId, state: ZoneState) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(tenant_id.to_string(), state);
+            .insert(tenant_id.clone(), state);
     }
 
     /// Drops what is known of a tenant (its zone changed here, or it is gone).
-    pub fn forget(&self, tenant_id: &str) {
+    pub fn forget(&self, tenant_id: &TenantId) {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).remove(tenant_id);
     }
 }
 
 impl Services {
     /// Reads a tenant's zone state, and keeps it for later reports.
-    pub(crate) async fn read_zone_state(&self, tenant_id: &str) -> CoreResult<ZoneState> {
+    pub(crate) async fn read_zone_state(&self, tenant_id: &TenantId) -> CoreResult<ZoneState> {
         let row: Option<ZoneRow> = with_db!(self.db(), |pool| sqlx::query_as(ZONE_STATE_SQL)
             .bind(tenant_id)
             .fetch_optional(pool)
@@ -153,7 +153,7 @@ impl Services {
     /// reads otherwise passes `checked: false` and reads the state first.
     pub(crate) async fn in_window<T, Fut>(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         period: Period<'_>,
         checked: bool,
         mut report: impl FnMut(Window) -> Fut,
@@ -164,7 +164,7 @@ impl Services {
         let requested = requested_zone(period.filter, period.field)?;
         if let Some(state) = self.zone_states().get(tenant_id).filter(|_| checked) {
             let check = Arc::new(ZoneCheck {
-                tenant_id: tenant_id.to_string(),
+                tenant_id: tenant_id.clone(),
                 expected: state.fingerprint(),
                 stale: Mutex::new(false),
             });

@@ -6,6 +6,7 @@ use crate::{
     customers::{Assignment, Customer},
     engine::dispatch,
     error::CoreResult,
+    ids::TenantId,
     live::LiveEvent,
     validate::Checks,
     Services,
@@ -15,7 +16,7 @@ impl Services {
     /// Assigns a customer to a user or a team, or to nobody when both are omitted.
     pub async fn assign_customer(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         assignment: Assignment,
         actor: &Actor,

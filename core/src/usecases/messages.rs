@@ -23,6 +23,7 @@ use crate::{
     engine::{dispatch, watchdogs},
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    ids::TenantId,
     live::LiveEvent,
     reports::facts,
     validate::Checks,
@@ -34,7 +35,7 @@ impl Services {
     /// are kept on the customer first, so that routing the message sees them.
     pub async fn visitor_message(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         input: WidgetMessageIn,
         actor: &Actor,
@@ -82,7 +83,7 @@ impl Services {
     /// `FORM_SUBMISSION` watchdogs fired (see the module doc).
     pub async fn visitor_form(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         input: FormIn,
         actor: &Actor,
@@ -110,7 +111,7 @@ impl Services {
     /// Records a message a channel integration received from a customer. With
     /// `isExternalId`, an unknown external id creates the customer (which fires
     /// `customer.created` and `conversation.created`).
-    pub async fn receive_message(&self, tenant_id: &str, input: MessageIn, actor: &Actor) -> CoreResult<Message> {
+    pub async fn receive_message(&self, tenant_id: &TenantId, input: MessageIn, actor: &Actor) -> CoreResult<Message> {
         let mut checks = Checks::new();
         let customer = self.resolve_message_customer(tenant_id, &input, &mut checks).await;
         let content = validate_content(
@@ -155,7 +156,7 @@ impl Services {
     /// `message.received` is queued.
     pub(crate) async fn record_inbound(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         content: Content,
         channel: Channel,
@@ -208,7 +209,7 @@ impl Services {
     /// fetches it.
     pub async fn send_message(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: MessageIn,
         channel: Channel,
         actor: &Actor,

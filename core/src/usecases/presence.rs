@@ -6,6 +6,7 @@
 use crate::{
     engine::queue,
     error::CoreResult,
+    ids::TenantId,
     reports::presence::{self, PresenceStatus},
     time::now_ms,
     Services,
@@ -14,7 +15,7 @@ use crate::{
 impl Services {
     /// Sets the agent's status: the current `ONLINE`/`AWAY` interval closes and the
     /// new one opens (none for `OFFLINE`); the agent counts as signed in.
-    pub async fn set_presence(&self, tenant_id: &str, user_id: &str, status: PresenceStatus) -> CoreResult<()> {
+    pub async fn set_presence(&self, tenant_id: &TenantId, user_id: &str, status: PresenceStatus) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let Some(before) = presence::set_in(&mut tx, tenant_id, user_id, status, now_ms()).await? else {
             return tx.commit().await;

@@ -8,6 +8,7 @@ use crate::{
     audit::{self, Actor},
     conversations::{Conversation, StatusIn, Trigger},
     error::{CoreError, CoreResult},
+    ids::TenantId,
     live::LiveEvent,
     Services,
 };
@@ -17,7 +18,7 @@ impl Services {
     /// fires nothing.
     pub async fn set_conversation_status(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         input: StatusIn,
         actor: &Actor,

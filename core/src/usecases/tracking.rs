@@ -6,6 +6,7 @@
 use crate::{
     engine::watchdogs,
     error::CoreResult,
+    ids::TenantId,
     reports::ingest::{self, TrackBatch, TrackResult},
     time::now_ms,
     Services,
@@ -13,7 +14,7 @@ use crate::{
 
 impl Services {
     /// Records a batch from the visitor script, all or nothing.
-    pub async fn track(&self, tenant_id: &str, batch: TrackBatch) -> CoreResult<TrackResult> {
+    pub async fn track(&self, tenant_id: &TenantId, batch: TrackBatch) -> CoreResult<TrackResult> {
         ingest::validate(&batch, now_ms())?;
         let mut tx = self.db().begin().await?;
         let (result, new_errors) = ingest::store_batch(&mut tx, tenant_id, &batch).await?;

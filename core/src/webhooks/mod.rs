@@ -21,6 +21,7 @@ use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    ids::TenantId,
     model::{Page, PageRequest},
     sealing::Purpose,
     time::{from_ms, now_ms},
@@ -181,7 +182,7 @@ impl Services {
     /// Creates a subscription; the answer carries its secret, once.
     pub async fn create_webhook(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: WebhookIn,
         actor: &Actor,
     ) -> CoreResult<WebhookWithSecret> {
@@ -215,7 +216,7 @@ impl Services {
     }
 
     /// One subscription.
-    pub async fn get_webhook(&self, tenant_id: &str, id: &str) -> CoreResult<WebhookEndpoint> {
+    pub async fn get_webhook(&self, tenant_id: &TenantId, id: &str) -> CoreResult<WebhookEndpoint> {
         let sql = format!("select {COLUMNS} from webhook_endpoints where tenant_id = $1 and id = $2 and not receiver");
         let row: Option<EndpointRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
@@ -226,7 +227,7 @@ impl Services {
     }
 
     /// A page of subscriptions, oldest first.
-    pub async fn list_webhooks(&self, tenant_id: &str, page: &PageRequest) -> CoreResult<Page<WebhookEndpoint>> {
+    pub async fn list_webhooks(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<WebhookEndpoint>> {
         let paging = Paging::from_request(page)?;
         let sql = format!(
             "select {COLUMNS} from webhook_endpoints where tenant_id = $1 and not receiver order by created_at, id limit $2 offset $3"
@@ -254,7 +255,7 @@ impl Services {
     /// (see [`deliveries::Circuit`]): the next attempt goes out at once.
     pub async fn update_webhook(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         input: WebhookIn,
         actor: &Actor,
@@ -289,7 +290,7 @@ impl Services {
     }
 
     /// Deletes a subscription with its queue and log.
-    pub async fn delete_webhook(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_webhook(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         // Attempts reference deliveries, deliveries reference the endpoint; both cascade.
         let deleted = with_tx!(&mut tx, |conn| sqlx::query(
@@ -311,7 +312,7 @@ impl Services {
     /// the overlap.
     pub async fn rotate_webhook_secret(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         input: RotateSecretIn,
         actor: &Actor,
@@ -357,7 +358,7 @@ impl Services {
 
     /// Queues a `webhook.test` event to this endpoint only, whatever its filter.
     /// Returns the event id (its `webhook-id`).
-    pub async fn send_test_event(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<String> {
+    pub async fn send_test_event(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<String> {
         self.get_webhook(tenant_id, id).await?;
         let body = serde_json::json!({
             "message": "Test event from Rapport: this endpoint receives signed deliveries.",

@@ -95,7 +95,7 @@ pub(crate) async fn prepare_tenant(url: &str) -> (String, String) {
         .unwrap();
     let key = services.create_api_key(&tenant.id, "bench", &actor).await.unwrap();
     db.close().await;
-    (tenant.id, key.token)
+    (tenant.id.into_string(), key.token)
 }
 
 /// Another tenant with an API key, made beside the running server; returns
@@ -114,7 +114,7 @@ pub(crate) async fn add_tenant(db: &Db, name: &str) -> (String, String) {
         .await
         .unwrap();
     let key = services.create_api_key(&tenant.id, "bench", &actor).await.unwrap();
-    (tenant.id, key.token)
+    (tenant.id.into_string(), key.token)
 }
 
 /// Row counts of every table (migrations' bookkeeping excluded).

@@ -12,6 +12,7 @@ use axum::{
 use rapport_core::{
     audit::{Actor, ActorKind},
     auth::Principal,
+    ids::TenantId,
     FieldError,
 };
 use serde::de::DeserializeOwned;
@@ -167,7 +168,7 @@ pub(crate) fn actor(parts: &Parts, kind: ActorKind, key_id: &str) -> Actor {
 #[derive(Debug, Clone)]
 pub struct TenantAuth {
     /// The tenant.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// The key, client and request, for the audit log.
     pub actor: Actor,
 }

@@ -18,6 +18,7 @@ use axum::{
 use rapport_core::{
     audit::ActorKind,
     files::{shown_inline, FileUpload},
+    ids::TenantId,
     model::Role,
     CoreError,
 };
@@ -102,7 +103,7 @@ fn content_disposition(disposition: &str, name: &str) -> String {
 /// The signed-in agent (or higher) of an inbox request; anyone else is sent
 /// to sign in, or refused.
 pub struct Agent {
-    tenant_id: String,
+    tenant_id: TenantId,
     actor: rapport_core::audit::Actor,
 }
 

@@ -17,6 +17,7 @@
 //!
 //! An exceeded limit answers 429 with `Retry-After`.
 
+use rapport_core::ids::TenantId;
 use std::{
     collections::HashMap,
     net::IpAddr,
@@ -171,7 +172,7 @@ impl Limiters {
     /// Checks a tracking batch of `events` events for a tenant, from the
     /// visitor at `ip`; `Err(seconds)` when it must wait. A batch larger than
     /// the whole minute's allowance never fits.
-    pub fn check_track(&self, tenant_id: &str, ip: IpAddr, events: usize) -> Result<(), u64> {
+    pub fn check_track(&self, tenant_id: &TenantId, ip: IpAddr, events: usize) -> Result<(), u64> {
         let Some(n) = u32::try_from(events).ok().and_then(NonZeroU32::new) else {
             return Ok(());
         };
@@ -369,21 +370,23 @@ mod tests {
         let l = Limiters::new(0, 0, 1500);
         let visitor = |n: u8| IpAddr::from([198, 51, 100, n]);
         for n in 0..10 {
-            assert!(l.check_track("t1", visitor(n), 100).is_ok());
-            assert!(l.check_track("t1", visitor(n), 50).is_ok());
+            assert!(l.check_track(&TenantId::new("t1"), visitor(n), 100).is_ok());
+            assert!(l.check_track(&TenantId::new("t1"), visitor(n), 50).is_ok());
         }
-        let wait = l.check_track("t1", visitor(20), 100).unwrap_err();
+        let wait = l.check_track(&TenantId::new("t1"), visitor(20), 100).unwrap_err();
         assert!((1..=60).contains(&wait), "the tenant's minute is spent");
         assert!(
-            l.check_track("t2", visitor(20), 100).is_ok(),
+            l.check_track(&TenantId::new("t2"), visitor(20), 100).is_ok(),
             "other tenants are unaffected"
         );
         assert!(
-            l.check_track("t3", visitor(1), 1501).is_err(),
+            l.check_track(&TenantId::new("t3"), visitor(1), 1501).is_err(),
             "more than a minute's allowance never fits"
         );
         assert!(
-            Limiters::new(0, 0, 0).check_track("t1", visitor(1), 100).is_ok(),
+            Limiters::new(0, 0, 0)
+                .check_track(&TenantId::new("t1"), visitor(1), 100)
+                .is_ok(),
             "0 turns the limit off"
         );
     }
@@ -392,9 +395,15 @@ mod tests {
     fn one_address_spends_a_tenth_of_its_tenants_minute() {
         let l = Limiters::new(0, 0, 6000);
         let flooder = IpAddr::from([203, 0, 113, 9]);
-        assert!(l.check_track("shop", flooder, 600).is_ok());
-        assert!(l.check_track("shop", flooder, 10).is_err(), "the flooder waits");
+        assert!(l.check_track(&TenantId::new("shop"), flooder, 600).is_ok());
+        assert!(
+            l.check_track(&TenantId::new("shop"), flooder, 10).is_err(),
+            "the flooder waits"
+        );
         let visitor = IpAddr::from([198, 51, 100, 1]);
-        assert!(l.check_track("shop", visitor, 100).is_ok(), "real visitors go on");
+        assert!(
+            l.check_track(&TenantId::new("shop"), visitor, 100).is_ok(),
+            "real visitors go on"
+        );
     }
 }

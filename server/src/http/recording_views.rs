@@ -37,6 +37,7 @@ use rapport_core::{
     audit::{Actor, ActorKind},
     cobrowsing::AGENT_GONE_MS,
     error::CoreError,
+    ids::TenantId,
     live::{LiveEvent, Room},
     model::Role,
     time::now_ms,
@@ -60,7 +61,7 @@ const RENEW: Duration = Duration::from_secs(10);
 const AGENT_GONE: Duration = Duration::from_millis(AGENT_GONE_MS as u64 + 1_000);
 
 /// The tenant of the signed-in agent (or higher), or the answer to give.
-async fn agent_tenant(services: &Services, headers: &HeaderMap) -> Result<String, Response> {
+async fn agent_tenant(services: &Services, headers: &HeaderMap) -> Result<TenantId, Response> {
     agent(services, headers).await.map(|user| user.tenant_id)
 }
 
@@ -274,7 +275,7 @@ fn for_agent(data: &str, agent_id: Option<&str>) -> bool {
 }
 
 /// The agent watching is there: a co-browse they asked for goes on.
-async fn agent_present(services: &Services, tenant_id: &str, id: &str, agent_id: Option<&str>) {
+async fn agent_present(services: &Services, tenant_id: &TenantId, id: &str, agent_id: Option<&str>) {
     let Some(agent_id) = agent_id else { return };
     if let Err(err) = services.cobrowse_agent_present(tenant_id, id, agent_id).await {
         tracing::warn!(error = %err, "live view: renewing the agent's co-browse failed");
@@ -328,7 +329,7 @@ pub async fn cobrowse(
     };
     let fine = |v: f64| v.is_finite() && v.abs() <= 100_000.0;
     let services = &state.services;
-    let tenant = user.tenant_id.as_str();
+    let tenant = &user.tenant_id;
     // Only the fields named here reach the visitor's page.
     let relayed = match message {
         AgentCobrowse::Request => services.request_script_cobrowse(tenant, &id, &actor).await,

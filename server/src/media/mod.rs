@@ -27,6 +27,7 @@ pub mod webm;
 use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
 use rapport_core::{
+    ids::TenantId,
     live::{LiveEvent, Room},
     Services,
 };
@@ -102,7 +103,7 @@ impl Conferences {
     }
 
     /// Starts or stops recording `room` to match its switch.
-    pub async fn sync_recording(&self, room: &str, tenant_id: &str) {
+    pub async fn sync_recording(&self, room: &str, tenant_id: &TenantId) {
         if let Ok((sfu, recorder)) = self.started().await {
             sync(&self.rooms, recorder, sfu, room, tenant_id);
         }
@@ -128,7 +129,7 @@ impl Conferences {
     }
 }
 
-fn sync(rooms: &rooms::Rooms, recorder: &recorder::Recorder, sfu: &sfu::SfuHandle, room: &str, tenant_id: &str) {
+fn sync(rooms: &rooms::Rooms, recorder: &recorder::Recorder, sfu: &sfu::SfuHandle, room: &str, tenant_id: &TenantId) {
     match (rooms.is_recording(room), recorder.is_recording(room)) {
         (true, false) => {
             recorder.record(room, tenant_id);
@@ -151,7 +152,7 @@ async fn hear_recording_switch(
     let mut updates = services.live().subscribe(Room::Calls);
     loop {
         let update = updates.recv().await;
-        let switched: Vec<(String, String, bool)> = match &update.event {
+        let switched: Vec<(String, TenantId, bool)> = match &update.event {
             LiveEvent::AppointmentRecording { appointment_id, record } => {
                 vec![(appointment_id.clone(), update.tenant_id.clone(), *record)]
             }
@@ -167,7 +168,7 @@ async fn hear_recording_switch(
 }
 
 /// The recording switch of every room open here, read from storage.
-async fn read_switches(services: &Services, rooms: &rooms::Rooms) -> Vec<(String, String, bool)> {
+async fn read_switches(services: &Services, rooms: &rooms::Rooms) -> Vec<(String, TenantId, bool)> {
     let mut switches = Vec::new();
     for (room, tenant_id) in rooms.open() {
         if let Ok(appointment) = services.get_appointment(&tenant_id, &room).await {

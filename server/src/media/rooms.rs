@@ -3,6 +3,7 @@
 //! WebSocket. Every change is followed by [`Rooms::announce`], which tells the
 //! participants the roster and the hosts who waits.
 
+use rapport_core::ids::TenantId;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -74,7 +75,7 @@ pub struct Ended {
 /// the report will count.
 #[derive(Debug, Default)]
 struct Room {
-    tenant_id: String,
+    tenant_id: TenantId,
     members: Vec<Member>,
     started_at: Option<i64>,
     host: Option<String>,
@@ -133,7 +134,7 @@ impl Rooms {
     pub fn enter(
         &self,
         room: &str,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         record: bool,
         member: Member,
         admitted: bool,
@@ -147,7 +148,7 @@ impl Rooms {
                 }
             }
             if r.members.is_empty() {
-                r.tenant_id = tenant_id.to_string();
+                r.tenant_id = tenant_id.clone();
                 r.recording = record;
             }
             r.members.push(member);
@@ -193,9 +194,9 @@ impl Rooms {
 
     /// Sets the room's recording switch, if the room is open here, and tells
     /// everyone in the call when it changed. Returns whether it changed.
-    pub fn set_recording(&self, room: &str, tenant_id: &str, on: bool) -> bool {
+    pub fn set_recording(&self, room: &str, tenant_id: &TenantId, on: bool) -> bool {
         let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(r) = rooms.get_mut(room).filter(|r| r.tenant_id == tenant_id) else {
+        let Some(r) = rooms.get_mut(room).filter(|r| r.tenant_id == *tenant_id) else {
             return false;
         };
         if r.recording == on {
@@ -216,7 +217,7 @@ impl Rooms {
     }
 
     /// The rooms open here, with their tenants.
-    pub fn open(&self) -> Vec<(String, String)> {
+    pub fn open(&self) -> Vec<(String, TenantId)> {
         let rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
         rooms.iter().map(|(id, r)| (id.clone(), r.tenant_id.clone())).collect()
     }

@@ -41,6 +41,7 @@ use rapport_app::ssr::session_token;
 use rapport_core::{
     appointments::Appointment,
     audit::{Actor, ActorKind},
+    ids::TenantId,
     model::Role,
     CoreError,
 };
@@ -63,7 +64,7 @@ const MAX_NAME: usize = 80;
 
 /// Who is connecting, before the socket opens.
 struct Caller {
-    tenant_id: String,
+    tenant_id: TenantId,
     appointment: Appointment,
     /// A signed-in agent of the tenant, on this origin: the host.
     host: Option<String>,

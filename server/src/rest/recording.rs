@@ -26,6 +26,7 @@ use rapport_core::{
     audit::{Actor, ActorKind},
     cobrowsing::{visitor_resume, VisitorCobrowse},
     error::CoreError,
+    ids::TenantId,
     live::{LiveEvent, Room},
     recordings::{
         gunzip, RecordingAck, RecordingBatch, RecordingSettings, RecordingSettingsIn, RecordingStart, RecordingStarted,
@@ -68,7 +69,7 @@ fn widget_key(headers: &HeaderMap) -> Result<String, ApiError> {
 /// The visitor script holding a recording's write token: the widget key, the
 /// session in the path and the token agree. Checked before anything is read.
 struct Writer {
-    tenant_id: String,
+    tenant_id: TenantId,
     session_id: String,
 }
 

@@ -7,6 +7,7 @@ use axum::{
     Json,
 };
 use rapport_core::{
+    ids::TenantId,
     limits::{TenantLimits, TenantLimitsIn},
     model::{Page, PageRequest, Tenant},
     tenants::{NewTenant, TenantUpdate},
@@ -195,7 +196,7 @@ async fn create_tenant(
 async fn get_tenant(
     _auth: PlatformAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<TenantId>,
 ) -> ApiResult<Json<Tenant>> {
     Ok(Json(state.services.get_tenant(&id).await?))
 }
@@ -209,7 +210,7 @@ async fn get_tenant(
 async fn update_tenant(
     auth: PlatformAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<TenantId>,
     ApiJson(input): ApiJson<TenantUpdate>,
 ) -> ApiResult<Json<Tenant>> {
     Ok(Json(state.services.update_tenant(&id, input, &auth.actor).await?))
@@ -222,7 +223,7 @@ async fn update_tenant(
 async fn delete_tenant(
     auth: PlatformAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<TenantId>,
 ) -> ApiResult<StatusCode> {
     state.services.delete_tenant(&id, &auth.actor).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -236,7 +237,7 @@ async fn delete_tenant(
 async fn get_limits(
     _auth: PlatformAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<TenantId>,
 ) -> ApiResult<Json<TenantLimits>> {
     state.services.get_tenant(&id).await?;
     Ok(Json(state.services.tenant_limits(&id).await?))
@@ -251,7 +252,7 @@ async fn get_limits(
 async fn set_limits(
     auth: PlatformAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<TenantId>,
     ApiJson(input): ApiJson<TenantLimitsIn>,
 ) -> ApiResult<Json<TenantLimits>> {
     Ok(Json(state.services.set_tenant_limits(&id, input, &auth.actor).await?))

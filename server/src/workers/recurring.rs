@@ -68,7 +68,7 @@ pub async fn set_up(services: &Services, handlers: &Handlers) {
 pub async fn next_run(services: &Services, job: &Job, every: Duration) -> CoreResult<()> {
     services
         .schedule_job(
-            job.tenant_id.as_deref(),
+            job.tenant_id.as_ref(),
             &job.kind,
             &job.key,
             now_ms() + duration_ms(every),

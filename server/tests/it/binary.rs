@@ -62,7 +62,9 @@ async fn admin_commands_provision_from_scripts(db: TestDb) {
         "only the token: {token:?}"
     );
     let principal = db.services().authenticate_token(token).await.unwrap();
-    assert!(matches!(principal, rapport_core::auth::Principal::Tenant { tenant_id, .. } if tenant_id == tenant["id"]));
+    assert!(
+        matches!(principal, rapport_core::auth::Principal::Tenant { tenant_id, .. } if tenant_id == tenant["id"].as_str().unwrap())
+    );
 
     // An operator sets a tenant's bounds from a script.
     let limits: serde_json::Value = serde_json::from_str(&stdout_of(rapport(&db).args([

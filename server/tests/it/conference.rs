@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use rapport_core::{backend_tests, model::Role, testing::TestDb};
+use rapport_core::{backend_tests, ids::TenantId, model::Role, testing::TestDb};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tokio::net::TcpStream;
@@ -411,7 +411,7 @@ async fn the_recording_switch_reaches_the_call(db: TestDb) {
 
 /// Stores a recording of `bytes` for `appointment`, as the recorder does
 /// when a participant leaves, that ended `ago` before now.
-async fn stored(app: &TestApp, tenant: &str, appointment: &str, bytes: &[u8], ago: chrono::Duration) -> Value {
+async fn stored(app: &TestApp, tenant: &TenantId, appointment: &str, bytes: &[u8], ago: chrono::Duration) -> Value {
     use rapport_core::appointments::recordings::{NewConferenceRecording, RecordingSource};
     let ended = (chrono::Utc::now() - ago).timestamp_millis();
     let recording = NewConferenceRecording {

@@ -4,6 +4,7 @@
 
 use rapport_core::{
     backend_tests,
+    ids::TenantId,
     model::Role,
     reports::{api::DateFilter, times::TimesKind},
     testing::TestDb,
@@ -37,9 +38,9 @@ pub(crate) async fn session(app: &TestApp, email: &str) -> String {
 /// admin and a supervisor, and Beta's admin, the stranger for whom every one
 /// of Alpha's ids must be unknown. Tests add the agents they need.
 pub(crate) struct Cast {
-    pub alpha: String,
+    pub alpha: TenantId,
     pub key: String,
-    pub beta: String,
+    pub beta: TenantId,
     pub admin_id: String,
     pub stranger_id: String,
     pub admin: String,

@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use rapport_core::{audit::Actor, backend_tests, testing::TestDb, webhooks::WebhookIn, Services};
+use rapport_core::{audit::Actor, backend_tests, ids::TenantId, testing::TestDb, webhooks::WebhookIn, Services};
 use serde_json::json;
 
 use crate::receiver::Receiver;
@@ -82,7 +82,7 @@ impl Drop for Instance {
 }
 
 /// A tenant with an API key and a subscription of `receiver` to `customer.created`.
-async fn tenant_listening(services: &Services, receiver: &Receiver) -> (String, String) {
+async fn tenant_listening(services: &Services, receiver: &Receiver) -> (TenantId, String) {
     let actor = Actor::system("tests");
     let tenant = services
         .create_tenant(

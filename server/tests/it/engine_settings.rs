@@ -41,7 +41,7 @@ async fn workspace_settings_over_rest(db: TestDb) {
 
     // Defaults: English, five at once, clocks around the clock.
     let ws = ok_json(app.get("/rest/v1/workspace", &t).await, StatusCode::OK).await;
-    assert_eq!(ws["id"], alpha);
+    assert_eq!(ws["id"], alpha.as_str());
     assert_eq!(ws["language"], "en");
     assert_eq!(ws["maxChats"], 5);
     assert_eq!(ws["businessHoursId"], Value::Null);

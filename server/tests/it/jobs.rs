@@ -16,6 +16,7 @@ use rapport_core::{
     backend_tests,
     backoff::Backoff,
     db::Backend,
+    ids::TenantId,
     jobs::{kinds, PARKED},
     tenants::NewTenant,
     testing::TestDb,
@@ -110,7 +111,7 @@ pub async fn runs_once_on_two_instances<A, AF, C, CF>(
     drop((one, two));
 }
 
-async fn tenant(services: &Services) -> String {
+async fn tenant(services: &Services) -> TenantId {
     services
         .create_tenant(
             NewTenant {
@@ -126,7 +127,7 @@ async fn tenant(services: &Services) -> String {
 
 /// An appointment inviting `attendees`: one mail each, with its job due now.
 /// Returns the mail ids.
-async fn invite(services: &Services, tenant_id: &str, attendees: Vec<String>) -> Vec<String> {
+async fn invite(services: &Services, tenant_id: &TenantId, attendees: Vec<String>) -> Vec<String> {
     let input: AppointmentIn = serde_json::from_value(json!({
         "title": "Durable",
         "date": "2030-03-04T09:30:00Z",

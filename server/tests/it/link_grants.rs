@@ -4,7 +4,7 @@
 //! (live view, co-browsing, appointment) reaches a dashboard session, let alone
 //! platform rights, even when it names a platform admin.
 
-use rapport_core::{backend_tests, model::Role, testing::TestDb};
+use rapport_core::{backend_tests, ids::TenantId, model::Role, testing::TestDb};
 use reqwest::{header, Method, Response, StatusCode};
 use serde_json::{json, Value};
 
@@ -124,7 +124,7 @@ async fn assert_stranger(app: &TestApp, cookie: &str) {
 
 /// Tenant Alpha with a platform admin among its users (as the bootstrap admin is
 /// in the default tenant), an agent, two recorded sessions, and Alpha's key.
-async fn alpha_with_platform_admin(app: &TestApp) -> (String, String) {
+async fn alpha_with_platform_admin(app: &TestApp) -> (TenantId, String) {
     let (tenant, key) = app.tenant_with_key("Alpha").await;
     app.user(&tenant, "root@alpha.test", Role::Admin, true).await;
     app.user(&tenant, "agent@alpha.test", Role::Agent, false).await;

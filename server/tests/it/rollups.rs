@@ -5,6 +5,7 @@
 use rapport_core::{
     audit::Actor,
     backend_tests,
+    ids::TenantId,
     reports::{
         api::{DateFilter, Grouping, MetricEntry, ReportRequest, ResourceFilter, ResourceGroupBy, ScriptErrorFilter},
         catalogue::{Report, METRICS},
@@ -48,7 +49,7 @@ macro_rules! agree {
 
 /// Every metric with each of its groupings, and the resource report with the
 /// groupings its rollups keep: the rollup path equals the raw path for `filter`.
-async fn assert_rollups_agree(s: &Services, tenant: &str, filter: &DateFilter) {
+async fn assert_rollups_agree(s: &Services, tenant: &TenantId, filter: &DateFilter) {
     for def in METRICS {
         let mut groups: Vec<Option<String>> = def.group_by.iter().map(|g| Some(g.name.to_string())).collect();
         if def.report.default_group_by().is_none() {

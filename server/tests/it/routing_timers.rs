@@ -14,6 +14,7 @@ use rapport_core::{
     },
     conversations::{Direction, MessageIn, MessageType},
     db::Backend,
+    ids::TenantId,
     model::Role,
     reports::api::PresenceStatus,
     tenants::NewTenant,
@@ -35,7 +36,7 @@ fn actor() -> Actor {
 }
 
 /// A new tenant, named uniquely (its slug comes from its name).
-async fn tenant(services: &Services) -> String {
+async fn tenant(services: &Services) -> TenantId {
     services
         .create_tenant(
             NewTenant {
@@ -49,11 +50,11 @@ async fn tenant(services: &Services) -> String {
         .id
 }
 
-async fn agent(services: &Services, tenant_id: &str, email: &str, status: PresenceStatus) -> String {
+async fn agent(services: &Services, tenant_id: &TenantId, email: &str, status: PresenceStatus) -> String {
     let id = services
         .create_user(
             NewUser {
-                tenant_id: tenant_id.into(),
+                tenant_id: tenant_id.clone(),
                 email: email.into(),
                 password: None,
                 role: Role::Agent,
@@ -105,8 +106,8 @@ fn ids(prefix: &str) -> Vec<String> {
 /// `NO_ANSWER` threshold routes every waiting conversation of its tenant again.
 #[derive(Clone)]
 struct Armed {
-    waits: String,
-    reroutes: String,
+    waits: TenantId,
+    reroutes: TenantId,
 }
 
 impl Armed {
@@ -269,7 +270,7 @@ impl Armed {
 }
 
 /// `(reason, result, user)` of the timer-made decisions of `tenant_id`.
-async fn decisions(services: &Services, tenant_id: &str) -> Vec<(String, String, Option<String>)> {
+async fn decisions(services: &Services, tenant_id: &TenantId) -> Vec<(String, String, Option<String>)> {
     with_db!(services.db(), |pool| sqlx::query_as(
         "select reason, result, user_id from routing_decisions where tenant_id = $1 \
          and reason in ('NO_ANSWER', 'QUEUE_TIMEOUT')"

@@ -1,6 +1,8 @@
 //! Test helpers: start the app on port 0, talk to it with reqwest.
 
-use rapport_core::{audit::Actor, db::Db, model::Role, tenants::NewTenant, testing::TestDb, users::NewUser, Services};
+use rapport_core::{
+    audit::Actor, db::Db, ids::TenantId, model::Role, tenants::NewTenant, testing::TestDb, users::NewUser, Services,
+};
 use rapport_server::{config::ServeConfig, serve};
 use reqwest::{Method, Response, StatusCode};
 use serde_json::Value;
@@ -115,7 +117,7 @@ impl TestApp {
     }
 
     /// A tenant with an API key; returns `(tenant id, token)`.
-    pub async fn tenant_with_key(&self, name: &str) -> (String, String) {
+    pub async fn tenant_with_key(&self, name: &str) -> (TenantId, String) {
         let tenant = self
             .services
             .create_tenant(
@@ -160,11 +162,11 @@ impl TestApp {
     }
 
     /// A user in `tenant_id` with password `password-123`.
-    pub async fn user(&self, tenant_id: &str, email: &str, role: Role, platform_admin: bool) -> String {
+    pub async fn user(&self, tenant_id: &TenantId, email: &str, role: Role, platform_admin: bool) -> String {
         self.services
             .create_user(
                 NewUser {
-                    tenant_id: tenant_id.into(),
+                    tenant_id: tenant_id.clone(),
                     email: email.into(),
                     password: Some("password-123".into()),
                     role,

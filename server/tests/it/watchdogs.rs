@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use rapport_core::{
     backend_tests,
+    ids::TenantId,
     mail::Mail,
     model::{PageRequest, Role},
     testing::TestDb,
@@ -100,7 +101,7 @@ async fn script_errors(app: &TestApp, widget_key: &str, prefix: &str, n: usize) 
 }
 
 /// The tenant's alert mails, oldest first.
-async fn alert_mails(app: &TestApp, tenant: &str) -> Vec<Mail> {
+async fn alert_mails(app: &TestApp, tenant: &TenantId) -> Vec<Mail> {
     let page = PageRequest {
         page_size: Some(200),
         ..PageRequest::default()
@@ -119,7 +120,7 @@ async fn alert_mails(app: &TestApp, tenant: &str) -> Vec<Mail> {
 }
 
 /// Waits until the tenant has `n` alert mails; returns them.
-async fn wait_for_mails(app: &TestApp, tenant: &str, n: usize) -> Vec<Mail> {
+async fn wait_for_mails(app: &TestApp, tenant: &TenantId, n: usize) -> Vec<Mail> {
     let deadline = Instant::now() + WAIT;
     loop {
         let mails = alert_mails(app, tenant).await;

@@ -172,7 +172,7 @@ async fn the_demo_shop_embeds_the_script_on_its_own_origin(db: TestDb) {
         app.services.clone(),
         site.clone(),
         "http://rapport.test/".into(),
-        shop,
+        shop.into_string(),
         std::future::pending(),
     )
     .await

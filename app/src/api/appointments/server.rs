@@ -81,7 +81,7 @@ fn view_of(a: Appointment, calendar_zone: Tz) -> AppointmentView {
     }
 }
 
-async fn tenant_zone(services: &Services, tenant_id: &str) -> CoreResult<Tz> {
+async fn tenant_zone(services: &Services, tenant_id: &rapport_core::ids::TenantId) -> CoreResult<Tz> {
     let tenant = services.get_tenant(tenant_id).await?;
     Ok(tenant.timezone.parse().unwrap_or(chrono_tz::UTC))
 }
@@ -89,7 +89,7 @@ async fn tenant_zone(services: &Services, tenant_id: &str) -> CoreResult<Tz> {
 /// The week (Monday first) or month grid around `date`, with its appointments.
 pub(crate) async fn calendar(
     services: &Services,
-    tenant_id: &str,
+    tenant_id: &rapport_core::ids::TenantId,
     view: Option<&str>,
     date: Option<&str>,
 ) -> CoreResult<Calendar> {
@@ -205,13 +205,21 @@ pub(crate) async fn owners(services: &Services, user: &SessionUser) -> CoreResul
 }
 
 /// One appointment, its calendar fields in the tenant's zone.
-pub(crate) async fn get(services: &Services, tenant_id: &str, id: &str) -> CoreResult<AppointmentView> {
+pub(crate) async fn get(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+    id: &str,
+) -> CoreResult<AppointmentView> {
     let zone = tenant_zone(services, tenant_id).await?;
     Ok(view_of(services.get_appointment(tenant_id, id).await?, zone))
 }
 
 /// The recordings of an appointment's calls, with times in the tenant's zone.
-pub(crate) async fn recordings(services: &Services, tenant_id: &str, id: &str) -> CoreResult<Vec<CallRecordingView>> {
+pub(crate) async fn recordings(
+    services: &Services,
+    tenant_id: &rapport_core::ids::TenantId,
+    id: &str,
+) -> CoreResult<Vec<CallRecordingView>> {
     let zone = tenant_zone(services, tenant_id).await?;
     let listed = services.list_conference_recordings(tenant_id, id).await?;
     Ok(listed

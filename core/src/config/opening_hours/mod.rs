@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::{in_use, references::Named, ConfigKind, Meta};
 pub mod schedule;
 
-use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
+use crate::{audit::Actor, error::CoreResult, ids::TenantId, validate::Checks, Services};
 use schedule::Schedule;
 
 /// Opening hours.
@@ -293,7 +293,7 @@ impl Services {
     /// Creates or overrides opening hours (spec: create/override).
     pub async fn save_opening_hours(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         mut input: OpeningHours,
         actor: &Actor,
     ) -> CoreResult<OpeningHours> {
@@ -303,7 +303,7 @@ impl Services {
 
     /// The schedule of the tenant's opening hours `id` (404 when it has none by
     /// that id).
-    pub async fn opening_hours_schedule(&self, tenant_id: &str, id: &str) -> CoreResult<Schedule> {
+    pub async fn opening_hours_schedule(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Schedule> {
         Ok(Schedule::new(&self.config_get::<OpeningHours>(tenant_id, id).await?))
     }
 
@@ -311,7 +311,7 @@ impl Services {
     /// changes (see [`Schedule::is_open`] and [`Schedule::next_change`]).
     pub async fn opening_hours_state(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         at: DateTime<Utc>,
     ) -> CoreResult<OpeningHoursState> {
@@ -324,7 +324,7 @@ impl Services {
 
     /// Deletes opening hours that no rule uses and that are not the tenant's
     /// business hours.
-    pub async fn delete_opening_hours(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_opening_hours(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         let mut users = Vec::new();
         if self.get_tenant(tenant_id).await?.business_hours_id.as_deref() == Some(id) {
             users.push("the workspace's business hours (Settings → Workspace)".to_string());

@@ -27,7 +27,7 @@ use super::{
     flows::Flow, in_use, opening_hours::OpeningHours, system_messages::SystemMessage, watchdogs::WatchdogReceiver,
     ConfigKind, Meta,
 };
-use crate::{audit::Actor, error::CoreResult, validate::Checks, Services};
+use crate::{audit::Actor, error::CoreResult, ids::TenantId, validate::Checks, Services};
 
 mod conditions;
 pub mod order;
@@ -465,7 +465,7 @@ fn closes_cycle(start: &str, edges: &HashMap<String, Vec<String>>) -> bool {
 }
 
 impl Services {
-    async fn resolve_references(&self, tenant_id: &str, checks: &mut Checks, refs: References) -> CoreResult<()> {
+    async fn resolve_references(&self, tenant_id: &TenantId, checks: &mut Checks, refs: References) -> CoreResult<()> {
         for (at, id) in refs.opening_hours {
             if !self.config_exists::<OpeningHours>(tenant_id, &id).await? {
                 checks.push(
@@ -512,7 +512,7 @@ impl Services {
     /// Creates or overrides a routing rule.
     pub async fn save_routing_rule(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         mut input: RoutingRule,
         actor: &Actor,
     ) -> CoreResult<RoutingRule> {
@@ -550,7 +550,7 @@ impl Services {
 
     /// The priority a rule saved without one gets: the one it has when it exists
     /// already, otherwise after every other rule.
-    async fn routing_rule_priority(&self, tenant_id: &str, id: Option<&str>) -> CoreResult<i64> {
+    async fn routing_rule_priority(&self, tenant_id: &TenantId, id: Option<&str>) -> CoreResult<i64> {
         let rules = self.config_all::<RoutingRule>(tenant_id).await?;
         if let Some(existing) = id.and_then(|id| rules.iter().find(|r| r.meta.id.as_deref() == Some(id))) {
             if let Some(p) = existing.priority {
@@ -566,7 +566,7 @@ impl Services {
 
     /// The tenant's active routing rules in the order they are tried: by priority,
     /// then name (rules without a priority, stored before priorities existed, last).
-    pub async fn routing_rules_in_order(&self, tenant_id: &str) -> CoreResult<Vec<RoutingRule>> {
+    pub async fn routing_rules_in_order(&self, tenant_id: &TenantId) -> CoreResult<Vec<RoutingRule>> {
         let mut rules: Vec<RoutingRule> = self
             .config_all::<RoutingRule>(tenant_id)
             .await?
@@ -581,7 +581,7 @@ impl Services {
     /// [`Services::routing_rules_in_order`], read inside `tx`.
     pub(crate) async fn routing_rules_in_order_in(
         tx: &mut crate::db::Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
     ) -> CoreResult<Vec<RoutingRule>> {
         let mut rules: Vec<RoutingRule> = Services::config_all_in::<RoutingRule>(tx, tenant_id)
             .await?
@@ -593,7 +593,7 @@ impl Services {
     }
 
     /// Deletes a routing rule that no other rule routes to.
-    pub async fn delete_routing_rule(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_routing_rule(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         let users = self
             .rules_naming(tenant_id, super::references::Named::RoutingRule(id))
             .await?;
@@ -604,7 +604,7 @@ impl Services {
     }
 
     /// Creates or overrides an SLA rule.
-    pub async fn save_sla_rule(&self, tenant_id: &str, mut input: SlaRule, actor: &Actor) -> CoreResult<SlaRule> {
+    pub async fn save_sla_rule(&self, tenant_id: &TenantId, mut input: SlaRule, actor: &Actor) -> CoreResult<SlaRule> {
         let mut checks = Checks::new();
         let mut refs = References::default();
         input.name = Some(checks.required_text("name", input.name.as_deref(), 200));
@@ -630,7 +630,7 @@ impl Services {
     }
 
     /// Deletes an SLA rule.
-    pub async fn delete_sla_rule(&self, tenant_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_sla_rule(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         self.config_delete::<SlaRule>(tenant_id, id, actor).await
     }
 }

@@ -12,6 +12,7 @@ use crate::{
     audit::{self, Actor},
     config::ConfigKind,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     time::now_ms,
     with_tx, Services,
 };
@@ -72,7 +73,7 @@ fn check_order(known: &HashSet<&str>, ids: &[String]) -> CoreResult<()> {
 impl Services {
     /// Every routing rule of the tenant, applied or not, in the order they are
     /// tried (see [`sort_by_priority`]).
-    pub async fn routing_rules_by_priority(&self, tenant_id: &str) -> CoreResult<Vec<RoutingRule>> {
+    pub async fn routing_rules_by_priority(&self, tenant_id: &TenantId) -> CoreResult<Vec<RoutingRule>> {
         let mut rules = self.config_all::<RoutingRule>(tenant_id).await?;
         sort_by_priority(&mut rules);
         Ok(rules)
@@ -83,7 +84,7 @@ impl Services {
     /// audited as `routingrule.reorder`. Returns the rules in their new order.
     pub async fn reorder_routing_rules(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         ordered_ids: &[String],
         actor: &Actor,
     ) -> CoreResult<Vec<RoutingRule>> {
@@ -142,7 +143,7 @@ impl Services {
     /// at either end it stays. Returns the rules in their new order.
     pub async fn move_routing_rule(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         id: &str,
         up: bool,
         actor: &Actor,

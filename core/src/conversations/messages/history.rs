@@ -1,10 +1,11 @@
 //! Reading messages back: one, a customer's history, and marking them delivered.
 
 use super::*;
+use crate::ids::TenantId;
 
 impl Services {
     /// One message of the tenant.
-    pub async fn get_message(&self, tenant_id: &str, id: &str) -> CoreResult<Message> {
+    pub async fn get_message(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Message> {
         let sql = format!(
             "select {MESSAGE_COLUMNS} from messages m join customers c on c.id = m.customer_id \
              where m.tenant_id = $1 and m.id = $2"
@@ -20,7 +21,7 @@ impl Services {
     /// A page of a customer's messages, newest first.
     pub async fn list_messages(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         page: &PageRequest,
     ) -> CoreResult<Page<Message>> {
@@ -50,7 +51,7 @@ impl Services {
     }
 
     /// Marks outbound messages as received by the customer's widget.
-    pub async fn mark_delivered(&self, tenant_id: &str, customer_id: &str, ids: &[&str]) -> CoreResult<()> {
+    pub async fn mark_delivered(&self, tenant_id: &TenantId, customer_id: &str, ids: &[&str]) -> CoreResult<()> {
         let sql = format!(
             "update messages set delivered_at = $3 where tenant_id = $1 and customer_id = $2 \
              and delivered_at is null and id in ({})",

@@ -3,12 +3,13 @@
 //! (`usecases::messages`).
 
 use super::*;
+use crate::ids::TenantId;
 
 impl Services {
     /// Resolves spec 2.3's `customerId` / `isExternalId` pair to a customer id.
     pub(crate) async fn resolve_message_customer(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         input: &MessageIn,
         checks: &mut Checks,
     ) -> Option<String> {
@@ -44,7 +45,7 @@ impl Services {
     pub(crate) async fn send_in(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         from: crate::conversations::ConversationStatus,
         content: Content,
@@ -96,7 +97,7 @@ impl Services {
     pub(crate) async fn insert_message(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &str,
         direction: Direction,
         content: Content,

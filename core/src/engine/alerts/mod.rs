@@ -35,6 +35,7 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    ids::TenantId,
     jobs::{self, kinds, Job},
     live::LiveEvent,
     mail::{self, NewMail},
@@ -123,7 +124,7 @@ struct AlertJob {
 /// (see the module doc). Nothing happens without receivers.
 pub(crate) async fn deliver(
     tx: &mut Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     receivers: &[WatchdogReceiver],
     alert: &Alert,
 ) -> CoreResult<()> {
@@ -186,7 +187,7 @@ impl Services {
     pub(crate) async fn write_alert(
         &self,
         tx: &mut Tx,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         receivers: &[WatchdogReceiver],
         alert: &Alert,
     ) -> CoreResult<Notified> {
@@ -217,7 +218,7 @@ impl Services {
             // The alert still reaches its users and webhooks; only its mails
             // wait for the tenant's next day.
             Err(CoreError::AllowanceSpent { .. }) => {
-                tracing::warn!(tenant_id, alert = %alert.kind, "alert mails over the workspace's daily allowance: not sent");
+                tracing::warn!(%tenant_id, alert = %alert.kind, "alert mails over the workspace's daily allowance: not sent");
             }
             other => other?,
         }
@@ -259,7 +260,7 @@ impl Services {
 
     /// Commits an alert's transaction and tells live screens: the notified
     /// users' dashboards (on every instance) and the webhook worker.
-    pub(crate) async fn commit_alerts(&self, mut tx: Tx, tenant_id: &str, notified: Notified) -> CoreResult<()> {
+    pub(crate) async fn commit_alerts(&self, mut tx: Tx, tenant_id: &TenantId, notified: Notified) -> CoreResult<()> {
         let events: Vec<LiveEvent> = notified
             .users
             .iter()
@@ -292,7 +293,7 @@ impl Services {
 
 /// Writes a notification for `user_id` unless no such user is left in the
 /// tenant. Returns whether it was written.
-pub(crate) async fn notify_user(tx: &mut Tx, tenant_id: &str, user_id: &str, alert: &Alert) -> CoreResult<bool> {
+pub(crate) async fn notify_user(tx: &mut Tx, tenant_id: &TenantId, user_id: &str, alert: &Alert) -> CoreResult<bool> {
     let written = with_tx!(tx, |conn| sqlx::query(
         "insert into notifications (id, tenant_id, user_id, kind, title, body, link, created_at) \
          select $1, $2, $3, $4, $5, $6, $7, $8 where exists (select 1 from users where tenant_id = $2 and id = $3)"
@@ -312,7 +313,7 @@ pub(crate) async fn notify_user(tx: &mut Tx, tenant_id: &str, user_id: &str, ale
 }
 
 /// The tenant's time zone (UTC when unknown).
-async fn tenant_zone(tx: &mut Tx, tenant_id: &str) -> CoreResult<chrono_tz::Tz> {
+async fn tenant_zone(tx: &mut Tx, tenant_id: &TenantId) -> CoreResult<chrono_tz::Tz> {
     let zone: Option<String> = with_tx!(tx, |conn| sqlx::query_scalar(
         "select timezone from tenants where id = $1"
     )

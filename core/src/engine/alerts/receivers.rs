@@ -21,6 +21,7 @@ use crate::{
     audit::{self, Actor},
     db::Tx,
     error::{CoreError, CoreResult},
+    ids::TenantId,
     sealing::{Purpose, Sealer},
     time::{from_ms, now_ms},
     validate::Checks,
@@ -31,7 +32,11 @@ use crate::{
 /// The tenant's alert secret in `tx`, made now if it has none: `(secret,
 /// previous secret, until when the previous one signs)`, as stored (sealed when
 /// the operator set a key).
-async fn secret_in(tx: &mut Tx, sealer: &Sealer, tenant_id: &str) -> CoreResult<(String, Option<String>, Option<i64>)> {
+async fn secret_in(
+    tx: &mut Tx,
+    sealer: &Sealer,
+    tenant_id: &TenantId,
+) -> CoreResult<(String, Option<String>, Option<i64>)> {
     with_tx!(tx, |conn| sqlx::query(
         "insert into alert_secrets (tenant_id, secret, updated_at) values ($1, $2, $3) \
          on conflict (tenant_id) do nothing"
@@ -57,7 +62,7 @@ async fn secret_in(tx: &mut Tx, sealer: &Sealer, tenant_id: &str) -> CoreResult<
 pub(super) async fn endpoint_for(
     tx: &mut Tx,
     sealer: &Sealer,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     url: &str,
 ) -> CoreResult<Option<String>> {
     let found: Option<(String, bool)> = with_tx!(tx, |conn| sqlx::query_as(
@@ -108,7 +113,7 @@ pub struct AlertReceiverState {
 impl Services {
     /// The tenant's alert secret (made now if it has none): every alert to a
     /// webhook receiver is signed with it.
-    pub async fn alert_secret(&self, tenant_id: &str) -> CoreResult<String> {
+    pub async fn alert_secret(&self, tenant_id: &TenantId) -> CoreResult<String> {
         let mut tx = self.db().begin().await?;
         let (secret, _, _) = secret_in(&mut tx, self.sealer(), tenant_id).await?;
         tx.commit().await?;
@@ -119,7 +124,7 @@ impl Services {
     /// `overlap_seconds` (0 to 604,800; default 86,400). Returns the new one.
     pub async fn rotate_alert_secret(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         overlap_seconds: Option<i64>,
         actor: &Actor,
     ) -> CoreResult<String> {
@@ -163,7 +168,7 @@ impl Services {
     }
 
     /// The webhook receiver URLs that have had alerts, with their state.
-    pub async fn alert_receivers(&self, tenant_id: &str) -> CoreResult<Vec<AlertReceiverState>> {
+    pub async fn alert_receivers(&self, tenant_id: &TenantId) -> CoreResult<Vec<AlertReceiverState>> {
         let rows: Vec<(String, bool, Option<String>, Option<i64>)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select url, enabled, disabled_reason, failing_since from webhook_endpoints \
              where tenant_id = $1 and receiver order by url"
@@ -183,7 +188,7 @@ impl Services {
     }
 
     /// Lets a disabled receiver URL get alerts again, tried at once.
-    pub async fn enable_alert_receiver(&self, tenant_id: &str, url: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn enable_alert_receiver(&self, tenant_id: &TenantId, url: &str, actor: &Actor) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let id: Option<String> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
             "update webhook_endpoints set enabled = true, disabled_reason = null, failing_since = null, \

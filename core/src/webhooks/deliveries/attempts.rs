@@ -1,6 +1,7 @@
 //! Recording what came of attempts: done, a retry, failed, or a disabled endpoint.
 
 use super::{circuit::CircuitRow, *};
+use crate::ids::TenantId;
 
 /// Attempts written per `insert` (10 parameters each, well within both backends'
 /// limits).
@@ -170,7 +171,7 @@ impl Services {
 /// Disables an endpoint (once) and audits it as Rapport's own act.
 async fn disable_endpoint(
     tx: &mut crate::db::Tx,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     endpoint_id: &str,
     reason: &str,
 ) -> CoreResult<bool> {

@@ -1,6 +1,7 @@
 //! An endpoint's circuit: whether it is held, and when it is tried again.
 
 use super::*;
+use crate::ids::TenantId;
 
 /// An endpoint's circuit, stored on `webhook_endpoints`.
 ///
@@ -65,7 +66,7 @@ impl Circuit {
 #[derive(sqlx::FromRow)]
 pub(super) struct CircuitRow {
     pub(super) id: String,
-    pub(super) tenant_id: String,
+    pub(super) tenant_id: TenantId,
     failures: i64,
     next_attempt_at: i64,
     last_failure_at: Option<i64>,

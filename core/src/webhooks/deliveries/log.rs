@@ -1,12 +1,13 @@
 //! The delivery log (deliveries and attempts), replay, and the event catalogue.
 
 use super::*;
+use crate::ids::TenantId;
 
 impl Services {
     /// A page of an endpoint's deliveries, newest first.
     pub async fn list_deliveries(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         endpoint_id: &str,
         page: &PageRequest,
     ) -> CoreResult<Page<Delivery>> {
@@ -54,7 +55,7 @@ impl Services {
     /// A page of an endpoint's attempts, newest first: the delivery log.
     pub async fn list_attempts(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         endpoint_id: &str,
         page: &PageRequest,
     ) -> CoreResult<Page<Attempt>> {
@@ -103,7 +104,7 @@ impl Services {
     /// A delivery in flight cannot be replayed (409).
     pub async fn replay_delivery(
         &self,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         endpoint_id: &str,
         delivery_id: &str,
         actor: &Actor,

@@ -51,6 +51,7 @@ use crate::{
     db::{placeholders, Backend},
     error::{CoreError, CoreResult},
     events::EventType,
+    ids::TenantId,
     model::{Page, PageRequest},
     sealing::Purpose,
     time::{duration_ms, from_ms, now_ms},
@@ -90,7 +91,7 @@ pub struct ClaimedDelivery {
     /// Delivery id (`rapport-delivery-id`).
     pub id: String,
     /// Tenant.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// Endpoint.
     pub endpoint_id: String,
     /// Where to POST.
@@ -131,7 +132,7 @@ pub struct AttemptResult {
     /// Its id.
     pub delivery_id: String,
     /// Its tenant.
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// Its endpoint.
     pub endpoint_id: String,
     /// Attempt number in the schedule.
@@ -208,7 +209,7 @@ pub struct Attempt {
 struct ClaimRow {
     seq: i64,
     id: String,
-    tenant_id: String,
+    tenant_id: TenantId,
     endpoint_id: String,
     url: String,
     secret: String,

@@ -25,7 +25,7 @@ use std::{
     time::Duration,
 };
 
-use rapport_core::{appointments::recordings::NewConferenceRecording, Services};
+use rapport_core::{appointments::recordings::NewConferenceRecording, ids::TenantId, Services};
 
 mod muxer;
 
@@ -45,7 +45,7 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(60);
 pub(super) enum Input {
     Start {
         room: String,
-        tenant_id: String,
+        tenant_id: TenantId,
     },
     Stop {
         room: String,
@@ -172,7 +172,7 @@ impl Recorder {
     }
 
     /// Starts recording `room` (an appointment of `tenant_id`); nothing when it is already.
-    pub fn record(&self, room: &str, tenant_id: &str) {
+    pub fn record(&self, room: &str, tenant_id: &TenantId) {
         if self
             .recording
             .lock()
@@ -182,7 +182,7 @@ impl Recorder {
             // Before any of its frames: the thread opens the room first.
             self.send(Input::Start {
                 room: room.to_string(),
-                tenant_id: tenant_id.to_string(),
+                tenant_id: tenant_id.clone(),
             });
         }
     }
@@ -207,7 +207,7 @@ impl Recorder {
 
 /// A finished file, to store.
 pub(super) struct Finished {
-    pub(super) tenant_id: String,
+    pub(super) tenant_id: TenantId,
     pub(super) path: PathBuf,
     pub(super) recording: NewConferenceRecording,
 }

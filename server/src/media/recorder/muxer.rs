@@ -14,6 +14,7 @@ use std::{
 };
 
 use rapport_core::appointments::recordings::{NewConferenceRecording, RecordingSource};
+use rapport_core::ids::TenantId;
 use str0m::media::MediaKind;
 
 use super::{Finished, Input};
@@ -63,7 +64,7 @@ struct OpenFile {
 
 /// One participant's camera (with sound) or screen while recorded.
 struct Track {
-    tenant_id: String,
+    tenant_id: TenantId,
     participant: String,
     host: Option<String>,
     /// When the wait for a first keyframe began.
@@ -87,7 +88,7 @@ pub(super) struct Muxer {
     seen_dropped: u64,
     storing: Arc<AtomicUsize>,
     /// Recorded rooms, with their tenants.
-    open: HashMap<String, String>,
+    open: HashMap<String, TenantId>,
     tracks: HashMap<Key, Track>,
 }
 
@@ -386,7 +387,7 @@ mod tests {
                 admitted: false,
                 tx,
             };
-            rooms.enter("room", "tenant", true, ann, true).unwrap();
+            rooms.enter("room", &TenantId::new("tenant"), true, ann, true).unwrap();
             let dir = tempfile::tempdir().unwrap();
             let (finished, stored) = tokio::sync::mpsc::unbounded_channel();
             let mut muxer = Muxer {

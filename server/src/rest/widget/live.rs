@@ -24,6 +24,7 @@ use axum::{
 use futures_util::{Stream, StreamExt};
 use rapport_core::{
     conversations::{Direction, Message},
+    ids::TenantId,
     live::{LiveEvent, LiveUpdate, Room},
     open_streams::StreamSlot,
 };
@@ -67,7 +68,7 @@ impl WidgetUpdate {
 /// The stored message a page is about to carry; one sent to the visitor counts
 /// as delivered once a page carries it. `None` when it is gone again (its
 /// customer was deleted meanwhile): there is nothing to show.
-async fn read_message(state: &AppState, tenant_id: &str, message_id: &str) -> Option<Box<Message>> {
+async fn read_message(state: &AppState, tenant_id: &TenantId, message_id: &str) -> Option<Box<Message>> {
     let message = state.services.get_message(tenant_id, message_id).await.ok()?;
     if message.direction == Direction::Outbound {
         let _ = state
@@ -246,7 +247,7 @@ async fn serve_socket(state: AppState, mut socket: WebSocket) {
 }
 
 /// Reads the hello and takes a place among the workspace's streams.
-async fn listen(state: &AppState, socket: &mut WebSocket) -> Result<(String, Room, StreamSlot), ApiError> {
+async fn listen(state: &AppState, socket: &mut WebSocket) -> Result<(TenantId, Room, StreamSlot), ApiError> {
     let hello = loop {
         match socket.recv().await {
             Some(Ok(Frame::Text(text))) => break text,
@@ -278,7 +279,12 @@ async fn listen(state: &AppState, socket: &mut WebSocket) -> Result<(String, Roo
     Ok((tenant_id, room, slot))
 }
 
-async fn forward(state: &AppState, tenant_id: &str, socket: &mut WebSocket, update: WidgetUpdate) -> Result<(), ()> {
+async fn forward(
+    state: &AppState,
+    tenant_id: &TenantId,
+    socket: &mut WebSocket,
+    update: WidgetUpdate,
+) -> Result<(), ()> {
     let frame = match update {
         WidgetUpdate::Resync => SocketFrame::Resync,
         WidgetUpdate::Message(message_id) => match read_message(state, tenant_id, &message_id).await {

@@ -19,6 +19,7 @@ use rapport_core::{
     },
     customers::{IdentitySettings, IdentitySettingsIn},
     files::FileUpload,
+    ids::TenantId,
     model::{Page, PageRequest},
     reports::ingest::{TrackBatch, TrackResult},
     CoreError,
@@ -88,7 +89,7 @@ struct WidgetKey {
 
 /// A visitor: widget key plus visitor token.
 struct Visitor {
-    tenant_id: String,
+    tenant_id: TenantId,
     customer_id: String,
     /// The visitor token (never logged): identify may move it to another customer.
     token: String,
