@@ -38,40 +38,90 @@ use crate::{
     with_db, with_tx, Services,
 };
 
-/// The kinds of job. Each names the module that handles it.
-pub mod kinds {
+/// The kinds of job. Each names the module that handles it; every kind is
+/// handled in one place, `usecases::jobs`, whose `match` the compiler checks
+/// for a kind nobody handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobKind {
     /// A waiting customer message reached a `NO_ANSWER` threshold (`engine::routing`).
-    pub const NO_ANSWER: &str = "routing.no_answer";
+    NoAnswer,
     /// A queued conversation waited `maxWaitSeconds` (`engine::routing`).
-    pub const QUEUE_TIMEOUT: &str = "routing.queue_timeout";
+    QueueTimeout,
     /// Capacity freed or an agent came online: queued conversations of a tenant
     /// are offered again, in arrival order (`engine::dispatch`).
-    pub const DRAIN: &str = "routing.drain";
+    Drain,
     /// An SLA clock's deadline (`engine::sla`).
-    pub const SLA_DEADLINE: &str = "sla.deadline";
+    SlaDeadline,
     /// A waiting message reached the `NO_ANSWER` seconds of an SLA rule: its
     /// clock starts if the rule holds then (`engine::sla`).
-    pub const SLA_START: &str = "sla.start";
+    SlaStart,
     /// The end of a watchdog's grouping window (`engine::watchdogs`).
-    pub const WATCHDOG_SUMMARY: &str = "watchdog.summary";
+    WatchdogSummary,
     /// Delivering one alert (watchdog or SLA) to its receivers, once
     /// (`engine::alerts`).
-    pub const ALERT: &str = "alert.deliver";
+    Alert,
     /// Deleting finished work older than the retention period (`retention`).
-    pub const RETENTION: &str = "retention";
+    Retention,
     /// Sending one mail of the outbox (`server/src/mail.rs`), keyed by the mail id.
-    pub const MAIL: &str = "mail.deliver";
+    Mail,
     /// Ending the recorded sessions that went quiet (recurring, every minute;
     /// `core/src/recordings/ends.rs`).
-    pub const RECORDING_ENDS: &str = "recording.ends";
+    RecordingEnds,
     /// Closing the presence of agents whose dashboard stopped sending heartbeats
     /// (recurring, every 30 s; `server/src/workers`).
-    pub const PRESENCE: &str = "presence.sweep";
+    Presence,
     /// Does nothing but tell the runner's observer when it fired: the timer
     /// benchmark and the runner's tests measure the runner with it. Its payload may
     /// ask it to fail its first runs (`{"fail": 2}`), to exercise retries. Nothing
     /// in Rapport schedules it.
-    pub const PROBE: &str = "probe";
+    Probe,
+}
+
+impl JobKind {
+    /// Every kind.
+    pub const ALL: [JobKind; 12] = [
+        JobKind::NoAnswer,
+        JobKind::QueueTimeout,
+        JobKind::Drain,
+        JobKind::SlaDeadline,
+        JobKind::SlaStart,
+        JobKind::WatchdogSummary,
+        JobKind::Alert,
+        JobKind::Retention,
+        JobKind::Mail,
+        JobKind::RecordingEnds,
+        JobKind::Presence,
+        JobKind::Probe,
+    ];
+
+    /// The kind as stored (`jobs.kind`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobKind::NoAnswer => "routing.no_answer",
+            JobKind::QueueTimeout => "routing.queue_timeout",
+            JobKind::Drain => "routing.drain",
+            JobKind::SlaDeadline => "sla.deadline",
+            JobKind::SlaStart => "sla.start",
+            JobKind::WatchdogSummary => "watchdog.summary",
+            JobKind::Alert => "alert.deliver",
+            JobKind::Retention => "retention",
+            JobKind::Mail => "mail.deliver",
+            JobKind::RecordingEnds => "recording.ends",
+            JobKind::Presence => "presence.sweep",
+            JobKind::Probe => "probe",
+        }
+    }
+
+    /// The kind stored as `s`, if this version knows it.
+    pub fn parse(s: &str) -> Option<JobKind> {
+        JobKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for JobKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What a kind of job carries: its payload, typed, and the kind it belongs to.
@@ -79,8 +129,8 @@ pub mod kinds {
 /// [`Job::read`], so a field is named once, in the payload's type, instead of
 /// by a string at each end. Payloads are JSON with camelCase keys.
 pub trait Payload: serde::Serialize + serde::de::DeserializeOwned {
-    /// The kind of job it is the payload of (one of [`kinds`]).
-    const KIND: &'static str;
+    /// The kind of job it is the payload of.
+    const KIND: JobKind;
 }
 
 /// [`schedule`] with a typed payload: the job `(P::KIND, key)` runs at `due_at`.
@@ -107,7 +157,7 @@ const ERROR_CHARS: usize = 2000;
 pub async fn schedule(
     tx: &mut Tx,
     tenant_id: Option<&TenantId>,
-    kind: &str,
+    kind: JobKind,
     key: &str,
     due_at: i64,
     payload: &serde_json::Value,
@@ -121,7 +171,7 @@ pub async fn schedule(
     )
     .bind(uuid::Uuid::now_v7().to_string())
     .bind(tenant_id)
-    .bind(kind)
+    .bind(kind.as_str())
     .bind(key)
     .bind(&payload)
     .bind(due_at)
@@ -133,11 +183,11 @@ pub async fn schedule(
 }
 
 /// Cancels the job `(kind, key)` in `tx`, if it exists.
-pub async fn cancel(tx: &mut Tx, kind: &str, key: &str) -> CoreResult<()> {
+pub async fn cancel(tx: &mut Tx, kind: JobKind, key: &str) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "delete from jobs where kind = $1 and job_key = $2"
     )
-    .bind(kind)
+    .bind(kind.as_str())
     .bind(key)
     .execute(conn)
     .await
@@ -147,7 +197,7 @@ pub async fn cancel(tx: &mut Tx, kind: &str, key: &str) -> CoreResult<()> {
 
 /// Cancels every job of `kind` whose key starts with `prefix`, in `tx` (for
 /// example every `NO_ANSWER` timer of one conversation).
-pub async fn cancel_prefix(tx: &mut Tx, kind: &str, prefix: &str) -> CoreResult<()> {
+pub async fn cancel_prefix(tx: &mut Tx, kind: JobKind, prefix: &str) -> CoreResult<()> {
     let pattern = format!(
         "{}%",
         prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
@@ -155,7 +205,7 @@ pub async fn cancel_prefix(tx: &mut Tx, kind: &str, prefix: &str) -> CoreResult<
     with_tx!(tx, |conn| sqlx::query(
         "delete from jobs where kind = $1 and job_key like $2 escape '\\'"
     )
-    .bind(kind)
+    .bind(kind.as_str())
     .bind(&pattern)
     .execute(conn)
     .await
@@ -170,7 +220,7 @@ pub struct Job {
     pub id: String,
     /// The tenant it belongs to; `None` for instance-wide work (retention).
     pub tenant_id: Option<TenantId>,
-    /// One of [`kinds`].
+    /// Its kind as stored: one of [`JobKind`] (see [`Job::job_kind`]).
     pub kind: String,
     /// Its key, unique within the kind.
     pub key: String,
@@ -183,11 +233,16 @@ pub struct Job {
 }
 
 impl Job {
+    /// Its kind, when this version knows it.
+    pub fn job_kind(&self) -> Option<JobKind> {
+        JobKind::parse(&self.kind)
+    }
+
     /// The job's payload as `P`, when the job is of `P`'s kind and its payload
     /// reads as one (a job stored by an older version may not: it is then
     /// dropped as done, as any job whose subject is gone).
     pub fn read<P: Payload>(&self) -> Option<P> {
-        if self.kind != P::KIND {
+        if self.kind != P::KIND.as_str() {
             return None;
         }
         serde_json::from_value(self.payload.clone())
@@ -369,7 +424,7 @@ impl Services {
     pub async fn schedule_job(
         &self,
         tenant_id: Option<&TenantId>,
-        kind: &str,
+        kind: JobKind,
         key: &str,
         due_at: i64,
         payload: &serde_json::Value,
@@ -382,14 +437,14 @@ impl Services {
     /// Adds the instance-wide job `(kind, key)` due at `due_at` unless it exists
     /// (whatever its due time): how recurring jobs are set up at start. Returns
     /// whether it was added.
-    pub async fn ensure_job(&self, kind: &str, key: &str, due_at: i64) -> CoreResult<bool> {
+    pub async fn ensure_job(&self, kind: JobKind, key: &str, due_at: i64) -> CoreResult<bool> {
         let mut tx = self.db().begin().await?;
         let added = with_tx!(&mut tx, |conn| sqlx::query(
             "insert into jobs (id, tenant_id, kind, job_key, payload, due_at, created_at) \
              values ($1, null, $2, $3, '{}', $4, $5) on conflict (kind, job_key) do nothing"
         )
         .bind(uuid::Uuid::now_v7().to_string())
-        .bind(kind)
+        .bind(kind.as_str())
         .bind(key)
         .bind(due_at)
         .bind(now_ms())
@@ -415,11 +470,11 @@ impl Services {
 
     /// The job `(kind, key)` as stored, if any, with its lease (for tests and
     /// diagnostics): `(due_at, lease_until, attempts, last_error)`.
-    pub async fn job_state(&self, kind: &str, key: &str) -> CoreResult<Option<JobState>> {
+    pub async fn job_state(&self, kind: JobKind, key: &str) -> CoreResult<Option<JobState>> {
         let row: Option<(i64, Option<i64>, i64, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select due_at, lease_until, attempts, last_error from jobs where kind = $1 and job_key = $2"
         )
-        .bind(kind)
+        .bind(kind.as_str())
         .bind(key)
         .fetch_optional(pool)
         .await)?;

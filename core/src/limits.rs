@@ -443,7 +443,7 @@ impl Services {
     /// Refuses (429 `mail_allowance_spent`) when `mails` more would pass the
     /// tenant's mails of today. Checked before a write that mails afterwards
     /// (an appointment with invitations), so a refusal leaves nothing created.
-    pub async fn ensure_mail_allowance(&self, tenant_id: &TenantId, mails: usize) -> CoreResult<()> {
+    pub(crate) async fn ensure_mail_allowance(&self, tenant_id: &TenantId, mails: usize) -> CoreResult<()> {
         let limit = self.tenant_limits(tenant_id).await?.mails_per_day;
         let now = crate::time::now_ms();
         let used: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(
@@ -461,7 +461,7 @@ impl Services {
     }
 
     /// Forgets usage counts older than a week (the bounds read today's only).
-    pub async fn prune_tenant_usage(&self, now_ms: i64) -> CoreResult<u64> {
+    pub(crate) async fn prune_tenant_usage(&self, now_ms: i64) -> CoreResult<u64> {
         Ok(with_db!(self.writer(), |pool| sqlx::query(
             "delete from tenant_usage where window_start < $1"
         )

@@ -2,7 +2,7 @@
 //! invitations.
 //!
 //! A mail is a row of `mail_outbox`, written in the same step as what caused it,
-//! together with a durable job ([`crate::jobs::kinds::MAIL`], keyed by the mail
+//! together with a durable job ([`crate::JobKind::Mail`], keyed by the mail
 //! id) that the server's job runner runs to send it. With an SMTP server
 //! configured the runner sends the mail and records `SENT`, or moves the job to
 //! the next retry, or records `FAILED` once the attempts of [`mail_backoff`] are
@@ -26,7 +26,7 @@ use crate::{
     db::Tx,
     error::CoreResult,
     ids::TenantId,
-    jobs::{self, kinds},
+    jobs::{self, JobKind},
     model::{Page, PageRequest},
     sealing::{Purpose, Sealer},
     time::{duration_ms, from_ms, now_ms},
@@ -158,7 +158,7 @@ pub(crate) async fn queue(tx: &mut Tx, sealer: &Sealer, tenant_id: &TenantId, ma
         .map(|r| r.rows_affected())
         })?;
         // The payload stays empty: what the mail says stays in the outbox.
-        jobs::schedule(tx, Some(tenant_id), kinds::MAIL, &id, now, &serde_json::json!({})).await?;
+        jobs::schedule(tx, Some(tenant_id), JobKind::Mail, &id, now, &serde_json::json!({})).await?;
     }
     Ok(())
 }
@@ -316,7 +316,7 @@ impl Services {
              on conflict (kind, job_key) do update set due_at = excluded.due_at, lease_until = null, attempts = 0 \
              where jobs.due_at = $3"
         )
-        .bind(kinds::MAIL)
+        .bind(JobKind::Mail.as_str())
         .bind(now_ms())
         .bind(jobs::PARKED)
         .execute(conn)
@@ -364,7 +364,7 @@ impl Services {
         if changed > 0 {
             // Due now, whether its job waited for a retry, was parked, or was
             // dropped when the mail failed.
-            jobs::schedule(&mut tx, Some(tenant_id), kinds::MAIL, id, now, &serde_json::json!({})).await?;
+            jobs::schedule(&mut tx, Some(tenant_id), JobKind::Mail, id, now, &serde_json::json!({})).await?;
         }
         tx.commit().await
     }
@@ -397,7 +397,7 @@ impl Services {
             jobs::schedule(
                 &mut tx,
                 Some(&claimed.tenant_id),
-                kinds::MAIL,
+                JobKind::Mail,
                 &claimed.mail.id,
                 next,
                 &serde_json::json!({}),

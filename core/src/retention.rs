@@ -20,7 +20,7 @@
 //! interleaves with the requests' writes.
 //!
 //! The server runs it as a recurring job of the job runner
-//! ([`crate::jobs::kinds::RETENTION`], hourly), each run bounded in time
+//! ([`crate::jobs::JobKind::Retention`], hourly), each run bounded in time
 //! ([`Services::prune_until`]) so that it ends well within its lease.
 
 use crate::{error::CoreResult, with_tx, Services};
@@ -74,7 +74,7 @@ pub struct EventCursor(Option<(i64, String)>);
 impl Services {
     /// Deletes up to `batch` deliveries that finished before `before` (unix ms),
     /// with their attempts. Returns how many.
-    pub async fn prune_deliveries(&self, before: i64, batch: i64) -> CoreResult<u64> {
+    pub(crate) async fn prune_deliveries(&self, before: i64, batch: i64) -> CoreResult<u64> {
         let mut tx = self.db().begin().await?;
         let deleted = with_tx!(&mut tx, |conn| sqlx::query(
             "delete from webhook_deliveries where seq in (select seq from webhook_deliveries \
@@ -92,7 +92,7 @@ impl Services {
     /// Reads up to `batch` events written before `before`, after `cursor`, and
     /// deletes those no delivery refers to. Returns how many it deleted, and where
     /// the next batch starts (`None` once the old events are all read).
-    pub async fn prune_events(
+    pub(crate) async fn prune_events(
         &self,
         before: i64,
         batch: i64,
@@ -133,7 +133,7 @@ impl Services {
     }
 
     /// Deletes up to `batch` mails sent, or failed for good, before `before`.
-    pub async fn prune_mail(&self, before: i64, batch: i64) -> CoreResult<u64> {
+    pub(crate) async fn prune_mail(&self, before: i64, batch: i64) -> CoreResult<u64> {
         let mut tx = self.db().begin().await?;
         // A sent or failed mail's `next_attempt_at` is when it was sent or gave up.
         let deleted = with_tx!(&mut tx, |conn| sqlx::query(

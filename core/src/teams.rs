@@ -225,7 +225,7 @@ impl Services {
     }
 
     /// Which of `ids` are users of the tenant; one query.
-    pub async fn existing_user_ids(&self, tenant_id: &TenantId, ids: &[String]) -> CoreResult<Vec<String>> {
+    pub(crate) async fn existing_user_ids(&self, tenant_id: &TenantId, ids: &[String]) -> CoreResult<Vec<String>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }

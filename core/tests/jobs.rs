@@ -12,7 +12,7 @@ use rapport_core::{
     audit::Actor,
     backend_tests,
     db::{Backend, Db},
-    jobs::{self, kinds, Job, JobState, PARKED},
+    jobs::{self, Job, JobKind, JobState, PARKED},
     tenants::NewTenant,
     testing::TestDb,
     time::now_ms,
@@ -23,11 +23,13 @@ use serde_json::json;
 const LEASE: i64 = 60_000;
 
 async fn schedule(s: &Services, key: &str, due_at: i64, payload: serde_json::Value) {
-    s.schedule_job(None, kinds::PROBE, key, due_at, &payload).await.unwrap();
+    s.schedule_job(None, JobKind::Probe, key, due_at, &payload)
+        .await
+        .unwrap();
 }
 
 async fn state(s: &Services, key: &str) -> Option<JobState> {
-    s.job_state(kinds::PROBE, key).await.unwrap()
+    s.job_state(JobKind::Probe, key).await.unwrap()
 }
 
 async fn count(s: &Services, sql: &str) -> i64 {
@@ -41,7 +43,7 @@ async fn an_hour_passes(s: &Services, key: &str) {
         "update jobs set due_at = due_at - 3600000, lease_until = lease_until - 3600000 \
          where kind = $1 and job_key = $2"
     )
-    .bind(kinds::PROBE)
+    .bind(JobKind::Probe.as_str())
     .bind(key)
     .execute(pool)
     .await
@@ -73,7 +75,7 @@ async fn scheduling_moves_a_timer_and_cancelling_removes_what_it_names(db: TestD
 
     // A schedule rolled back with its transaction leaves nothing.
     let mut tx = s.db().begin().await.unwrap();
-    jobs::schedule(&mut tx, None, kinds::PROBE, "rolled:back", t, &json!({}))
+    jobs::schedule(&mut tx, None, JobKind::Probe, "rolled:back", t, &json!({}))
         .await
         .unwrap();
     drop(tx);
@@ -83,14 +85,14 @@ async fn scheduling_moves_a_timer_and_cancelling_removes_what_it_names(db: TestD
     for key in ["c1:x", "c1:y", "c10:z", "a_b:1", "axb:1", "50%:1", "50x:1"] {
         schedule(&s, key, t + 60_000, json!({})).await;
     }
-    s.schedule_job(None, kinds::NO_ANSWER, "c1:x", t + 60_000, &json!({}))
+    s.schedule_job(None, JobKind::NoAnswer, "c1:x", t + 60_000, &json!({}))
         .await
         .unwrap();
     let mut tx = s.db().begin().await.unwrap();
-    jobs::cancel(&mut tx, kinds::PROBE, "a:1").await.unwrap();
-    jobs::cancel_prefix(&mut tx, kinds::PROBE, "c1:").await.unwrap();
-    jobs::cancel_prefix(&mut tx, kinds::PROBE, "a_b").await.unwrap();
-    jobs::cancel_prefix(&mut tx, kinds::PROBE, "50%").await.unwrap();
+    jobs::cancel(&mut tx, JobKind::Probe, "a:1").await.unwrap();
+    jobs::cancel_prefix(&mut tx, JobKind::Probe, "c1:").await.unwrap();
+    jobs::cancel_prefix(&mut tx, JobKind::Probe, "a_b").await.unwrap();
+    jobs::cancel_prefix(&mut tx, JobKind::Probe, "50%").await.unwrap();
     tx.commit().await.unwrap();
     let left: Vec<String> = with_db!(s.db(), |pool| sqlx::query_scalar(
         "select kind || ' ' || job_key from jobs order by kind, job_key"
@@ -122,7 +124,7 @@ async fn claims_take_due_jobs_oldest_first_under_a_lease(db: TestDb) {
     assert_eq!(keys(&claimed), ["first", "second"]);
     assert_eq!(claimed[1].payload, json!({"n": 2}));
     assert_eq!(claimed[1].due_at, t - 2_000);
-    assert_eq!(claimed[1].kind, kinds::PROBE);
+    assert_eq!(claimed[1].job_kind(), Some(JobKind::Probe));
     let leased = state(&s, "first").await.unwrap();
     assert!(leased.lease_until.unwrap() >= t + LEASE, "{leased:?}");
     assert_eq!(keys(&s.claim_jobs(10, LEASE).await.unwrap()), ["third"]);
@@ -217,9 +219,9 @@ async fn a_failed_run_is_retried_later_and_dropped_when_spent(db: TestDb) {
 async fn ensuring_a_recurring_job_adds_it_once_and_moves_nothing(db: TestDb) {
     let s = db.services();
     let t = now_ms();
-    assert!(s.ensure_job(kinds::RETENTION, "instance", t + 1_000).await.unwrap());
-    assert!(!s.ensure_job(kinds::RETENTION, "instance", t).await.unwrap());
-    let kept = s.job_state(kinds::RETENTION, "instance").await.unwrap().unwrap();
+    assert!(s.ensure_job(JobKind::Retention, "instance", t + 1_000).await.unwrap());
+    assert!(!s.ensure_job(JobKind::Retention, "instance", t).await.unwrap());
+    let kept = s.job_state(JobKind::Retention, "instance").await.unwrap().unwrap();
     assert_eq!(kept.due_at, t + 1_000);
     // Freeing leases (SQLite at start) makes a claimed job due again at once.
     schedule(&s, "held", t - 1, json!({})).await;
@@ -261,7 +263,7 @@ async fn every_pending_mail_has_its_job(db: TestDb) {
     assert_eq!(s.schedule_pending_mail().await.unwrap(), 2);
     let mail_job = |key: &'static str| {
         let s = s.clone();
-        async move { s.job_state(kinds::MAIL, key).await.unwrap() }
+        async move { s.job_state(JobKind::Mail, key).await.unwrap() }
     };
     assert_eq!(mail_job("m-pending").await.unwrap().due_at, t - 5);
     assert_eq!(mail_job("m-later").await.unwrap().due_at, t + 60_000);
@@ -273,7 +275,7 @@ async fn every_pending_mail_has_its_job(db: TestDb) {
     assert_eq!(keys(&claimed), ["m-pending"]);
     assert_eq!(claimed[0].tenant_id.as_deref(), Some(tenant.as_str()));
     s.defer_job(&claimed[0], PARKED).await.unwrap();
-    s.schedule_job(None, kinds::MAIL, "m-later", t + 90_000, &json!({}))
+    s.schedule_job(None, JobKind::Mail, "m-later", t + 90_000, &json!({}))
         .await
         .unwrap();
     assert_eq!(s.schedule_pending_mail().await.unwrap(), 1, "only the parked one");
@@ -328,7 +330,7 @@ async fn concurrent_claimers_never_get_the_same_job(db: TestDb) {
     let mut tx = s.db().begin().await.unwrap();
     for n in 0..JOBS {
         let key = format!("job:{n}");
-        jobs::schedule(&mut tx, None, kinds::PROBE, &key, t - (n % 50) as i64, &json!({}))
+        jobs::schedule(&mut tx, None, JobKind::Probe, &key, t - (n % 50) as i64, &json!({}))
             .await
             .unwrap();
     }

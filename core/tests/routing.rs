@@ -15,19 +15,48 @@ use rapport_core::{
         Meta,
     },
     conversations::{ConversationStatus, Direction, MessageIn, MessageType, StatusIn},
+    error::CoreResult,
     ids::TenantId,
-    jobs::kinds,
+    jobs::Job,
+    jobs::JobKind,
     model::Role,
     reports::api::PresenceStatus,
     teams::TeamIn,
     tenants::NewTenant,
     testing::TestDb,
+    usecases::jobs::InstanceJobs,
     users::NewUser,
     with_db, Services,
 };
 
 fn actor() -> Actor {
     Actor::system("tests")
+}
+
+/// The engines' jobs only: the server's own kinds (mail, retention, sweeps) are
+/// not these tests' business.
+struct EnginesOnly;
+
+impl InstanceJobs for EnginesOnly {
+    async fn mail(&self, _: &Job) -> CoreResult<()> {
+        Ok(())
+    }
+
+    async fn retention(&self, _: &Job) -> CoreResult<()> {
+        Ok(())
+    }
+
+    async fn presence(&self, _: &Job) -> CoreResult<()> {
+        Ok(())
+    }
+
+    async fn recording_ends(&self, _: &Job) -> CoreResult<()> {
+        Ok(())
+    }
+
+    fn probe(&self, _: &Job) -> CoreResult<()> {
+        Ok(())
+    }
 }
 
 struct Fixture {
@@ -158,12 +187,12 @@ impl Fixture {
 
     /// Makes the jobs of `kind` due now, then runs every due engine job once, as
     /// the runner would. Returns how many of `kind` (or of any kind) ran.
-    async fn fire(&self, kind: Option<&str>) -> usize {
+    async fn fire(&self, kind: Option<JobKind>) -> usize {
         if let Some(kind) = kind {
             with_db!(self.s.writer(), |pool| sqlx::query(
                 "update jobs set due_at = 0 where kind = $1"
             )
-            .bind(kind)
+            .bind(kind.as_str())
             .execute(pool)
             .await
             .map(|r| r.rows_affected()))
@@ -171,12 +200,12 @@ impl Fixture {
         }
         let mut ran = 0;
         for job in self.s.claim_jobs(1000, 60_000).await.unwrap() {
-            if job.kind == kinds::MAIL || job.kind == kinds::RETENTION {
+            if matches!(job.job_kind(), Some(JobKind::Mail | JobKind::Retention)) {
                 continue;
             }
-            self.s.run_engine_job(&job).await.unwrap();
+            self.s.run_job(&job, &EnginesOnly).await.unwrap();
             self.s.complete_job(&job).await.unwrap();
-            if kind.is_none_or(|k| k == job.kind) {
+            if kind.is_none_or(|k| k.as_str() == job.kind) {
                 ran += 1;
             }
         }
@@ -366,7 +395,7 @@ async fn unanswered_messages_are_routed_again(t: TestDb) {
     f.rule(first).await;
     let waiting = f.writes("w1", "anyone?").await;
     assert_eq!(f.assignee(&waiting).await.as_deref(), Some(a.as_str()));
-    assert_eq!(f.fire(Some(kinds::NO_ANSWER)).await, 1);
+    assert_eq!(f.fire(Some(JobKind::NoAnswer)).await, 1);
     assert_eq!(f.assignee(&waiting).await.as_deref(), Some(b.as_str()));
     let log = f.s.routing_log_of_conversation(&f.tenant, &waiting, 10).await.unwrap();
     assert_eq!(log[0].reason, "NO_ANSWER");
@@ -387,7 +416,7 @@ async fn unanswered_messages_are_routed_again(t: TestDb) {
     )
     .await
     .unwrap();
-    assert_eq!(f.fire(Some(kinds::NO_ANSWER)).await, 0);
+    assert_eq!(f.fire(Some(JobKind::NoAnswer)).await, 0);
     assert_eq!(f.assignee(&answered).await.as_deref(), Some(a.as_str()));
 }
 
@@ -429,7 +458,7 @@ async fn a_finished_wait_asks_the_else_rules(t: TestDb) {
     ))
     .await;
     assert_eq!(f.queued().await, std::slice::from_ref(&customer));
-    assert_eq!(f.fire(Some(kinds::QUEUE_TIMEOUT)).await, 1);
+    assert_eq!(f.fire(Some(JobKind::QueueTimeout)).await, 1);
     assert!(f.queued().await.is_empty());
     let messages =
         f.s.list_messages(&f.tenant, &customer, &Default::default())
@@ -513,7 +542,7 @@ async fn sla_clocks_are_met_or_missed_and_alert(t: TestDb) {
         .unwrap()
         .is_empty());
     f.writes("s1", "still there?").await;
-    assert_eq!(f.fire(Some(kinds::SLA_DEADLINE)).await, 1);
+    assert_eq!(f.fire(Some(JobKind::SlaDeadline)).await, 1);
     // The alert is delivered by a job of its own, once the miss has committed.
     f.fire(None).await;
     assert_eq!(f.facts("SLA_1_MATCH").await, 1);
@@ -531,7 +560,7 @@ async fn sla_clocks_are_met_or_missed_and_alert(t: TestDb) {
     .unwrap();
     assert_eq!((notified, mailed), (1, 1));
     // Firing again changes nothing: a clock is missed once.
-    assert_eq!(f.fire(Some(kinds::SLA_DEADLINE)).await, 0);
+    assert_eq!(f.fire(Some(JobKind::SlaDeadline)).await, 0);
     assert_eq!(f.facts("SLA_2_MISS").await, 1);
     let _ = sla;
 }
@@ -561,7 +590,7 @@ async fn an_sla_on_slow_answers_starts_once_the_wait_is_long(t: TestDb) {
     .unwrap();
     let slow = f.writes("slow", "hello?").await;
     assert!(f.deadlines(&slow).await.is_empty(), "no clock before the wait is long");
-    assert_eq!(f.fire(Some(kinds::SLA_START)).await, 1);
+    assert_eq!(f.fire(Some(JobKind::SlaStart)).await, 1);
     let deadlines = f.deadlines(&slow).await;
     assert_eq!(deadlines.len(), 1);
     let left = (deadlines[0].1 - chrono::Utc::now()).num_seconds();
@@ -584,7 +613,7 @@ async fn an_sla_on_slow_answers_starts_once_the_wait_is_long(t: TestDb) {
     )
     .await
     .unwrap();
-    assert_eq!(f.fire(Some(kinds::SLA_START)).await, 0);
+    assert_eq!(f.fire(Some(JobKind::SlaStart)).await, 0);
     assert!(f.deadlines(&quick).await.is_empty());
     assert_eq!(f.facts("SLA_1_MATCH").await, 1);
 }

@@ -3,7 +3,7 @@
 //!
 //! The real job runner (`rapport_server::workers`, default settings: a look every
 //! 200 ms, 16 jobs at once) runs in this process on a fresh database, and a
-//! stream of probe timers (`kinds::PROBE`, whose handler only reports when it
+//! stream of probe timers (`JobKind::Probe`, whose handler only reports when it
 //! ran) is scheduled through the service layer at a fixed rate, each due a short
 //! delay after it is written, as the engines schedule `NO_ANSWER` and SLA timers.
 //! Lateness is the time from a timer's due time to its handler's start.
@@ -22,7 +22,7 @@
 
 use std::time::{Duration, Instant};
 
-use rapport_core::{jobs::kinds, testing::TestDb, time::now_ms, with_db, with_tx, Services};
+use rapport_core::{jobs::JobKind, testing::TestDb, time::now_ms, with_db, with_tx, Services};
 use rapport_server::workers::{self, Fired, Handlers, RunnerSettings};
 use serde_json::json;
 use tokio::sync::{mpsc, watch};
@@ -75,7 +75,7 @@ async fn stream(services: &Services, label: &str, count: usize, rate: u64, delay
         tokio::time::sleep_until((started + every * n as u32).into()).await;
         let due = now_ms() + i64::try_from(delay.as_millis()).unwrap_or(0);
         services
-            .schedule_job(None, kinds::PROBE, &format!("{label}:{n}"), due, &json!({}))
+            .schedule_job(None, JobKind::Probe, &format!("{label}:{n}"), due, &json!({}))
             .await
             .expect("scheduling a timer");
     }
@@ -105,10 +105,10 @@ async fn pending_timers(services: &Services, count: usize) {
     const ROWS: usize = 500;
     const STATEMENTS: usize = 10;
     let kinds = [
-        kinds::NO_ANSWER,
-        kinds::SLA_DEADLINE,
-        kinds::QUEUE_TIMEOUT,
-        kinds::WATCHDOG_SUMMARY,
+        JobKind::NoAnswer,
+        JobKind::SlaDeadline,
+        JobKind::QueueTimeout,
+        JobKind::WatchdogSummary,
     ];
     let now = now_ms();
     let mut written = 0;
@@ -133,7 +133,7 @@ async fn pending_timers(services: &Services, count: usize) {
                     let due = now + 3_600_000 + (i as i64 * 86_400_000) / count as i64;
                     q = q
                         .bind(uuid::Uuid::now_v7().to_string())
-                        .bind(kinds[i % kinds.len()])
+                        .bind(kinds[i % kinds.len()].as_str())
                         .bind(format!("pending:{i}"))
                         .bind(due);
                 }

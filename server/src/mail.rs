@@ -1,4 +1,4 @@
-//! Sending mail: the job runner's handler for `kinds::MAIL` jobs (one per mail
+//! Sending mail: the job runner's handler for `JobKind::Mail` jobs (one per mail
 //! of the outbox, see `rapport_core::mail`), through the configured SMTP server
 //! with lettre.
 //!

@@ -1,4 +1,4 @@
-//! Retention as a recurring job of the runner (`kinds::RETENTION`): hourly,
+//! Retention as a recurring job of the runner (`JobKind::Retention`): hourly,
 //! deletes what is older than `RAPPORT_RETENTION` (see `rapport_core::retention`),
 //! a bounded batch per transaction with a pause between batches, so the requests'
 //! writes go first. The job is added at the first start (due at once).
@@ -9,7 +9,13 @@
 
 use std::time::{Duration, Instant};
 
-use rapport_core::{error::CoreResult, jobs::Job, retention::BATCH, time::now_ms, Services};
+use rapport_core::{
+    error::CoreResult,
+    jobs::{Job, JobKind},
+    retention::BATCH,
+    time::now_ms,
+    Services,
+};
 
 use crate::workers::recurring;
 
@@ -23,7 +29,7 @@ pub const BUDGET: Duration = Duration::from_secs(20);
 /// Runs the retention job: `period` is how long finished work is kept (`None`:
 /// forever). Recordings follow each workspace's own retention either way.
 pub async fn run(services: &Services, period: Option<Duration>, job: &Job) -> CoreResult<()> {
-    recurring::next_run(services, job, EVERY).await?;
+    recurring::next_run(services, job, JobKind::Retention, EVERY).await?;
     let before = match period {
         Some(period) => now_ms().saturating_sub(i64::try_from(period.as_millis()).unwrap_or(i64::MAX)),
         // Nothing is older than the epoch.
@@ -50,7 +56,7 @@ pub async fn run(services: &Services, period: Option<Duration>, job: &Job) -> Co
     }
     if !finished {
         // More is left: the next run goes on at once.
-        recurring::next_run(services, job, Duration::ZERO).await?;
+        recurring::next_run(services, job, JobKind::Retention, Duration::ZERO).await?;
     }
     Ok(())
 }

@@ -154,7 +154,7 @@ impl Services {
     }
 
     /// Whether an object of kind `K` exists.
-    pub async fn config_exists<K: ConfigKind>(&self, tenant_id: &TenantId, id: &str) -> CoreResult<bool> {
+    pub(crate) async fn config_exists<K: ConfigKind>(&self, tenant_id: &TenantId, id: &str) -> CoreResult<bool> {
         let n: i64 = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select count(*) from config_objects where tenant_id = $1 and kind = $2 and id = $3"
         )

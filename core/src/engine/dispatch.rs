@@ -37,7 +37,7 @@ use crate::{
     db::Tx,
     error::CoreResult,
     ids::TenantId,
-    jobs::{self, kinds, Job},
+    jobs::{self, Job, JobKind},
     live::LiveEvent,
     reports::{catalogue, facts},
     time::now_ms,
@@ -122,7 +122,7 @@ fn engine_actor() -> Actor {
 /// `NO_ANSWER` timers and SLA clocks stop.
 pub(crate) async fn answered(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
     let prefix = format!("{tenant_id}:{customer_id}:");
-    jobs::cancel_prefix(tx, kinds::NO_ANSWER, &prefix).await?;
+    jobs::cancel_prefix(tx, JobKind::NoAnswer, &prefix).await?;
     super::sla::stop_clocks(tx, tenant_id, customer_id, "MET").await
 }
 
@@ -137,7 +137,7 @@ pub(crate) async fn assigned_by_hand(tx: &mut Tx, tenant_id: &TenantId, customer
 /// has room for the next one.
 pub(crate) async fn closed(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
     let prefix = format!("{tenant_id}:{customer_id}:");
-    jobs::cancel_prefix(tx, kinds::NO_ANSWER, &prefix).await?;
+    jobs::cancel_prefix(tx, JobKind::NoAnswer, &prefix).await?;
     super::sla::stop_clocks(tx, tenant_id, customer_id, "CLOSED").await?;
     leave_queue(tx, tenant_id, customer_id).await?;
     schedule_drain(tx, tenant_id).await
@@ -494,7 +494,7 @@ impl Services {
 
     /// An agent went offline: each open conversation assigned to them is routed
     /// again, each in a transaction of its own.
-    pub async fn agent_went_offline(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
+    pub(crate) async fn agent_went_offline(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
         let held: Vec<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select id from customers where tenant_id = $1 and assigned_user_id = $2 and status <> 'DONE'"
         )
@@ -520,7 +520,7 @@ impl Services {
     }
 }
 
-/// A waiting message reached a `NO_ANSWER` threshold ([`kinds::NO_ANSWER`]).
+/// A waiting message reached a `NO_ANSWER` threshold ([`JobKind::NoAnswer`]).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct NoAnswer {
@@ -533,5 +533,5 @@ pub(crate) struct NoAnswer {
 }
 
 impl jobs::Payload for NoAnswer {
-    const KIND: &'static str = kinds::NO_ANSWER;
+    const KIND: JobKind = JobKind::NoAnswer;
 }

@@ -18,7 +18,7 @@
 //! - [`watchdogs`]: firing watchdogs on events, grouped per window.
 //!
 //! Timers (`NO_ANSWER`, queue waits, SLA deadlines, watchdog windows) are durable
-//! jobs ([`crate::jobs`]); [`Services::run_engine_job`] runs the ones due.
+//! jobs ([`crate::jobs`]); `usecases::jobs` runs the ones due.
 
 pub mod alerts;
 pub mod balance;
@@ -31,28 +31,3 @@ pub mod routing;
 pub mod sla;
 pub mod snapshot;
 pub mod watchdogs;
-
-use crate::{
-    error::{CoreError, CoreResult},
-    jobs::{kinds, Job},
-    Services,
-};
-
-impl Services {
-    /// Runs a due engine job (called by the job runner).
-    pub async fn run_engine_job(&self, job: &Job) -> CoreResult<()> {
-        match job.kind.as_str() {
-            kinds::NO_ANSWER => self.fire_no_answer(job).await,
-            kinds::QUEUE_TIMEOUT => self.fire_queue_timeout(job).await,
-            kinds::SLA_DEADLINE => self.fire_sla_deadline(job).await,
-            kinds::SLA_START => self.fire_sla_start(job).await,
-            kinds::DRAIN => match job.tenant_id.as_ref() {
-                Some(tenant_id) => self.drain_queue(tenant_id).await.map(|_| ()),
-                None => Ok(()),
-            },
-            kinds::WATCHDOG_SUMMARY => self.watchdog_summary(job).await,
-            kinds::ALERT => self.run_alert_job(job).await,
-            other => Err(CoreError::Internal(format!("no engine handles jobs of kind {other}"))),
-        }
-    }
-}

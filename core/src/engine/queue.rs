@@ -17,7 +17,7 @@ use crate::{
     db::Tx,
     error::CoreResult,
     ids::TenantId,
-    jobs::{self, kinds, Job},
+    jobs::{self, Job, JobKind},
     live::LiveEvent,
     time::now_ms,
     with_db, with_tx, Services,
@@ -41,7 +41,7 @@ pub(crate) async fn schedule_drain(tx: &mut Tx, tenant_id: &TenantId) -> CoreRes
     if queued.is_none() {
         return Ok(());
     }
-    jobs::schedule(tx, Some(tenant_id), kinds::DRAIN, tenant_id, now_ms(), &json!({})).await
+    jobs::schedule(tx, Some(tenant_id), JobKind::Drain, tenant_id, now_ms(), &json!({})).await
 }
 
 pub(super) async fn leave_queue(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
@@ -54,7 +54,7 @@ pub(super) async fn leave_queue(tx: &mut Tx, tenant_id: &TenantId, customer_id: 
     .await
     .map(|r| r.rows_affected()))?;
     if removed > 0 {
-        jobs::cancel(tx, kinds::QUEUE_TIMEOUT, &queue_key(tenant_id, customer_id)).await?;
+        jobs::cancel(tx, JobKind::QueueTimeout, &queue_key(tenant_id, customer_id)).await?;
     }
     Ok(())
 }
@@ -116,7 +116,7 @@ pub(super) async fn enqueue(
     .await
 }
 
-/// A queued conversation's longest wait ([`kinds::QUEUE_TIMEOUT`]).
+/// A queued conversation's longest wait ([`JobKind::QueueTimeout`]).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct QueueTimeout {
@@ -127,13 +127,13 @@ pub(crate) struct QueueTimeout {
 }
 
 impl jobs::Payload for QueueTimeout {
-    const KIND: &'static str = kinds::QUEUE_TIMEOUT;
+    const KIND: JobKind = JobKind::QueueTimeout;
 }
 
 impl Services {
     /// Offers the tenant's queued conversations again, oldest first; each in a
     /// transaction of its own. Returns how many were assigned.
-    pub async fn drain_queue(&self, tenant_id: &TenantId) -> CoreResult<usize> {
+    pub(crate) async fn drain_queue(&self, tenant_id: &TenantId) -> CoreResult<usize> {
         type Entry = (String, String, String, i64, String, String);
         let entries: Vec<Entry> = with_db!(self.db(), |pool| sqlx::query_as(
             "select customer_id, target, agent_state, enqueued_at, decision_id, channel from routing_queue \

@@ -36,7 +36,7 @@ use crate::{
     db::Tx,
     error::CoreResult,
     ids::TenantId,
-    jobs::{self, kinds, Job},
+    jobs::{self, Job, JobKind},
     reports::{catalogue, facts},
     time::{from_ms, now_ms},
     with_tx, Services,
@@ -71,10 +71,10 @@ pub(crate) async fn stop_clocks(tx: &mut Tx, tenant_id: &TenantId, customer_id: 
     })?;
     let prefix = format!("{tenant_id}:{customer_id}:");
     if stopped > 0 {
-        jobs::cancel_prefix(tx, kinds::SLA_DEADLINE, &prefix).await?;
+        jobs::cancel_prefix(tx, JobKind::SlaDeadline, &prefix).await?;
     }
     // Clocks that would have started once the wait grew long enough never will.
-    jobs::cancel_prefix(tx, kinds::SLA_START, &prefix).await?;
+    jobs::cancel_prefix(tx, JobKind::SlaStart, &prefix).await?;
     Ok(())
 }
 
@@ -386,7 +386,7 @@ fn user_receiver(user_id: &str) -> WatchdogReceiver {
     }
 }
 
-/// An SLA rule's wait reached its `NO_ANSWER` seconds ([`kinds::SLA_START`]).
+/// An SLA rule's wait reached its `NO_ANSWER` seconds ([`JobKind::SlaStart`]).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SlaStart {
@@ -401,10 +401,10 @@ pub(crate) struct SlaStart {
 }
 
 impl jobs::Payload for SlaStart {
-    const KIND: &'static str = kinds::SLA_START;
+    const KIND: JobKind = JobKind::SlaStart;
 }
 
-/// An SLA clock's deadline ([`kinds::SLA_DEADLINE`]).
+/// An SLA clock's deadline ([`JobKind::SlaDeadline`]).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SlaDeadline {
@@ -413,5 +413,5 @@ pub(crate) struct SlaDeadline {
 }
 
 impl jobs::Payload for SlaDeadline {
-    const KIND: &'static str = kinds::SLA_DEADLINE;
+    const KIND: JobKind = JobKind::SlaDeadline;
 }

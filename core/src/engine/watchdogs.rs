@@ -16,7 +16,7 @@
 //! by default, aligned to the clock: 10:00, 10:05, …). The first event of a window
 //! is alerted at once; later events of the window are only counted
 //! (`watchdog_windows`); when the window ends a durable job
-//! ([`kinds::WATCHDOG_SUMMARY`]) sends one summary, "and N more", with the count
+//! ([`JobKind::WatchdogSummary`]) sends one summary, "and N more", with the count
 //! and the latest event, unless nothing more happened. So a storm costs each
 //! receiver at most two alerts per window. On PostgreSQL the window row is an
 //! upsert on its key, so concurrent events agree on which one was first.
@@ -36,7 +36,7 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     ids::TenantId,
-    jobs::{self, kinds, Job},
+    jobs::{self, Job, JobKind},
     time::now_ms,
     validate::Checks,
     with_db, with_tx, Services,
@@ -343,11 +343,11 @@ pub(crate) fn setting_changed<'a>(
 }
 
 impl Services {
-    /// Ends a watchdog's window (a [`kinds::WATCHDOG_SUMMARY`] job): when more
+    /// Ends a watchdog's window (a [`JobKind::WatchdogSummary`] job): when more
     /// happened after its first event, sends one summary with the count and
     /// the latest event. Runs once: the window's row goes in the same
     /// transaction.
-    pub async fn watchdog_summary(&self, job: &Job) -> CoreResult<()> {
+    pub(crate) async fn watchdog_summary(&self, job: &Job) -> CoreResult<()> {
         let tenant_id = job
             .tenant_id
             .clone()
@@ -448,7 +448,7 @@ async fn watching_by_id(tx: &mut Tx, tenant_id: &TenantId, id: &str) -> CoreResu
     Ok(body.and_then(|b| serde_json::from_str(&b).ok()))
 }
 
-/// The end of a watchdog's grouping window ([`kinds::WATCHDOG_SUMMARY`]).
+/// The end of a watchdog's grouping window ([`JobKind::WatchdogSummary`]).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WindowEnd {
@@ -459,7 +459,7 @@ pub(crate) struct WindowEnd {
 }
 
 impl jobs::Payload for WindowEnd {
-    const KIND: &'static str = kinds::WATCHDOG_SUMMARY;
+    const KIND: JobKind = JobKind::WatchdogSummary;
 }
 
 #[cfg(test)]

@@ -180,12 +180,12 @@ impl Services {
     }
 
     /// The agent signed in to the dashboard: a `LOGGED_IN` interval opens.
-    pub async fn presence_signed_in(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
+    pub(crate) async fn presence_signed_in(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
         self.presence_heartbeat(tenant_id, user_id).await.map(|_| ())
     }
 
     /// The agent signed out: every open interval closes now.
-    pub async fn presence_signed_out(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
+    pub(crate) async fn presence_signed_out(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         let mut was_present = false;

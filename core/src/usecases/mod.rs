@@ -5,6 +5,7 @@
 //! nor into the engines; use cases are where those meet.
 
 pub mod assignment;
+pub mod jobs;
 pub mod messages;
 pub mod presence;
 pub mod status;

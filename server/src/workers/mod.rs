@@ -47,8 +47,9 @@ use rapport_core::{
     backoff::Backoff,
     db::Backend,
     error::{CoreError, CoreResult},
-    jobs::{kinds, Job},
+    jobs::Job,
     time::{duration_ms, now_ms},
+    usecases::jobs::InstanceJobs,
     Services,
 };
 use tokio::{
@@ -93,7 +94,7 @@ impl Default for RunnerSettings {
     }
 }
 
-/// A run of a [`kinds::PROBE`] job, as the runner's observer hears it.
+/// A run of a [`JobKind::Probe`] job, as the runner's observer hears it.
 #[derive(Debug, Clone)]
 pub struct Fired {
     /// The job as claimed.
@@ -240,15 +241,37 @@ async fn run_one(
     }
 }
 
-/// Runs `job` by its kind.
+/// Runs `job` by its kind (`rapport_core::usecases::jobs` is the one place
+/// each kind is handled).
 pub async fn dispatch(services: &Services, handlers: &Handlers, job: &Job) -> CoreResult<()> {
-    match job.kind.as_str() {
-        kinds::MAIL => crate::mail::deliver(services, handlers.mail.as_ref(), job).await,
-        kinds::RETENTION => crate::retention::run(services, handlers.retention, job).await,
-        kinds::PRESENCE => recurring::sweep_presence(services, handlers.presence_timeout_ms, job).await,
-        kinds::RECORDING_ENDS => recurring::end_quiet_recordings(services, job).await,
-        kinds::PROBE => probe(handlers, job),
-        _ => services.run_engine_job(job).await,
+    services.run_job(job, &Instance { services, handlers }).await
+}
+
+/// What this server runs itself, with its own settings.
+struct Instance<'a> {
+    services: &'a Services,
+    handlers: &'a Handlers,
+}
+
+impl InstanceJobs for Instance<'_> {
+    async fn mail(&self, job: &Job) -> CoreResult<()> {
+        crate::mail::deliver(self.services, self.handlers.mail.as_ref(), job).await
+    }
+
+    async fn retention(&self, job: &Job) -> CoreResult<()> {
+        crate::retention::run(self.services, self.handlers.retention, job).await
+    }
+
+    async fn presence(&self, job: &Job) -> CoreResult<()> {
+        recurring::sweep_presence(self.services, self.handlers.presence_timeout_ms, job).await
+    }
+
+    async fn recording_ends(&self, job: &Job) -> CoreResult<()> {
+        recurring::end_quiet_recordings(self.services, job).await
+    }
+
+    fn probe(&self, job: &Job) -> CoreResult<()> {
+        probe(self.handlers, job)
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rapport_core::{
     error::CoreResult,
-    jobs::{kinds, Job},
+    jobs::{Job, JobKind},
     time::{duration_ms, now_ms},
     Services,
 };
@@ -42,15 +42,15 @@ pub async fn set_up(services: &Services, handlers: &Handlers) {
     // Retention runs even with `RAPPORT_RETENTION=0`: recordings follow each
     // workspace's own retention whatever the instance keeps.
     let mut recurring = vec![
-        (kinds::RECORDING_ENDS, RECORDING_ENDS_KEY),
-        (kinds::RETENTION, RETENTION_KEY),
+        (JobKind::RecordingEnds, RECORDING_ENDS_KEY),
+        (JobKind::Retention, RETENTION_KEY),
     ];
     if handlers.presence_timeout_ms.is_some() {
-        recurring.push((kinds::PRESENCE, PRESENCE_KEY));
+        recurring.push((JobKind::Presence, PRESENCE_KEY));
     }
     for (kind, key) in recurring {
         if let Err(e) = services.ensure_job(kind, key, now).await {
-            tracing::error!(kind, error = %e, "cannot set up a recurring job");
+            tracing::error!(%kind, error = %e, "cannot set up a recurring job");
         }
     }
     if handlers.mail.is_some() {
@@ -64,12 +64,12 @@ pub async fn set_up(services: &Services, handlers: &Handlers) {
     }
 }
 
-/// Moves the recurring `job` to `every` from now: its next run.
-pub async fn next_run(services: &Services, job: &Job, every: Duration) -> CoreResult<()> {
+/// Moves the recurring `job`, of `kind`, to `every` from now: its next run.
+pub async fn next_run(services: &Services, job: &Job, kind: JobKind, every: Duration) -> CoreResult<()> {
     services
         .schedule_job(
             job.tenant_id.as_ref(),
-            &job.kind,
+            kind,
             &job.key,
             now_ms() + duration_ms(every),
             &serde_json::json!({}),
@@ -84,7 +84,7 @@ pub async fn sweep_presence(services: &Services, timeout_ms: Option<i64>, job: &
     let Some(timeout_ms) = timeout_ms else {
         return Ok(());
     };
-    next_run(services, job, PRESENCE_EVERY).await?;
+    next_run(services, job, JobKind::Presence, PRESENCE_EVERY).await?;
     services.close_stale_presence(timeout_ms).await?;
     Ok(())
 }
@@ -93,7 +93,7 @@ pub async fn sweep_presence(services: &Services, timeout_ms: Option<i64>, job: &
 /// `rapport_core::recordings::ends`), and the script co-browses whose agent is
 /// gone (`rapport_core::cobrowsing::script`), then comes back in a minute.
 pub async fn end_quiet_recordings(services: &Services, job: &Job) -> CoreResult<()> {
-    next_run(services, job, RECORDING_ENDS_EVERY).await?;
+    next_run(services, job, JobKind::RecordingEnds, RECORDING_ENDS_EVERY).await?;
     // Each sweep on its own: one failing does not hold the other up.
     match services.end_abandoned_cobrowses(now_ms()).await {
         Ok(0) => {}

@@ -17,7 +17,7 @@ use rapport_core::{
     backoff::Backoff,
     db::Backend,
     ids::TenantId,
-    jobs::{kinds, PARKED},
+    jobs::{JobKind, PARKED},
     tenants::NewTenant,
     testing::TestDb,
     time::now_ms,
@@ -166,7 +166,7 @@ async fn mail_due_while_killed_is_sent_once_after_restart(db: TestDb) {
         let soon = invite(&services, &tenant_id, vec!["soon@example.com".into()]).await;
         let due = now_ms() + 700;
         services
-            .schedule_job(Some(&tenant_id), kinds::MAIL, &soon[0], due, &json!({}))
+            .schedule_job(Some(&tenant_id), JobKind::Mail, &soon[0], due, &json!({}))
             .await
             .unwrap();
         due
@@ -233,7 +233,7 @@ async fn the_runner_retries_then_drops_fires_on_time_and_keeps_its_recurring_job
         ("hopeless", t, json!({"fail": 99})),
     ] {
         services
-            .schedule_job(None, kinds::PROBE, key, due, &payload)
+            .schedule_job(None, JobKind::Probe, key, due, &payload)
             .await
             .unwrap();
     }
@@ -272,19 +272,27 @@ async fn the_runner_retries_then_drops_fires_on_time_and_keeps_its_recurring_job
     assert_eq!(failed("flaky"), [true, true, false], "retried until it worked");
     assert_eq!(failed("hopeless"), [true, true, true], "three runs, then dropped");
     for key in ["on-time", "flaky", "hopeless"] {
-        assert_eq!(services.job_state(kinds::PROBE, key).await.unwrap(), None, "{key}");
+        assert_eq!(services.job_state(JobKind::Probe, key).await.unwrap(), None, "{key}");
     }
 
     // Recurring jobs were added, ran, and wait for their next run.
-    let retention = services.job_state(kinds::RETENTION, "instance").await.unwrap().unwrap();
+    let retention = services
+        .job_state(JobKind::Retention, "instance")
+        .await
+        .unwrap()
+        .unwrap();
     assert!(retention.due_at > now_ms() + 3_000_000, "{retention:?}");
-    let presence = services.job_state(kinds::PRESENCE, "instance").await.unwrap().unwrap();
+    let presence = services
+        .job_state(JobKind::Presence, "instance")
+        .await
+        .unwrap()
+        .unwrap();
     assert!(
         presence.due_at > t + 20_000 && presence.lease_until.is_none(),
         "{presence:?}"
     );
     // Without SMTP the mail stays pending, its job parked, no attempt counted.
-    let parked = services.job_state(kinds::MAIL, &mail[0]).await.unwrap().unwrap();
+    let parked = services.job_state(JobKind::Mail, &mail[0]).await.unwrap().unwrap();
     assert_eq!((parked.due_at, parked.attempts), (PARKED, 0));
     assert_eq!(outbox(&services).await, [("PENDING".to_string(), 0)]);
 
@@ -310,7 +318,7 @@ async fn retention_runs_when_the_instance_keeps_everything(db: TestDb) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         // Ran, and waits for its next run an hour on.
-        let job = services.job_state(kinds::RETENTION, "instance").await.unwrap();
+        let job = services.job_state(JobKind::Retention, "instance").await.unwrap();
         if job.is_some_and(|j| j.due_at > now_ms() + 3_000_000) {
             break;
         }

@@ -303,7 +303,7 @@ impl Services {
 
     /// The schedule of the tenant's opening hours `id` (404 when it has none by
     /// that id).
-    pub async fn opening_hours_schedule(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Schedule> {
+    pub(crate) async fn opening_hours_schedule(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Schedule> {
         Ok(Schedule::new(&self.config_get::<OpeningHours>(tenant_id, id).await?))
     }
 

@@ -73,7 +73,7 @@ fn check_order(known: &HashSet<&str>, ids: &[String]) -> CoreResult<()> {
 impl Services {
     /// Every routing rule of the tenant, applied or not, in the order they are
     /// tried (see [`sort_by_priority`]).
-    pub async fn routing_rules_by_priority(&self, tenant_id: &TenantId) -> CoreResult<Vec<RoutingRule>> {
+    pub(crate) async fn routing_rules_by_priority(&self, tenant_id: &TenantId) -> CoreResult<Vec<RoutingRule>> {
         let mut rules = self.config_all::<RoutingRule>(tenant_id).await?;
         sort_by_priority(&mut rules);
         Ok(rules)

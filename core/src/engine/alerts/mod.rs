@@ -1,7 +1,7 @@
 //! Alerts: what a watchdog or an SLA rule sends to its receivers.
 //!
 //! [`deliver`] is called in the transaction of whatever raised the alert, and
-//! only queues it there: one durable job ([`kinds::ALERT`]), which the job runner
+//! only queues it there: one durable job ([`JobKind::Alert`]), which the job runner
 //! runs a moment later (within its poll interval, 200 ms). That job writes, in
 //! one transaction of its own:
 //! - `EMAIL`: a mail in the outbox ([`crate::mail`]), which the runner sends over
@@ -36,7 +36,7 @@ use crate::{
     error::{CoreError, CoreResult},
     events::{self, EventType},
     ids::TenantId,
-    jobs::{self, kinds, Job},
+    jobs::{self, Job, JobKind},
     live::LiveEvent,
     mail::{self, NewMail},
     time::{from_ms, now_ms},
@@ -137,7 +137,7 @@ pub(crate) async fn deliver(
     })
     .map_err(|e| CoreError::Internal(format!("alert payload: {e}")))?;
     let key = format!("{tenant_id}:{}", uuid::Uuid::now_v7().simple());
-    jobs::schedule(tx, Some(tenant_id), kinds::ALERT, &key, now_ms(), &payload).await
+    jobs::schedule(tx, Some(tenant_id), JobKind::Alert, &key, now_ms(), &payload).await
 }
 
 /// Deletes the row of `job`'s claim in `tx`, so that what `tx` writes happens
@@ -166,8 +166,8 @@ pub(crate) struct Notified {
 }
 
 impl Services {
-    /// Runs an [`kinds::ALERT`]: writes the alert for each receiver, once.
-    pub async fn run_alert_job(&self, job: &Job) -> CoreResult<()> {
+    /// Runs an [`JobKind::Alert`]: writes the alert for each receiver, once.
+    pub(crate) async fn run_alert_job(&self, job: &Job) -> CoreResult<()> {
         let tenant_id = job
             .tenant_id
             .clone()
