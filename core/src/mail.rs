@@ -23,7 +23,7 @@ use crate::{
     appointments::{Appointment, ValidType},
     audit::{self, Actor},
     backoff::Backoff,
-    db::Tx,
+    db::{TenantTable, Tx},
     error::CoreResult,
     ids::TenantId,
     jobs::{self, JobKind},
@@ -93,6 +93,13 @@ struct MailRow {
 
 const COLUMNS: &str =
     "id, tenant_id, to_address, subject, body, about, status, attempts, last_error, created_at, sent_at";
+
+/// The outbox as its pages read it.
+const OUTBOX: TenantTable = TenantTable {
+    table: "mail_outbox",
+    columns: COLUMNS,
+    what: "mail",
+};
 
 impl MailRow {
     /// The mail, its body opened (bodies are sealed at rest: an invitation's
@@ -264,22 +271,9 @@ impl Services {
     /// The tenant's outbox, newest first.
     pub async fn list_mail(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<Mail>> {
         let paging = Paging::from_request(page)?;
-        let sql = format!(
-            "select {COLUMNS} from mail_outbox where tenant_id = $1 order by created_at desc, id desc limit $2 offset $3"
-        );
-        let (total, rows): (i64, Vec<MailRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar("select count(*) from mail_outbox where tenant_id = $1")
-                .bind(tenant_id)
-                .fetch_one(pool)
-                .await?;
-            let rows = sqlx::query_as(&sql)
-                .bind(tenant_id)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<MailRow>) = OUTBOX
+            .page(self.db(), tenant_id, "created_at desc, id desc", &paging)
+            .await?;
         let mails = rows
             .into_iter()
             .map(|r| r.into_claimed(self.sealer()).map(|c| c.mail))

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    db::placeholders,
+    db::{keyed_page, placeholders},
     error::CoreResult,
     ids::TenantId,
     model::{Page, PageRequest},
@@ -82,25 +82,16 @@ impl Services {
         page: &PageRequest,
     ) -> CoreResult<Page<Notification>> {
         let paging = Paging::from_request(page)?;
-        let (total, rows): (i64, Vec<NotificationRow>) = with_db!(self.db(), |pool| {
-            let total: i64 =
-                sqlx::query_scalar("select count(*) from notifications where tenant_id = $1 and user_id = $2")
-                    .bind(tenant_id)
-                    .bind(user_id)
-                    .fetch_one(pool)
-                    .await?;
-            let rows = sqlx::query_as(
-                "select id, kind, title, body, link, created_at, read_at from notifications \
-                 where tenant_id = $1 and user_id = $2 order by created_at desc, id desc limit $3 offset $4",
-            )
-            .bind(tenant_id)
-            .bind(user_id)
-            .bind(paging.limit)
-            .bind(paging.offset)
-            .fetch_all(pool)
-            .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<NotificationRow>) = keyed_page(
+            self.db(),
+            "select count(*) from notifications where tenant_id = $1 and user_id = $2",
+            "select id, kind, title, body, link, created_at, read_at from notifications \
+             where tenant_id = $1 and user_id = $2 order by created_at desc, id desc limit $3 offset $4",
+            tenant_id,
+            user_id,
+            &paging,
+        )
+        .await?;
         Ok(paging.page(total, rows.into_iter().map(Notification::from).collect()))
     }
 

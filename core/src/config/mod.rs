@@ -22,6 +22,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
+    db::keyed_page,
     error::{CoreError, CoreResult},
     ids::TenantId,
     model::{Page, PageRequest},
@@ -82,25 +83,16 @@ impl Services {
     /// A page of a tenant's objects of kind `K`, by name.
     pub async fn config_list<K: ConfigKind>(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<K>> {
         let paging = Paging::from_request(page)?;
-        let (total, rows): (i64, Vec<ConfigRow>) = with_db!(self.db(), |pool| {
-            let total: i64 =
-                sqlx::query_scalar("select count(*) from config_objects where tenant_id = $1 and kind = $2")
-                    .bind(tenant_id)
-                    .bind(K::KIND)
-                    .fetch_one(pool)
-                    .await?;
-            let rows = sqlx::query_as(
-                "select id, body, created_at, updated_at from config_objects where tenant_id = $1 and kind = $2 \
-                 order by name, id limit $3 offset $4",
-            )
-            .bind(tenant_id)
-            .bind(K::KIND)
-            .bind(paging.limit)
-            .bind(paging.offset)
-            .fetch_all(pool)
-            .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<ConfigRow>) = keyed_page(
+            self.db(),
+            "select count(*) from config_objects where tenant_id = $1 and kind = $2",
+            "select id, body, created_at, updated_at from config_objects where tenant_id = $1 and kind = $2 \
+             order by name, id limit $3 offset $4",
+            tenant_id,
+            K::KIND,
+            &paging,
+        )
+        .await?;
         let items = rows.into_iter().map(decode::<K>).collect::<CoreResult<Vec<_>>>()?;
         Ok(paging.page(total, items))
     }

@@ -1,4 +1,5 @@
-//! Reads of a tenant's table, written once: one row by id, and a page.
+//! Reads of a tenant's table, written once: one row by id, and a page (of the
+//! whole table, or of the rows one more key narrows: [`keyed_page`]).
 //!
 //! Every tenant-owned table has `tenant_id` and `id` columns. A [`TenantTable`]
 //! names the table, the columns its row type reads and what a missing row is
@@ -87,4 +88,35 @@ impl TenantTable {
             Ok::<_, sqlx::Error>((total, rows))
         })?)
     }
+}
+
+/// A page of a tenant's rows that one more text key narrows (a customer, a
+/// user, an endpoint, a kind of object), with how many there are in all:
+/// `count` counts them and `rows` reads the page. Both take the tenant as `$1`
+/// and the key as `$2`; `rows` ends in `limit $3 offset $4`. For reads that
+/// join other tables or narrow by more than the key, which
+/// [`TenantTable::page`] cannot say.
+pub async fn keyed_page<R: AnyRow>(
+    db: &Db,
+    count: &str,
+    rows: &str,
+    tenant_id: &TenantId,
+    key: &str,
+    paging: &Paging,
+) -> CoreResult<(i64, Vec<R>)> {
+    Ok(crate::with_db!(db, |pool| {
+        let total: i64 = sqlx::query_scalar(count)
+            .bind(tenant_id)
+            .bind(key)
+            .fetch_one(pool)
+            .await?;
+        let rows = sqlx::query_as(rows)
+            .bind(tenant_id)
+            .bind(key)
+            .bind(paging.limit)
+            .bind(paging.offset)
+            .fetch_all(pool)
+            .await?;
+        Ok::<_, sqlx::Error>((total, rows))
+    })?)
 }

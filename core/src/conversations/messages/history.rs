@@ -1,7 +1,7 @@
 //! Reading messages back: one, a customer's history, and marking them delivered.
 
 use super::*;
-use crate::ids::TenantId;
+use crate::{db::keyed_page, ids::TenantId};
 
 impl Services {
     /// One message of the tenant.
@@ -27,26 +27,19 @@ impl Services {
     ) -> CoreResult<Page<Message>> {
         let paging = Paging::from_request(page)?;
         self.get_customer(tenant_id, customer_id).await?;
-        let count_sql = "select count(*) from messages where tenant_id = $1 and customer_id = $2";
         let sql = format!(
             "select {MESSAGE_COLUMNS} from messages m join customers c on c.id = m.customer_id \
              where m.tenant_id = $1 and m.customer_id = $2 order by m.created_at desc, m.id desc limit $3 offset $4"
         );
-        let (total, rows): (i64, Vec<MessageRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar(count_sql)
-                .bind(tenant_id)
-                .bind(customer_id)
-                .fetch_one(pool)
-                .await?;
-            let rows = sqlx::query_as(&sql)
-                .bind(tenant_id)
-                .bind(customer_id)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<MessageRow>) = keyed_page(
+            self.db(),
+            "select count(*) from messages where tenant_id = $1 and customer_id = $2",
+            &sql,
+            tenant_id,
+            customer_id,
+            &paging,
+        )
+        .await?;
         Ok(paging.page(total, rows.into_iter().map(Message::from).collect()))
     }
 

@@ -1,7 +1,7 @@
 //! The delivery log (deliveries and attempts), replay, and the event catalogue.
 
 use super::*;
-use crate::ids::TenantId;
+use crate::{db::keyed_page, ids::TenantId};
 
 impl Services {
     /// A page of an endpoint's deliveries, newest first.
@@ -17,22 +17,15 @@ impl Services {
              d.last_status, d.last_error, d.created_at, d.completed_at from webhook_deliveries d \
              join events e on e.id = d.event_id where d.tenant_id = $1 and d.endpoint_id = $2 \
              order by d.seq desc limit $3 offset $4";
-        let (total, rows): (i64, Vec<DeliveryRow>) = with_db!(self.db(), |pool| {
-            let total: i64 =
-                sqlx::query_scalar("select count(*) from webhook_deliveries where tenant_id = $1 and endpoint_id = $2")
-                    .bind(tenant_id)
-                    .bind(endpoint_id)
-                    .fetch_one(pool)
-                    .await?;
-            let rows = sqlx::query_as(sql)
-                .bind(tenant_id)
-                .bind(endpoint_id)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<DeliveryRow>) = keyed_page(
+            self.db(),
+            "select count(*) from webhook_deliveries where tenant_id = $1 and endpoint_id = $2",
+            sql,
+            tenant_id,
+            endpoint_id,
+            &paging,
+        )
+        .await?;
         Ok(paging.page(
             total,
             rows.into_iter()
@@ -65,22 +58,15 @@ impl Services {
              a.duration_ms, a.status_code, a.error, a.response_excerpt from webhook_attempts a \
              join webhook_deliveries d on d.id = a.delivery_id join events e on e.id = d.event_id \
              where a.tenant_id = $1 and a.endpoint_id = $2 order by a.started_at desc, a.id desc limit $3 offset $4";
-        let (total, rows): (i64, Vec<AttemptRow>) = with_db!(self.db(), |pool| {
-            let total: i64 =
-                sqlx::query_scalar("select count(*) from webhook_attempts where tenant_id = $1 and endpoint_id = $2")
-                    .bind(tenant_id)
-                    .bind(endpoint_id)
-                    .fetch_one(pool)
-                    .await?;
-            let rows = sqlx::query_as(sql)
-                .bind(tenant_id)
-                .bind(endpoint_id)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<AttemptRow>) = keyed_page(
+            self.db(),
+            "select count(*) from webhook_attempts where tenant_id = $1 and endpoint_id = $2",
+            sql,
+            tenant_id,
+            endpoint_id,
+            &paging,
+        )
+        .await?;
         Ok(paging.page(
             total,
             rows.into_iter()
