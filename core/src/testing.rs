@@ -224,6 +224,32 @@ macro_rules! backend_tests {
     };
 }
 
+/// For tests that run the engines' timers by hand ([`Services::run_job`]):
+/// the server's own kinds of job (mail, retention, sweeps, probes) do nothing.
+pub struct EnginesOnly;
+
+impl crate::usecases::jobs::InstanceJobs for EnginesOnly {
+    async fn mail(&self, _: &crate::jobs::Job) -> crate::error::CoreResult<()> {
+        Ok(())
+    }
+
+    async fn retention(&self, _: &crate::jobs::Job) -> crate::error::CoreResult<()> {
+        Ok(())
+    }
+
+    async fn presence(&self, _: &crate::jobs::Job) -> crate::error::CoreResult<()> {
+        Ok(())
+    }
+
+    async fn recording_ends(&self, _: &crate::jobs::Job) -> crate::error::CoreResult<()> {
+        Ok(())
+    }
+
+    fn probe(&self, _: &crate::jobs::Job) -> crate::error::CoreResult<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::replace_database;

@@ -15,48 +15,19 @@ use rapport_core::{
         Meta,
     },
     conversations::{ConversationStatus, Direction, MessageIn, MessageType, StatusIn},
-    error::CoreResult,
     ids::TenantId,
-    jobs::Job,
     jobs::JobKind,
     model::Role,
     reports::api::PresenceStatus,
     teams::TeamIn,
     tenants::NewTenant,
-    testing::TestDb,
-    usecases::jobs::InstanceJobs,
+    testing::{EnginesOnly, TestDb},
     users::NewUser,
     with_db, Services,
 };
 
 fn actor() -> Actor {
     Actor::system("tests")
-}
-
-/// The engines' jobs only: the server's own kinds (mail, retention, sweeps) are
-/// not these tests' business.
-struct EnginesOnly;
-
-impl InstanceJobs for EnginesOnly {
-    async fn mail(&self, _: &Job) -> CoreResult<()> {
-        Ok(())
-    }
-
-    async fn retention(&self, _: &Job) -> CoreResult<()> {
-        Ok(())
-    }
-
-    async fn presence(&self, _: &Job) -> CoreResult<()> {
-        Ok(())
-    }
-
-    async fn recording_ends(&self, _: &Job) -> CoreResult<()> {
-        Ok(())
-    }
-
-    fn probe(&self, _: &Job) -> CoreResult<()> {
-        Ok(())
-    }
 }
 
 struct Fixture {

@@ -7,6 +7,7 @@ mod calls;
 mod cobrowse_bounds;
 mod cobrowsing;
 mod conference;
+mod conference_recordings;
 mod conformance;
 mod conversations;
 mod customer_tags;
