@@ -112,17 +112,7 @@ impl Services {
     /// `isExternalId`, an unknown external id creates the customer (which fires
     /// `customer.created` and `conversation.created`).
     pub async fn receive_message(&self, tenant_id: &TenantId, input: MessageIn, actor: &Actor) -> CoreResult<Message> {
-        let mut checks = Checks::new();
-        let customer = self.resolve_message_customer(tenant_id, &input, &mut checks).await;
-        let content = validate_content(
-            &mut checks,
-            input.kind,
-            input.message.as_deref(),
-            input.url.as_deref(),
-            input.button_text.as_deref(),
-            input.button_link.as_deref(),
-        );
-        checks.finish()?;
+        let (customer, content) = self.read_message_in(tenant_id, &input).await?;
         let customer_id = match (customer, input.is_external_id) {
             (Some(id), _) => id,
             (None, Some(true)) => {
@@ -214,17 +204,7 @@ impl Services {
         channel: Channel,
         actor: &Actor,
     ) -> CoreResult<Message> {
-        let mut checks = Checks::new();
-        let customer = self.resolve_message_customer(tenant_id, &input, &mut checks).await;
-        let content = validate_content(
-            &mut checks,
-            input.kind,
-            input.message.as_deref(),
-            input.url.as_deref(),
-            input.button_text.as_deref(),
-            input.button_link.as_deref(),
-        );
-        checks.finish()?;
+        let (customer, content) = self.read_message_in(tenant_id, &input).await?;
         let customer_id = customer.ok_or(CoreError::NotFound("customer"))?;
         let mut tx = self.db().begin().await?;
         let from = lock_conversation(&mut tx, tenant_id, &customer_id).await?;

@@ -15,9 +15,11 @@
 //! poll interval, across restarts, and once across instances (PostgreSQL's
 //! `FOR UPDATE SKIP LOCKED`); a handler that dies mid-run runs again.
 //!
-//! Jobs are dispatched by kind ([`dispatch`]): mail to [`crate::mail`], retention
-//! to [`crate::retention`], the presence sweep and the probe to [`recurring`],
-//! every other kind to the engines (`Services::run_engine_job`).
+//! Jobs are dispatched by kind in one place, `Services::run_job`
+//! (`rapport_core::usecases::jobs`): the engines' timers in the core, and this
+//! server's own kinds through [`dispatch`]'s `InstanceJobs`: mail to
+//! [`crate::mail`], retention to [`crate::retention`], the presence sweep, the
+//! recordings' ends and the probe to [`recurring`].
 //!
 //! What stays outside:
 //! - **The webhook worker** (`crate::webhooks`) keeps its own claim on

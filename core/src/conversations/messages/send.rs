@@ -6,8 +6,29 @@ use super::*;
 use crate::ids::TenantId;
 
 impl Services {
+    /// Checks spec 2.3's message input, all fields at once: the customer it
+    /// names (`None` when there is no such customer) and the content.
+    pub(crate) async fn read_message_in(
+        &self,
+        tenant_id: &TenantId,
+        input: &MessageIn,
+    ) -> CoreResult<(Option<String>, Content)> {
+        let mut checks = Checks::new();
+        let customer = self.resolve_message_customer(tenant_id, input, &mut checks).await;
+        let content = validate_content(
+            &mut checks,
+            input.kind,
+            input.message.as_deref(),
+            input.url.as_deref(),
+            input.button_text.as_deref(),
+            input.button_link.as_deref(),
+        );
+        checks.finish()?;
+        Ok((customer, content))
+    }
+
     /// Resolves spec 2.3's `customerId` / `isExternalId` pair to a customer id.
-    pub(crate) async fn resolve_message_customer(
+    async fn resolve_message_customer(
         &self,
         tenant_id: &TenantId,
         input: &MessageIn,
