@@ -1,7 +1,7 @@
 //! Session recording by the visitor script: the rrweb events of a visitor's
 //! pages, for replay and for live view.
 //!
-//! - A workspace decides what is recorded ([`RecordingSettings`]): recording on
+//! - A workspace decides what is recorded ([`RecordingSettings`], `settings.rs`): recording on
 //!   or off, whether the visitor's consent is needed, CSS selectors of text to
 //!   mask and of elements to leave out (every input is masked anyway), and how
 //!   long recordings are kept.
@@ -10,7 +10,8 @@
 //!   batches of events ([`Services::append_recording`]), each stored once per
 //!   `seq`, gzip-compressed, append-only. Every instance on one PostgreSQL reads
 //!   them, so a replay or live view works through any instance.
-//! - A live viewer marks the session watched ([`Services::watch_recording`]);
+//! - A live viewer marks the session watched ([`Services::watch_recording`],
+//!   `watching.rs`);
 //!   the script hears it (on its control stream, or in the reply to a batch),
 //!   takes a full snapshot and sends every 100 ms. Each batch stored while the
 //!   session is watched is announced on the live bus, across instances, so
@@ -20,8 +21,11 @@
 
 pub mod ends;
 mod replay;
+mod settings;
+mod watching;
 
 pub use replay::Replay;
+pub use settings::{RecordingSettings, RecordingSettingsIn};
 
 use std::io::{Read, Write};
 
@@ -53,52 +57,6 @@ pub const MAX_BATCH_BYTES: usize = 8 * 1024 * 1024;
 const MAX_BATCH_EVENTS: usize = 20_000;
 /// rrweb's `Meta` event (a page's URL and size): one per page the session saw.
 const RRWEB_META: i64 = 4;
-
-/// What a workspace records of its visitors' pages.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RecordingSettings {
-    /// Whether the visitor script records sessions (default true).
-    pub enabled: bool,
-    /// Record only visitors who consented (`Rapport('consent', true)`; default false).
-    pub require_consent: bool,
-    /// CSS selector of text the recording masks, besides every input (always
-    /// masked) and elements with the class `rapport-mask`.
-    pub mask_selector: Option<String>,
-    /// CSS selector of elements left out of the recording (shown as an empty
-    /// box), besides those with the class `rapport-block`.
-    pub block_selector: Option<String>,
-    /// Days a recording is kept after its last event (1–365, default 30).
-    #[schema(minimum = 1, maximum = 365)]
-    pub retention_days: i64,
-    /// Days a recording of an appointment's video call is kept after the
-    /// call (1–3650, default 90).
-    #[schema(minimum = 1, maximum = 3650)]
-    pub conference_retention_days: i64,
-}
-
-/// A change of [`RecordingSettings`]; omitted fields are kept, an empty selector
-/// removes it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RecordingSettingsIn {
-    /// Whether the visitor script records sessions.
-    pub enabled: Option<bool>,
-    /// Record only visitors who consented.
-    pub require_consent: Option<bool>,
-    /// CSS selector of text to mask (at most 1000 characters; `""` removes it).
-    #[schema(max_length = 1000)]
-    pub mask_selector: Option<String>,
-    /// CSS selector of elements to leave out (at most 1000 characters; `""` removes it).
-    #[schema(max_length = 1000)]
-    pub block_selector: Option<String>,
-    /// Days a recording is kept after its last event (1–365).
-    #[schema(minimum = 1, maximum = 365)]
-    pub retention_days: Option<i64>,
-    /// Days a recording of an appointment's video call is kept (1–3650).
-    #[schema(minimum = 1, maximum = 3650)]
-    pub conference_retention_days: Option<i64>,
-}
 
 /// The visitor script starts recording a session.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
@@ -255,96 +213,6 @@ pub fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>, std::io::Error> {
 type SettingsRow = (bool, bool, Option<String>, Option<String>, i64, i64);
 
 impl Services {
-    /// The workspace's recording settings.
-    pub async fn recording_settings(&self, tenant_id: &TenantId) -> CoreResult<RecordingSettings> {
-        let row: Option<SettingsRow> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select recording_enabled, recording_consent_required, recording_mask_selector, \
-             recording_block_selector, recording_retention_days, conference_retention_days \
-             from tenants where id = $1"
-        )
-        .bind(tenant_id)
-        .fetch_optional(pool)
-        .await)?;
-        let (enabled, require_consent, mask_selector, block_selector, retention_days, conference_retention_days) =
-            row.ok_or(CoreError::NotFound("tenant"))?;
-        Ok(RecordingSettings {
-            enabled,
-            require_consent,
-            mask_selector,
-            block_selector,
-            retention_days,
-            conference_retention_days,
-        })
-    }
-
-    /// Changes the workspace's recording settings (audited as `recording.settings`).
-    pub async fn set_recording_settings(
-        &self,
-        tenant_id: &TenantId,
-        input: RecordingSettingsIn,
-        actor: &Actor,
-    ) -> CoreResult<RecordingSettings> {
-        let current = self.recording_settings(tenant_id).await?;
-        let mut checks = Checks::new();
-        let mut selector = |field: &str, given: Option<String>, current: Option<String>| match given {
-            None => current,
-            Some(s) if s.trim().is_empty() => None,
-            Some(s) => {
-                let s = s.trim().to_string();
-                if s.chars().count() > 1000 {
-                    checks.push(field, "too_long", "at most 1000 characters");
-                } else if s.contains(['{', '}', ';']) {
-                    checks.push(field, "invalid_selector", "a CSS selector, without rules or `;`");
-                }
-                Some(s)
-            }
-        };
-        let mask_selector = selector("maskSelector", input.mask_selector, current.mask_selector);
-        let block_selector = selector("blockSelector", input.block_selector, current.block_selector);
-        let retention_days = input.retention_days.unwrap_or(current.retention_days);
-        checks.in_range("retentionDays", retention_days, 1..=365);
-        let conference_retention_days = input
-            .conference_retention_days
-            .unwrap_or(current.conference_retention_days);
-        checks.in_range("conferenceRetentionDays", conference_retention_days, 1..=3650);
-        checks.finish()?;
-        let settings = RecordingSettings {
-            enabled: input.enabled.unwrap_or(current.enabled),
-            require_consent: input.require_consent.unwrap_or(current.require_consent),
-            mask_selector,
-            block_selector,
-            retention_days,
-            conference_retention_days,
-        };
-        let mut tx = self.db().begin().await?;
-        with_tx!(&mut tx, |conn| sqlx::query(
-            "update tenants set recording_enabled = $2, recording_consent_required = $3, \
-             recording_mask_selector = $4, recording_block_selector = $5, recording_retention_days = $6, \
-             conference_retention_days = $7 where id = $1"
-        )
-        .bind(tenant_id)
-        .bind(settings.enabled)
-        .bind(settings.require_consent)
-        .bind(&settings.mask_selector)
-        .bind(&settings.block_selector)
-        .bind(settings.retention_days)
-        .bind(settings.conference_retention_days)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        audit::record(
-            &mut tx,
-            Some(tenant_id),
-            actor,
-            "recording.settings",
-            "tenant",
-            Some(tenant_id),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(settings)
-    }
-
     /// Starts a recorded session for the visitor script of `widget_key`. With a
     /// visitor token, the session belongs to that visitor's customer, so agents
     /// find it from the conversation. Refused (403) when the workspace does not
@@ -557,46 +425,6 @@ impl Services {
             tx.commit().await?;
         }
         Ok(RecordingAck { watched })
-    }
-
-    /// Whether a live viewer watches the session now.
-    pub async fn recording_watched(&self, tenant_id: &TenantId, session_id: &str) -> CoreResult<bool> {
-        let until: Option<Option<i64>> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select watched_until from recorded_sessions where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(session_id)
-        .fetch_optional(pool)
-        .await)?;
-        let until = until.ok_or(CoreError::NotFound("session"))?;
-        Ok(until.is_some_and(|u| u > now_ms()))
-    }
-
-    /// A live viewer is on the session for [`WATCH_MS`] more. A viewer who
-    /// `joined` just now is announced (through any instance): the visitor script
-    /// takes a full snapshot for it and streams. Viewers renew while they stay.
-    pub async fn watch_recording(&self, tenant_id: &TenantId, session_id: &str, joined: bool) -> CoreResult<()> {
-        let mut tx = self.db().begin().await?;
-        let found = with_tx!(&mut tx, |conn| sqlx::query(
-            "update recorded_sessions set watched_until = $3 where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(session_id)
-        .bind(now_ms() + WATCH_MS)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-        if found == 0 {
-            return Err(CoreError::NotFound("session"));
-        }
-        if !joined {
-            tx.commit().await?;
-            return Ok(());
-        }
-        let event = LiveEvent::RecordingWatched {
-            session_id: session_id.to_string(),
-        };
-        self.commit_live(tx, tenant_id, "", event).await
     }
 
     /// The number of the session's latest stored batch, if any.
