@@ -252,7 +252,7 @@ impl Services {
         Ok(user)
     }
 
-    async fn user_for_session_digest(&self, digest: &str) -> CoreResult<Option<SessionUser>> {
+    pub(crate) async fn user_for_session_digest(&self, digest: &str) -> CoreResult<Option<SessionUser>> {
         let row: Option<SessionUserRow> = with_db!(self.db(), |pool| {
             sqlx::query_as(
             "select u.id, u.email, u.display_name, u.role_id, u.platform_admin, u.tenant_id, t.name as tenant_name \
@@ -266,21 +266,6 @@ impl Services {
         .await
         })?;
         row.map(SessionUserRow::into_user).transpose()
-    }
-
-    /// Ends a session and the user's presence. Unknown tokens are ignored.
-    pub async fn logout(&self, session_token: &str) -> CoreResult<()> {
-        if let Some(user) = self.user_for_session_digest(&token_digest(session_token)).await? {
-            self.presence_signed_out(&user.tenant_id, &user.id).await?;
-        }
-        with_db!(self.writer(), |pool| sqlx::query(
-            "delete from sessions where token_hash = $1"
-        )
-        .bind(token_digest(session_token))
-        .execute(pool)
-        .await
-        .map(|r| r.rows_affected()))?;
-        Ok(())
     }
 
     /// Creates a tenant API key. The token is in the result and nowhere else.

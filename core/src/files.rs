@@ -14,8 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    audit::Actor,
-    conversations::{Channel, Message, MessageIn, MessageType, WidgetMessageIn},
+    conversations::Message,
     crypto::{random_token, token_digest},
     error::{CoreError, CoreResult},
     ids::TenantId,
@@ -105,53 +104,6 @@ pub fn shown_inline(content_type: &str) -> bool {
 }
 
 impl Services {
-    /// A visitor sends a file from the widget: stored, then posted as the
-    /// visitor's `FILE` message (the name as its text), which routes and
-    /// notifies like any message of the visitor. Files larger than
-    /// [`Services::max_file_bytes`] are refused (and with 0, every file).
-    pub async fn visitor_file(
-        &self,
-        tenant_id: &TenantId,
-        customer_id: &str,
-        upload: FileUpload<'_>,
-        actor: &Actor,
-    ) -> CoreResult<Message> {
-        let (token, name) = self.store_file(tenant_id, customer_id, upload).await?;
-        let input = WidgetMessageIn {
-            kind: Some(MessageType::File),
-            message: Some(name),
-            url: Some(self.file_link(&token, upload.name)),
-            ..WidgetMessageIn::default()
-        };
-        let sent = self.visitor_message(tenant_id, customer_id, input, actor).await;
-        self.keep_file_if(sent, &token).await
-    }
-
-    /// An agent sends a file to the customer from the inbox: stored, then sent
-    /// as the agent's `FILE` message (`message.sent`, pushed to the widget).
-    pub async fn agent_file(
-        &self,
-        tenant_id: &TenantId,
-        customer_id: &str,
-        upload: FileUpload<'_>,
-        actor: &Actor,
-    ) -> CoreResult<Message> {
-        // A customer of another tenant is as unknown as a missing one, before
-        // anything is stored.
-        self.get_customer(tenant_id, customer_id).await?;
-        let (token, name) = self.store_file(tenant_id, customer_id, upload).await?;
-        let input = MessageIn {
-            customer_id: Some(customer_id.to_string()),
-            is_external_id: Some(false),
-            kind: Some(MessageType::File),
-            message: Some(name),
-            url: Some(self.file_link(&token, upload.name)),
-            ..MessageIn::default()
-        };
-        let sent = self.send_message(tenant_id, input, Channel::Dashboard, actor).await;
-        self.keep_file_if(sent, &token).await
-    }
-
     /// The file behind a download link's token; any unknown token is
     /// `NotFound`.
     pub async fn download_file(&self, token: &str) -> CoreResult<StoredFile> {
@@ -170,7 +122,7 @@ impl Services {
     }
 
     /// Checks and stores a file; returns its link's token and its clean name.
-    async fn store_file(
+    pub(crate) async fn store_file(
         &self,
         tenant_id: &TenantId,
         customer_id: &str,
@@ -231,7 +183,7 @@ impl Services {
     }
 
     /// The download link of a stored file.
-    fn file_link(&self, token: &str, name: &str) -> String {
+    pub(crate) fn file_link(&self, token: &str, name: &str) -> String {
         let segment = clean_name(name)
             .map(|n| link_segment(&n))
             .unwrap_or_else(|| "file".into());
@@ -262,7 +214,7 @@ impl Services {
 
     /// Passes on the message's outcome; when it failed, the file it was to
     /// carry is deleted.
-    async fn keep_file_if(&self, sent: CoreResult<Message>, token: &str) -> CoreResult<Message> {
+    pub(crate) async fn keep_file_if(&self, sent: CoreResult<Message>, token: &str) -> CoreResult<Message> {
         if sent.is_err() {
             let deleted = with_db!(self.writer(), |pool| sqlx::query(
                 "delete from chat_files where id = $1"

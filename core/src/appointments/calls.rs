@@ -106,44 +106,12 @@ impl Services {
         })
     }
 
-    /// A visitor asked for a video call from the chat: the conversation is
-    /// routed by the rules for `CALL`, and a call owned by whoever has it
-    /// then (notified in the dashboard) is started, with a waiting room.
-    /// Returns the invitation. While a call of the customer's is still open,
-    /// asking again returns its invitation and starts nothing; while the
-    /// workspace is closed (its business hours), nothing is started
-    /// (`Conflict`, code `closed`).
-    pub async fn request_call(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Message> {
-        if let Some(invitation) = self.open_call_invitation(tenant_id, customer_id).await? {
-            return Ok(invitation);
-        }
-        let settings = self.engine_settings(tenant_id).await?;
-        let schedule = self
-            .business_schedule(tenant_id, settings.business_hours_id.as_deref())
-            .await?;
-        if !schedule.is_open(Utc::now()) {
-            return Err(CoreError::Conflict {
-                field: None,
-                code: "closed",
-                message: "the workspace is closed now (its business hours); leave a message instead".into(),
-            });
-        }
-        let owner = self.route_call(tenant_id, customer_id).await?;
-        let call = self
-            .start_call(
-                tenant_id,
-                customer_id,
-                owner.as_deref(),
-                true,
-                Channel::Automation,
-                &Actor::system("routing"),
-            )
-            .await?;
-        Ok(call.invitation)
-    }
-
     /// The invitation to the customer's latest call, if its link still works.
-    async fn open_call_invitation(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Option<Message>> {
+    pub(crate) async fn open_call_invitation(
+        &self,
+        tenant_id: &TenantId,
+        customer_id: &str,
+    ) -> CoreResult<Option<Message>> {
         let since = now_ms() - i64::from(CALL_MINUTES + CALL_LINK_HOURS * 60) * 60_000;
         let latest: Option<(String, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select id, button_link from messages where tenant_id = $1 and customer_id = $2 and type = 'CARD' \

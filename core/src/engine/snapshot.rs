@@ -178,23 +178,6 @@ impl Services {
             })
             .collect())
     }
-
-    /// The schedule SLA clocks run on: the tenant's business hours, or around the
-    /// clock when it has none.
-    pub(crate) async fn business_schedule(
-        &self,
-        tenant_id: &TenantId,
-        business_hours_id: Option<&str>,
-    ) -> CoreResult<Schedule> {
-        let Some(id) = business_hours_id else {
-            return Ok(Schedule::always());
-        };
-        match self.config_get::<OpeningHours>(tenant_id, id).await {
-            Ok(hours) => Ok(Schedule::new(&hours)),
-            Err(CoreError::NotFound(_)) => Ok(Schedule::always()),
-            Err(e) => Err(e),
-        }
-    }
 }
 
 type CandidateRow = (String, i64, Option<i64>, String, i64, i64);

@@ -152,6 +152,49 @@ pub(crate) async fn set_in(
     Ok(Some(status_of(&states)))
 }
 
+/// Closes every open interval whose last heartbeat is before `cutoff`, at that
+/// heartbeat (500 at a time). Returns how many closed, and the agents who
+/// were online or away among them, once each: they are gone.
+pub(crate) async fn close_stale(db: &crate::db::Db, cutoff: i64) -> CoreResult<(usize, Vec<(TenantId, String)>)> {
+    let stale: Vec<(TenantId, String, i64, String, String)> = with_db!(db, |pool| sqlx::query_as(
+        "select tenant_id, id, last_seen_at, user_id, state from presence_intervals \
+         where ended_at is null and last_seen_at < $1 limit 500"
+    )
+    .bind(cutoff)
+    .fetch_all(pool)
+    .await)?;
+    if stale.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let mut tx = db.begin().await?;
+    for (tenant_id, id, last_seen, _, _) in &stale {
+        close(&mut tx, tenant_id, id, *last_seen, Some(cutoff)).await?;
+    }
+    tx.commit().await?;
+    let mut gone: Vec<(TenantId, String)> = stale
+        .iter()
+        .filter(|(_, _, _, _, state)| state != LOGGED_IN)
+        .map(|(tenant_id, _, _, user_id, _)| (tenant_id.clone(), user_id.clone()))
+        .collect();
+    gone.sort_unstable();
+    gone.dedup();
+    Ok((stale.len(), gone))
+}
+
+/// Closes every open interval of the agent now, in `tx`. Whether they were
+/// online or away until then.
+pub(crate) async fn close_all(tx: &mut Tx, tenant_id: &TenantId, user_id: &str, now: i64) -> CoreResult<bool> {
+    if !lock_user(tx, tenant_id, user_id).await? {
+        return Ok(false);
+    }
+    let states = open_states(tx, tenant_id, user_id).await?;
+    let was_present = status_of(&states) != PresenceStatus::Offline;
+    for (id, _) in states {
+        close(tx, tenant_id, &id, now, None).await?;
+    }
+    Ok(was_present)
+}
+
 impl Services {
     /// Records a finished presence interval of a tenant user (`LOGGED_IN`,
     /// `ONLINE` or `AWAY`), e.g. imported from another system.
@@ -182,25 +225,6 @@ impl Services {
     /// The agent signed in to the dashboard: a `LOGGED_IN` interval opens.
     pub(crate) async fn presence_signed_in(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
         self.presence_heartbeat(tenant_id, user_id).await.map(|_| ())
-    }
-
-    /// The agent signed out: every open interval closes now.
-    pub(crate) async fn presence_signed_out(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
-        let now = now_ms();
-        let mut tx = self.db().begin().await?;
-        let mut was_present = false;
-        if lock_user(&mut tx, tenant_id, user_id).await? {
-            let states = open_states(&mut tx, tenant_id, user_id).await?;
-            was_present = status_of(&states) != PresenceStatus::Offline;
-            for (id, _) in states {
-                close(&mut tx, tenant_id, &id, now, None).await?;
-            }
-        }
-        tx.commit().await?;
-        if was_present {
-            self.agent_went_offline(tenant_id, user_id).await?;
-        }
-        Ok(())
     }
 
     /// The dashboard is open: keeps the open intervals alive (opening `LOGGED_IN`
@@ -240,40 +264,6 @@ impl Services {
         .fetch_all(pool)
         .await)?;
         Ok(status_of(&states))
-    }
-
-    /// Closes every open interval whose last heartbeat is older than `timeout_ms`,
-    /// at that heartbeat. Returns how many closed.
-    pub async fn close_stale_presence(&self, timeout_ms: i64) -> CoreResult<usize> {
-        let cutoff = now_ms() - timeout_ms;
-        let stale: Vec<(TenantId, String, i64, String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select tenant_id, id, last_seen_at, user_id, state from presence_intervals \
-             where ended_at is null and last_seen_at < $1 limit 500"
-        )
-        .bind(cutoff)
-        .fetch_all(pool)
-        .await)?;
-        if stale.is_empty() {
-            return Ok(0);
-        }
-        let mut tx = self.db().begin().await?;
-        for (tenant_id, id, last_seen, _, _) in &stale {
-            close(&mut tx, tenant_id, id, *last_seen, Some(cutoff)).await?;
-        }
-        tx.commit().await?;
-        // Agents whose dashboard went silent while online or away are gone: their
-        // open conversations are routed again.
-        let mut gone: Vec<(&TenantId, &str)> = stale
-            .iter()
-            .filter(|(_, _, _, _, state)| state != LOGGED_IN)
-            .map(|(tenant_id, _, _, user_id, _)| (tenant_id, user_id.as_str()))
-            .collect();
-        gone.sort_unstable();
-        gone.dedup();
-        for (tenant_id, user_id) in gone {
-            self.agent_went_offline(tenant_id, user_id).await?;
-        }
-        Ok(stale.len())
     }
 }
 

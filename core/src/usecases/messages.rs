@@ -9,6 +9,10 @@
 //! update is announced, the `MESSAGE_RECEIVED` watchdogs fire, and after the
 //! commit the inbox and the widget hear it.
 //!
+//! A file goes the same ways: stored first, then sent as a `FILE` message
+//! ([`Services::visitor_file`], [`Services::agent_file`]); a message that is
+//! refused takes its file with it.
+//!
 //! Out: an agent or an integration sends a message ([`Services::send_message`]):
 //! stored, the conversation answered (the SLA clocks and `NO_ANSWER` timers
 //! stop), and published live.
@@ -23,6 +27,7 @@ use crate::{
     engine::{dispatch, watchdogs},
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    files::FileUpload,
     ids::TenantId,
     live::LiveEvent,
     reports::facts,
@@ -225,5 +230,50 @@ impl Services {
         )
         .await?;
         Ok(message)
+    }
+    /// A visitor sends a file from the widget: stored, then posted as the
+    /// visitor's `FILE` message (the name as its text), which routes and
+    /// notifies like any message of the visitor. Files larger than
+    /// [`Services::max_file_bytes`] are refused (and with 0, every file).
+    pub async fn visitor_file(
+        &self,
+        tenant_id: &TenantId,
+        customer_id: &str,
+        upload: FileUpload<'_>,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        let (token, name) = self.store_file(tenant_id, customer_id, upload).await?;
+        let input = WidgetMessageIn {
+            kind: Some(MessageType::File),
+            message: Some(name),
+            url: Some(self.file_link(&token, upload.name)),
+            ..WidgetMessageIn::default()
+        };
+        let sent = self.visitor_message(tenant_id, customer_id, input, actor).await;
+        self.keep_file_if(sent, &token).await
+    }
+    /// An agent sends a file to the customer from the inbox: stored, then sent
+    /// as the agent's `FILE` message (`message.sent`, pushed to the widget).
+    pub async fn agent_file(
+        &self,
+        tenant_id: &TenantId,
+        customer_id: &str,
+        upload: FileUpload<'_>,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
+        // A customer of another tenant is as unknown as a missing one, before
+        // anything is stored.
+        self.get_customer(tenant_id, customer_id).await?;
+        let (token, name) = self.store_file(tenant_id, customer_id, upload).await?;
+        let input = MessageIn {
+            customer_id: Some(customer_id.to_string()),
+            is_external_id: Some(false),
+            kind: Some(MessageType::File),
+            message: Some(name),
+            url: Some(self.file_link(&token, upload.name)),
+            ..MessageIn::default()
+        };
+        let sent = self.send_message(tenant_id, input, Channel::Dashboard, actor).await;
+        self.keep_file_if(sent, &token).await
     }
 }

@@ -5,8 +5,10 @@
 //! nor into the engines; use cases are where those meet.
 
 pub mod assignment;
+pub mod calls;
 pub mod jobs;
 pub mod messages;
 pub mod presence;
+pub mod sign_out;
 pub mod status;
 pub mod tracking;

@@ -25,7 +25,13 @@ use serde::{Deserialize, Serialize};
 use super::{in_use, references::Named, ConfigKind, Meta};
 pub mod schedule;
 
-use crate::{audit::Actor, error::CoreResult, ids::TenantId, validate::Checks, Services};
+use crate::{
+    audit::Actor,
+    error::{CoreError, CoreResult},
+    ids::TenantId,
+    validate::Checks,
+    Services,
+};
 use schedule::Schedule;
 
 /// Opening hours.
@@ -334,5 +340,25 @@ impl Services {
             return Err(in_use("opening hours", &users));
         }
         self.config_delete::<OpeningHours>(tenant_id, id, actor).await
+    }
+}
+
+impl Services {
+    /// The tenant's business hours as a schedule (SLA clocks run on it, and the
+    /// widget and calls ask whether it is open now), or around the clock when
+    /// it has none or they are gone.
+    pub(crate) async fn business_schedule(
+        &self,
+        tenant_id: &TenantId,
+        business_hours_id: Option<&str>,
+    ) -> CoreResult<Schedule> {
+        let Some(id) = business_hours_id else {
+            return Ok(Schedule::always());
+        };
+        match self.config_get::<OpeningHours>(tenant_id, id).await {
+            Ok(hours) => Ok(Schedule::new(&hours)),
+            Err(CoreError::NotFound(_)) => Ok(Schedule::always()),
+            Err(e) => Err(e),
+        }
     }
 }
