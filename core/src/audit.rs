@@ -18,7 +18,7 @@ use crate::{
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::Paging,
-    with_db, with_tx, Services,
+    with_tx, Services,
 };
 
 /// Who performs a write, and from where.
@@ -259,29 +259,16 @@ impl Services {
             "select id, at, actor_type, actor_id, action, resource_type, resource_id, ip, request_id \
              from audit_log where {condition} order by at desc, id desc limit $7 offset $8"
         );
-        let (total, rows): (i64, Vec<AuditRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar(&count_sql)
-                .bind(tenant_id)
-                .bind(from)
-                .bind(to)
-                .bind(&filter.actor)
-                .bind(&action_exact)
-                .bind(&action_prefix)
-                .fetch_one(pool)
-                .await?;
-            let rows = sqlx::query_as(&list_sql)
-                .bind(tenant_id)
-                .bind(from)
-                .bind(to)
-                .bind(&filter.actor)
-                .bind(&action_exact)
-                .bind(&action_prefix)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let args = [
+            tenant_id.into(),
+            from.into(),
+            to.into(),
+            filter.actor.clone().into(),
+            action_exact.into(),
+            action_prefix.into(),
+        ];
+        let (total, rows): (i64, Vec<AuditRow>) =
+            crate::db::page(self.db(), &count_sql, &list_sql, &args, &paging).await?;
         Ok(paging.page(
             total,
             rows.into_iter()

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     audit::{self, Actor, ActorKind},
     crypto::{random_token, token_digest, verify_password},
+    db::TenantTable,
     error::{CoreError, CoreResult},
     ids::TenantId,
     model::{ApiKey, ApiKeyKind, CreatedApiKey, Page, PageRequest, Role, SessionUser},
@@ -146,6 +147,14 @@ impl From<ApiKeyRow> for ApiKey {
 }
 
 const KEY_COLUMNS: &str = "id, kind, name, prefix, created_at, last_used_at, revoked_at";
+
+/// A tenant's own API keys (not the platform's, which share the table).
+const TENANT_KEYS: TenantTable = TenantTable {
+    table: "api_keys",
+    columns: KEY_COLUMNS,
+    what: "API key",
+    narrow: " and kind = 'tenant'",
+};
 
 /// A well-formed argon2id hash of a random password, verified against when the
 /// e-mail is unknown so that a failed login takes the same time either way.
@@ -349,36 +358,16 @@ impl Services {
     /// A page of a tenant's API keys, newest first, revoked ones included.
     pub async fn list_api_keys(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<ApiKey>> {
         let paging = Paging::from_request(page)?;
-        let sql = format!(
-            "select {KEY_COLUMNS} from api_keys where kind = 'tenant' and tenant_id = $1 \
-             order by created_at desc, id desc limit $2 offset $3"
-        );
-        let (total, rows): (i64, Vec<ApiKeyRow>) = with_db!(self.db(), |pool| {
-            let total: i64 =
-                sqlx::query_scalar("select count(*) from api_keys where kind = 'tenant' and tenant_id = $1")
-                    .bind(tenant_id)
-                    .fetch_one(pool)
-                    .await?;
-            let rows = sqlx::query_as(&sql)
-                .bind(tenant_id)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<ApiKeyRow>) = TENANT_KEYS
+            .page(self.db(), tenant_id, "created_at desc, id desc", &paging)
+            .await?;
         Ok(paging.page(total, rows.into_iter().map(ApiKey::from).collect()))
     }
 
     /// One of a tenant's API keys.
     pub async fn get_api_key(&self, tenant_id: &TenantId, key_id: &str) -> CoreResult<ApiKey> {
-        let sql = format!("select {KEY_COLUMNS} from api_keys where kind = 'tenant' and tenant_id = $1 and id = $2");
-        let row: Option<ApiKeyRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
-            .bind(tenant_id)
-            .bind(key_id)
-            .fetch_optional(pool)
-            .await)?;
-        row.map(ApiKey::from).ok_or(CoreError::NotFound("API key"))
+        let row: ApiKeyRow = TENANT_KEYS.get(self.db(), tenant_id, key_id).await?;
+        Ok(ApiKey::from(row))
     }
 
     /// Revokes one of a tenant's API keys; revoking twice is harmless.

@@ -99,6 +99,7 @@ const OUTBOX: TenantTable = TenantTable {
     table: "mail_outbox",
     columns: COLUMNS,
     what: "mail",
+    narrow: "",
 };
 
 impl MailRow {
@@ -324,23 +325,13 @@ impl Services {
     /// wait, a failed one starts over with fresh attempts. A sent mail is left as
     /// it is (409).
     pub async fn retry_mail_now(&self, tenant_id: &TenantId, id: &str) -> CoreResult<()> {
-        let status: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select status from mail_outbox where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_optional(pool)
-        .await)?;
-        match status.as_deref() {
-            None => return Err(crate::error::CoreError::NotFound("mail")),
-            Some("SENT") => {
-                return Err(crate::error::CoreError::Conflict {
-                    field: None,
-                    code: "already_sent",
-                    message: "the mail was already sent".into(),
-                })
-            }
-            Some(_) => {}
+        let (status,): (String,) = OUTBOX.read(self.db(), tenant_id, id, "status").await?;
+        if status == "SENT" {
+            return Err(crate::error::CoreError::Conflict {
+                field: None,
+                code: "already_sent",
+                message: "the mail was already sent".into(),
+            });
         }
         let now = now_ms();
         let mut tx = self.db().begin().await?;

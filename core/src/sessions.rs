@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    db::{placeholders, TenantTable, Tx},
+    db::{placeholders, Arg, TenantTable, Tx},
     error::{CoreError, CoreResult},
     ids::TenantId,
     model::{Page, PageRequest},
@@ -148,6 +148,7 @@ const SESSIONS: TenantTable = TenantTable {
     table: "recorded_sessions",
     columns: "id, visitor_id, external_id, entry_url, page_count, started_at, ended_at, recorded_bytes, reason",
     what: "session",
+    narrow: "",
 };
 
 #[derive(sqlx::FromRow)]
@@ -341,19 +342,11 @@ impl Services {
             n + 2,
             n + 3
         );
-        let (total, rows): (i64, Vec<SessionRow>) = with_db!(self.db(), |pool| {
-            let mut count = sqlx::query_scalar(&count_sql).bind(tenant_id);
-            for t in &tags {
-                count = count.bind(t);
-            }
-            let total: i64 = count.fetch_one(pool).await?;
-            let mut list = sqlx::query_as(&list_sql).bind(tenant_id);
-            for t in &tags {
-                list = list.bind(t);
-            }
-            let rows = list.bind(paging.limit).bind(paging.offset).fetch_all(pool).await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let args: Vec<Arg> = std::iter::once(tenant_id.into())
+            .chain(tags.iter().map(|t| t.as_str().into()))
+            .collect();
+        let (total, rows): (i64, Vec<SessionRow>) =
+            crate::db::page(self.db(), &count_sql, &list_sql, &args, &paging).await?;
         let sessions = self.with_tags(tenant_id, rows).await?;
         Ok(paging.page(total, sessions))
     }

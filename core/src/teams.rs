@@ -58,6 +58,7 @@ const TEAMS: TenantTable = TenantTable {
     table: "teams",
     columns: "id, name, tags, created_at, updated_at",
     what: "team",
+    narrow: "",
 };
 
 #[derive(sqlx::FromRow)]

@@ -182,6 +182,7 @@ const USERS: TenantTable = TenantTable {
     table: "users",
     columns: USER_COLUMNS,
     what: "user",
+    narrow: "",
 };
 
 /// A checked [`UserIn`].
@@ -415,21 +416,14 @@ impl Services {
         let condition = "tenant_id = $1 and ($2 is null or email like $2 or lower(display_name) like $2)";
         let count_sql = format!("select count(*) from users where {condition}");
         let sql = format!("select {USER_COLUMNS} from users where {condition} order by email, id limit $3 offset $4");
-        let (total, rows): (i64, Vec<UserRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar(&count_sql)
-                .bind(tenant_id)
-                .bind(&pattern)
-                .fetch_one(pool)
-                .await?;
-            let rows = sqlx::query_as(&sql)
-                .bind(tenant_id)
-                .bind(&pattern)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<UserRow>) = crate::db::page(
+            self.db(),
+            &count_sql,
+            &sql,
+            &[tenant_id.into(), pattern.into()],
+            &paging,
+        )
+        .await?;
         Ok(paging.page(total, rows.into_iter().map(UserRow::into_user).collect()))
     }
 
@@ -511,16 +505,7 @@ impl Services {
 /// `platform_admin_protected`. Not 404: the same caller reads the user with
 /// 200, so "not found" would be untrue, and would hide nothing.
 async fn ensure_within_reach(db: &Db, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<bool> {
-    let target: Option<bool> = with_db!(db, |pool| sqlx::query_scalar(
-        "select platform_admin from users where tenant_id = $1 and id = $2"
-    )
-    .bind(tenant_id)
-    .bind(id)
-    .fetch_optional(pool)
-    .await)?;
-    let Some(platform_admin) = target else {
-        return Err(CoreError::NotFound("user"));
-    };
+    let (platform_admin,): (bool,) = USERS.read(db, tenant_id, id, "platform_admin").await?;
     if !platform_admin {
         return Ok(false);
     }

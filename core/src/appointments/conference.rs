@@ -1,7 +1,7 @@
 //! What the conference of an appointment needs from storage: whether a
 //! password opens it, and what the conference report counts when it ends.
 
-use crate::{error::CoreResult, ids::TenantId, with_db, CoreError, Services};
+use crate::{error::CoreResult, ids::TenantId, Services};
 
 impl Services {
     /// Whether `password` opens the appointment's conference: true when it
@@ -12,14 +12,10 @@ impl Services {
         id: &str,
         password: &str,
     ) -> CoreResult<bool> {
-        let hash: Option<Option<String>> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select password_hash from appointments where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_optional(pool)
-        .await)?;
-        match hash.ok_or(CoreError::NotFound("appointment"))? {
+        let (hash,): (Option<String>,) = super::APPOINTMENTS
+            .read(self.db(), tenant_id, id, "password_hash")
+            .await?;
+        match hash {
             None => Ok(true),
             Some(hash) => Ok(crate::crypto::verify_password(password, &hash).await),
         }

@@ -268,6 +268,7 @@ const APPOINTMENTS: TenantTable = TenantTable {
     table: "appointments",
     columns: COLUMNS,
     what: "appointment",
+    narrow: "",
 };
 
 impl AppointmentRow {
@@ -524,23 +525,14 @@ impl Services {
         let count_sql = format!("select count(*) from appointments where {condition}");
         let sql =
             format!("select {COLUMNS} from appointments where {condition} order by starts_at, id limit $4 offset $5");
-        let (total, rows): (i64, Vec<AppointmentRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar(&count_sql)
-                .bind(tenant_id)
-                .bind(from)
-                .bind(to)
-                .fetch_one(pool)
-                .await?;
-            let rows = sqlx::query_as(&sql)
-                .bind(tenant_id)
-                .bind(from)
-                .bind(to)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<AppointmentRow>) = crate::db::page(
+            self.db(),
+            &count_sql,
+            &sql,
+            &[tenant_id.into(), from.into(), to.into()],
+            &paging,
+        )
+        .await?;
         let public_url = self.public_url().to_string();
         Ok(paging.page(
             total,

@@ -238,6 +238,7 @@ const CUSTOMERS: TenantTable = TenantTable {
     table: "customers",
     columns: COLUMNS,
     what: "customer",
+    narrow: "",
 };
 
 pub(crate) struct ValidCustomer {

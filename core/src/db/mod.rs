@@ -34,7 +34,7 @@ use sqlx::{
 use crate::error::{CoreError, CoreResult};
 
 mod scoped;
-pub use scoped::{keyed_page, AnyRow, TenantTable};
+pub use scoped::{keyed_page, page, AnyRow, Arg, TenantTable};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");

@@ -15,8 +15,8 @@ use crate::{
         rules::{Channel, Condition, QueueTarget, QueueTargetType},
     },
     conversations::ConversationStatus,
-    db::Tx,
-    error::{CoreError, CoreResult},
+    db::{TenantTable, Tx},
+    error::CoreResult,
     ids::TenantId,
     with_tx, Services,
 };
@@ -91,14 +91,15 @@ pub(crate) async fn conversation_facts(
     tenant_id: &TenantId,
     customer_id: &str,
 ) -> CoreResult<ConversationFacts> {
-    let row: Option<FactsRow> = with_tx!(tx, |conn| sqlx::query_as(
-        "select external_id, tags, page_tags, language, page_url, assigned_user_id, assigned_team_id, status, \
-         awaiting_reply_since, first_reply_at, routing_id from customers where tenant_id = $1 and id = $2"
-    )
-    .bind(tenant_id)
-    .bind(customer_id)
-    .fetch_optional(conn)
-    .await)?;
+    let row: FactsRow = TenantTable::new("customers", "customer")
+        .read_in(
+            tx,
+            tenant_id,
+            customer_id,
+            "external_id, tags, page_tags, language, page_url, assigned_user_id, assigned_team_id, status, \
+             awaiting_reply_since, first_reply_at, routing_id",
+        )
+        .await?;
     let (
         external_id,
         tags,
@@ -111,7 +112,7 @@ pub(crate) async fn conversation_facts(
         awaiting,
         first_reply,
         routing,
-    ) = row.ok_or(CoreError::NotFound("customer"))?;
+    ) = row;
     Ok(ConversationFacts {
         customer_id: customer_id.to_string(),
         external_id,

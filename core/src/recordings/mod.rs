@@ -32,9 +32,13 @@ use std::io::{Read, Write};
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
 use serde::{Deserialize, Serialize};
 
+/// Recorded sessions, as this module reads them.
+const SESSIONS: TenantTable = TenantTable::new("recorded_sessions", "session");
+
 use crate::{
     audit::{self, Actor},
     crypto::{random_token, token_digest},
+    db::TenantTable,
     error::{CoreError, CoreResult},
     ids::TenantId,
     limits::Meter,
@@ -407,13 +411,9 @@ impl Services {
         }
         // Only a watched session's batches are announced: most are never
         // watched, and every live screen of every instance would hear them.
-        let watched_until: Option<i64> = with_tx!(&mut tx, |conn| sqlx::query_scalar(
-            "select watched_until from recorded_sessions where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(session_id)
-        .fetch_one(conn)
-        .await)?;
+        let (watched_until,): (Option<i64>,) = SESSIONS
+            .read_in(&mut tx, tenant_id, session_id, "watched_until")
+            .await?;
         let watched = watched_until.is_some_and(|until| until > now);
         if watched {
             let event = LiveEvent::RecordingChunk {

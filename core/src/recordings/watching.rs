@@ -6,14 +6,7 @@ use super::*;
 impl Services {
     /// Whether a live viewer watches the session now.
     pub async fn recording_watched(&self, tenant_id: &TenantId, session_id: &str) -> CoreResult<bool> {
-        let until: Option<Option<i64>> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select watched_until from recorded_sessions where tenant_id = $1 and id = $2"
-        )
-        .bind(tenant_id)
-        .bind(session_id)
-        .fetch_optional(pool)
-        .await)?;
-        let until = until.ok_or(CoreError::NotFound("session"))?;
+        let (until,): (Option<i64>,) = SESSIONS.read(self.db(), tenant_id, session_id, "watched_until").await?;
         Ok(until.is_some_and(|u| u > now_ms()))
     }
     /// A live viewer is on the session for [`WATCH_MS`] more. A viewer who

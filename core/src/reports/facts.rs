@@ -17,8 +17,8 @@ use super::{
     window::HOUR,
 };
 use crate::{
-    db::Tx,
-    error::{CoreError, CoreResult},
+    db::{TenantTable, Tx},
+    error::CoreResult,
     ids::TenantId,
     time::now_ms,
     validate::Checks,
@@ -332,15 +332,14 @@ struct ConversationClock {
 
 async fn clock(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<ConversationClock> {
     type Row = (Option<String>, Option<i64>, Option<i64>, Option<i64>);
-    let row: Option<Row> = with_tx!(tx, |conn| sqlx::query_as(
-        "select assigned_user_id, conversation_started_at, first_reply_at, awaiting_reply_since \
-         from customers where tenant_id = $1 and id = $2"
-    )
-    .bind(tenant_id)
-    .bind(customer_id)
-    .fetch_optional(conn)
-    .await)?;
-    let (assignee, started_at, first_reply_at, awaiting_since) = row.ok_or(CoreError::NotFound("customer"))?;
+    let (assignee, started_at, first_reply_at, awaiting_since): Row = TenantTable::new("customers", "customer")
+        .read_in(
+            tx,
+            tenant_id,
+            customer_id,
+            "assigned_user_id, conversation_started_at, first_reply_at, awaiting_reply_since",
+        )
+        .await?;
     Ok(ConversationClock {
         assignee,
         started_at,

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
+    db::TenantTable,
     error::{CoreError, CoreResult},
     events::{self, EventType},
     ids::TenantId,
@@ -26,7 +27,7 @@ use crate::{
     sealing::Purpose,
     time::{from_ms, now_ms},
     validate::{Checks, Paging},
-    with_db, with_tx, Services,
+    with_tx, Services,
 };
 
 /// A webhook subscription, as listed (never with its secret).
@@ -145,6 +146,15 @@ impl From<EndpointRow> for WebhookEndpoint {
 const COLUMNS: &str = "id, url, description, event_types, enabled, disabled_reason, failing_since, \
      next_attempt_at, previous_secret_until, created_at, updated_at";
 
+/// The tenant's subscriptions: its endpoints other than the `receiver` rows that
+/// carry watchdog and SLA alerts.
+const SUBSCRIPTIONS: TenantTable = TenantTable {
+    table: "webhook_endpoints",
+    columns: COLUMNS,
+    what: "webhook",
+    narrow: " and not receiver",
+};
+
 struct ValidWebhook {
     url: String,
     description: Option<String>,
@@ -217,35 +227,16 @@ impl Services {
 
     /// One subscription.
     pub async fn get_webhook(&self, tenant_id: &TenantId, id: &str) -> CoreResult<WebhookEndpoint> {
-        let sql = format!("select {COLUMNS} from webhook_endpoints where tenant_id = $1 and id = $2 and not receiver");
-        let row: Option<EndpointRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
-            .bind(tenant_id)
-            .bind(id)
-            .fetch_optional(pool)
-            .await)?;
-        row.map(WebhookEndpoint::from).ok_or(CoreError::NotFound("webhook"))
+        let row: EndpointRow = SUBSCRIPTIONS.get(self.db(), tenant_id, id).await?;
+        Ok(WebhookEndpoint::from(row))
     }
 
     /// A page of subscriptions, oldest first.
     pub async fn list_webhooks(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<WebhookEndpoint>> {
         let paging = Paging::from_request(page)?;
-        let sql = format!(
-            "select {COLUMNS} from webhook_endpoints where tenant_id = $1 and not receiver order by created_at, id limit $2 offset $3"
-        );
-        let (total, rows): (i64, Vec<EndpointRow>) = with_db!(self.db(), |pool| {
-            let total: i64 =
-                sqlx::query_scalar("select count(*) from webhook_endpoints where tenant_id = $1 and not receiver")
-                    .bind(tenant_id)
-                    .fetch_one(pool)
-                    .await?;
-            let rows = sqlx::query_as(&sql)
-                .bind(tenant_id)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<EndpointRow>) = SUBSCRIPTIONS
+            .page(self.db(), tenant_id, "created_at, id", &paging)
+            .await?;
         Ok(paging.page(total, rows.into_iter().map(WebhookEndpoint::from).collect()))
     }
 
