@@ -17,6 +17,7 @@ pub mod api;
 mod charts;
 mod components;
 mod erase;
+pub mod language;
 mod pages;
 #[cfg(feature = "ssr")]
 pub mod reports;
@@ -43,7 +44,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     crate::ssr::send_content_security_policy();
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        // `lang` comes from `language::DocumentLanguage`, per page.
+        <html>
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -73,6 +75,7 @@ pub fn App() -> impl IntoView {
         // pages. Without it the document would be left without a title then.
         <Title text="" formatter=|page: String| if page.is_empty() { "Rapport".to_string() } else { format!("{page} · Rapport") } />
         <Router>
+            <language::DocumentLanguage />
             <Routes fallback=|| view! { <NotFound /> }>
                 <Route path=path!("/login") view=LoginPage />
                 <Route path=path!("/cobrowse/:id") view={Lazy::<CobrowseRoute>::new()} ssr=SsrMode::Async />

@@ -59,14 +59,30 @@ fn label_of(def: &MetricDef, family: Family) -> String {
     label
 }
 
-/// `RESOURCE_LOADS` → "Resource loads".
+/// Words of metric names that stay in capitals: "CSAT average", not "Csat average".
+const ACRONYMS: [&str; 2] = ["CSAT", "SLA"];
+
+/// `RESOURCE_LOADS` → "Resource loads"; `CSAT_AVERAGE` → "CSAT average".
 fn sentence_case(name: &str) -> String {
-    let words = name.replace('_', " ").to_lowercase();
-    let mut chars = words.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().collect::<String>() + chars.as_str())
-        .unwrap_or_default()
+    let words: Vec<String> = name
+        .split('_')
+        .enumerate()
+        .map(|(i, word)| {
+            if ACRONYMS.contains(&word) {
+                word.to_string()
+            } else if i == 0 {
+                let lower = word.to_lowercase();
+                let mut chars = lower.chars();
+                chars
+                    .next()
+                    .map(|first| first.to_uppercase().collect::<String>() + chars.as_str())
+                    .unwrap_or_default()
+            } else {
+                word.to_lowercase()
+            }
+        })
+        .collect();
+    words.join(" ")
 }
 
 fn metrics_of(report: Report) -> impl Iterator<Item = &'static MetricDef> {

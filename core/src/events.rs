@@ -52,6 +52,10 @@ pub enum EventType {
     /// object.
     #[serde(rename = "customer.assigned")]
     CustomerAssigned,
+    /// A visitor rated a closed conversation (CSAT). Body: the rating with its
+    /// `customerId` (`CsatSubmitted`).
+    #[serde(rename = "csat.submitted")]
+    CsatSubmitted,
     /// Sent on request to one endpoint ("send test event"). Body: `{"message": …}`.
     #[serde(rename = "webhook.test")]
     WebhookTest,
@@ -107,7 +111,7 @@ impl EventType {
     }
 
     /// Every event type, in documentation order.
-    pub const ALL: [EventType; 11] = [
+    pub const ALL: [EventType; 12] = [
         EventType::ConversationCreated,
         EventType::ConversationStatusChanged,
         EventType::MessageReceived,
@@ -116,6 +120,7 @@ impl EventType {
         EventType::CustomerUpdated,
         EventType::CustomerDeleted,
         EventType::CustomerAssigned,
+        EventType::CsatSubmitted,
         EventType::WebhookTest,
         EventType::WatchdogAlert,
         EventType::SlaMissed,
@@ -132,6 +137,7 @@ impl EventType {
             EventType::CustomerUpdated => "customer.updated",
             EventType::CustomerDeleted => "customer.deleted",
             EventType::CustomerAssigned => "customer.assigned",
+            EventType::CsatSubmitted => "csat.submitted",
             EventType::WebhookTest => "webhook.test",
             EventType::WatchdogAlert => "watchdog.alert",
             EventType::SlaMissed => "sla.missed",

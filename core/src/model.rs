@@ -89,6 +89,9 @@ pub struct Tenant {
     /// open, and outside them the chat shows its offline form and visitors
     /// cannot ask for a call. `null`: open around the clock.
     pub business_hours_id: Option<String>,
+    /// Whether the chat asks visitors to rate a conversation once it is closed
+    /// (CSAT, 1–5 and a comment); default true.
+    pub csat_enabled: bool,
 }
 
 /// The signed-in dashboard user, as the UI needs it.

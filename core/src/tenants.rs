@@ -65,6 +65,8 @@ pub struct TenantUpdate {
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub business_hours_id: Option<Option<String>>,
+    /// Whether the chat asks visitors to rate a closed conversation (CSAT).
+    pub csat_enabled: Option<bool>,
 }
 
 /// Reads a field that may be omitted (`None`), `null` (`Some(None)`) or a value:
@@ -107,6 +109,7 @@ struct TenantRow {
     language: String,
     max_chats: i64,
     business_hours_id: Option<String>,
+    csat_enabled: bool,
 }
 
 impl From<TenantRow> for Tenant {
@@ -120,11 +123,12 @@ impl From<TenantRow> for Tenant {
             language: r.language,
             max_chats: r.max_chats,
             business_hours_id: r.business_hours_id,
+            csat_enabled: r.csat_enabled,
         }
     }
 }
 
-const COLUMNS: &str = "id, name, slug, timezone, created_at, language, max_chats, business_hours_id";
+const COLUMNS: &str = "id, name, slug, timezone, created_at, language, max_chats, business_hours_id, csat_enabled";
 
 /// A BCP 47 tag, normalised (`de-ch` → `de-CH`), or a field error.
 pub(crate) fn language_tag(checks: &mut Checks, field: &str, value: &str) -> String {
@@ -194,6 +198,7 @@ impl Services {
             language: DEFAULT_LANGUAGE.to_string(),
             max_chats: DEFAULT_MAX_CHATS,
             business_hours_id: None,
+            csat_enabled: true,
         };
         let created = tenant.created_at.timestamp_millis();
         let mut tx = self.db().begin().await?;
@@ -249,17 +254,8 @@ impl Services {
     pub async fn list_tenants(&self, page: &PageRequest) -> CoreResult<Page<Tenant>> {
         let paging = Paging::from_request(page)?;
         let sql = format!("select {COLUMNS} from tenants order by created_at, id limit $1 offset $2");
-        let (total, rows): (i64, Vec<TenantRow>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar("select count(*) from tenants")
-                .fetch_one(pool)
-                .await?;
-            let rows = sqlx::query_as(&sql)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
+        let (total, rows): (i64, Vec<TenantRow>) =
+            crate::db::page(self.db(), "select count(*) from tenants", &sql, &[], &paging).await?;
         Ok(paging.page(total, rows.into_iter().map(Tenant::from).collect()))
     }
 
@@ -295,11 +291,12 @@ impl Services {
                 );
             }
         }
+        let csat_enabled = input.csat_enabled.unwrap_or(current.csat_enabled);
         checks.finish()?;
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "update tenants set name = $2, slug = $3, timezone = $4, language = $5, max_chats = $6, \
-             business_hours_id = $7 where id = $1"
+             business_hours_id = $7, csat_enabled = $8 where id = $1"
         )
         .bind(id)
         .bind(&name)
@@ -308,6 +305,7 @@ impl Services {
         .bind(&language)
         .bind(max_chats)
         .bind(&business_hours_id)
+        .bind(csat_enabled)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { createApiKey, expectAccessible, hydrated, screenshot, signIn } from './helpers';
+import { adminEmail, createApiKey, expectAccessible, hydrated, screenshot, signIn } from './helpers';
 
 test('an agent generates co-browsing links and a live-view link, and copies them', async ({ page, context, browser, request }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
@@ -67,8 +67,46 @@ test('an agent generates co-browsing links and a live-view link, and copies them
   await viewerPage.goto(await live.inputValue());
   await viewerPage.getByRole('button', { name: 'Live-Ansicht öffnen' }).click();
   await expect(viewerPage.getByRole('heading', { name: 'Live-Ansicht' })).toBeVisible();
+  await expect(viewerPage.locator('html')).toHaveAttribute('lang', 'de');
   await expect(viewerPage.getByText(`visitor-${tag}`)).toBeVisible();
   await viewerPage.goto('/settings/users');
   await expect(viewerPage).toHaveURL(/\/login/);
   await viewer.close();
+});
+
+test('a live view tells the browser its language, in each of the five', async ({ page, browser, request }) => {
+  await signIn(page);
+  const token = await createApiKey(page);
+  const sessionId = `session-lang-${Date.now()}`;
+  const recorded = await request.post('/rest/v1/session', {
+    headers: { Authorization: `Bearer ${token}` },
+    data: { id: sessionId, visitorId: `visitor-${sessionId}`, startedAt: new Date().toISOString() },
+  });
+  expect(recorded.status()).toBe(200);
+
+  const languages = [
+    { code: 'en', tag: 'en', open: 'Open the live view', title: 'Live view' },
+    { code: 'de', tag: 'de', open: 'Live-Ansicht öffnen', title: 'Live-Ansicht' },
+    { code: 'jp', tag: 'ja', open: 'ライブビューを開く', title: 'ライブビュー' },
+    { code: 'uk', tag: 'uk', open: 'Відкрити перегляд', title: 'Перегляд наживо' },
+    { code: 'ru', tag: 'ru', open: 'Открыть просмотр', title: 'Просмотр в реальном времени' },
+  ];
+  for (const { code, tag, open, title } of languages) {
+    const created = await request.post('/rest/v1/liveview/link', {
+      headers: { Authorization: `Bearer ${token}` },
+      data: { sessionId, email: adminEmail, language: code },
+    });
+    expect(created.status()).toBe(201);
+    const viewer = await browser.newContext();
+    const viewerPage = await viewer.newPage();
+    await viewerPage.goto((await created.json()).link);
+    await expect(viewerPage.locator('html')).toHaveAttribute('lang', tag);
+    await viewerPage.getByRole('button', { name: open }).click();
+    await expect(viewerPage.getByRole('heading', { level: 1, name: title })).toBeVisible();
+    await hydrated(viewerPage);
+    // Hydration keeps it: the document, not only a part of it, is in that language.
+    await expect(viewerPage.locator('html')).toHaveAttribute('lang', tag);
+    await expect(viewerPage).toHaveTitle(`${title} · Rapport`);
+    await viewer.close();
+  }
 });

@@ -3,7 +3,7 @@
 // filled in with this server's default workspace's widget key.
 import { createHmac } from 'node:crypto';
 import { APIRequestContext, Browser, BrowserContext, expect, Page, test } from '@playwright/test';
-import { createApiKey, expectAccessible, hydrated, screenshot, signIn } from './helpers';
+import { createApiKey, expectAccessible, hydrated, openSettings, screenshot, signIn } from './helpers';
 
 const demoUrl = (process.env.DEMO_URL ?? 'http://127.0.0.1:3001').replace(/\/$/, '');
 const rapportOrigin = new URL(process.env.BASE_URL ?? 'http://127.0.0.1:3000').origin;
@@ -563,4 +563,63 @@ test('the widget refuses a file over the limit without sending it', async ({ bro
   expect(uploads).toEqual([]);
   expect(errors).toEqual([]);
   await context.close();
+});
+
+test('a visitor rates the conversation once the agent closes it, and the agent sees the rating', async ({ browser, page: agent }) => {
+  test.setTimeout(90_000);
+  const { context, page, errors } = await visitor(browser);
+  const name = `Rita ${Date.now()}`;
+  await openDemo(page);
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  await page.evaluate((n) => (window as any).Rapport('identify', { firstName: n }), name);
+  await launcher(page).click();
+  await write(page, 'Where is my parcel?');
+  // While the conversation is open, nobody asks for a rating.
+  const question = dialog(page).getByRole('form', { name: 'How was this conversation?' });
+  await expect(question).toBeHidden();
+
+  // The agent answers and marks it done.
+  await signIn(agent);
+  await agent.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Inbox' }).click();
+  await hydrated(agent);
+  await agent.getByRole('link', { name: new RegExp(name) }).click();
+  await agent.getByLabel('Reply').fill('It arrives tomorrow morning.');
+  await agent.getByRole('button', { name: 'Send', exact: true }).click();
+  await expect(log(page).getByText('It arrives tomorrow morning.')).toBeVisible();
+  await agent.getByRole('button', { name: 'Mark done' }).click();
+
+  // The visitor is asked at once, picks four stars with the mouse and the
+  // keyboard's arrow keys, and adds a comment.
+  await expect(question).toBeVisible();
+  await question.getByRole('button', { name: 'Send rating' }).click();
+  await expect(question.getByRole('status')).toHaveText('Pick a rating from 1 to 5 first.');
+  // A click on the third star chooses it; the arrow key moves to the fourth.
+  await question.locator('label.star').nth(2).click();
+  await expect(question.getByRole('radio', { name: '3 of 5' })).toBeChecked();
+  await page.keyboard.press('ArrowRight');
+  await expect(question.getByRole('radio', { name: '4 of 5' })).toBeChecked();
+  await question.getByLabel('Anything to add? (optional)').fill('Quick and friendly.');
+  await expectAccessible(page);
+  await question.getByRole('button', { name: 'Send rating' }).click();
+  await expect(dialog(page).getByText('Thank you for your rating!')).toBeVisible();
+
+  // The agent's open conversation shows it, without a reload.
+  await expect(agent.getByText('Rated 4 of 5 by the visitor')).toBeVisible();
+  await expect(agent.getByText('Quick and friendly.')).toBeVisible();
+  expect(errors).toEqual([]);
+  await context.close();
+
+  // An admin can switch the question off under Settings → Workspace (and on
+  // again here, for the tests after this one).
+  await openSettings(agent, 'Workspace');
+  await hydrated(agent);
+  const ask = agent.getByLabel('Ask visitors to rate closed conversations');
+  await expect(ask).toBeChecked();
+  for (const on of [false, true]) {
+    await ask.setChecked(on);
+    await agent.getByRole('button', { name: 'Save conversation settings' }).click();
+    await expect(agent.getByRole('status').filter({ hasText: 'Saved.' }).first()).toBeVisible();
+    const workspace = await agent.request.get('/rest/v1/workspace', { headers: auth });
+    expect((await workspace.json()).csatEnabled).toBe(on);
+  }
 });

@@ -89,6 +89,9 @@ pub struct ThreadView {
     pub email: Option<String>,
     /// Status.
     pub status: String,
+    /// The visitor's rating of this (closed) conversation: 1–5 and the
+    /// comment, if any.
+    pub csat: Option<(i64, Option<String>)>,
     /// `user:<id>`, `team:<id>` or empty: the assignment picker's value.
     pub assigned: String,
     /// The customer's tags, set by agents and integrations.
@@ -347,6 +350,7 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         name: customer_name,
         email: customer.email,
         status: conversation.status.as_str().to_string(),
+        csat: conversation.csat.map(|c| (c.rating, c.comment)),
         assigned,
         tags: customer.tags,
         page_tags: customer.page_tags,

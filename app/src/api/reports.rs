@@ -130,7 +130,7 @@ pub struct Column {
     pub key: String,
     /// What the page calls it.
     pub label: String,
-    /// Its unit (`seconds`, `minutes`, `count`, `percent`).
+    /// Its unit (`seconds`, `minutes`, `count`, `percent`, `rating`).
     pub unit: String,
 }
 

@@ -27,6 +27,8 @@ pub struct WorkspaceView {
     pub max_chats: i64,
     /// The opening hours SLA clocks run on; `None`: around the clock.
     pub business_hours_id: Option<String>,
+    /// Whether the chat asks visitors to rate closed conversations (CSAT).
+    pub csat_enabled: bool,
     /// The tenant's opening hours to choose from, as `(id, name)`.
     pub opening_hours: Vec<(String, String)>,
     /// What the visitor script records.
@@ -88,6 +90,7 @@ async fn load(
         language: tenant.language,
         max_chats: tenant.max_chats,
         business_hours_id: tenant.business_hours_id,
+        csat_enabled: tenant.csat_enabled,
         opening_hours,
     })
 }
@@ -130,14 +133,16 @@ pub async fn update_workspace(name: String, timezone: String) -> Result<Workspac
     load(&ctx, &user.tenant_id).await
 }
 
-/// Sets the settings routing and SLA clocks read: the default language of system
-/// messages, the default agent capacity (a number 1–100), and the business hours
-/// (an opening hours id; empty: around the clock).
+/// Sets the conversation settings: the default language of system messages,
+/// the default agent capacity (a number 1–100), the business hours (an opening
+/// hours id; empty: around the clock), and whether the chat asks visitors to
+/// rate closed conversations (`csat` is `on`).
 #[server(endpoint = "update_engine_settings")]
 pub async fn update_engine_settings(
     language: String,
     max_chats: String,
     business_hours_id: String,
+    csat: Option<String>,
 ) -> Result<WorkspaceView, ServerFnError> {
     let (ctx, user) = admin().await?;
     let max_chats = match max_chats.trim().parse::<i64>() {
@@ -158,6 +163,7 @@ pub async fn update_engine_settings(
                 language: Some(language.trim().to_string()),
                 max_chats: Some(max_chats),
                 business_hours_id: Some(business_hours_id),
+                csat_enabled: Some(csat.is_some()),
                 ..Default::default()
             },
             &crate::ssr::actor(&user),

@@ -292,6 +292,13 @@ fn Thread(
             </div>
             <span class=format!("badge status-{}", thread.status.to_lowercase())>{thread.status.clone()}</span>
         </header>
+        {thread.csat.clone().map(|(rating, comment)| view! {
+            <p class="csat-rating">
+                <span class="stars" aria-hidden="true">{"★".repeat(rating as usize)}{"☆".repeat(5 - rating.clamp(0, 5) as usize)}</span>
+                " "<strong>{format!("Rated {rating} of 5")}</strong>" by the visitor"
+                {comment.map(|c| view! { <q>{c}</q> })}
+            </p>
+        })}
         <CustomerFacts thread=thread.clone() tags />
         <RoutingWhy latest=thread.routing.clone() history=thread.routing_history.clone() />
         <div class="thread-actions">

@@ -170,7 +170,7 @@ pub fn LiveViewPage() -> impl IntoView {
         liveview_session,
     );
     view! {
-        <Title text="Live view" />
+        <Title text=move || label(&lang(), "title").to_string() />
         <PlayerAssets />
         <main id="main" class="page">
             <Suspense fallback=|| view! { <p class="loading" aria-busy="true">"Loading…"</p> }>
@@ -178,7 +178,7 @@ pub fn LiveViewPage() -> impl IntoView {
                     let l = lang();
                     match session.await {
                         Ok(s) => view! {
-                            <div lang=l.clone()>
+                            <div lang=crate::language::html_lang(&l)>
                                 <h1>{label(&l, "title")}</h1>
                                 <section class="card">
                                     <dl class="facts">
@@ -193,7 +193,7 @@ pub fn LiveViewPage() -> impl IntoView {
                             </div>
                         }.erase(),
                         Err(e) => view! {
-                            <section class="card empty-state">
+                            <section class="card empty-state" lang="en">
                                 <h1>"This live view is not open to you"</h1>
                                 <p>"A live-view link works once and its view lapses after a while. Ask for a new link, or sign in to the dashboard."</p>
                                 <ErrorNote error=e.to_string() />

@@ -187,6 +187,14 @@ fn EngineSettings(w: WorkspaceView, action: FormAction<UpdateEngineSettings>) ->
                         <FieldMessage problem field="businessHoursId" id="workspace-business-hours-error" />
                     </div>
                 </div>
+                <div class="field checkbox">
+                    <input id="workspace-csat" name="csat" type="checkbox" value="on" checked=w.csat_enabled
+                        aria-describedby="workspace-csat-hint" />
+                    <label for="workspace-csat">"Ask visitors to rate closed conversations"</label>
+                    <p class="hint" id="workspace-csat-hint">
+                        "Once a conversation is marked done, the chat asks for 1 to 5 stars and a comment. Ratings show in the inbox and the chat report."
+                    </p>
+                </div>
                 <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save conversation settings"</button>
             </PostForm>
             <ActionError value=action.value() />

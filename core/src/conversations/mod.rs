@@ -27,11 +27,13 @@
 //! conversation list), [`widget`] (the visitor widget's identity and messages)
 //! and [`forms`] (visitors' contact forms, stored as their messages).
 
+pub(crate) mod csat;
 mod forms;
 mod inbox;
 mod messages;
 mod widget;
 
+pub use csat::{Csat, CsatIn, CsatPrompt};
 pub(crate) use forms::read_form;
 pub use forms::FormIn;
 pub use inbox::{customer_name, InboxCounts, InboxItem};
@@ -47,7 +49,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::Actor,
-    db::Tx,
+    db::{TenantTable, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
     ids::TenantId,
@@ -149,6 +151,11 @@ pub struct Conversation {
     pub last_message: LastMessage,
     /// The conversation in the dashboard.
     pub url: String,
+    /// The visitor's rating of this conversation: only while it is `DONE` and
+    /// once rated (a reopened conversation is a new one). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub csat: Option<Csat>,
 }
 
 /// A status to set.
@@ -169,18 +176,41 @@ pub struct ConversationFilter {
     pub status: Option<ConversationStatus>,
 }
 
-/// A conversation's status and last message text.
-const CONVERSATION_SQL: &str = "select c.status, (select coalesce(m.message, m.url, m.button_text) from messages m \
-       where m.tenant_id = c.tenant_id and m.customer_id = c.id order by m.created_at desc, m.id desc limit 1) \
-     from customers c where c.tenant_id = $1 and c.id = $2";
-
-/// A page of conversations, most recently active first: id, status and last message
-/// text in one query.
-const CONVERSATION_PAGE_SQL: &str = "select c.id, c.status, \
+/// What a Conversation object is read from: the customer's status, the text of
+/// the last message, and the rating of the current closing (see [`csat`]).
+const CONVERSATION_COLUMNS: &str = "c.id, c.status, \
        (select coalesce(m.message, m.url, m.button_text) from messages m \
           where m.tenant_id = c.tenant_id and m.customer_id = c.id order by m.created_at desc, m.id desc limit 1) \
-     from customers c where c.tenant_id = $1 and ($2 is null or c.status = $2) \
-     order by coalesce(c.last_message_at, c.created_at) desc, c.id desc limit $3 offset $4";
+          as last_text, \
+       r.rating, r.comment, r.user_id as rated_user_id, r.closed_at, r.created_at as rated_at \
+     from customers c left join csat_ratings r on c.status = 'DONE' and r.tenant_id = c.tenant_id \
+       and r.customer_id = c.id and r.closed_at = c.status_changed_at";
+
+/// A conversation, as [`CONVERSATION_COLUMNS`] reads it.
+#[derive(sqlx::FromRow)]
+struct ConversationRow {
+    id: String,
+    status: String,
+    last_text: Option<String>,
+    rating: Option<i64>,
+    comment: Option<String>,
+    rated_user_id: Option<String>,
+    closed_at: Option<i64>,
+    rated_at: Option<i64>,
+}
+
+/// One customer's conversation.
+fn conversation_sql() -> String {
+    format!("select {CONVERSATION_COLUMNS} where c.tenant_id = $1 and c.id = $2")
+}
+
+/// A page of conversations, most recently active first.
+fn conversation_page_sql() -> String {
+    format!(
+        "select {CONVERSATION_COLUMNS} where c.tenant_id = $1 and ($2 is null or c.status = $2) \
+         order by coalesce(c.last_message_at, c.created_at) desc, c.id desc limit $3 offset $4"
+    )
+}
 
 /// Locks a customer's row for the rest of `tx` and returns its status; `NotFound`
 /// when the tenant has no such customer.
@@ -202,13 +232,9 @@ pub(crate) async fn lock_conversation(
     if touched == 0 {
         return Err(CoreError::NotFound("customer"));
     }
-    let status: String = with_tx!(tx, |conn| sqlx::query_scalar(
-        "select status from customers where tenant_id = $1 and id = $2"
-    )
-    .bind(tenant_id)
-    .bind(customer_id)
-    .fetch_one(conn)
-    .await)?;
+    let (status,): (String,) = TenantTable::new("customers", "customer")
+        .read_in(tx, tenant_id, customer_id, "status")
+        .await?;
     Ok(ConversationStatus::parse(&status).unwrap_or(ConversationStatus::Unread))
 }
 
@@ -220,26 +246,37 @@ impl Services {
         tenant_id: &TenantId,
         customer_id: &str,
     ) -> CoreResult<Conversation> {
-        let row: Option<(String, Option<String>)> = with_tx!(tx, |conn| sqlx::query_as(CONVERSATION_SQL)
+        let sql = conversation_sql();
+        let row: Option<ConversationRow> = with_tx!(tx, |conn| sqlx::query_as(&sql)
             .bind(tenant_id)
             .bind(customer_id)
             .fetch_optional(conn)
             .await)?;
-        self.conversation_from(customer_id, row)
+        Ok(self.conversation_from(row.ok_or(CoreError::NotFound("customer"))?))
     }
 
-    fn conversation_from(&self, customer_id: &str, row: Option<(String, Option<String>)>) -> CoreResult<Conversation> {
-        let (status, text) = row.ok_or(CoreError::NotFound("customer"))?;
-        let text = text.unwrap_or_default();
-        Ok(Conversation {
-            customer_id: customer_id.to_string(),
-            status: ConversationStatus::parse(&status).unwrap_or(ConversationStatus::Unread),
+    fn conversation_from(&self, row: ConversationRow) -> Conversation {
+        let text = row.last_text.unwrap_or_default();
+        let csat = match (row.rating, row.closed_at, row.rated_at) {
+            (Some(rating), Some(closed_at), Some(rated_at)) => Some(csat::csat_of((
+                rating,
+                row.comment,
+                row.rated_user_id,
+                closed_at,
+                rated_at,
+            ))),
+            _ => None,
+        };
+        Conversation {
+            url: format!("{}/inbox/{}", self.public_url(), row.id),
+            customer_id: row.id,
+            status: ConversationStatus::parse(&row.status).unwrap_or(ConversationStatus::Unread),
             last_message: LastMessage {
                 test: text.clone(),
                 text,
             },
-            url: format!("{}/inbox/{}", self.public_url(), customer_id),
-        })
+            csat,
+        }
     }
 
     /// Locks a conversation and moves it by `trigger` (see [`Services::finish_trigger`]).
@@ -299,12 +336,13 @@ impl Services {
 
     /// The conversation of a customer.
     pub async fn get_conversation(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Conversation> {
-        let row: Option<(String, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(CONVERSATION_SQL)
+        let sql = conversation_sql();
+        let row: Option<ConversationRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)
             .bind(customer_id)
             .fetch_optional(pool)
             .await)?;
-        self.conversation_from(customer_id, row)
+        Ok(self.conversation_from(row.ok_or(CoreError::NotFound("customer"))?))
     }
 
     /// A page of conversations, the most recently active first.
@@ -317,26 +355,15 @@ impl Services {
         let paging = Paging::from_request(page)?;
         let status = filter.status.map(ConversationStatus::as_str);
         let count_sql = "select count(*) from customers where tenant_id = $1 and ($2 is null or status = $2)";
-        let (total, rows): (i64, Vec<(String, String, Option<String>)>) = with_db!(self.db(), |pool| {
-            let total: i64 = sqlx::query_scalar(count_sql)
-                .bind(tenant_id)
-                .bind(status)
-                .fetch_one(pool)
-                .await?;
-            let rows = sqlx::query_as(CONVERSATION_PAGE_SQL)
-                .bind(tenant_id)
-                .bind(status)
-                .bind(paging.limit)
-                .bind(paging.offset)
-                .fetch_all(pool)
-                .await?;
-            Ok::<_, sqlx::Error>((total, rows))
-        })?;
-        let results = rows
-            .into_iter()
-            .map(|(id, status, text)| self.conversation_from(&id, Some((status, text))))
-            .collect::<CoreResult<Vec<_>>>()?;
-        Ok(paging.page(total, results))
+        let (total, rows): (i64, Vec<ConversationRow>) = crate::db::page(
+            self.db(),
+            count_sql,
+            &conversation_page_sql(),
+            &[tenant_id.into(), status.into()],
+            &paging,
+        )
+        .await?;
+        Ok(paging.page(total, rows.into_iter().map(|r| self.conversation_from(r)).collect()))
     }
 }
 

@@ -32,7 +32,8 @@ pub enum Room {
         /// The tenant.
         tenant_id: TenantId,
     },
-    /// One customer's widget: the messages of their conversation.
+    /// One customer's widget: the messages and status changes of their
+    /// conversation.
     Widget {
         /// The tenant.
         tenant_id: TenantId,
@@ -71,15 +72,15 @@ impl LiveUpdate {
         let inbox = || Room::Inbox {
             tenant_id: self.tenant_id.clone(),
         };
+        let widget = || Room::Widget {
+            tenant_id: self.tenant_id.clone(),
+            customer_id: self.customer_id.clone(),
+        };
         match &self.event {
-            LiveEvent::Message { .. } => vec![
-                inbox(),
-                Room::Widget {
-                    tenant_id: self.tenant_id.clone(),
-                    customer_id: self.customer_id.clone(),
-                },
-            ],
-            LiveEvent::Conversation | LiveEvent::Assigned | LiveEvent::Notification { .. } => vec![inbox()],
+            // The visitor's page shows messages, and asks for a rating once the
+            // conversation is closed.
+            LiveEvent::Message { .. } | LiveEvent::Conversation => vec![inbox(), widget()],
+            LiveEvent::Assigned | LiveEvent::Notification { .. } => vec![inbox()],
             LiveEvent::RecordingChunk { session_id, .. }
             | LiveEvent::RecordingWatched { session_id }
             | LiveEvent::RecordingEnded { session_id }

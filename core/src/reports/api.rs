@@ -444,7 +444,7 @@ pub struct MetricInfo {
     pub report: String,
     /// The `metricName`.
     pub metric_name: String,
-    /// `seconds`, `minutes`, `count` or `percent`.
+    /// `seconds`, `minutes`, `count`, `percent` or `rating` (a mean of 1–5 ratings).
     pub unit: String,
     /// The `groupBy` values this metric takes.
     pub group_by: Vec<String>,

@@ -41,7 +41,14 @@ pub(crate) fn cell<G: Borrow<Grid>>(def: &MetricDef, parts: &[G], key: &(i64, St
         Measure::Count(_) | Measure::DistinctVisitors => Some(sum(parts).1.to_string()),
         Measure::Average(_) => {
             let (total, samples) = sum(parts);
-            (samples > 0).then(|| decimal(total as f64 / samples as f64 / 1000.0))
+            // Durations are stored in milliseconds and averaged in seconds;
+            // ratings are averaged as they are.
+            let scale = match def.unit {
+                Unit::Rating | Unit::Count | Unit::Percent => 1.0,
+                Unit::Seconds => 1000.0,
+                Unit::Minutes => 60_000.0,
+            };
+            (samples > 0).then(|| decimal(total as f64 / samples as f64 / scale))
         }
         Measure::HitRate { matched, .. } => {
             let (_, hits) = sum(&parts[..matched.len()]);

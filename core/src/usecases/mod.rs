@@ -6,6 +6,7 @@
 
 pub mod assignment;
 pub mod calls;
+pub mod csat;
 pub mod jobs;
 pub mod messages;
 pub mod presence;

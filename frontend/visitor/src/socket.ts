@@ -14,7 +14,7 @@ export interface Hello {
 }
 
 interface Frame {
-  event: 'ready' | 'message' | 'resync' | 'error';
+  event: 'ready' | 'message' | 'resync' | 'conversation' | 'error';
   data?: unknown;
   retryAfter?: number;
 }
@@ -76,8 +76,8 @@ export function readSocket(
         on.open();
       } else if (frame.event === 'message') {
         on.event('message', JSON.stringify(frame.data));
-      } else if (frame.event === 'resync') {
-        on.event('resync', '{}');
+      } else if (frame.event === 'resync' || frame.event === 'conversation') {
+        on.event(frame.event, '{}');
       } else if (frame.event === 'error') {
         retryAfter = Number(frame.retryAfter) || 0;
       }

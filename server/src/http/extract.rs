@@ -34,16 +34,9 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .map(|mime| {
-                let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
-            })
-            .unwrap_or(false);
+        let is_json = media_type(req.headers()).is_some_and(|mime| {
+            mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+        });
         if !is_json {
             return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -51,15 +44,30 @@ where
                 "send the body as application/json",
             ));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE)
-            } else {
-                ApiError::bad_request("unreadable_body", "the request body could not be read")
-            }
-        })?;
-        parse_json(&bytes).map(ApiJson)
+        parse_json(&body_bytes(req, state).await?).map(ApiJson)
     }
+}
+
+/// The bytes of a request body: a body over the size limit is 413, one that
+/// cannot be read is 400.
+pub async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(req, state).await.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE)
+        } else {
+            ApiError::bad_request("unreadable_body", "the request body could not be read")
+        }
+    })
+}
+
+/// The media type of a request (`text/plain` of `text/plain; charset=utf-8`),
+/// lowercased.
+pub fn media_type(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|mime| mime.trim().to_ascii_lowercase())
 }
 
 /// Parses a JSON body with the error rules of [`ApiJson`].

@@ -184,6 +184,7 @@ pub async fn liveview_page(
         }
     };
     let (title, explanation, button) = liveview_words(&lang);
+    let html_lang = rapport_app::language::html_lang(&lang);
     // Tokens are URL-safe base64: anything else is no token of ours.
     let token: String = query
         .token
@@ -191,7 +192,7 @@ pub async fn liveview_page(
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
         .collect();
     let html = format!(
-        "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
+        "<!DOCTYPE html><html lang=\"{html_lang}\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{title} · Rapport</title><link rel=\"stylesheet\" href=\"/pkg/rapport.css\"></head>\
          <body><main id=\"main\" class=\"login\"><form class=\"card login-card\" method=\"post\" action=\"/liveview/open\">\

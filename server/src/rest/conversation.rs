@@ -2,22 +2,25 @@
 //! customer (spec 2.3), messages that channel integrations receive, and history.
 
 use axum::{
-    extract::{Path, State},
+    extract::{FromRequest, FromRequestParts, Path, Request, State},
     http::StatusCode,
     Json,
 };
 use rapport_core::{
     appointments::calls::StartedCall,
-    conversations::{Channel, Conversation, ConversationFilter, ConversationStatus, Message, MessageIn, StatusIn},
+    conversations::{
+        Channel, Conversation, ConversationFilter, ConversationStatus, Message, MessageIn, MessageType, StatusIn,
+    },
     model::{Page, PageRequest},
+    FieldError,
 };
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     http::{
-        error::{ApiResult, AuthErrors, InputErrors, NotFoundError},
-        extract::{ApiJson, ApiQuery, TenantAuth},
+        error::{ApiError, ApiResult, AuthErrors, InputErrors, NotFoundError},
+        extract::{body_bytes, media_type, ApiJson, ApiQuery, TenantAuth},
     },
     state::AppState,
 };
@@ -128,17 +131,85 @@ async fn start_call(
     Ok((StatusCode::CREATED, Json(call)))
 }
 
+/// The fields of a message sent as a `text/plain` body, whose text is the body.
+/// Read only with such a body: a JSON body carries them itself.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct TextMessageQuery {
+    /// With a `text/plain` body, required: the customer's id, or its `externalId`
+    /// when `isExternalId` is true.
+    customer_id: Option<String>,
+    /// With a `text/plain` body, required: whether `customerId` is an external id.
+    is_external_id: Option<bool>,
+    /// With a `text/plain` body: the message's type, `MESSAGE` when absent.
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    kind: Option<MessageType>,
+    /// With a `text/plain` body: the `url` of an `AUDIO`, `VIDEO` or `FILE` message.
+    url: Option<String>,
+    /// With a `text/plain` body: the `buttonLink` of a `CARD`.
+    button_link: Option<String>,
+    /// With a `text/plain` body: the `buttonText` of a `CARD`.
+    button_text: Option<String>,
+}
+
+/// A message's body: a JSON [`MessageIn`], or (as the spec states, "the request
+/// body is used as the message text") the text itself as `text/plain`, UTF-8,
+/// with the other fields as query parameters ([`TextMessageQuery`]). Either way
+/// the same rules then check it.
+struct MessageBody(MessageIn);
+
+impl FromRequest<AppState> for MessageBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        if media_type(req.headers()).as_deref() != Some("text/plain") {
+            let ApiJson(input) = ApiJson::<MessageIn>::from_request(req, state).await?;
+            return Ok(MessageBody(input));
+        }
+        let (mut parts, body) = req.into_parts();
+        let ApiQuery(query) = ApiQuery::<TextMessageQuery>::from_request_parts(&mut parts, state).await?;
+        let bytes = body_bytes(Request::from_parts(parts, body), state).await?;
+        let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
+            ApiError::validation(vec![FieldError::new(
+                "message",
+                "invalid_value",
+                "a text/plain body must be UTF-8",
+            )])
+        })?;
+        Ok(MessageBody(MessageIn {
+            customer_id: query.customer_id,
+            is_external_id: query.is_external_id,
+            kind: Some(query.kind.unwrap_or(MessageType::Message)),
+            message: (!text.is_empty()).then_some(text),
+            url: query.url,
+            button_link: query.button_link,
+            button_text: query.button_text,
+        }))
+    }
+}
+
 /// Send a message to a customer (spec 2.3). `MESSAGE` needs `message`; `AUDIO`,
 /// `VIDEO` and `FILE` need an http(s) `url`; `CARD` needs `buttonText` and
 /// `buttonLink`. An `UNREAD` conversation becomes `UNRESOLVED`. The message reaches
 /// the customer's open widget at once, or waits until the widget comes back.
-#[utoipa::path(post, path = "/message", tag = "conversation", request_body = MessageIn,
+///
+/// The body is the JSON message, or, as `text/plain` (UTF-8), the message's text
+/// itself, with `customerId`, `isExternalId` and the other fields as query
+/// parameters (`type` is then `MESSAGE` unless given).
+#[utoipa::path(post, path = "/message", tag = "conversation",
+    request_body(
+        description = "The message as JSON, or its text as `text/plain` with the other fields as query parameters.",
+        content((MessageIn = "application/json"), (String = "text/plain")),
+    ),
+    params(TextMessageQuery),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 201, body = Message), AuthErrors, InputErrors, NotFoundError))]
 async fn send_message(
     auth: TenantAuth,
     State(state): State<AppState>,
-    ApiJson(input): ApiJson<MessageIn>,
+    MessageBody(input): MessageBody,
 ) -> ApiResult<(StatusCode, Json<Message>)> {
     let message = state
         .services

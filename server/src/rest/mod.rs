@@ -52,7 +52,9 @@ pub const BASE: &str = "/rest/v1";
         license(name = "AGPL-3.0-only")
     ),
     modifiers(&SecuritySchemes),
-    components(schemas(Problem, rapport_core::FieldError)),
+    // `CsatSubmitted` is only a webhook body (`csat.submitted`), named here so
+    // that integrators find it; the other bodies are responses too.
+    components(schemas(Problem, rapport_core::FieldError, rapport_core::usecases::csat::CsatSubmitted)),
     tags(
         (name = "tenant", description = "Tenant management (platform key)"),
         (name = "workspace", description = "The API key's own tenant and its settings"),

@@ -59,6 +59,9 @@ pub struct WorkspaceUpdate {
     #[serde(default, deserialize_with = "rapport_core::tenants::present")]
     #[schema(value_type = Option<String>)]
     pub business_hours_id: Option<Option<String>>,
+    /// Whether the chat asks visitors to rate a conversation once it is closed
+    /// (`DONE`): 1–5 stars and a comment (`POST /widget/csat`).
+    pub csat_enabled: Option<bool>,
 }
 
 /// The API key's own tenant, with its settings.
@@ -87,6 +90,7 @@ async fn update_workspace(
         language: input.language,
         max_chats: input.max_chats,
         business_hours_id: input.business_hours_id,
+        csat_enabled: input.csat_enabled,
     };
     Ok(Json(
         state

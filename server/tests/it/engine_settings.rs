@@ -421,6 +421,23 @@ async fn engine_settings_in_the_dashboard(db: TestDb) {
     )
     .await;
     assert_eq!(cleared["business_hours_id"], Value::Null);
+    // The rating question is a checkbox: unchecked (absent) turns it off.
+    assert_eq!(ws["csat_enabled"], true, "asked by default");
+    assert_eq!(cleared["csat_enabled"], false);
+    assert!(!app.services.get_tenant(&alpha).await.unwrap().csat_enabled);
+    let asked = server_fn_ok(
+        &app,
+        "update_engine_settings",
+        &admin,
+        &[
+            ("language", "fr"),
+            ("max_chats", "7"),
+            ("business_hours_id", ""),
+            ("csat", "on"),
+        ],
+    )
+    .await;
+    assert_eq!(asked["csat_enabled"], true);
     let form = [("language", "en"), ("max_chats", "5"), ("business_hours_id", "")];
     assert_eq!(
         server_fn(&app, "update_engine_settings", &supervisor, &form)

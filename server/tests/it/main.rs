@@ -10,6 +10,7 @@ mod conference;
 mod conference_recordings;
 mod conformance;
 mod conversations;
+mod csat;
 mod customer_tags;
 mod dashboard;
 mod dashboard_forms;

@@ -484,4 +484,119 @@ async fn liveview_links_and_recorded_sessions(db: TestDb) {
     assert!(reused.headers().get(header::SET_COOKIE).is_none());
 }
 
-backend_tests!(appointments, cobrowsing_links, liveview_links_and_recorded_sessions);
+/// The live view and its link's page tell the browser their language
+/// (`<html lang>`, a BCP 47 tag: Japanese is `ja`, though the spec's code is
+/// `jp`), in each of the five, so a screen reader reads them in the right voice.
+async fn liveview_pages_say_their_language(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (_, t) = app.tenant_with_key("Alpha").await;
+    ok_json(
+        app.post("/rest/v1/user", &t, json!({"email": "agent@alpha.test"}))
+            .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    ok_json(
+        app.post(
+            "/rest/v1/session",
+            &t,
+            json!({"id": "s1", "visitorId": "v-s1", "startedAt": "2030-01-01T10:00:00Z"}),
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    let html_tag = |html: &str| {
+        let start = html.find("<html").expect("an <html> element");
+        html[start..start + html[start..].find('>').unwrap() + 1].to_string()
+    };
+    for (code, tag, title) in [
+        ("en", "en", "Live view"),
+        ("de", "de", "Live-Ansicht"),
+        ("jp", "ja", "ライブビュー"),
+        ("uk", "uk", "Перегляд наживо"),
+        ("ru", "ru", "Просмотр в реальном времени"),
+    ] {
+        let link = ok_json(
+            app.post(
+                "/rest/v1/liveview/link",
+                &t,
+                json!({"sessionId": "s1", "email": "agent@alpha.test", "language": code}),
+            )
+            .await,
+            StatusCode::CREATED,
+        )
+        .await;
+        let path = link["link"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("http://rapport.test")
+            .to_string();
+        let confirm = app
+            .request(Method::GET, &path)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(
+            html_tag(&confirm),
+            format!(r#"<html lang="{tag}">"#),
+            "{code}: {confirm}"
+        );
+        assert!(
+            confirm.contains(&format!("<title>{title} · Rapport</title>")),
+            "{code}: {confirm}"
+        );
+
+        let token = path.trim_start_matches("/liveview/open?token=").to_string();
+        let opened = app
+            .request(Method::POST, "/liveview/open")
+            .form(&[("token", token.as_str())])
+            .send()
+            .await
+            .unwrap();
+        let location = opened.headers()[header::LOCATION].to_str().unwrap().to_string();
+        assert_eq!(location, format!("/liveview/s1?lang={code}"));
+        let cookie = opened.headers()[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_string();
+        let view = app
+            .request(Method::GET, &location)
+            .header(header::COOKIE, &cookie)
+            .header(header::ACCEPT, "text/html")
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(html_tag(&view), format!(r#"<html lang="{tag}">"#), "{code}: {view}");
+        assert!(
+            view.contains(&format!("<title>{title} · Rapport</title>")),
+            "{code}: {view}"
+        );
+    }
+    // The dashboard itself is English.
+    let login = app
+        .request(Method::GET, "/login")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(html_tag(&login), r#"<html lang="en">"#);
+}
+
+backend_tests!(
+    appointments,
+    cobrowsing_links,
+    liveview_links_and_recorded_sessions,
+    liveview_pages_say_their_language
+);

@@ -275,7 +275,11 @@ async fn subscriptions_are_validated_and_isolated(db: TestDb) {
         expect_problem(app.get(&path, &other).await, StatusCode::NOT_FOUND, "not_found").await;
     }
     let catalogue = ok_json(app.get("/rest/v1/webhook/eventtypes", &t).await, StatusCode::OK).await;
-    assert_eq!(catalogue.as_array().unwrap().len(), 11);
+    assert_eq!(
+        catalogue.as_array().unwrap().len(),
+        12,
+        "every event type, csat.submitted included"
+    );
     assert_eq!(
         send(&app, Method::DELETE, &format!("/rest/v1/webhook/{id}"), &other, None)
             .await

@@ -23,7 +23,7 @@ async fn connect(app: &TestApp) -> Socket {
 }
 
 /// The next JSON frame the server sends, skipping pings.
-async fn frame(socket: &mut Socket) -> Value {
+pub(crate) async fn frame(socket: &mut Socket) -> Value {
     loop {
         match tokio::time::timeout(WAIT, socket.next())
             .await
@@ -51,7 +51,7 @@ async fn close_code(socket: &mut Socket) -> u16 {
 }
 
 /// Opens a socket and says hello; the first frame the server answers with.
-async fn hello(app: &TestApp, key: &str, token: &str) -> (Socket, Value) {
+pub(crate) async fn hello(app: &TestApp, key: &str, token: &str) -> (Socket, Value) {
     let mut socket = connect(app).await;
     let hello = json!({"widgetKey": key, "visitorToken": token}).to_string();
     socket.send(Message::text(hello)).await.unwrap();

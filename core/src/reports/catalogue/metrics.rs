@@ -120,6 +120,22 @@ pub static METRICS: &[MetricDef] = &[
         "Mean time from a customer's waiting message to the agent's reply."
     ),
     metric!(
+        Chat,
+        "CSAT_RESPONSES",
+        Measure::Count(&[Source::Fact(CSAT)]),
+        Count,
+        [AGENT],
+        "Ratings visitors gave closed conversations (CSAT); agent = assignee when it was closed."
+    ),
+    metric!(
+        Chat,
+        "CSAT_AVERAGE",
+        Measure::Average(Source::Fact(CSAT)),
+        Rating,
+        [AGENT],
+        "Mean rating (1–5) visitors gave closed conversations; agent = assignee when it was closed."
+    ),
+    metric!(
         Message,
         "MESSAGES",
         Measure::Count(&[Source::Fact(MESSAGE_IN), Source::Fact(MESSAGE_OUT)]),

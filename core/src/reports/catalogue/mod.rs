@@ -174,6 +174,8 @@ pub enum Unit {
     Count,
     /// Percent, up to two decimals.
     Percent,
+    /// A mean of 1–5 ratings, up to two decimals.
+    Rating,
 }
 
 impl Unit {
@@ -184,6 +186,7 @@ impl Unit {
             Unit::Minutes => "minutes",
             Unit::Count => "count",
             Unit::Percent => "percent",
+            Unit::Rating => "rating",
         }
     }
 }
@@ -229,6 +232,9 @@ pub const MESSAGE_OUT: &str = "MESSAGE_OUT";
 pub const FIRST_RESPONSE: &str = "FIRST_RESPONSE";
 /// An agent reply to waiting customer messages; value = ms since the oldest.
 pub const RESPONSE: &str = "RESPONSE";
+/// A visitor rated a closed conversation; value = the rating (1–5), agent =
+/// the assignee at the closing.
+pub const CSAT: &str = "CSAT";
 /// A routing rule matched; `dim` is the rule id.
 pub const ROUTING_RULE_MATCH: &str = "ROUTING_RULE_MATCH";
 /// An action rule matched; `dim` is the rule id.

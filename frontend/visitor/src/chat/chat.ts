@@ -122,6 +122,8 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     h('button', { type: 'submit', class: 'send' }, t.send),
   );
   const offline = h('form', { class: 'offline', hidden: true });
+  // The rating question (CSAT), shown once the conversation is closed.
+  const csat = h('form', { class: 'csat', hidden: true, 'aria-labelledby': 'csat-title' }) as HTMLFormElement;
   // The video call button sits in the header, where it stays in reach however
   // long the log grows; like the composer, it hides while the workspace is closed.
   const camera = h(
@@ -149,6 +151,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     ),
     status,
     log,
+    csat,
     composer,
     offline,
   );
@@ -390,6 +393,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         setTimeout(() => loadHistory().catch((e) => core.emit('error', e)), spread);
         return;
       }
+      if (name === 'conversation') return checkCsat();
       if (name !== 'message') return;
       try {
         const m = JSON.parse(data) as Message;
@@ -407,6 +411,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
       status.hidden = true;
       // (Re)connected: fetch what arrived while the stream was down.
       loadHistory().catch((e) => core.emit('error', e));
+      checkCsat();
     },
     down(_retryMs, refused) {
       // Refused for now (the workspace's streams are all taken): messages
@@ -432,6 +437,88 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     const fallback = () => readStream((signal) => core.fetchRaw('/widget/stream', signal), handlers);
     stopStream = readSocket(socketUrl, hello, fallback, handlers);
   }
+
+  // Rating (CSAT): once an agent closes the conversation, the panel asks how it
+  // went, 1 to 5 stars and an optional comment. Rapport says when to ask
+  // (GET /widget/csat: closed, asked for by the workspace, not rated yet); the
+  // socket's `conversation` event says when to look again. One answer per
+  // closing: writing again reopens the conversation, which is asked anew when
+  // it closes.
+  let csatState: 'hidden' | 'asking' | 'thanked' = 'hidden';
+  const buildCsat = () => {
+    const choices = [1, 2, 3, 4, 5].map((n) =>
+      h(
+        'label',
+        { class: 'star' },
+        h('input', { type: 'radio', name: 'rating', value: String(n), class: 'sr' }),
+        h('span', { 'aria-hidden': 'true' }, '★'),
+        h('span', { class: 'sr' }, t.csatStar.replace('{n}', String(n))),
+      ),
+    );
+    const radios = choices.map((c) => c.querySelector('input') as HTMLInputElement);
+    const stars = h('div', { class: 'stars', role: 'radiogroup', 'aria-labelledby': 'csat-title' }, ...choices);
+    stars.addEventListener('change', () => {
+      const chosen = Number(radios.find((r) => r.checked)?.value || 0);
+      choices.forEach((c, i) => c.classList.toggle('on', i < chosen));
+    });
+    const comment = h('textarea', { id: 'csat-comment', maxlength: '1000', rows: '2' }) as HTMLTextAreaElement;
+    const button = h('button', { type: 'submit', class: 'send' }, t.csatSend) as HTMLButtonElement;
+    const result = h('p', { role: 'status' });
+    csat.replaceChildren(
+      h('h3', { id: 'csat-title' }, t.csatTitle),
+      stars,
+      h('label', { for: 'csat-comment' }, t.csatComment),
+      comment,
+      button,
+      result,
+    );
+    csat.onsubmit = (e: Event) => {
+      e.preventDefault();
+      const rating = Number(radios.find((r) => r.checked)?.value || 0);
+      if (!rating) {
+        result.textContent = t.csatPick;
+        radios[0].focus();
+        return;
+      }
+      button.disabled = true;
+      result.textContent = '';
+      core
+        .request<unknown>('/widget/csat', { body: { rating, comment: comment.value.trim() || undefined }, visitor: true })
+        .then(() => thank())
+        .catch((err) => {
+          // Rated already (on another tab or device): nothing left to ask.
+          if ((err as HttpError).status === 409) return void checkCsat();
+          result.textContent = t.csatFailed;
+          button.disabled = false;
+          core.emit('error', err);
+        });
+    };
+  };
+  const thank = () => {
+    csatState = 'thanked';
+    csat.replaceChildren(h('p', { role: 'status', class: 'thanks' }, t.csatThanks));
+  };
+  const checkCsat = () => {
+    if (!core.customerId()) return;
+    core
+      .request<{ ask: boolean }>('/widget/csat', { visitor: true })
+      .then(({ ask }) => {
+        if (ask && csatState !== 'asking') {
+          csatState = 'asking';
+          buildCsat();
+          csat.hidden = false;
+          scrollDown();
+        } else if (!ask && csatState === 'asking') {
+          csatState = 'hidden';
+          csat.hidden = true;
+        } else if (!ask && csatState === 'thanked' && csat.hidden === false) {
+          // The conversation moved on (reopened): the thanks has said its piece.
+          csatState = 'hidden';
+          csat.hidden = true;
+        }
+      })
+      .catch((e) => core.emit('error', e));
+  };
 
   // Opening hours: closed shows the offline form. A server without the endpoint,
   // or one that cannot be reached, counts as open.

@@ -34,6 +34,14 @@ const en = {
   callFailed: 'The call could not be started. Try again.',
   // {button}: the invitation's button, named as the chat shows it.
   callReady: 'Your call is ready: use {button}. An agent will let you in.',
+  csatTitle: 'How was this conversation?',
+  // {n}: the rating, 1 to 5.
+  csatStar: '{n} of 5',
+  csatComment: 'Anything to add? (optional)',
+  csatSend: 'Send rating',
+  csatThanks: 'Thank you for your rating!',
+  csatFailed: 'The rating could not be sent. Please try again.',
+  csatPick: 'Pick a rating from 1 to 5 first.',
 };
 export type Strings = typeof en;
 
@@ -69,6 +77,13 @@ const tables: Record<string, Strings> = {
     call: 'Videoanruf starten',
     callFailed: 'Der Anruf konnte nicht gestartet werden. Versuchen Sie es erneut.',
     callReady: 'Ihr Anruf ist bereit: Nutzen Sie „{button}“. Ein Mitarbeiter lässt Sie dann herein.',
+    csatTitle: 'Wie war dieses Gespräch?',
+    csatStar: '{n} von 5',
+    csatComment: 'Möchten Sie noch etwas sagen? (optional)',
+    csatSend: 'Bewertung senden',
+    csatThanks: 'Vielen Dank für Ihre Bewertung!',
+    csatFailed: 'Die Bewertung konnte nicht gesendet werden. Bitte versuchen Sie es erneut.',
+    csatPick: 'Wählen Sie zuerst eine Bewertung von 1 bis 5.',
   },
   ja: {
     launcher: 'チャットで問い合わせる',
@@ -100,6 +115,13 @@ const tables: Record<string, Strings> = {
     call: 'ビデオ通話を開始',
     callFailed: '通話を開始できませんでした。もう一度お試しください。',
     callReady: '通話の準備ができました。「{button}」からご参加ください。担当者が入室を許可します。',
+    csatTitle: 'この会話はいかがでしたか？',
+    csatStar: '5段階中{n}',
+    csatComment: 'ご意見があればどうぞ（任意）',
+    csatSend: '評価を送信',
+    csatThanks: 'ご評価ありがとうございます！',
+    csatFailed: '評価を送信できませんでした。もう一度お試しください。',
+    csatPick: 'まず1から5の評価を選んでください。',
   },
   uk: {
     launcher: 'Напишіть нам',
@@ -131,6 +153,13 @@ const tables: Record<string, Strings> = {
     call: 'Почати відеодзвінок',
     callFailed: 'Не вдалося розпочати дзвінок. Спробуйте ще раз.',
     callReady: 'Ваш дзвінок готовий: натисніть «{button}». Оператор впустить вас.',
+    csatTitle: 'Як вам ця розмова?',
+    csatStar: '{n} з 5',
+    csatComment: 'Бажаєте щось додати? (необов’язково)',
+    csatSend: 'Надіслати оцінку',
+    csatThanks: 'Дякуємо за вашу оцінку!',
+    csatFailed: 'Не вдалося надіслати оцінку. Спробуйте ще раз.',
+    csatPick: 'Спершу виберіть оцінку від 1 до 5.',
   },
   ru: {
     launcher: 'Напишите нам',
@@ -162,6 +191,13 @@ const tables: Record<string, Strings> = {
     call: 'Начать видеозвонок',
     callFailed: 'Не удалось начать звонок. Попробуйте ещё раз.',
     callReady: 'Ваш звонок готов: нажмите «{button}». Оператор впустит вас.',
+    csatTitle: 'Как прошёл этот разговор?',
+    csatStar: '{n} из 5',
+    csatComment: 'Хотите что-то добавить? (необязательно)',
+    csatSend: 'Отправить оценку',
+    csatThanks: 'Спасибо за вашу оценку!',
+    csatFailed: 'Не удалось отправить оценку. Попробуйте ещё раз.',
+    csatPick: 'Сначала выберите оценку от 1 до 5.',
   },
 };
 

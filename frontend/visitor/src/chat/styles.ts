@@ -220,6 +220,16 @@ textarea { flex: 1; resize: none; min-height: 42px; max-height: 140px; field-siz
 .offline h3 { margin: 0; font-size: 16px; }
 .offline p { margin: 0; color: var(--muted); }
 label { display: flex; flex-direction: column; gap: 4px; font-size: 14px; font-weight: 600; }
+/* The rating question: five stars (radio buttons, so arrow keys move between
+   them), filled up to the one chosen; amber #b45309 on white is 5:1. */
+.csat { padding: 12px 16px; display: flex; flex-direction: column; gap: 8px; border-top: 1px solid var(--line); }
+.csat h3 { margin: 0; font-size: 15px; }
+.csat p { margin: 0; color: var(--muted); }
+.stars { display: flex; gap: 4px; }
+.star { flex-direction: row; font-size: 28px; line-height: 1; color: #9ca3af; cursor: pointer; padding: 2px; border-radius: 6px; }
+.star.on { color: #b45309; }
+.star:focus-within { outline: 2px solid var(--accent); outline-offset: 1px; }
+.csat textarea { min-height: 60px; }
 .sr {
   position: absolute;
   width: 1px;

@@ -51,6 +51,8 @@ const MAX_FRAME: usize = 4 * 1024;
 enum WidgetUpdate {
     /// A message of the conversation was stored, either direction.
     Message(String),
+    /// The conversation's status changed, or it was rated.
+    Conversation,
     /// Updates were lost (the subscriber fell behind): read the history again.
     Resync,
 }
@@ -59,6 +61,7 @@ impl WidgetUpdate {
     fn of(update: &LiveUpdate) -> Option<WidgetUpdate> {
         match &update.event {
             LiveEvent::Message { message_id } => Some(WidgetUpdate::Message(message_id.clone())),
+            LiveEvent::Conversation => Some(WidgetUpdate::Conversation),
             LiveEvent::Resync => Some(WidgetUpdate::Resync),
             _ => None,
         }
@@ -80,7 +83,9 @@ async fn read_message(state: &AppState, tenant_id: &TenantId, message_id: &str) 
 }
 
 /// Server-sent events: each message of the visitor's conversation arrives as a
-/// `message` event (data: the Message object) the moment it is stored. Those
+/// `message` event (data: the Message object) the moment it is stored, and a
+/// `conversation` event when its status changes or it is rated (ask `GET
+/// /widget/csat` whether to show the rating question). Those
 /// sent to the visitor (`OUTBOUND`) count as delivered; those the visitor wrote
 /// (`INBOUND`) come too, so that its other devices (a verified visitor's phone
 /// and laptop) show them. A `resync` event says messages may have been missed:
@@ -122,6 +127,9 @@ pub(super) async fn stream(
                     WidgetUpdate::Resync => {
                         return Some(Ok::<_, Infallible>(Event::default().event("resync").data("{}")))
                     }
+                    WidgetUpdate::Conversation => {
+                        return Some(Ok(Event::default().event("conversation").data("{}")));
+                    }
                     WidgetUpdate::Message(message_id) => message_id,
                 };
                 let message = read_message(&state, &tenant_id, &message_id).await?;
@@ -157,6 +165,9 @@ pub(super) enum SocketFrame {
     Message { data: Box<Message> },
     /// Messages may have been missed: read `GET /widget/message` again.
     Resync,
+    /// The conversation's status changed (or it was rated): ask `GET
+    /// /widget/csat` whether to show the rating question.
+    Conversation,
     /// The socket will not listen, and closes with code 4000 + `problem.status`
     /// (4400, 4401, 4429). After 4429 try again after `retryAfter` seconds.
     Error {
@@ -170,7 +181,8 @@ pub(super) enum SocketFrame {
 /// page's first text frame, within 10 s, is a `SocketHello` (widget key and
 /// visitor token). Then the server sends `SocketFrame`s: `ready`; each `message`
 /// of the conversation (data: the Message object; `OUTBOUND` ones count as
-/// delivered); `resync` when messages may have been missed. A refused hello
+/// delivered); `conversation` when its status changes or it is rated (ask `GET
+/// /widget/csat`); `resync` when messages may have been missed. A refused hello
 /// gets an `error` frame with the problem (401 `invalid_visitor`, 429
 /// `stream_allowance_spent` with `retryAfter`, 400 `invalid_hello`) and a close
 /// with code 4000 + its status. The server pings every 30 s; frames the page
@@ -287,6 +299,7 @@ async fn forward(
 ) -> Result<(), ()> {
     let frame = match update {
         WidgetUpdate::Resync => SocketFrame::Resync,
+        WidgetUpdate::Conversation => SocketFrame::Conversation,
         WidgetUpdate::Message(message_id) => match read_message(state, tenant_id, &message_id).await {
             Some(message) => SocketFrame::Message { data: message },
             None => return Ok(()),

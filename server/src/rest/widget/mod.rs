@@ -14,8 +14,8 @@ use axum::{
 use rapport_core::{
     audit::{Actor, ActorKind},
     conversations::{
-        FormIn, Message, VisitorIdentity, VisitorIn, VisitorProfile, VisitorProfileIn, VisitorTags, VisitorTagsIn,
-        WidgetConfig, WidgetMessageIn,
+        Csat, CsatIn, CsatPrompt, FormIn, Message, VisitorIdentity, VisitorIn, VisitorProfile, VisitorProfileIn,
+        VisitorTags, VisitorTagsIn, WidgetConfig, WidgetMessageIn,
     },
     customers::{IdentitySettings, IdentitySettingsIn},
     files::FileUpload,
@@ -50,6 +50,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_messages, post_message))
         .routes(routes!(post_file))
         .routes(routes!(request_call))
+        .routes(routes!(csat_prompt, rate))
         .routes(routes!(live::stream))
         .routes(routes!(live::socket))
         .routes(routes!(post_form))
@@ -310,6 +311,43 @@ async fn request_call(visitor: Visitor, State(state): State<AppState>) -> ApiRes
         .request_call(&visitor.tenant_id, &visitor.customer_id)
         .await?;
     Ok((StatusCode::CREATED, Json(invitation)))
+}
+
+/// Whether to ask the visitor to rate their conversation now: true once it is
+/// closed (`DONE`), when the workspace asks for ratings (`csatEnabled`) and the
+/// closing has none yet. The socket and stream say `conversation` when the
+/// status changes, for the page to ask again.
+#[utoipa::path(get, path = "/widget/csat", tag = "widget",
+    security(("widgetKey" = [], "visitorToken" = [])),
+    responses((status = 200, body = CsatPrompt), AuthErrors))]
+async fn csat_prompt(visitor: Visitor, State(state): State<AppState>) -> ApiResult<Json<CsatPrompt>> {
+    Ok(Json(
+        state
+            .services
+            .csat_prompt(&visitor.tenant_id, &visitor.customer_id)
+            .await?,
+    ))
+}
+
+/// The visitor rates their closed conversation: `rating` 1–5 and an optional
+/// `comment` (at most 1,000 characters). One rating per closing: 409
+/// `already_rated` after the first, `conversation_open` before it is closed,
+/// `csat_disabled` when the workspace does not ask. The rating shows on the
+/// Conversation object (`csat`), counts in the chat report (`CSAT_RESPONSES`,
+/// `CSAT_AVERAGE`) and fires `csat.submitted`.
+#[utoipa::path(post, path = "/widget/csat", tag = "widget", request_body = CsatIn,
+    security(("widgetKey" = [], "visitorToken" = [])),
+    responses((status = 201, body = Csat), AuthErrors, InputErrors, ConflictError))]
+async fn rate(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<CsatIn>,
+) -> ApiResult<(StatusCode, Json<Csat>)> {
+    let csat = state
+        .services
+        .submit_csat(&visitor.tenant_id, &visitor.customer_id, &input, &visitor.actor)
+        .await?;
+    Ok((StatusCode::CREATED, Json(csat)))
 }
 
 /// A file's bytes, as the body of an upload.
