@@ -66,23 +66,20 @@ const ACRONYMS: [&str; 2] = ["CSAT", "SLA"];
 fn sentence_case(name: &str) -> String {
     let words: Vec<String> = name
         .split('_')
-        .enumerate()
-        .map(|(i, word)| {
-            if ACRONYMS.contains(&word) {
-                word.to_string()
-            } else if i == 0 {
-                let lower = word.to_lowercase();
-                let mut chars = lower.chars();
-                chars
-                    .next()
-                    .map(|first| first.to_uppercase().collect::<String>() + chars.as_str())
-                    .unwrap_or_default()
+        .map(|w| {
+            if ACRONYMS.contains(&w) {
+                w.to_string()
             } else {
-                word.to_lowercase()
+                w.to_lowercase()
             }
         })
         .collect();
-    words.join(" ")
+    let text = words.join(" ");
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().collect::<String>() + chars.as_str())
+        .unwrap_or_default()
 }
 
 fn metrics_of(report: Report) -> impl Iterator<Item = &'static MetricDef> {
@@ -684,7 +681,14 @@ pub async fn csv(
 
 #[cfg(test)]
 mod tests {
-    use super::top_frames;
+    use super::{sentence_case, top_frames};
+
+    #[test]
+    fn metric_names_read_as_sentences_with_acronyms_kept() {
+        assert_eq!(sentence_case("RESOURCE_LOADS"), "Resource loads");
+        assert_eq!(sentence_case("CSAT_AVERAGE"), "CSAT average");
+        assert_eq!(sentence_case("SLA_HIT_RATE"), "SLA hit rate");
+    }
 
     #[test]
     fn the_top_of_a_stack_is_its_innermost_frames() {

@@ -63,6 +63,10 @@ pub struct CsatPrompt {
     /// True when the conversation is `DONE`, the workspace asks for ratings and
     /// this closing has none yet.
     pub ask: bool,
+    /// When the conversation was closed, while it is `DONE`: the closing a
+    /// rating answers, so that a page can tell a new closing from one it has
+    /// asked about already.
+    pub closed_at: Option<DateTime<Utc>>,
 }
 
 /// A stored rating's columns, in [`CSAT_COLUMNS`] order.
@@ -186,8 +190,10 @@ impl Services {
         .fetch_optional(pool)
         .await)?;
         let (unanswered, status, closed_at) = row.ok_or(CoreError::NotFound("customer"))?;
+        let closed_at = closed_at.filter(|_| status == ConversationStatus::Done.as_str());
         Ok(CsatPrompt {
-            ask: unanswered && status == ConversationStatus::Done.as_str() && closed_at.is_some(),
+            ask: unanswered && closed_at.is_some(),
+            closed_at: closed_at.map(from_ms),
         })
     }
 }

@@ -73,7 +73,8 @@ async fn visitors_rate_closed_conversations_once(db: TestDb) {
     .await;
 
     // Open: not asked, and a rating is refused.
-    assert_eq!(asked().await, false);
+    let prompt = ok_json(widget(Method::GET, None).await.unwrap(), StatusCode::OK).await;
+    assert_eq!(prompt, json!({"ask": false, "closedAt": null}));
     let early = widget(Method::POST, Some(json!({"rating": 5}))).await.unwrap();
     expect_problem(early, StatusCode::CONFLICT, "conversation_open").await;
 
@@ -82,7 +83,9 @@ async fn visitors_rate_closed_conversations_once(db: TestDb) {
     assert_eq!(ready, json!({"event": "ready"}));
     ok_json(status("DONE").await, StatusCode::OK).await;
     assert_eq!(frame(&mut socket).await, json!({"event": "conversation"}));
-    assert_eq!(asked().await, true);
+    let prompt = ok_json(widget(Method::GET, None).await.unwrap(), StatusCode::OK).await;
+    assert_eq!(prompt["ask"], true);
+    assert!(prompt["closedAt"].is_string(), "the closing it asks about: {prompt}");
 
     // Bad input names its fields, and stores nothing.
     let bad = widget(Method::POST, Some(json!({"rating": 6, "comment": "x".repeat(1001)})))

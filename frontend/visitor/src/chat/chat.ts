@@ -274,6 +274,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   function submit() {
     const text = input.value.trim();
     if (!text) return;
+    endThanks();
     input.value = '';
     save(draftKey, null, true);
     const el = bubble(true, '\uffff');
@@ -445,6 +446,9 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   // closing: writing again reopens the conversation, which is asked anew when
   // it closes.
   let csatState: 'hidden' | 'asking' | 'thanked' = 'hidden';
+  // The closing being asked about, or answered: a page asks once per closing,
+  // however its answers and the socket's events interleave.
+  let csatClosing = '';
   const buildCsat = () => {
     const choices = [1, 2, 3, 4, 5].map((n) =>
       h(
@@ -494,25 +498,34 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         });
     };
   };
+  // The thanks stays until the visitor writes again (which reopens the
+  // conversation).
   const thank = () => {
     csatState = 'thanked';
     csat.replaceChildren(h('p', { role: 'status', class: 'thanks' }, t.csatThanks));
+    csat.hidden = false;
+  };
+  const endThanks = () => {
+    if (csatState !== 'thanked') return;
+    csatState = 'hidden';
+    csat.hidden = true;
   };
   const checkCsat = () => {
     if (!core.customerId()) return;
     core
-      .request<{ ask: boolean }>('/widget/csat', { visitor: true })
-      .then(({ ask }) => {
-        if (ask && csatState !== 'asking') {
+      .request<{ ask: boolean; closedAt?: string | null }>('/widget/csat', { visitor: true })
+      .then(({ ask, closedAt }) => {
+        const closing = closedAt || '';
+        if (ask) {
+          // Asking already, or answered here: nothing new.
+          if (csatState !== 'hidden' && closing === csatClosing) return;
+          csatClosing = closing;
           csatState = 'asking';
           buildCsat();
           csat.hidden = false;
           scrollDown();
-        } else if (!ask && csatState === 'asking') {
-          csatState = 'hidden';
-          csat.hidden = true;
-        } else if (!ask && csatState === 'thanked' && csat.hidden === false) {
-          // The conversation moved on (reopened): the thanks has said its piece.
+        } else if (csatState === 'asking') {
+          // Rated elsewhere, or reopened: the question has no object any more.
           csatState = 'hidden';
           csat.hidden = true;
         }
