@@ -92,6 +92,13 @@ pub struct Tenant {
     /// Whether the chat asks visitors to rate a conversation once it is closed
     /// (CSAT, 1–5 and a comment); default true.
     pub csat_enabled: bool,
+    /// Whether agents see what a visitor types before it is sent (the draft
+    /// beside "typing…"); default true. Off, agents see only that the visitor
+    /// is typing.
+    pub typing_preview: bool,
+    /// Whether a conversation's transcript is mailed to the customer's
+    /// `email` when it is marked done; default false.
+    pub transcript_on_close: bool,
 }
 
 /// The signed-in dashboard user, as the UI needs it.

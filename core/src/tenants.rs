@@ -67,6 +67,10 @@ pub struct TenantUpdate {
     pub business_hours_id: Option<Option<String>>,
     /// Whether the chat asks visitors to rate a closed conversation (CSAT).
     pub csat_enabled: Option<bool>,
+    /// Whether agents see a visitor's draft as it is typed.
+    pub typing_preview: Option<bool>,
+    /// Whether a closed conversation's transcript is mailed to the customer.
+    pub transcript_on_close: Option<bool>,
 }
 
 /// Reads a field that may be omitted (`None`), `null` (`Some(None)`) or a value:
@@ -110,6 +114,8 @@ struct TenantRow {
     max_chats: i64,
     business_hours_id: Option<String>,
     csat_enabled: bool,
+    typing_preview: bool,
+    transcript_on_close: bool,
 }
 
 impl From<TenantRow> for Tenant {
@@ -124,11 +130,14 @@ impl From<TenantRow> for Tenant {
             max_chats: r.max_chats,
             business_hours_id: r.business_hours_id,
             csat_enabled: r.csat_enabled,
+            typing_preview: r.typing_preview,
+            transcript_on_close: r.transcript_on_close,
         }
     }
 }
 
-const COLUMNS: &str = "id, name, slug, timezone, created_at, language, max_chats, business_hours_id, csat_enabled";
+const COLUMNS: &str = "id, name, slug, timezone, created_at, language, max_chats, business_hours_id, csat_enabled, \
+                       typing_preview, transcript_on_close";
 
 /// A BCP 47 tag, normalised (`de-ch` → `de-CH`), or a field error.
 pub(crate) fn language_tag(checks: &mut Checks, field: &str, value: &str) -> String {
@@ -199,6 +208,8 @@ impl Services {
             max_chats: DEFAULT_MAX_CHATS,
             business_hours_id: None,
             csat_enabled: true,
+            typing_preview: true,
+            transcript_on_close: false,
         };
         let created = tenant.created_at.timestamp_millis();
         let mut tx = self.db().begin().await?;
@@ -292,11 +303,14 @@ impl Services {
             }
         }
         let csat_enabled = input.csat_enabled.unwrap_or(current.csat_enabled);
+        let typing_preview = input.typing_preview.unwrap_or(current.typing_preview);
+        let transcript_on_close = input.transcript_on_close.unwrap_or(current.transcript_on_close);
         checks.finish()?;
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "update tenants set name = $2, slug = $3, timezone = $4, language = $5, max_chats = $6, \
-             business_hours_id = $7, csat_enabled = $8 where id = $1"
+             business_hours_id = $7, csat_enabled = $8, typing_preview = $9, \
+             transcript_on_close = $10 where id = $1"
         )
         .bind(id)
         .bind(&name)
@@ -306,6 +320,8 @@ impl Services {
         .bind(max_chats)
         .bind(&business_hours_id)
         .bind(csat_enabled)
+        .bind(typing_preview)
+        .bind(transcript_on_close)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))

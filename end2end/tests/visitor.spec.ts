@@ -1,34 +1,20 @@
-// The visitor script (frontend/visitor) on a customer's website: the demo shop,
-// served from DEMO_URL, another origin than Rapport (BASE_URL), with the snippet
-// filled in with this server's default workspace's widget key.
+// The visitor script (frontend/visitor) on a customer's website: the demo shop
+// (see shop.ts). The conversation's finer points (rating, typing, read marks,
+// transcripts) are in conversation.spec.ts.
 import { createHmac } from 'node:crypto';
-import { APIRequestContext, Browser, BrowserContext, expect, Page, test } from '@playwright/test';
-import { createApiKey, expectAccessible, hydrated, openSettings, screenshot, signIn } from './helpers';
+import { APIRequestContext, expect, Page, test } from '@playwright/test';
+import { expectAccessible, hydrated, screenshot, signIn } from './helpers';
+import { connectShop, demoUrl, dialog, ids, launcher, log, openDemo, shop, visitor, widget, write } from './shop';
 
-const demoUrl = (process.env.DEMO_URL ?? 'http://127.0.0.1:3001').replace(/\/$/, '');
 const rapportOrigin = new URL(process.env.BASE_URL ?? 'http://127.0.0.1:3000').origin;
 
 let auth: Record<string, string>;
 let widgetKey: string;
 
 test.beforeAll(async ({ browser }) => {
-  const page = await browser.newPage();
-  await signIn(page);
-  auth = { Authorization: `Bearer ${await createApiKey(page)}` };
-  const key = await page.request.get('/rest/v1/widget/key', { headers: auth });
-  expect(key.status()).toBe(200);
-  widgetKey = (await key.json()).widgetKey;
-  await page.close();
+  await connectShop(browser);
+  ({ auth, widgetKey } = shop);
 });
-
-/** A visitor's browser: records uncaught errors of the page. */
-async function visitor(browser: Browser, options = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext(options);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  return { context, page, errors };
-}
 
 /** What the shop's server does for a signed-in visitor: signs its external id
  * and e-mail with the workspace's identity secret (made if there is none). */
@@ -36,35 +22,6 @@ async function signIdentity(request: APIRequestContext, externalId: string, emai
   let { secret } = await (await request.get('/rest/v1/widget/identity', { headers: auth })).json();
   if (!secret) secret = (await (await request.post('/rest/v1/widget/identity/rotate', { headers: auth })).json()).secret;
   return createHmac('sha256', secret).update(`${externalId}\n${email}`).digest('hex');
-}
-
-/** Opens a demo page and checks it embeds this server's widget key. */
-async function openDemo(page: Page, path = 'index.html') {
-  await page.goto(`${demoUrl}/${path}`);
-  await expect(page.locator('script[data-rapport-key]')).toHaveAttribute('data-rapport-key', widgetKey);
-}
-
-const widget = (page: Page) => page.locator('rapport-widget');
-const launcher = (page: Page) => widget(page).getByRole('button', { name: /^Chat with us/ });
-const dialog = (page: Page) => widget(page).getByRole('dialog', { name: 'Chat with us' });
-const log = (page: Page) => widget(page).getByRole('log', { name: 'Messages' });
-
-/** The visitor's ids, as the script keeps them. */
-async function ids(page: Page): Promise<{ visitorId: string; customerId?: string }> {
-  return page.evaluate((key) => {
-    const stored = JSON.parse(localStorage.getItem(`rapport:${key}:visitor`) || 'null');
-    return { visitorId: (window as any).Rapport.visitorId(), customerId: stored?.customerId };
-  }, widgetKey);
-}
-
-/** Writes in the open widget and waits until the message is sent. */
-async function write(page: Page, text: string) {
-  await dialog(page).getByRole('textbox', { name: 'Your message' }).fill(text);
-  await dialog(page).getByRole('button', { name: 'Send' }).click();
-  const bubble = log(page).locator('.msg', { hasText: text });
-  await expect(bubble).toBeVisible();
-  await expect(bubble).not.toContainText('Sending');
-  await expect(bubble).not.toHaveClass(/failed/);
 }
 
 async function customer(request: APIRequestContext, id: string) {
@@ -563,63 +520,4 @@ test('the widget refuses a file over the limit without sending it', async ({ bro
   expect(uploads).toEqual([]);
   expect(errors).toEqual([]);
   await context.close();
-});
-
-test('a visitor rates the conversation once the agent closes it, and the agent sees the rating', async ({ browser, page: agent }) => {
-  test.setTimeout(90_000);
-  const { context, page, errors } = await visitor(browser);
-  const name = `Rita ${Date.now()}`;
-  await openDemo(page);
-  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
-  await page.evaluate((n) => (window as any).Rapport('identify', { firstName: n }), name);
-  await launcher(page).click();
-  await write(page, 'Where is my parcel?');
-  // While the conversation is open, nobody asks for a rating.
-  const question = dialog(page).getByRole('form', { name: 'How was this conversation?' });
-  await expect(question).toBeHidden();
-
-  // The agent answers and marks it done.
-  await signIn(agent);
-  await agent.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Inbox' }).click();
-  await hydrated(agent);
-  await agent.getByRole('link', { name: new RegExp(name) }).click();
-  await agent.getByLabel('Reply').fill('It arrives tomorrow morning.');
-  await agent.getByRole('button', { name: 'Send', exact: true }).click();
-  await expect(log(page).getByText('It arrives tomorrow morning.')).toBeVisible();
-  await agent.getByRole('button', { name: 'Mark done' }).click();
-
-  // The visitor is asked at once, picks four stars with the mouse and the
-  // keyboard's arrow keys, and adds a comment.
-  await expect(question).toBeVisible();
-  await question.getByRole('button', { name: 'Send rating' }).click();
-  await expect(question.getByRole('status')).toHaveText('Pick a rating from 1 to 5 first.');
-  // A click on the third star chooses it; the arrow key moves to the fourth.
-  await question.locator('label.star').nth(2).click();
-  await expect(question.getByRole('radio', { name: '3 of 5' })).toBeChecked();
-  await page.keyboard.press('ArrowRight');
-  await expect(question.getByRole('radio', { name: '4 of 5' })).toBeChecked();
-  await question.getByLabel('Anything to add? (optional)').fill('Quick and friendly.');
-  await expectAccessible(page);
-  await question.getByRole('button', { name: 'Send rating' }).click();
-  await expect(dialog(page).getByText('Thank you for your rating!')).toBeVisible();
-
-  // The agent's open conversation shows it, without a reload.
-  await expect(agent.getByText('Rated 4 of 5 by the visitor')).toBeVisible();
-  await expect(agent.getByText('Quick and friendly.')).toBeVisible();
-  expect(errors).toEqual([]);
-  await context.close();
-
-  // An admin can switch the question off under Settings → Workspace (and on
-  // again here, for the tests after this one).
-  await openSettings(agent, 'Workspace');
-  await hydrated(agent);
-  const ask = agent.getByLabel('Ask visitors to rate closed conversations');
-  await expect(ask).toBeChecked();
-  for (const on of [false, true]) {
-    await ask.setChecked(on);
-    await agent.getByRole('button', { name: 'Save conversation settings' }).click();
-    await expect(agent.getByRole('status').filter({ hasText: 'Saved.' }).first()).toBeVisible();
-    const workspace = await agent.request.get('/rest/v1/workspace', { headers: auth });
-    expect((await workspace.json()).csatEnabled).toBe(on);
-  }
 });

@@ -76,6 +76,8 @@ pub struct MessageView {
     pub sender: String,
     /// `YYYY-MM-DD HH:MM` UTC.
     pub at: String,
+    /// When it was stored, unix ms: compared with the other side's read mark.
+    pub at_ms: i64,
 }
 
 /// A conversation opened in the inbox.
@@ -119,6 +121,10 @@ pub struct ThreadView {
     /// The customer's latest recorded session on the website, to watch live
     /// or replay.
     pub recording: Option<String>,
+    /// The visitor has seen the messages created up to this time, unix ms.
+    pub visitor_read_ms: Option<i64>,
+    /// The agents have seen the messages created up to this time, unix ms.
+    pub agent_read_ms: Option<i64>,
 }
 
 /// Who a conversation can be assigned to.
@@ -328,6 +334,7 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
                 button: m.button_text.zip(m.button_link),
                 sender,
                 at: server::minute(m.created_at),
+                at_ms: m.created_at.timestamp_millis(),
             }
         })
         .collect();
@@ -368,7 +375,45 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         routing_history,
         messages,
         earlier,
+        visitor_read_ms: conversation.visitor_read_at.map(|t| t.timestamp_millis()),
+        agent_read_ms: conversation.agent_read_at.map(|t| t.timestamp_millis()),
     })
+}
+
+/// The signed-in agent has the conversation open on screen, up to
+/// `message_id`: the visitor sees "Seen" under their messages up to it.
+#[server(endpoint = "inbox_read")]
+pub async fn inbox_read(customer_id: String, message_id: String) -> Result<(), ServerFnError> {
+    use rapport_core::conversations::{ReadIn, Reader};
+    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    let input = ReadIn {
+        message_id: Some(message_id),
+    };
+    ctx.services
+        .mark_read(&user.tenant_id, &customer_id, Reader::Agent, &input)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(())
+}
+
+/// The signed-in agent types a reply (or stopped): the visitor sees "<their
+/// name> is typing…", and so do the other agents.
+#[server(endpoint = "inbox_typing")]
+pub async fn inbox_typing(customer_id: String, typing: bool) -> Result<(), ServerFnError> {
+    use rapport_core::conversations::AgentTypingIn;
+    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    // The display name only: an agent without one is not shown to visitors
+    // by their e-mail address.
+    let name = user.display_name.as_deref().map(str::trim).filter(|n| !n.is_empty());
+    let input = AgentTypingIn {
+        typing: Some(typing),
+        name: name.map(|n| n.chars().take(rapport_core::conversations::MAX_TYPIST_NAME).collect()),
+    };
+    ctx.services
+        .agent_typing(&user.tenant_id, &customer_id, Some(&user.id), &input)
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(())
 }
 
 /// Who conversations can be assigned to.

@@ -29,6 +29,10 @@ pub struct WorkspaceView {
     pub business_hours_id: Option<String>,
     /// Whether the chat asks visitors to rate closed conversations (CSAT).
     pub csat_enabled: bool,
+    /// Whether agents see what visitors type before they send it.
+    pub typing_preview: bool,
+    /// Whether closed conversations' transcripts are mailed to customers.
+    pub transcript_on_close: bool,
     /// The tenant's opening hours to choose from, as `(id, name)`.
     pub opening_hours: Vec<(String, String)>,
     /// What the visitor script records.
@@ -91,6 +95,8 @@ async fn load(
         max_chats: tenant.max_chats,
         business_hours_id: tenant.business_hours_id,
         csat_enabled: tenant.csat_enabled,
+        typing_preview: tenant.typing_preview,
+        transcript_on_close: tenant.transcript_on_close,
         opening_hours,
     })
 }
@@ -135,14 +141,19 @@ pub async fn update_workspace(name: String, timezone: String) -> Result<Workspac
 
 /// Sets the conversation settings: the default language of system messages,
 /// the default agent capacity (a number 1–100), the business hours (an opening
-/// hours id; empty: around the clock), and whether the chat asks visitors to
-/// rate closed conversations (`csat` is `on`).
+/// hours id; empty: around the clock), whether the chat asks visitors to
+/// rate closed conversations (`csat` is `on`), whether agents see a
+/// visitor's draft as it is typed (`typing_preview` is `on`), and whether a
+/// closed conversation's transcript is mailed to the customer (`transcript`
+/// is `on`).
 #[server(endpoint = "update_engine_settings")]
 pub async fn update_engine_settings(
     language: String,
     max_chats: String,
     business_hours_id: String,
     csat: Option<String>,
+    typing_preview: Option<String>,
+    transcript: Option<String>,
 ) -> Result<WorkspaceView, ServerFnError> {
     let (ctx, user) = admin().await?;
     let max_chats = match max_chats.trim().parse::<i64>() {
@@ -164,6 +175,8 @@ pub async fn update_engine_settings(
                 max_chats: Some(max_chats),
                 business_hours_id: Some(business_hours_id),
                 csat_enabled: Some(csat.is_some()),
+                typing_preview: Some(typing_preview.is_some()),
+                transcript_on_close: Some(transcript.is_some()),
                 ..Default::default()
             },
             &crate::ssr::actor(&user),

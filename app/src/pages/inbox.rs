@@ -28,6 +28,7 @@ use crate::{
         layout::{agents, encode_query, Guard},
     },
     pages::inbox_customer::CustomerFacts,
+    pages::inbox_presence::{typing_signal, LiveMarks, SeenMark, TypingNotes},
     pages::inbox_routing::{ticking_clock, RoutingWhy, SlaCountdown},
 };
 
@@ -89,6 +90,7 @@ pub fn InboxPage() -> impl IntoView {
     let list_tick = RwSignal::new(0u32);
     let thread_tick = RwSignal::new(0u32);
     let connected = RwSignal::new(None::<bool>);
+    let marks = LiveMarks::default();
     let reply = FormAction::<InboxReply>::new();
     let status = FormAction::<InboxStatus>::new();
     let assign = FormAction::<InboxAssign>::new();
@@ -118,7 +120,7 @@ pub fn InboxPage() -> impl IntoView {
     );
     let assignees = Resource::new(|| (), |_| inbox_assignees());
     #[cfg(feature = "hydrate")]
-    live::follow(state, list_tick, thread_tick, connected);
+    live::follow(state, list_tick, thread_tick, connected, marks);
     #[cfg(not(feature = "hydrate"))]
     let _ = (list_tick, thread_tick);
 
@@ -150,7 +152,7 @@ pub fn InboxPage() -> impl IntoView {
                             let people = assignees.await.unwrap_or_default();
                             match thread.await {
                                 Ok(Some(t)) => view! {
-                                    <Thread state=state.get_untracked() thread=t people reply status assign tags call />
+                                    <Thread state=state.get_untracked() thread=t people marks reply status assign tags call />
                                 }.erase(),
                                 Ok(None) => view! {
                                     <h2 id="thread-title" class="visually-hidden">"Conversation"</h2>
@@ -266,6 +268,7 @@ fn Thread(
     state: InboxState,
     thread: ThreadView,
     people: Assignees,
+    marks: LiveMarks,
     reply: FormAction<InboxReply>,
     status: FormAction<InboxStatus>,
     assign: FormAction<InboxAssign>,
@@ -283,6 +286,14 @@ fn Thread(
     reset_on_success(reply.value(), form);
     let me = format!("user:{}", people.me);
     let assigned_to_me = thread.assigned == me;
+    #[cfg(feature = "hydrate")]
+    crate::pages::inbox_presence::mark_read_while_shown(
+        thread.customer_id.clone(),
+        thread.messages.last().map(|m| (m.id.clone(), m.at_ms)),
+        thread.agent_read_ms,
+    );
+    let typed = typing_signal(thread.customer_id.clone());
+    let seen_mark = thread.visitor_read_ms;
     view! {
         <a class="back" href=back>"← All conversations"</a>
         <header class="thread-head">
@@ -359,13 +370,20 @@ fn Thread(
             {if thread.messages.is_empty() {
                 view! { <li class="empty">"No messages yet."</li> }.erase()
             } else {
-                thread.messages.into_iter().map(|m| view! { <MessageItem message=m /> }).collect_view().erase()
+                thread.messages.into_iter().map(|m| {
+                    let seen = (!m.inbound).then(|| view! {
+                        <SeenMark marks customer_id=id.get_value() at_ms=m.at_ms stored=seen_mark />
+                    }.erase());
+                    view! { <MessageItem message=m seen /> }
+                }).collect_view().erase()
             }}
         </ol>
+        <TypingNotes marks customer_id=id.get_value() />
         <PostForm action=reply node_ref=form attr:class="reply">
             <input type="hidden" name="customer_id" value=id.get_value() />
             <label for="reply-text">"Reply"</label>
             <textarea id="reply-text" name="message" rows="3" required=true maxlength="10000"
+                on:input=move |ev| typed(event_target_value(&ev))
                 aria-invalid=field_invalid(problem, "message") aria-describedby="reply-text-error"></textarea>
             <FieldMessage problem field="message" id="reply-text-error" />
             <button type="submit" class="button primary" disabled=move || reply.pending().get()>"Send"</button>
@@ -405,7 +423,7 @@ fn AttachForm(customer_id: String, back: String) -> impl IntoView {
 
 /// One message, rendered by its type.
 #[component]
-fn MessageItem(message: MessageView) -> impl IntoView {
+fn MessageItem(message: MessageView, seen: Option<AnyView>) -> impl IntoView {
     let MessageView {
         inbound,
         kind,
@@ -439,7 +457,7 @@ fn MessageItem(message: MessageView) -> impl IntoView {
     });
     view! {
         <li class=if inbound { "message inbound" } else { "message outbound" }>
-            <p class="meta"><span class="who">{sender}</span> " · " <time>{at}</time></p>
+            <p class="meta"><span class="who">{sender}</span> " · " <time>{at}</time>{seen}</p>
             {caption}
             {body}
             {card}
@@ -464,12 +482,13 @@ mod live {
     use leptos::prelude::*;
     use wasm_bindgen::{closure::Closure, JsCast};
 
-    use super::InboxState;
+    use super::{InboxState, LiveMarks};
 
     /// What the stream's callbacks update.
     #[derive(Clone, Copy)]
     struct Targets {
         state: Memo<InboxState>,
+        marks: LiveMarks,
         list_tick: RwSignal<u32>,
         thread_tick: RwSignal<u32>,
         connected: RwSignal<Option<bool>>,
@@ -485,9 +504,11 @@ mod live {
         list_tick: RwSignal<u32>,
         thread_tick: RwSignal<u32>,
         connected: RwSignal<Option<bool>>,
+        marks: LiveMarks,
     ) {
         let targets = Targets {
             state,
+            marks,
             list_tick,
             thread_tick,
             connected,
@@ -537,9 +558,26 @@ mod live {
                 return;
             }
             let data = ev.data().as_string().unwrap_or_default();
-            let customer = serde_json::from_str::<serde_json::Value>(&data)
-                .ok()
-                .and_then(|v| v.get("customerId").and_then(|c| c.as_str()).map(str::to_string));
+            let data = serde_json::from_str::<serde_json::Value>(&data).unwrap_or_default();
+            let customer = data.get("customerId").and_then(|c| c.as_str()).map(str::to_string);
+            // Typing and read marks change no list: they go to the thread's notes.
+            let text = |key: &str| data.get(key).and_then(|v| v.as_str()).map(str::to_string);
+            let by_visitor = text("by").as_deref() == Some("VISITOR");
+            match (ev.type_().as_str(), customer.clone()) {
+                ("typing", Some(c)) => {
+                    let active = data.get("typing").and_then(|v| v.as_bool()).unwrap_or(false);
+                    let shown = if by_visitor { text("draft") } else { text("name") };
+                    return t.marks.heard_typing(c, by_visitor, shown, active);
+                }
+                ("read", Some(c)) => {
+                    if let (true, Some(at)) = (by_visitor, data.get("upTo").and_then(|v| v.as_i64())) {
+                        t.marks.heard_visitor_read(c, at);
+                    }
+                    return;
+                }
+                ("message", Some(c)) => t.marks.heard_message(&c),
+                _ => {}
+            }
             t.list_tick.update(|n| *n = n.wrapping_add(1));
             if customer.is_some() && customer == t.state.get_untracked().open {
                 t.thread_tick.update(|n| *n = n.wrapping_add(1));
@@ -547,7 +585,7 @@ mod live {
         });
         source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
         source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        for name in ["message", "conversation", "assigned", "resync"] {
+        for name in ["message", "conversation", "assigned", "resync", "typing", "read"] {
             let _ = source.add_event_listener_with_callback(name, on_event.as_ref().unchecked_ref());
         }
         // The closures live as long as the source; once it is closed they are

@@ -9,6 +9,7 @@ pub mod flows;
 pub mod home;
 pub mod inbox;
 pub mod inbox_customer;
+pub mod inbox_presence;
 pub mod inbox_routing;
 pub mod link_tools;
 pub mod links;

@@ -75,7 +75,7 @@ fn MailList(outbox: Outbox, retry: FormAction<RetryMail>) -> impl IntoView {
     view! {
         <p class="lead">{lead}</p>
         {if outbox.mails.is_empty() {
-            view! { <p class="empty">"No mail yet. Appointment invitations appear here."</p> }.erase()
+            view! { <p class="empty">"No mail yet. Appointment invitations, alert mails and chat transcripts appear here."</p> }.erase()
         } else {
             view! {
                 <ul class="mail-list">

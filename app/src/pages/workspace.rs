@@ -195,6 +195,22 @@ fn EngineSettings(w: WorkspaceView, action: FormAction<UpdateEngineSettings>) ->
                         "Once a conversation is marked done, the chat asks for 1 to 5 stars and a comment. Ratings show in the inbox and the chat report."
                     </p>
                 </div>
+                <div class="field checkbox">
+                    <input id="workspace-typing-preview" name="typing_preview" type="checkbox" value="on" checked=w.typing_preview
+                        aria-describedby="workspace-typing-preview-hint" />
+                    <label for="workspace-typing-preview">"Show agents what visitors type before they send it"</label>
+                    <p class="hint" id="workspace-typing-preview-hint">
+                        "The inbox shows the visitor's draft beside “typing…”. Off, agents see only that the visitor is typing. Drafts are never stored."
+                    </p>
+                </div>
+                <div class="field checkbox">
+                    <input id="workspace-transcript" name="transcript" type="checkbox" value="on" checked=w.transcript_on_close
+                        aria-describedby="workspace-transcript-hint" />
+                    <label for="workspace-transcript">"Mail customers a transcript when a conversation is marked done"</label>
+                    <p class="hint" id="workspace-transcript-hint">
+                        "It goes to the customer's e-mail address, when they have one. Visitors can also ask for a transcript from the chat. Transcripts count toward the workspace's mails per day."
+                    </p>
+                </div>
                 <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save conversation settings"</button>
             </PostForm>
             <ActionError value=action.value() />

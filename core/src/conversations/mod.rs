@@ -25,12 +25,17 @@
 //!
 //! Submodules: [`messages`] (sending, receiving, history), [`inbox`] (the agents'
 //! conversation list), [`widget`] (the visitor widget's identity and messages)
-//! and [`forms`] (visitors' contact forms, stored as their messages).
+//! and [`forms`] (visitors' contact forms, stored as their messages);
+//! [`read_marks`] (how far each side has read), [`typing`] (live typing
+//! signals, never stored) and [`transcripts`] (the conversation by mail).
 
 pub(crate) mod csat;
 mod forms;
 mod inbox;
 mod messages;
+mod read_marks;
+mod transcripts;
+mod typing;
 mod widget;
 
 pub use csat::{Csat, CsatIn, CsatPrompt};
@@ -38,6 +43,9 @@ pub(crate) use forms::read_form;
 pub use forms::FormIn;
 pub use inbox::{customer_name, InboxCounts, InboxItem};
 pub use messages::{Channel, Direction, Message, MessageIn, MessageType};
+pub use read_marks::{ReadIn, ReadState, Reader};
+pub use transcripts::{TranscriptIn, TranscriptQueued, TRANSCRIPT_EVERY_MS};
+pub use typing::{AgentTypingIn, VisitorTypingIn, MAX_DRAFT, MAX_TYPIST_NAME};
 // Flows (`config::flows`) hold message contents: checked and sent as messages are.
 pub(crate) use messages::{content_conditions, validate_content, Content};
 pub use widget::{
@@ -156,6 +164,16 @@ pub struct Conversation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub csat: Option<Csat>,
+    /// The visitor has seen every message created up to this time (their
+    /// widget was open and shown); absent until they have seen one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub visitor_read_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// An agent has seen every message created up to this time; absent until
+    /// one has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub agent_read_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A status to set.
@@ -176,9 +194,10 @@ pub struct ConversationFilter {
     pub status: Option<ConversationStatus>,
 }
 
-/// What a Conversation object is read from: the customer's status, the text of
-/// the last message, and the rating of the current closing (see [`csat`]).
-const CONVERSATION_COLUMNS: &str = "c.id, c.status, \
+/// What a Conversation object is read from: the customer's status and read
+/// marks, the text of the last message, and the rating of the current closing
+/// (see [`csat`]).
+const CONVERSATION_COLUMNS: &str = "c.id, c.status, c.visitor_read_at, c.agent_read_at, \
        (select coalesce(m.message, m.url, m.button_text) from messages m \
           where m.tenant_id = c.tenant_id and m.customer_id = c.id order by m.created_at desc, m.id desc limit 1) \
           as last_text, \
@@ -191,6 +210,8 @@ const CONVERSATION_COLUMNS: &str = "c.id, c.status, \
 struct ConversationRow {
     id: String,
     status: String,
+    visitor_read_at: Option<i64>,
+    agent_read_at: Option<i64>,
     last_text: Option<String>,
     rating: Option<i64>,
     comment: Option<String>,
@@ -267,6 +288,7 @@ impl Services {
             ))),
             _ => None,
         };
+        let read = ReadState::of(row.visitor_read_at, row.agent_read_at);
         Conversation {
             url: format!("{}/inbox/{}", self.public_url(), row.id),
             customer_id: row.id,
@@ -276,6 +298,8 @@ impl Services {
                 text,
             },
             csat,
+            visitor_read_at: read.visitor_read_at,
+            agent_read_at: read.agent_read_at,
         }
     }
 

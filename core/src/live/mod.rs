@@ -95,6 +95,30 @@ pub enum LiveEvent {
         /// The message, as JSON.
         data: String,
     },
+    /// Someone is typing in the update's customer's conversation, or stopped:
+    /// nothing is stored. From the visitor (`by_visitor`), the agents hear it,
+    /// with the draft unless the workspace keeps drafts to the visitor; from
+    /// an agent, the visitor and the other agents hear it, with the agent's name.
+    Typing {
+        /// Whether the visitor types (else an agent or an integration).
+        by_visitor: bool,
+        /// The typing agent, so that their own screens can leave it out.
+        user_id: Option<String>,
+        /// The name the other side is shown.
+        name: Option<String>,
+        /// The visitor's draft so far (the end of it).
+        draft: Option<String>,
+        /// Typing (true) or stopped (false).
+        active: bool,
+    },
+    /// One side of the update's customer's conversation has read it up to a
+    /// message: every message created at or before `up_to_ms`.
+    Read {
+        /// Whether the visitor read (else an agent).
+        by_visitor: bool,
+        /// The creation time of the newest message read, in ms.
+        up_to_ms: i64,
+    },
     /// Changes may have been missed (another instance's, while the connection
     /// that hears them was being remade): screens should read everything
     /// again. Published with an empty tenant and customer: it concerns all.
@@ -166,6 +190,17 @@ enum Changed {
         to_visitor: bool,
         data: String,
     },
+    /// Typing, carried whole (a draft is at most
+    /// [`crate::conversations::MAX_DRAFT`] characters).
+    Typing {
+        visitor: bool,
+        user: Option<String>,
+        name: Option<String>,
+        draft: Option<String>,
+        active: bool,
+    },
+    /// A read mark.
+    Read { visitor: bool, up_to: i64 },
 }
 
 impl LiveHub {
@@ -242,6 +277,23 @@ impl Services {
                 session: session_id.clone(),
                 to_visitor: *to_visitor,
                 data: data.clone(),
+            }),
+            LiveEvent::Typing {
+                by_visitor,
+                user_id,
+                name,
+                draft,
+                active,
+            } => Some(Changed::Typing {
+                visitor: *by_visitor,
+                user: user_id.clone(),
+                name: name.clone(),
+                draft: draft.clone(),
+                active: *active,
+            }),
+            LiveEvent::Read { by_visitor, up_to_ms } => Some(Changed::Read {
+                visitor: *by_visitor,
+                up_to: *up_to_ms,
             }),
             LiveEvent::Resync => None,
         };
@@ -334,6 +386,23 @@ impl Services {
                     session_id: session.clone(),
                     to_visitor: *to_visitor,
                     data: data.clone(),
+                },
+                Changed::Typing {
+                    visitor,
+                    user,
+                    name,
+                    draft,
+                    active,
+                } => LiveEvent::Typing {
+                    by_visitor: *visitor,
+                    user_id: user.clone(),
+                    name: name.clone(),
+                    draft: draft.clone(),
+                    active: *active,
+                },
+                Changed::Read { visitor, up_to } => LiveEvent::Read {
+                    by_visitor: *visitor,
+                    up_to_ms: *up_to,
                 },
             };
             self.live().publish(LiveUpdate {

@@ -81,6 +81,10 @@ impl LiveUpdate {
             // conversation is closed.
             LiveEvent::Message { .. } | LiveEvent::Conversation => vec![inbox(), widget()],
             LiveEvent::Assigned | LiveEvent::Notification { .. } => vec![inbox()],
+            // A visitor's draft is for the agents alone; an agent typing, and
+            // either side's read mark, both sides see.
+            LiveEvent::Typing { by_visitor: true, .. } => vec![inbox()],
+            LiveEvent::Typing { .. } | LiveEvent::Read { .. } => vec![inbox(), widget()],
             LiveEvent::RecordingChunk { session_id, .. }
             | LiveEvent::RecordingWatched { session_id }
             | LiveEvent::RecordingEnded { session_id }
@@ -229,6 +233,58 @@ mod tests {
         for subscription in [&mut a_inbox, &mut b_inbox, &mut recording] {
             assert!(matches!(subscription.recv().await.event, LiveEvent::Resync));
         }
+    }
+
+    fn typing(by_visitor: bool, draft: &str) -> LiveEvent {
+        LiveEvent::Typing {
+            by_visitor,
+            user_id: None,
+            name: None,
+            draft: Some(draft.into()),
+            active: true,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_visitors_draft_reaches_the_agents_and_never_another_widget() {
+        let hub = RoomHub::default();
+        let mut inbox = hub.subscribe(Room::Inbox { tenant_id: "a".into() });
+        let widget = |customer: &str| Room::Widget {
+            tenant_id: "a".into(),
+            customer_id: customer.into(),
+        };
+        let mut own = hub.subscribe(widget("c1"));
+        let mut other = hub.subscribe(widget("c2"));
+        hub.publish(update("a", "c1", typing(true, "my card number is")));
+        hub.publish(update("a", "c1", typing(false, "")));
+        hub.publish(update(
+            "a",
+            "c1",
+            LiveEvent::Read {
+                by_visitor: false,
+                up_to_ms: 7,
+            },
+        ));
+        assert!(matches!(
+            inbox.recv().await.event,
+            LiveEvent::Typing { by_visitor: true, .. }
+        ));
+        assert!(matches!(
+            inbox.recv().await.event,
+            LiveEvent::Typing { by_visitor: false, .. }
+        ));
+        assert!(matches!(inbox.recv().await.event, LiveEvent::Read { .. }));
+        // The visitor's widget hears the agent, not its own draft.
+        assert!(matches!(
+            own.recv().await.event,
+            LiveEvent::Typing { by_visitor: false, .. }
+        ));
+        assert!(matches!(own.recv().await.event, LiveEvent::Read { up_to_ms: 7, .. }));
+        hub.publish(update("a", "c2", LiveEvent::Resync));
+        assert!(
+            matches!(other.recv().await.event, LiveEvent::Resync),
+            "c2 heard nothing of c1"
+        );
     }
 
     #[tokio::test]

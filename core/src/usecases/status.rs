@@ -1,12 +1,13 @@
 //! An agent or an integration sets a conversation's status (spec 3), in one
 //! transaction: the status moves and is audited, the engines react (a `DONE`
 //! conversation leaves the queue and its clocks stop; a reopened one is routed
-//! again), the status events are queued, and after the commit the inbox hears
+//! again), the status events are queued, a closed conversation's transcript
+//! is mailed where the workspace says so, and after the commit the inbox hears
 //! it.
 
 use crate::{
     audit::{self, Actor},
-    conversations::{Conversation, StatusIn, Trigger},
+    conversations::{Conversation, ConversationStatus, StatusIn, Trigger},
     error::{CoreError, CoreResult},
     ids::TenantId,
     live::LiveEvent,
@@ -42,6 +43,9 @@ impl Services {
             .await?;
         }
         let effects = self.on_status_set(&mut tx, tenant_id, customer_id, from, to).await?;
+        if to == ConversationStatus::Done && from != to {
+            self.transcript_on_close(&mut tx, tenant_id, customer_id).await?;
+        }
         let conversation = self.conversation_in(&mut tx, tenant_id, customer_id).await?;
         let event = LiveEvent::Conversation;
         self.announce_live(&mut tx, tenant_id, customer_id, &event).await?;

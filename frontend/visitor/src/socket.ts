@@ -14,7 +14,7 @@ export interface Hello {
 }
 
 interface Frame {
-  event: 'ready' | 'message' | 'resync' | 'conversation' | 'error';
+  event: 'ready' | 'message' | 'resync' | 'conversation' | 'typing' | 'read' | 'error';
   data?: unknown;
   retryAfter?: number;
 }
@@ -78,6 +78,9 @@ export function readSocket(
         on.event('message', JSON.stringify(frame.data));
       } else if (frame.event === 'resync' || frame.event === 'conversation') {
         on.event(frame.event, '{}');
+      } else if (frame.event === 'typing' || frame.event === 'read') {
+        // The frame itself is the event's data: `{name, typing}`, `{upTo}`.
+        on.event(frame.event, JSON.stringify(frame));
       } else if (frame.event === 'error') {
         retryAfter = Number(frame.retryAfter) || 0;
       }

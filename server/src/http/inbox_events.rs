@@ -6,7 +6,11 @@
 //! then reads it through its server functions, which check the role again.
 //! Event names: `message` (a message stored, either way), `conversation` (a
 //! status change), `assigned`, `notification` (a notification for this user,
-//! and for no one else: `{}`; the page asks for its unread count), and `resync`
+//! and for no one else: `{}`; the page asks for its unread count), `typing`
+//! (`{"customerId", "by": "VISITOR"|"AGENT", "userId", "name", "draft",
+//! "typing"}`: someone types in a conversation, the visitor's draft where the
+//! workspace shows drafts; never this user's own), `read` (`{"customerId",
+//! "by", "upTo"}`: a side has read up to that message time, in ms), and `resync`
 //! when this subscriber fell behind and lost events (or changes made through
 //! another instance may have been missed, see `rapport_core::live`), so the page
 //! reloads everything it shows.
@@ -66,6 +70,35 @@ pub async fn inbox_events(
             LiveEvent::Message { .. } => ("message", update.customer_id.as_str()),
             LiveEvent::Conversation => ("conversation", update.customer_id.as_str()),
             LiveEvent::Assigned => ("assigned", update.customer_id.as_str()),
+            // This user's own typing is theirs to know.
+            LiveEvent::Typing {
+                user_id: Some(typist), ..
+            } if *typist == user_id => return std::future::ready(None),
+            LiveEvent::Typing {
+                by_visitor,
+                user_id: typist,
+                name,
+                draft,
+                active,
+            } => {
+                let data = serde_json::json!({
+                    "customerId": update.customer_id,
+                    "by": if *by_visitor { "VISITOR" } else { "AGENT" },
+                    "userId": typist,
+                    "name": name,
+                    "draft": draft,
+                    "typing": active,
+                });
+                return std::future::ready(Some(Ok(Event::default().event("typing").data(data.to_string()))));
+            }
+            LiveEvent::Read { by_visitor, up_to_ms } => {
+                let data = serde_json::json!({
+                    "customerId": update.customer_id,
+                    "by": if *by_visitor { "VISITOR" } else { "AGENT" },
+                    "upTo": up_to_ms,
+                });
+                return std::future::ready(Some(Ok(Event::default().event("read").data(data.to_string()))));
+            }
             // The inbox's room hears nothing else.
             _ => return std::future::ready(None),
         };

@@ -9,7 +9,8 @@ use axum::{
 use rapport_core::{
     appointments::calls::StartedCall,
     conversations::{
-        Channel, Conversation, ConversationFilter, ConversationStatus, Message, MessageIn, MessageType, StatusIn,
+        AgentTypingIn, Channel, Conversation, ConversationFilter, ConversationStatus, Message, MessageIn, MessageType,
+        ReadIn, ReadState, Reader, StatusIn,
     },
     model::{Page, PageRequest},
     FieldError,
@@ -31,6 +32,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_conversation))
         .routes(routes!(set_status))
         .routes(routes!(start_call))
+        .routes(routes!(typing))
+        .routes(routes!(mark_read))
         .routes(routes!(send_message))
         .routes(routes!(receive_message))
         .routes(routes!(list_messages))
@@ -129,6 +132,51 @@ async fn start_call(
         .start_call(&auth.tenant_id, &customer_id, None, false, Channel::Api, &auth.actor)
         .await?;
     Ok((StatusCode::CREATED, Json(call)))
+}
+
+/// An integration is typing a reply to the customer (`typing: true`, repeated
+/// every few seconds while it goes on), or stopped (`false`). The visitor's
+/// chat shows "`name` is typing…" (without a name, that someone is), and so
+/// does the inbox; both forget it 6 seconds after the last signal. Nothing is
+/// stored.
+#[utoipa::path(post, path = "/conversation/{customerId}/typing", tag = "conversation", request_body = AgentTypingIn,
+    params(("customerId" = String, Path, description = "Customer id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 204, description = "Told to the visitor and the agents"), AuthErrors, InputErrors, NotFoundError))]
+async fn typing(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(customer_id): Path<String>,
+    ApiJson(input): ApiJson<AgentTypingIn>,
+) -> ApiResult<StatusCode> {
+    state
+        .services
+        .agent_typing(&auth.tenant_id, &customer_id, None, &input)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The agents' side has read the conversation up to `messageId` (a message of
+/// it): the visitor's chat shows "Seen" under their messages up to it, and the
+/// Conversation object's `agentReadAt` moves there. A mark never moves back; a
+/// message of another conversation is 422 `unknown_reference`. The dashboard
+/// marks a conversation read when an agent has it open on screen.
+#[utoipa::path(post, path = "/conversation/{customerId}/read", tag = "conversation", request_body = ReadIn,
+    params(("customerId" = String, Path, description = "Customer id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = ReadState), AuthErrors, InputErrors, NotFoundError))]
+async fn mark_read(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(customer_id): Path<String>,
+    ApiJson(input): ApiJson<ReadIn>,
+) -> ApiResult<Json<ReadState>> {
+    Ok(Json(
+        state
+            .services
+            .mark_read(&auth.tenant_id, &customer_id, Reader::Agent, &input)
+            .await?,
+    ))
 }
 
 /// The fields of a message sent as a `text/plain` body, whose text is the body.

@@ -62,6 +62,14 @@ pub struct WorkspaceUpdate {
     /// Whether the chat asks visitors to rate a conversation once it is closed
     /// (`DONE`): 1–5 stars and a comment (`POST /widget/csat`).
     pub csat_enabled: Option<bool>,
+    /// Whether agents see what a visitor types before sending it (the draft
+    /// of `POST /widget/typing`, in the inbox's live events); off, they see
+    /// only that the visitor is typing.
+    pub typing_preview: Option<bool>,
+    /// Whether a conversation's transcript is mailed to the customer's `email`
+    /// when it is marked done (visitors can always ask for one, `POST
+    /// /widget/transcript`).
+    pub transcript_on_close: Option<bool>,
 }
 
 /// The API key's own tenant, with its settings.
@@ -91,6 +99,8 @@ async fn update_workspace(
         max_chats: input.max_chats,
         business_hours_id: input.business_hours_id,
         csat_enabled: input.csat_enabled,
+        typing_preview: input.typing_preview,
+        transcript_on_close: input.transcript_on_close,
     };
     Ok(Json(
         state

@@ -438,6 +438,33 @@ async fn engine_settings_in_the_dashboard(db: TestDb) {
     )
     .await;
     assert_eq!(asked["csat_enabled"], true);
+    // So are drafts shown to agents (on by default) and transcripts on close
+    // (off by default).
+    assert_eq!(
+        (&ws["typing_preview"], &ws["transcript_on_close"]),
+        (&json!(true), &json!(false))
+    );
+    assert_eq!(asked["typing_preview"], false, "unchecked");
+    let both = server_fn_ok(
+        &app,
+        "update_engine_settings",
+        &admin,
+        &[
+            ("language", "fr"),
+            ("max_chats", "7"),
+            ("business_hours_id", ""),
+            ("csat", "on"),
+            ("typing_preview", "on"),
+            ("transcript", "on"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (&both["typing_preview"], &both["transcript_on_close"]),
+        (&json!(true), &json!(true))
+    );
+    let stored = app.services.get_tenant(&alpha).await.unwrap();
+    assert!(stored.typing_preview && stored.transcript_on_close);
     let form = [("language", "en"), ("max_chats", "5"), ("business_hours_id", "")];
     assert_eq!(
         server_fn(&app, "update_engine_settings", &supervisor, &form)

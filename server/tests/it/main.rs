@@ -48,6 +48,8 @@ mod sign_ins;
 mod smtp;
 mod tenant_bounds;
 mod tenants;
+mod transcripts;
+mod typing_and_read;
 mod utils;
 mod visitor_identity;
 mod watchdogs;

@@ -42,6 +42,12 @@ function safeUrl(url?: string | null): string | null {
 }
 
 const CONFIG_MAX_AGE = 60_000;
+/** The visitor's typing goes to the agents at most this often, in ms. */
+const TYPING_EVERY_MS = 1_500;
+/** An agent's typing note goes away this long after their last signal. */
+const TYPING_SHOWN_MS = 6_000;
+/** The end of a draft the agents may see, in characters (the server's bound). */
+const MAX_DRAFT = 500;
 /** Pages told to resync spread their history reads over this many ms. */
 const RESYNC_SPREAD_MS = 5_000;
 
@@ -87,7 +93,10 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         submit();
       }
     },
-    oninput: () => save(draftKey, input.value || null, true),
+    oninput: () => {
+      save(draftKey, input.value || null, true);
+      typed();
+    },
   }) as HTMLTextAreaElement;
   input.value = load(draftKey, true) || '';
   // Files: the button opens the browser's file picker (on a phone, its camera,
@@ -124,6 +133,10 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   const offline = h('form', { class: 'offline', hidden: true });
   // The rating question (CSAT), shown once the conversation is closed.
   const csat = h('form', { class: 'csat', hidden: true, 'aria-labelledby': 'csat-title' }) as HTMLFormElement;
+  // A copy of the conversation by mail: a button, then a small form.
+  const transcript = h('form', { class: 'transcript', 'aria-label': t.transcriptOpen }) as HTMLFormElement;
+  // "Ada is typing…", while an agent types a reply.
+  const typingNote = h('p', { class: 'typing', role: 'status', hidden: true });
   // The video call button sits in the header, where it stays in reach however
   // long the log grows; like the composer, it hides while the workspace is closed.
   const camera = h(
@@ -151,9 +164,11 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     ),
     status,
     log,
+    typingNote,
     csat,
     composer,
     offline,
+    transcript,
   );
   const root = h('div', { class: 'root', lang }, panel, launcher);
   shadow.append(root);
@@ -233,9 +248,89 @@ const createChat: ChunkFactory = (core: Core): Chat => {
       (n) => (n.getAttribute('data-at') || '') > m.createdAt,
     );
     log.insertBefore(el, after || null);
+    if (m.direction === 'OUTBOUND') {
+      // The agent's message ends their typing note, and is read if the panel is shown.
+      agentTyping(false);
+      if (!newestOut || m.createdAt > newestOut.at) newestOut = { id: m.id, at: m.createdAt };
+      markRead();
+    }
+    showSeen();
     scrollDown();
     return true;
   };
+
+  // Typing, both ways. The visitor's draft goes to the agents as it is typed
+  // (they see it only where the workspace shows drafts), at most every 1.5 s,
+  // and "stopped" once the box is emptied; sending ends it on their side.
+  let typingTimer: ReturnType<typeof setTimeout> | undefined;
+  let typingSentAt = 0;
+  let typingLive = false;
+  const sendTyping = () => {
+    typingTimer = undefined;
+    if (!core.customerId()) return;
+    const typing = input.value.trim() !== '';
+    if (!typing && !typingLive) return;
+    typingLive = typing;
+    typingSentAt = Date.now();
+    // Whole characters, as the server counts them: never half an emoji.
+    const draft = typing ? Array.from(input.value).slice(-MAX_DRAFT).join('') : undefined;
+    core
+      .request<null>('/widget/typing', { body: { typing, draft }, visitor: true })
+      // A lost signal only delays the note the next one brings.
+      .catch(() => undefined);
+  };
+  function typed() {
+    if (typingTimer) return;
+    typingTimer = setTimeout(sendTyping, Math.max(0, TYPING_EVERY_MS - (Date.now() - typingSentAt)));
+  }
+  const typingSent = () => {
+    clearTimeout(typingTimer);
+    typingTimer = undefined;
+    typingLive = false;
+  };
+  let agentTypingTimer: ReturnType<typeof setTimeout> | undefined;
+  function agentTyping(typing: boolean, name?: string | null) {
+    clearTimeout(agentTypingTimer);
+    typingNote.hidden = !typing;
+    if (!typing) return;
+    typingNote.textContent = name ? t.typing.replace('{name}', name) : t.someoneTyping;
+    agentTypingTimer = setTimeout(() => (typingNote.hidden = true), TYPING_SHOWN_MS);
+  }
+
+  // Read state, both ways. "Seen" goes under the visitor's newest message an
+  // agent has read (Rapport's `agentReadAt`); the newest agent message counts
+  // as read by the visitor once the panel shows it on a visible page.
+  let agentReadAt = 0;
+  let visitorReadAt = 0;
+  let newestOut: { id: string; at: string } | null = null;
+  let readTimer: ReturnType<typeof setTimeout> | undefined;
+  type ReadState = { visitorReadAt?: string | null; agentReadAt?: string | null };
+  const readState = (state: ReadState | null) => {
+    visitorReadAt = Math.max(visitorReadAt, Date.parse(state?.visitorReadAt || '') || 0);
+    agentReadAt = Math.max(agentReadAt, Date.parse(state?.agentReadAt || '') || 0);
+    showSeen();
+  };
+  function showSeen() {
+    log.querySelectorAll('.seen').forEach((n) => n.remove());
+    const read = Array.from(log.querySelectorAll<HTMLElement>('.msg.in')).filter(
+      (n) => Date.parse(n.getAttribute('data-at') || '') <= agentReadAt,
+    );
+    const last = read[read.length - 1];
+    if (last) last.append(h('span', { class: 'seen' }, t.seen));
+  }
+  function markRead() {
+    if (readTimer || panel.hidden || document.visibilityState !== 'visible') return;
+    readTimer = setTimeout(() => {
+      readTimer = undefined;
+      const newest = newestOut;
+      if (!newest || Date.parse(newest.at) <= visitorReadAt || panel.hidden) return;
+      core
+        .request<ReadState>('/widget/read', { body: { messageId: newest.id }, visitor: true })
+        .then(readState)
+        .catch((e) => core.emit('error', e));
+    }, 300);
+  }
+  document.addEventListener('visibilitychange', markRead);
 
   /** Marks a bubble as not sent, saying why, with a retry where one can help. */
   const failed = (el: HTMLElement, why: string, retry?: () => void) => {
@@ -263,6 +358,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
           el.setAttribute('data-at', m.createdAt);
           meta(el, time.format(new Date(m.createdAt)));
         }
+        showSeen();
         listen();
         core.emit('messageSent', m);
       })
@@ -277,6 +373,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     endThanks();
     input.value = '';
     save(draftKey, null, true);
+    typingSent();
     const el = bubble(true, '\uffff');
     el.append(text);
     log.append(el);
@@ -395,6 +492,16 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         return;
       }
       if (name === 'conversation') return checkCsat();
+      if (name === 'typing' || name === 'read') {
+        try {
+          const frame = JSON.parse(data) as { name?: string | null; typing?: boolean; upTo?: string };
+          if (name === 'typing') agentTyping(!!frame.typing, frame.name);
+          else readState({ agentReadAt: frame.upTo });
+        } catch (e) {
+          core.emit('error', e);
+        }
+        return;
+      }
       if (name !== 'message') return;
       try {
         const m = JSON.parse(data) as Message;
@@ -413,6 +520,10 @@ const createChat: ChunkFactory = (core: Core): Chat => {
       // (Re)connected: fetch what arrived while the stream was down.
       loadHistory().catch((e) => core.emit('error', e));
       checkCsat();
+      core
+        .request<ReadState>('/widget/read', { visitor: true })
+        .then(readState)
+        .catch((e) => core.emit('error', e));
     },
     down(_retryMs, refused) {
       // Refused for now (the workspace's streams are all taken): messages
@@ -533,6 +644,47 @@ const createChat: ChunkFactory = (core: Core): Chat => {
       .catch((e) => core.emit('error', e));
   };
 
+  // The transcript: the visitor names an address, Rapport mails the
+  // conversation there (at most every 10 minutes: 429 then).
+  const buildTranscript = () => {
+    const email = h('input', {
+      id: 'transcript-email',
+      type: 'email',
+      autocomplete: 'email',
+      required: true,
+      maxlength: '254',
+    }) as HTMLInputElement;
+    const button = h('button', { type: 'submit', class: 'send' }, t.transcriptSend) as HTMLButtonElement;
+    const result = h('p', { role: 'status' });
+    const fields = h('div', { class: 'fields', hidden: true }, h('label', { for: 'transcript-email' }, t.transcriptEmail), email, button);
+    const toggle = h('button', { type: 'button', class: 'link', 'aria-expanded': 'false' }, t.transcriptOpen);
+    toggle.addEventListener('click', () => {
+      fields.hidden = !fields.hidden;
+      toggle.setAttribute('aria-expanded', String(!fields.hidden));
+      if (!fields.hidden) email.focus();
+    });
+    transcript.replaceChildren(toggle, fields, result);
+    transcript.onsubmit = (e: Event) => {
+      e.preventDefault();
+      if (!email.value.trim()) return email.focus();
+      button.disabled = true;
+      result.textContent = '';
+      core
+        .request<{ to: string }>('/widget/transcript', { body: { email: email.value.trim() }, visitor: true })
+        .then(({ to }) => {
+          result.textContent = t.transcriptSent.replace('{email}', to);
+          fields.hidden = true;
+          toggle.setAttribute('aria-expanded', 'false');
+        })
+        .catch((err) => {
+          result.textContent = (err as HttpError).status === 429 ? t.transcriptSoon : t.transcriptFailed;
+          core.emit('error', err);
+        })
+        .finally(() => (button.disabled = false));
+    };
+  };
+  buildTranscript();
+
   // Opening hours: closed shows the offline form. A server without the endpoint,
   // or one that cannot be reached, counts as open.
   let config: WidgetConfig = { open: true };
@@ -556,6 +708,8 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     composer.hidden = closed;
     camera.hidden = closed;
     offline.hidden = !closed;
+    // Closed, the offline form asks for an address of its own.
+    transcript.hidden = closed;
     if (closed && !offline.firstChild) buildOffline();
   };
   const buildOffline = () => {
@@ -605,6 +759,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
       launcher.setAttribute('aria-expanded', 'true');
       setUnread(0);
       scrollDown();
+      markRead();
       core.emit('open');
     }
     if (Date.now() - configAt > CONFIG_MAX_AGE) void refreshConfig();
@@ -636,6 +791,8 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     stopStream = null;
     for (const el of shown.values()) el.remove();
     shown.clear();
+    newestOut = null;
+    agentReadAt = visitorReadAt = 0;
     setUnread(0);
     listen();
   });

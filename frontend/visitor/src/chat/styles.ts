@@ -140,6 +140,14 @@ h2 { flex: 1; margin: 0; font-size: 17px; font-weight: 650; }
 .msg.in a { color: #fff; }
 .msg a { color: var(--accent); font-weight: 600; }
 .msg .meta { display: block; font-size: 12px; opacity: .85; margin-top: 2px; }
+.msg .seen { display: block; font-size: 12px; opacity: .85; text-align: right; }
+.transcript { padding: 4px 18px 10px; font-size: 13px; }
+.transcript .link { padding: 0; border: 0; background: none; color: var(--accent); text-decoration: underline; cursor: pointer; font: inherit; }
+.transcript .fields { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-top: 6px; }
+.transcript .fields label { width: 100%; }
+.transcript .fields input { flex: 1; min-width: 0; font-size: 16px; padding: 6px 8px; border: 1px solid var(--line, #d1d5db); border-radius: 8px; }
+.transcript p { margin: 4px 0 0; }
+.typing { margin: 0; padding: 2px 18px 6px; color: var(--muted); font-size: 13px; font-style: italic; }
 .msg.failed { background: #fee2e2; color: #7f1d1d; }
 .msg.failed a, .msg.failed button { color: #7f1d1d; }
 .retry {

@@ -21,12 +21,14 @@ use axum::{
         IntoResponse, Response,
     },
 };
+use chrono::{DateTime, Utc};
 use futures_util::{Stream, StreamExt};
 use rapport_core::{
     conversations::{Direction, Message},
     ids::TenantId,
     live::{LiveEvent, LiveUpdate, Room},
     open_streams::StreamSlot,
+    time::from_ms,
 };
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +55,10 @@ enum WidgetUpdate {
     Message(String),
     /// The conversation's status changed, or it was rated.
     Conversation,
+    /// An agent types (or stopped), shown by this name.
+    Typing { name: Option<String>, typing: bool },
+    /// An agent has read the conversation up to this message time.
+    Read { up_to: DateTime<Utc> },
     /// Updates were lost (the subscriber fell behind): read the history again.
     Resync,
 }
@@ -62,6 +68,21 @@ impl WidgetUpdate {
         match &update.event {
             LiveEvent::Message { message_id } => Some(WidgetUpdate::Message(message_id.clone())),
             LiveEvent::Conversation => Some(WidgetUpdate::Conversation),
+            LiveEvent::Typing {
+                by_visitor: false,
+                name,
+                active,
+                ..
+            } => Some(WidgetUpdate::Typing {
+                name: name.clone(),
+                typing: *active,
+            }),
+            LiveEvent::Read {
+                by_visitor: false,
+                up_to_ms,
+            } => Some(WidgetUpdate::Read {
+                up_to: from_ms(*up_to_ms),
+            }),
             LiveEvent::Resync => Some(WidgetUpdate::Resync),
             _ => None,
         }
@@ -85,7 +106,10 @@ async fn read_message(state: &AppState, tenant_id: &TenantId, message_id: &str) 
 /// Server-sent events: each message of the visitor's conversation arrives as a
 /// `message` event (data: the Message object) the moment it is stored, and a
 /// `conversation` event when its status changes or it is rated (ask `GET
-/// /widget/csat` whether to show the rating question). Those
+/// /widget/csat` whether to show the rating question), a `typing` event
+/// (`{"name": …, "typing": true|false}`) while an agent types a reply, and a
+/// `read` event (`{"upTo": …}`) when an agent has read the conversation up to
+/// a message's time. Those
 /// sent to the visitor (`OUTBOUND`) count as delivered; those the visitor wrote
 /// (`INBOUND`) come too, so that its other devices (a verified visitor's phone
 /// and laptop) show them. A `resync` event says messages may have been missed:
@@ -130,6 +154,14 @@ pub(super) async fn stream(
                     WidgetUpdate::Conversation => {
                         return Some(Ok(Event::default().event("conversation").data("{}")));
                     }
+                    WidgetUpdate::Typing { name, typing } => {
+                        let data = serde_json::json!({ "name": name, "typing": typing });
+                        return Some(Ok(Event::default().event("typing").data(data.to_string())));
+                    }
+                    WidgetUpdate::Read { up_to } => {
+                        let data = serde_json::json!({ "upTo": up_to });
+                        return Some(Ok(Event::default().event("read").data(data.to_string())));
+                    }
                     WidgetUpdate::Message(message_id) => message_id,
                 };
                 let message = read_message(&state, &tenant_id, &message_id).await?;
@@ -168,6 +200,17 @@ pub(super) enum SocketFrame {
     /// The conversation's status changed (or it was rated): ask `GET
     /// /widget/csat` whether to show the rating question.
     Conversation,
+    /// An agent is typing a reply (`typing: true`, repeated while it goes on),
+    /// or stopped: show "`name` is typing…" (without a name, that someone
+    /// is), and forget it 6 seconds after the last.
+    Typing {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        typing: bool,
+    },
+    /// An agent has read the conversation up to `upTo`: the visitor's messages
+    /// created up to then are seen.
+    Read { up_to: DateTime<Utc> },
     /// The socket will not listen, and closes with code 4000 + `problem.status`
     /// (4400, 4401, 4429). After 4429 try again after `retryAfter` seconds.
     Error {
@@ -182,7 +225,8 @@ pub(super) enum SocketFrame {
 /// visitor token). Then the server sends `SocketFrame`s: `ready`; each `message`
 /// of the conversation (data: the Message object; `OUTBOUND` ones count as
 /// delivered); `conversation` when its status changes or it is rated (ask `GET
-/// /widget/csat`); `resync` when messages may have been missed. A refused hello
+/// /widget/csat`); `typing` while an agent types (`name`, `typing`); `read` when
+/// an agent has read up to `upTo`; `resync` when messages may have been missed. A refused hello
 /// gets an `error` frame with the problem (401 `invalid_visitor`, 429
 /// `stream_allowance_spent` with `retryAfter`, 400 `invalid_hello`) and a close
 /// with code 4000 + its status. The server pings every 30 s; frames the page
@@ -300,6 +344,8 @@ async fn forward(
     let frame = match update {
         WidgetUpdate::Resync => SocketFrame::Resync,
         WidgetUpdate::Conversation => SocketFrame::Conversation,
+        WidgetUpdate::Typing { name, typing } => SocketFrame::Typing { name, typing },
+        WidgetUpdate::Read { up_to } => SocketFrame::Read { up_to },
         WidgetUpdate::Message(message_id) => match read_message(state, tenant_id, &message_id).await {
             Some(message) => SocketFrame::Message { data: message },
             None => return Ok(()),

@@ -14,8 +14,8 @@ use axum::{
 use rapport_core::{
     audit::{Actor, ActorKind},
     conversations::{
-        Csat, CsatIn, CsatPrompt, FormIn, Message, VisitorIdentity, VisitorIn, VisitorProfile, VisitorProfileIn,
-        VisitorTags, VisitorTagsIn, WidgetConfig, WidgetMessageIn,
+        Csat, CsatIn, CsatPrompt, FormIn, Message, TranscriptIn, TranscriptQueued, VisitorIdentity, VisitorIn,
+        VisitorProfile, VisitorProfileIn, VisitorTags, VisitorTagsIn, WidgetConfig, WidgetMessageIn,
     },
     customers::{IdentitySettings, IdentitySettingsIn},
     files::FileUpload,
@@ -29,6 +29,7 @@ use tower_http::cors::{Any, CorsLayer};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 mod live;
+mod signals;
 
 use crate::{
     http::{
@@ -51,6 +52,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(post_file))
         .routes(routes!(request_call))
         .routes(routes!(csat_prompt, rate))
+        .routes(routes!(transcript))
+        .routes(routes!(signals::typing))
+        .routes(routes!(signals::read_state, signals::mark_read))
         .routes(routes!(live::stream))
         .routes(routes!(live::socket))
         .routes(routes!(post_form))
@@ -348,6 +352,25 @@ async fn rate(
         .submit_csat(&visitor.tenant_id, &visitor.customer_id, &input, &visitor.actor)
         .await?;
     Ok((StatusCode::CREATED, Json(csat)))
+}
+
+/// The visitor asks for their conversation by mail, to `email`. It goes through the outbox like every mail (and waits there on a
+/// server without SMTP). At most one every 10 minutes per customer: sooner, 429
+/// `transcript_too_soon` with `Retry-After`; and it counts against the
+/// workspace's mails per day (429 `mail_allowance_spent`).
+#[utoipa::path(post, path = "/widget/transcript", tag = "widget", request_body = TranscriptIn,
+    security(("widgetKey" = [], "visitorToken" = [])),
+    responses((status = 202, body = TranscriptQueued), AuthErrors, InputErrors))]
+async fn transcript(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<TranscriptIn>,
+) -> ApiResult<(StatusCode, Json<TranscriptQueued>)> {
+    let queued = state
+        .services
+        .mail_transcript(&visitor.tenant_id, &visitor.customer_id, &input, &visitor.actor)
+        .await?;
+    Ok((StatusCode::ACCEPTED, Json(queued)))
 }
 
 /// A file's bytes, as the body of an upload.

@@ -220,6 +220,9 @@ pub(super) struct Gen<'a> {
     pub(super) mode: Mode,
     pub(super) counter: u64,
     pub(super) now_ms: i64,
+    /// The operation drawn for (`POST /rest/v1/widget/read`): which
+    /// conversation a message id must belong to.
+    pub(super) operation: String,
 }
 
 impl Gen<'_> {
@@ -315,6 +318,10 @@ impl Gen<'_> {
             (_, "flowId") => id(&f.flow),
             (_, "ruleId") => id(&f.rule),
             (_, "sessionId") if is("string") => id(&f.session),
+            // A message of the conversation the operation reads: the visitor's
+            // own, or the path's customer's.
+            (_, "messageId") if self.operation.contains("/widget/") => id(&f.visitor_message),
+            (_, "messageId") => id(&f.message),
             (_, "members") if is("array") => Some(json!([f.user])),
             (_, "ruleIds") if is("array") => Some(json!([f.rule])),
             // Visitor-script times must lie in the last 7 days.

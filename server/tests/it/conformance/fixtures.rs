@@ -29,6 +29,10 @@ pub(super) struct Fixtures {
     pub(super) flow: String,
     pub(super) rule: String,
     pub(super) session: String,
+    /// A message of the path's customer (`customer_target`).
+    pub(super) message: String,
+    /// A message of the widget's visitor.
+    pub(super) visitor_message: String,
 }
 
 /// Creates the objects the cases name, through the API itself.
@@ -160,6 +164,15 @@ pub(super) async fn fixtures(app: &TestApp) -> Fixtures {
     f.targets
         .insert("recording", recording["sessionId"].as_str().unwrap().to_string());
     let sent = json!({"customerId": f.customer_target, "isExternalId": false, "type": "MESSAGE", "message": "Hello"});
-    ok_json(app.post("/rest/v1/message", t, sent).await, StatusCode::CREATED).await;
+    f.message = id(&ok_json(app.post("/rest/v1/message", t, sent).await, StatusCode::CREATED).await);
+    let written = app
+        .request(Method::POST, "/rest/v1/widget/message")
+        .header("rapport-widget-key", &f.widget_key)
+        .bearer_auth(&f.visitor_token)
+        .json(&json!({"message": "Hello"}))
+        .send()
+        .await
+        .unwrap();
+    f.visitor_message = id(&ok_json(written, StatusCode::CREATED).await);
     f
 }

@@ -222,6 +222,7 @@ fn cases_of(op: &Operation, doc: &mut Doc, fixtures: &Fixtures) -> Vec<Case> {
                 // Unique values (e-mails, external ids) differ between operations.
                 counter: seed_of(&format!("{label} {}", op.key())) % 1_000_000_000,
                 now_ms,
+                operation: op.key(),
             };
             let query = query_of(op, &mut gen);
             let body = body_schema.as_ref().map(|schema| {
