@@ -3,6 +3,7 @@
 pub mod copy;
 pub mod detail;
 pub mod feedback;
+pub mod fields;
 pub mod layout;
 pub mod lists;
 pub mod post_form;

@@ -19,6 +19,7 @@ use crate::{
     components::{
         copy::CopyField,
         feedback::{action_problem, field_invalid, successes, ActionError, ErrorNote, FieldMessage, SavedNote},
+        fields::SettingCheckbox,
         layout::{admins, Guard},
         zones::{load_zone_names, ZoneNames},
     },
@@ -187,30 +188,15 @@ fn EngineSettings(w: WorkspaceView, action: FormAction<UpdateEngineSettings>) ->
                         <FieldMessage problem field="businessHoursId" id="workspace-business-hours-error" />
                     </div>
                 </div>
-                <div class="field checkbox">
-                    <input id="workspace-csat" name="csat" type="checkbox" value="on" checked=w.csat_enabled
-                        aria-describedby="workspace-csat-hint" />
-                    <label for="workspace-csat">"Ask visitors to rate closed conversations"</label>
-                    <p class="hint" id="workspace-csat-hint">
-                        "Once a conversation is marked done, the chat asks for 1 to 5 stars and a comment. Ratings show in the inbox and the chat report."
-                    </p>
-                </div>
-                <div class="field checkbox">
-                    <input id="workspace-typing-preview" name="typing_preview" type="checkbox" value="on" checked=w.typing_preview
-                        aria-describedby="workspace-typing-preview-hint" />
-                    <label for="workspace-typing-preview">"Show agents what visitors type before they send it"</label>
-                    <p class="hint" id="workspace-typing-preview-hint">
-                        "The inbox shows the visitor's draft beside “typing…”. Off, agents see only that the visitor is typing. Drafts are never stored."
-                    </p>
-                </div>
-                <div class="field checkbox">
-                    <input id="workspace-transcript" name="transcript" type="checkbox" value="on" checked=w.transcript_on_close
-                        aria-describedby="workspace-transcript-hint" />
-                    <label for="workspace-transcript">"Mail customers a transcript when a conversation is marked done"</label>
-                    <p class="hint" id="workspace-transcript-hint">
-                        "It goes to the customer's e-mail address, when they have one. Visitors can also ask for a transcript from the chat. Transcripts count toward the workspace's mails per day."
-                    </p>
-                </div>
+                <SettingCheckbox id="workspace-csat" name="csat" checked=w.csat_enabled
+                    label="Ask visitors to rate closed conversations"
+                    hint="Once a conversation is marked done, the chat asks for 1 to 5 stars and a comment. Ratings show in the inbox and the chat report." />
+                <SettingCheckbox id="workspace-typing-preview" name="typing_preview" checked=w.typing_preview
+                    label="Show agents what visitors type before they send it"
+                    hint="The inbox shows the visitor's draft beside “typing…”. Off, agents see only that the visitor is typing. Drafts are never stored." />
+                <SettingCheckbox id="workspace-transcript" name="transcript" checked=w.transcript_on_close
+                    label="Mail customers a transcript when a conversation is marked done"
+                    hint="It goes to the customer's e-mail address, when they have one. Visitors can also ask for a transcript from the chat. Transcripts count toward the workspace's mails per day." />
                 <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save conversation settings"</button>
             </PostForm>
             <ActionError value=action.value() />
@@ -255,14 +241,9 @@ fn IdentitySettings(
                 "Signed, the visitor continues their conversation on any device."
             </p>
             <PostForm action attr:data-unsaved-guard="">
-                <div class="field checkbox">
-                    <input id="identity-required" name="required" type="checkbox" value="on" checked=w.identity_required
-                        aria-describedby="identity-required-hint" />
-                    <label for="identity-required">"Refuse identities my website did not sign"</label>
-                    <p class="hint" id="identity-required-hint">
-                        "Visitors who do not name themselves still chat. Turning this on makes a secret if there is none."
-                    </p>
-                </div>
+                <SettingCheckbox id="identity-required" name="required" checked=w.identity_required
+                    label="Refuse identities my website did not sign"
+                    hint="Visitors who do not name themselves still chat. Turning this on makes a secret if there is none." />
                 <button type="submit" class="button primary" disabled=move || action.pending().get()>"Save identity settings"</button>
             </PostForm>
             <ActionError value=action.value() />

@@ -5,32 +5,19 @@
 //! so mails one to the customer's address when a conversation is marked done,
 //! which a spent mail allowance never stops from closing.
 
-use rapport_core::{backend_tests, model::PageRequest, model::Role, testing::TestDb, users::NewUser};
+use rapport_core::{backend_tests, model::PageRequest, testing::TestDb};
 use reqwest::{header, Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::{
     dashboard::{server_fn_ok, session},
-    utils::{actor, expect_problem, fields, ok_json, send, TestApp},
+    utils::{expect_problem, fields, ok_json, send, TestApp},
 };
 
 async fn transcripts_go_by_mail_on_request_and_on_close(db: TestDb) {
     let app = TestApp::start(db).await;
     let (tenant, key) = app.tenant_with_key("Tea Shop").await;
-    app.services
-        .create_user(
-            NewUser {
-                tenant_id: tenant.clone(),
-                email: "ada@teashop.test".into(),
-                password: Some("password-123".into()),
-                role: Role::Agent,
-                display_name: Some("Ada".into()),
-                platform_admin: false,
-            },
-            &actor(),
-        )
-        .await
-        .unwrap();
+    app.named_agent(&tenant, "ada@teashop.test", "Ada").await;
     let cookie = session(&app, "ada@teashop.test").await;
     let widget_key = app.widget_key(&key).await;
     let (customer, token) = app.widget_visitor(&widget_key, "Vera").await;

@@ -7,13 +7,13 @@
 
 use std::time::Duration;
 
-use rapport_core::{backend_tests, model::Role, testing::TestDb, users::NewUser};
+use rapport_core::{backend_tests, testing::TestDb};
 use reqwest::{header, Method, Response, StatusCode};
 use serde_json::{json, Value};
 
 use crate::{
     dashboard::{server_fn_ok, session},
-    utils::{actor, expect_problem, fields, ok_json, send, TestApp},
+    utils::{expect_problem, fields, ok_json, send, TestApp},
     widget_socket::{frame, hello},
 };
 
@@ -31,20 +31,7 @@ struct Chat {
 
 async fn chat(app: &TestApp, name: &str, agent: &str) -> Chat {
     let (tenant, key) = app.tenant_with_key(name).await;
-    app.services
-        .create_user(
-            NewUser {
-                tenant_id: tenant,
-                email: agent.into(),
-                password: Some("password-123".into()),
-                role: Role::Agent,
-                display_name: Some("Ada".into()),
-                platform_admin: false,
-            },
-            &actor(),
-        )
-        .await
-        .unwrap();
+    app.named_agent(&tenant, agent, "Ada").await;
     let cookie = session(app, agent).await;
     let widget_key = app.widget_key(&key).await;
     let (customer, token) = app.widget_visitor(&widget_key, "Vera").await;

@@ -163,6 +163,24 @@ impl TestApp {
 
     /// A user in `tenant_id` with password `password-123`.
     pub async fn user(&self, tenant_id: &TenantId, email: &str, role: Role, platform_admin: bool) -> String {
+        self.create_user(tenant_id, email, role, platform_admin, None).await
+    }
+
+    /// An agent in `tenant_id` shown as `name` (visitors see display names),
+    /// with password `password-123`.
+    pub async fn named_agent(&self, tenant_id: &TenantId, email: &str, name: &str) -> String {
+        self.create_user(tenant_id, email, Role::Agent, false, Some(name.into()))
+            .await
+    }
+
+    async fn create_user(
+        &self,
+        tenant_id: &TenantId,
+        email: &str,
+        role: Role,
+        platform_admin: bool,
+        display_name: Option<String>,
+    ) -> String {
         self.services
             .create_user(
                 NewUser {
@@ -170,7 +188,7 @@ impl TestApp {
                     email: email.into(),
                     password: Some("password-123".into()),
                     role,
-                    display_name: None,
+                    display_name,
                     platform_admin,
                 },
                 &actor(),

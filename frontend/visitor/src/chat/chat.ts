@@ -11,6 +11,8 @@ import { pickLanguage, strings } from './i18n';
 import { readStream, type StreamHandlers } from '../sse';
 import { readSocket } from '../socket';
 import { css } from './styles';
+import { createCsat } from './csat';
+import { createTranscript } from './transcript';
 
 /** The launcher's speech bubble (filled), the attach button's paper clip and
  * the call button's camera (stroked: styles.ts draws them as lines). */
@@ -132,9 +134,9 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   );
   const offline = h('form', { class: 'offline', hidden: true });
   // The rating question (CSAT), shown once the conversation is closed.
-  const csat = h('form', { class: 'csat', hidden: true, 'aria-labelledby': 'csat-title' }) as HTMLFormElement;
+  const rating = createCsat(core, t, () => scrollDown());
   // A copy of the conversation by mail: a button, then a small form.
-  const transcript = h('form', { class: 'transcript', 'aria-label': t.transcriptOpen }) as HTMLFormElement;
+  const transcript = createTranscript(core, t);
   // "Ada is typing…", while an agent types a reply.
   const typingNote = h('p', { class: 'typing', role: 'status', hidden: true });
   // The video call button sits in the header, where it stays in reach however
@@ -165,7 +167,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     status,
     log,
     typingNote,
-    csat,
+    rating.form,
     composer,
     offline,
     transcript,
@@ -370,7 +372,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   function submit() {
     const text = input.value.trim();
     if (!text) return;
-    endThanks();
+    rating.endThanks();
     input.value = '';
     save(draftKey, null, true);
     typingSent();
@@ -491,7 +493,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         setTimeout(() => loadHistory().catch((e) => core.emit('error', e)), spread);
         return;
       }
-      if (name === 'conversation') return checkCsat();
+      if (name === 'conversation') return rating.check();
       if (name === 'typing' || name === 'read') {
         try {
           const frame = JSON.parse(data) as { name?: string | null; typing?: boolean; upTo?: string };
@@ -519,7 +521,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
       status.hidden = true;
       // (Re)connected: fetch what arrived while the stream was down.
       loadHistory().catch((e) => core.emit('error', e));
-      checkCsat();
+      rating.check();
       core
         .request<ReadState>('/widget/read', { visitor: true })
         .then(readState)
@@ -549,141 +551,6 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     const fallback = () => readStream((signal) => core.fetchRaw('/widget/stream', signal), handlers);
     stopStream = readSocket(socketUrl, hello, fallback, handlers);
   }
-
-  // Rating (CSAT): once an agent closes the conversation, the panel asks how it
-  // went, 1 to 5 stars and an optional comment. Rapport says when to ask
-  // (GET /widget/csat: closed, asked for by the workspace, not rated yet); the
-  // socket's `conversation` event says when to look again. One answer per
-  // closing: writing again reopens the conversation, which is asked anew when
-  // it closes.
-  let csatState: 'hidden' | 'asking' | 'thanked' = 'hidden';
-  // The closing being asked about, or answered: a page asks once per closing,
-  // however its answers and the socket's events interleave.
-  let csatClosing = '';
-  const buildCsat = () => {
-    const choices = [1, 2, 3, 4, 5].map((n) =>
-      h(
-        'label',
-        { class: 'star' },
-        h('input', { type: 'radio', name: 'rating', value: String(n), class: 'sr' }),
-        h('span', { 'aria-hidden': 'true' }, '★'),
-        h('span', { class: 'sr' }, t.csatStar.replace('{n}', String(n))),
-      ),
-    );
-    const radios = choices.map((c) => c.querySelector('input') as HTMLInputElement);
-    const stars = h('div', { class: 'stars', role: 'radiogroup', 'aria-labelledby': 'csat-title' }, ...choices);
-    stars.addEventListener('change', () => {
-      const chosen = Number(radios.find((r) => r.checked)?.value || 0);
-      choices.forEach((c, i) => c.classList.toggle('on', i < chosen));
-    });
-    const comment = h('textarea', { id: 'csat-comment', maxlength: '1000', rows: '2' }) as HTMLTextAreaElement;
-    const button = h('button', { type: 'submit', class: 'send' }, t.csatSend) as HTMLButtonElement;
-    const result = h('p', { role: 'status' });
-    csat.replaceChildren(
-      h('h3', { id: 'csat-title' }, t.csatTitle),
-      stars,
-      h('label', { for: 'csat-comment' }, t.csatComment),
-      comment,
-      button,
-      result,
-    );
-    csat.onsubmit = (e: Event) => {
-      e.preventDefault();
-      const rating = Number(radios.find((r) => r.checked)?.value || 0);
-      if (!rating) {
-        result.textContent = t.csatPick;
-        radios[0].focus();
-        return;
-      }
-      button.disabled = true;
-      result.textContent = '';
-      core
-        .request<unknown>('/widget/csat', { body: { rating, comment: comment.value.trim() || undefined }, visitor: true })
-        .then(() => thank())
-        .catch((err) => {
-          // Rated already (on another tab or device): nothing left to ask.
-          if ((err as HttpError).status === 409) return void checkCsat();
-          result.textContent = t.csatFailed;
-          button.disabled = false;
-          core.emit('error', err);
-        });
-    };
-  };
-  // The thanks stays until the visitor writes again (which reopens the
-  // conversation).
-  const thank = () => {
-    csatState = 'thanked';
-    csat.replaceChildren(h('p', { role: 'status', class: 'thanks' }, t.csatThanks));
-    csat.hidden = false;
-  };
-  const endThanks = () => {
-    if (csatState !== 'thanked') return;
-    csatState = 'hidden';
-    csat.hidden = true;
-  };
-  const checkCsat = () => {
-    if (!core.customerId()) return;
-    core
-      .request<{ ask: boolean; closedAt?: string | null }>('/widget/csat', { visitor: true })
-      .then(({ ask, closedAt }) => {
-        const closing = closedAt || '';
-        if (ask) {
-          // Asking already, or answered here: nothing new.
-          if (csatState !== 'hidden' && closing === csatClosing) return;
-          csatClosing = closing;
-          csatState = 'asking';
-          buildCsat();
-          csat.hidden = false;
-          scrollDown();
-        } else if (csatState === 'asking') {
-          // Rated elsewhere, or reopened: the question has no object any more.
-          csatState = 'hidden';
-          csat.hidden = true;
-        }
-      })
-      .catch((e) => core.emit('error', e));
-  };
-
-  // The transcript: the visitor names an address, Rapport mails the
-  // conversation there (at most every 10 minutes: 429 then).
-  const buildTranscript = () => {
-    const email = h('input', {
-      id: 'transcript-email',
-      type: 'email',
-      autocomplete: 'email',
-      required: true,
-      maxlength: '254',
-    }) as HTMLInputElement;
-    const button = h('button', { type: 'submit', class: 'send' }, t.transcriptSend) as HTMLButtonElement;
-    const result = h('p', { role: 'status' });
-    const fields = h('div', { class: 'fields', hidden: true }, h('label', { for: 'transcript-email' }, t.transcriptEmail), email, button);
-    const toggle = h('button', { type: 'button', class: 'link', 'aria-expanded': 'false' }, t.transcriptOpen);
-    toggle.addEventListener('click', () => {
-      fields.hidden = !fields.hidden;
-      toggle.setAttribute('aria-expanded', String(!fields.hidden));
-      if (!fields.hidden) email.focus();
-    });
-    transcript.replaceChildren(toggle, fields, result);
-    transcript.onsubmit = (e: Event) => {
-      e.preventDefault();
-      if (!email.value.trim()) return email.focus();
-      button.disabled = true;
-      result.textContent = '';
-      core
-        .request<{ to: string }>('/widget/transcript', { body: { email: email.value.trim() }, visitor: true })
-        .then(({ to }) => {
-          result.textContent = t.transcriptSent.replace('{email}', to);
-          fields.hidden = true;
-          toggle.setAttribute('aria-expanded', 'false');
-        })
-        .catch((err) => {
-          result.textContent = (err as HttpError).status === 429 ? t.transcriptSoon : t.transcriptFailed;
-          core.emit('error', err);
-        })
-        .finally(() => (button.disabled = false));
-    };
-  };
-  buildTranscript();
 
   // Opening hours: closed shows the offline form. A server without the endpoint,
   // or one that cannot be reached, counts as open.
