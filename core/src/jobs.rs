@@ -70,6 +70,9 @@ pub enum JobKind {
     /// Closing the presence of agents whose dashboard stopped sending heartbeats
     /// (recurring, every 30 s; `server/src/workers`).
     Presence,
+    /// Mailing a customer's replies that no page carried in time, keyed by the
+    /// customer (`conversations::replies_by_mail`).
+    ReplyByMail,
     /// Does nothing but tell the runner's observer when it fired: the timer
     /// benchmark and the runner's tests measure the runner with it. Its payload may
     /// ask it to fail its first runs (`{"fail": 2}`), to exercise retries. Nothing
@@ -79,7 +82,7 @@ pub enum JobKind {
 
 impl JobKind {
     /// Every kind.
-    pub const ALL: [JobKind; 12] = [
+    pub const ALL: [JobKind; 13] = [
         JobKind::NoAnswer,
         JobKind::QueueTimeout,
         JobKind::Drain,
@@ -91,6 +94,7 @@ impl JobKind {
         JobKind::Mail,
         JobKind::RecordingEnds,
         JobKind::Presence,
+        JobKind::ReplyByMail,
         JobKind::Probe,
     ];
 
@@ -108,6 +112,7 @@ impl JobKind {
             JobKind::Mail => "mail.deliver",
             JobKind::RecordingEnds => "recording.ends",
             JobKind::Presence => "presence.sweep",
+            JobKind::ReplyByMail => "conversation.reply_mail",
             JobKind::Probe => "probe",
         }
     }

@@ -99,6 +99,11 @@ pub struct Tenant {
     /// Whether a conversation's transcript is mailed to the customer's
     /// `email` when it is marked done; default false.
     pub transcript_on_close: bool,
+    /// After how many minutes an agent's reply that no page has carried (the
+    /// visitor has left) goes by mail to the customer, with a link that
+    /// continues the chat; 0: never. Default 5.
+    #[cfg_attr(feature = "server", schema(minimum = 0, maximum = 1440, example = 5))]
+    pub reply_by_mail_minutes: i64,
 }
 
 /// The signed-in dashboard user, as the UI needs it.

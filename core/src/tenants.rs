@@ -71,6 +71,9 @@ pub struct TenantUpdate {
     pub typing_preview: Option<bool>,
     /// Whether a closed conversation's transcript is mailed to the customer.
     pub transcript_on_close: Option<bool>,
+    /// After how many minutes an unseen reply goes by mail, 0–1440 (0: never).
+    #[schema(minimum = 0, maximum = 1440, example = 5)]
+    pub reply_by_mail_minutes: Option<i64>,
 }
 
 /// Reads a field that may be omitted (`None`), `null` (`Some(None)`) or a value:
@@ -100,6 +103,9 @@ pub struct EngineSettings {
 
 /// The default language of a tenant that never set one.
 pub const DEFAULT_LANGUAGE: &str = "en";
+/// After how many minutes an unseen reply goes by mail, unless the tenant
+/// says otherwise.
+pub const DEFAULT_REPLY_BY_MAIL_MINUTES: i64 = 5;
 /// The default agent capacity of a tenant that never set one.
 pub const DEFAULT_MAX_CHATS: i64 = 5;
 
@@ -116,6 +122,7 @@ struct TenantRow {
     csat_enabled: bool,
     typing_preview: bool,
     transcript_on_close: bool,
+    reply_by_mail_minutes: i64,
 }
 
 impl From<TenantRow> for Tenant {
@@ -132,12 +139,13 @@ impl From<TenantRow> for Tenant {
             csat_enabled: r.csat_enabled,
             typing_preview: r.typing_preview,
             transcript_on_close: r.transcript_on_close,
+            reply_by_mail_minutes: r.reply_by_mail_minutes,
         }
     }
 }
 
 const COLUMNS: &str = "id, name, slug, timezone, created_at, language, max_chats, business_hours_id, csat_enabled, \
-                       typing_preview, transcript_on_close";
+                       typing_preview, transcript_on_close, reply_by_mail_minutes";
 
 /// A BCP 47 tag, normalised (`de-ch` → `de-CH`), or a field error.
 pub(crate) fn language_tag(checks: &mut Checks, field: &str, value: &str) -> String {
@@ -210,6 +218,7 @@ impl Services {
             csat_enabled: true,
             typing_preview: true,
             transcript_on_close: false,
+            reply_by_mail_minutes: DEFAULT_REPLY_BY_MAIL_MINUTES,
         };
         let created = tenant.created_at.timestamp_millis();
         let mut tx = self.db().begin().await?;
@@ -305,12 +314,14 @@ impl Services {
         let csat_enabled = input.csat_enabled.unwrap_or(current.csat_enabled);
         let typing_preview = input.typing_preview.unwrap_or(current.typing_preview);
         let transcript_on_close = input.transcript_on_close.unwrap_or(current.transcript_on_close);
+        let reply_by_mail_minutes = input.reply_by_mail_minutes.unwrap_or(current.reply_by_mail_minutes);
+        checks.in_range("replyByMailMinutes", reply_by_mail_minutes, 0..=1440);
         checks.finish()?;
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
             "update tenants set name = $2, slug = $3, timezone = $4, language = $5, max_chats = $6, \
              business_hours_id = $7, csat_enabled = $8, typing_preview = $9, \
-             transcript_on_close = $10 where id = $1"
+             transcript_on_close = $10, reply_by_mail_minutes = $11 where id = $1"
         )
         .bind(id)
         .bind(&name)
@@ -322,6 +333,7 @@ impl Services {
         .bind(csat_enabled)
         .bind(typing_preview)
         .bind(transcript_on_close)
+        .bind(reply_by_mail_minutes)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))

@@ -164,3 +164,61 @@ test('a visitor mails themselves the conversation, and the admin finds it in the
   await mail.locator('summary').click();
   await expect(mail.locator('.mail-body')).toContainText('You: Please send me the order details.');
 });
+
+test('a reply to a visitor who left goes by mail, and its link continues the chat', async ({ browser, page: agent }) => {
+  test.setTimeout(180_000);
+  // The shortest wait the workspace allows: one minute.
+  const minutes = async (n: number) => {
+    const set = await agent.request.put('/rest/v1/workspace', { headers: shop.auth, data: { replyByMailMinutes: n } });
+    expect(set.status()).toBe(200);
+  };
+  await minutes(1);
+  const { context, page } = await visitor(browser);
+  const name = `Nora ${Date.now()}`;
+  await openDemo(page);
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  await page.evaluate((n) => (window as any).Rapport('identify', { firstName: n }), name);
+  await launcher(page).click();
+  await write(page, 'Is the Kyusu pot dishwasher safe?');
+  const { customerId } = await ids(page);
+  const address = `nora.${Date.now()}@example.com`;
+  const put = await agent.request.put(`/rest/v1/customer/${customerId}`, {
+    headers: shop.auth,
+    data: { firstName: name, email: address },
+  });
+  expect(put.status()).toBe(200);
+  // The visitor leaves before the answer.
+  await context.close();
+
+  await signIn(agent);
+  await agent.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Inbox' }).click();
+  await hydrated(agent);
+  await agent.getByRole('link', { name: new RegExp(name) }).click();
+  await agent.getByLabel('Reply').fill('Better by hand: the glaze lasts longer.');
+  await agent.getByRole('button', { name: 'Send', exact: true }).click();
+
+  // A minute later nobody has seen it: it goes by mail, with a link.
+  await openSettings(agent, 'Mail outbox');
+  await expect(agent.getByRole('heading', { name: 'Mail outbox', level: 1 })).toBeVisible();
+  const mail = agent.locator('.mail-list li').filter({ hasText: address });
+  await expect(async () => {
+    await agent.goto('/settings/outbox');
+    await expect(mail).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 120_000, intervals: [5_000] });
+  await mail.locator('summary').click();
+  const body = await mail.locator('.mail-body').innerText();
+  expect(body).toContain('Better by hand: the glaze lasts longer.');
+  const link = body.match(/https?:\/\/\S+\/chat\/\S+/)![0];
+  await minutes(5);
+
+  // On another device the link asks first, then opens the chat where it was.
+  const later = await visitor(browser);
+  await later.page.goto(link);
+  await later.page.getByRole('button', { name: 'Continue the conversation' }).click();
+  await expect(dialog(later.page)).toBeVisible({ timeout: 15_000 });
+  await expect(log(later.page).getByText('Is the Kyusu pot dishwasher safe?')).toBeVisible();
+  await expect(log(later.page).getByText('Better by hand: the glaze lasts longer.')).toBeVisible();
+  await write(later.page, 'Thank you!');
+  expect(later.errors).toEqual([]);
+  await later.context.close();
+});

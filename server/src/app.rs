@@ -32,8 +32,8 @@ use tower_http::{
 
 use crate::{
     http::{
-        call_recordings, client_ip, downloads, error::ApiError, files, health, inbox_events, metrics, middleware as mw,
-        recording_views, request_id, session,
+        call_recordings, client_ip, continue_chat, downloads, error::ApiError, files, health, inbox_events, metrics,
+        middleware as mw, recording_views, request_id, session,
     },
     rest,
     state::AppState,
@@ -66,6 +66,10 @@ pub fn build(state: AppState) -> Router {
         .route(
             "/liveview/open",
             get(session::liveview_page).post(session::open_liveview),
+        )
+        .route(
+            "/chat/{token}",
+            get(continue_chat::continue_page).post(continue_chat::continue_chat),
         )
         .route("/reports/{family}/csv", get(downloads::report_csv))
         .route("/inbox/events", get(inbox_events::inbox_events))

@@ -475,9 +475,8 @@ pub fn budget(_args: &[String]) -> Result<()> {
 }
 
 /// Starts `target/<profile>/rapport serve` on a fresh SQLite database in `data`,
-/// with the test admin, logging to `log_path`; returns it and its base URL.
-/// Starts `rapport serve` on a fresh port, with the demo shop on another: returns
-/// the server and both base URLs.
+/// with the test admin, logging to `log_path`, on a fresh port with the demo
+/// shop on another: returns the server and both base URLs.
 fn start_server(profile: &str, data: &Path, log_path: &Path) -> Result<(Server, String, String)> {
     let port = free_port()?;
     let demo_port = free_port()?;

@@ -33,6 +33,8 @@ pub struct WorkspaceView {
     pub typing_preview: bool,
     /// Whether closed conversations' transcripts are mailed to customers.
     pub transcript_on_close: bool,
+    /// After how many minutes an unseen reply goes by mail (0: never).
+    pub reply_by_mail_minutes: i64,
     /// The tenant's opening hours to choose from, as `(id, name)`.
     pub opening_hours: Vec<(String, String)>,
     /// What the visitor script records.
@@ -97,6 +99,7 @@ async fn load(
         csat_enabled: tenant.csat_enabled,
         typing_preview: tenant.typing_preview,
         transcript_on_close: tenant.transcript_on_close,
+        reply_by_mail_minutes: tenant.reply_by_mail_minutes,
         opening_hours,
     })
 }
@@ -145,7 +148,8 @@ pub async fn update_workspace(name: String, timezone: String) -> Result<Workspac
 /// rate closed conversations (`csat` is `on`), whether agents see a
 /// visitor's draft as it is typed (`typing_preview` is `on`), and whether a
 /// closed conversation's transcript is mailed to the customer (`transcript`
-/// is `on`).
+/// is `on`), and after how many minutes an unseen reply goes by mail
+/// (`reply_by_mail_minutes`, 0–1440; absent or blank keeps it).
 #[server(endpoint = "update_engine_settings")]
 pub async fn update_engine_settings(
     language: String,
@@ -154,8 +158,23 @@ pub async fn update_engine_settings(
     csat: Option<String>,
     typing_preview: Option<String>,
     transcript: Option<String>,
+    reply_by_mail_minutes: Option<String>,
 ) -> Result<WorkspaceView, ServerFnError> {
     let (ctx, user) = admin().await?;
+    let reply_by_mail_minutes = match reply_by_mail_minutes
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        None => None,
+        Some(m) => Some(m.parse::<i64>().map_err(|_| {
+            crate::ssr::to_server_error(rapport_core::CoreError::invalid(
+                "replyByMailMinutes",
+                "invalid_type",
+                "the minutes must be a whole number from 0 to 1440",
+            ))
+        })?),
+    };
     let max_chats = match max_chats.trim().parse::<i64>() {
         Ok(n) => n,
         Err(_) => {
@@ -177,6 +196,7 @@ pub async fn update_engine_settings(
                 csat_enabled: Some(csat.is_some()),
                 typing_preview: Some(typing_preview.is_some()),
                 transcript_on_close: Some(transcript.is_some()),
+                reply_by_mail_minutes,
                 ..Default::default()
             },
             &crate::ssr::actor(&user),

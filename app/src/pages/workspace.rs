@@ -194,6 +194,16 @@ fn EngineSettings(w: WorkspaceView, action: FormAction<UpdateEngineSettings>) ->
                 <SettingCheckbox id="workspace-typing-preview" name="typing_preview" checked=w.typing_preview
                     label="Show agents what visitors type before they send it"
                     hint="The inbox shows the visitor's draft beside “typing…”. Off, agents see only that the visitor is typing. Drafts are never stored." />
+                <div class="field">
+                    <label for="workspace-reply-mail">"Mail replies to visitors who have left after (minutes)"</label>
+                    <input id="workspace-reply-mail" name="reply_by_mail_minutes" type="number" min="0" max="1440" step="1"
+                        value=w.reply_by_mail_minutes.to_string() aria-invalid=field_invalid(problem, "replyByMailMinutes")
+                        aria-describedby="workspace-reply-mail-hint workspace-reply-mail-error" />
+                    <p class="hint" id="workspace-reply-mail-hint">
+                        "A reply the visitor has not seen by then goes to their e-mail address (or the one they left in the offline form), with a link that continues the chat. 0: never."
+                    </p>
+                    <FieldMessage problem field="replyByMailMinutes" id="workspace-reply-mail-error" />
+                </div>
                 <SettingCheckbox id="workspace-transcript" name="transcript" checked=w.transcript_on_close
                     label="Mail customers a transcript when a conversation is marked done"
                     hint="It goes to the customer's e-mail address, when they have one. Visitors can also ask for a transcript from the chat. Transcripts count toward the workspace's mails per day." />

@@ -150,6 +150,8 @@ pub(crate) struct ReadForm {
     pub content: Content,
     /// Who sent it, what they wrote, and from which page.
     pub summary: String,
+    /// The address the visitor gave, where replies can go by mail.
+    pub email: Option<String>,
 }
 
 /// Checks a visitor's form and lays it out (see [`ReadForm`]).
@@ -167,7 +169,11 @@ pub(crate) fn read_form(input: &FormIn) -> CoreResult<ReadForm> {
         button_text: None,
         button_link: None,
     };
-    Ok(ReadForm { content, summary })
+    Ok(ReadForm {
+        content,
+        summary,
+        email: form.email,
+    })
 }
 
 #[cfg(test)]

@@ -27,13 +27,15 @@
 //! conversation list), [`widget`] (the visitor widget's identity and messages)
 //! and [`forms`] (visitors' contact forms, stored as their messages);
 //! [`read_marks`] (how far each side has read), [`typing`] (live typing
-//! signals, never stored) and [`transcripts`] (the conversation by mail).
+//! signals, never stored), [`transcripts`] (the conversation by mail) and
+//! [`replies_by_mail`] (replies to visitors who have left).
 
 pub(crate) mod csat;
 mod forms;
 mod inbox;
 mod messages;
 mod read_marks;
+pub(crate) mod replies_by_mail;
 mod transcripts;
 mod typing;
 mod widget;
@@ -44,6 +46,7 @@ pub use forms::FormIn;
 pub use inbox::{customer_name, InboxCounts, InboxItem};
 pub use messages::{Channel, Direction, Message, MessageIn, MessageType};
 pub use read_marks::{ReadIn, ReadState, Reader};
+pub use replies_by_mail::{ContinueLink, CONTINUE_LINK_DAYS};
 pub use transcripts::{TranscriptIn, TranscriptQueued, TRANSCRIPT_EVERY_MS};
 pub use typing::{AgentTypingIn, VisitorTypingIn, MAX_DRAFT, MAX_TYPIST_NAME};
 // Flows (`config::flows`) hold message contents: checked and sent as messages are.

@@ -90,23 +90,37 @@ async fn transcript_mail(
     .await)?;
     lines.reverse();
     let zone: chrono_tz::Tz = zone.parse().unwrap_or(chrono_tz::UTC);
+    let body = transcript_text(&workspace, zone, &lines);
+    let mail = NewMail {
+        to: to.to_string(),
+        subject: format!("Your conversation with {workspace}"),
+        body,
+        about: Some(format!("transcript:{customer_id}")),
+    };
+    Ok((mail, lines.len()))
+}
+
+/// A conversation as a transcript's text: a heading, then one line per
+/// message, oldest first, with its time in the workspace's `zone`. The visitor
+/// is "You"; agents are named by their display name, never their address, and
+/// everything else (integrations, automated messages) as the workspace.
+fn transcript_text(workspace: &str, zone: chrono_tz::Tz, lines: &[Line]) -> String {
     let mut body = format!("Your conversation with {workspace} (times in {zone}).\n\n");
-    for line in &lines {
+    for line in lines {
         let at = zone
             .timestamp_millis_opt(line.created_at)
             .single()
             .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
             .unwrap_or_default();
-        // Agents by their display name, never their address; the rest as
-        // the workspace.
         let who = match (line.direction.as_str(), line.sender_kind.as_str()) {
-            ("INBOUND", _) => "You".to_string(),
+            ("INBOUND", _) => "You",
             (_, "user") => line
                 .sender_name
-                .clone()
-                .filter(|n| !n.trim().is_empty())
-                .unwrap_or_else(|| workspace.clone()),
-            _ => workspace.clone(),
+                .as_deref()
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .unwrap_or(workspace),
+            _ => workspace,
         };
         let text = [
             line.message.as_deref(),
@@ -124,13 +138,7 @@ async fn transcript_mail(
     if lines.is_empty() {
         body.push_str("There are no messages yet.\n");
     }
-    let mail = NewMail {
-        to: to.to_string(),
-        subject: format!("Your conversation with {workspace}"),
-        body,
-        about: Some(format!("transcript:{customer_id}")),
-    };
-    Ok((mail, lines.len()))
+    body
 }
 
 impl Services {
@@ -220,5 +228,46 @@ impl Services {
             }
             other => other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(direction: &str, kind: &str, name: Option<&str>, text: &str, at: i64) -> Line {
+        Line {
+            direction: direction.into(),
+            message: Some(text.into()),
+            url: None,
+            button_link: None,
+            sender_kind: kind.into(),
+            sender_name: name.map(str::to_string),
+            created_at: at,
+        }
+    }
+
+    #[test]
+    fn a_transcript_names_people_as_the_visitor_knows_them_in_the_workspaces_zone() {
+        // 2026-11-28 09:15 UTC is 10:15 in Berlin.
+        let at = 1_795_857_300_000;
+        let mut card = line("OUTBOUND", "apikey", None, "Track it here", at + 120_000);
+        card.button_link = Some("https://shop.example/track".into());
+        let lines = [
+            line("INBOUND", "customer", None, "Where is my parcel?", at),
+            line("OUTBOUND", "user", Some("Ada"), "On its way.", at + 60_000),
+            line("OUTBOUND", "user", Some("  "), "Anything else?", at + 90_000),
+            card,
+        ];
+        let text = transcript_text("Tea Shop", chrono_tz::Europe::Berlin, &lines);
+        assert_eq!(
+            text,
+            "Your conversation with Tea Shop (times in Europe/Berlin).\n\n\
+             [2026-11-28 10:15] You: Where is my parcel?\n\
+             [2026-11-28 10:16] Ada: On its way.\n\
+             [2026-11-28 10:16] Tea Shop: Anything else?\n\
+             [2026-11-28 10:17] Tea Shop: Track it here https://shop.example/track\n"
+        );
+        assert!(transcript_text("Tea Shop", chrono_tz::UTC, &[]).ends_with("There are no messages yet.\n"));
     }
 }

@@ -48,6 +48,10 @@ impl Services {
             JobKind::SlaStart => self.fire_sla_start(job).await,
             JobKind::WatchdogSummary => self.watchdog_summary(job).await,
             JobKind::Alert => self.run_alert_job(job).await,
+            JobKind::ReplyByMail => match job.tenant_id.as_ref() {
+                Some(tenant_id) => self.mail_unseen_replies(tenant_id, &job.key).await,
+                None => Ok(()),
+            },
             JobKind::Mail => instance.mail(job).await,
             JobKind::Retention => instance.retention(job).await,
             JobKind::Presence => instance.presence(job).await,

@@ -20,8 +20,8 @@
 use crate::{
     audit::{self, Actor},
     conversations::{
-        lock_conversation, read_form, validate_content, Channel, Content, Direction, FormIn, Message, MessageIn,
-        MessageType, Trigger, WidgetMessageIn,
+        lock_conversation, read_form, replies_by_mail, validate_content, Channel, Content, Direction, FormIn, Message,
+        MessageIn, MessageType, Trigger, WidgetMessageIn,
     },
     customers::{check_visitor_context, CustomerIn},
     engine::{dispatch, watchdogs},
@@ -110,6 +110,9 @@ impl Services {
         )
         .await?;
         watchdogs::form_submitted(&mut tx, tenant_id, customer_id, &form.summary).await?;
+        if let Some(email) = &form.email {
+            replies_by_mail::remember_reply_to(&mut tx, tenant_id, customer_id, email).await?;
+        }
         tx.commit().await?;
         Ok(message)
     }
@@ -217,8 +220,10 @@ impl Services {
             .send_in(&mut tx, tenant_id, &customer_id, from, content, channel, actor)
             .await?;
         if channel != Channel::Automation {
-            // It answers the customer: the SLA clocks and NO_ANSWER timers stop.
+            // It answers the customer: the SLA clocks and NO_ANSWER timers stop,
+            // and it goes by mail if no page carries it in time.
             dispatch::answered(&mut tx, tenant_id, &customer_id).await?;
+            replies_by_mail::schedule_in(&mut tx, tenant_id, &customer_id).await?;
         }
         self.commit_live(
             tx,

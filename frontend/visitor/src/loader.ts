@@ -52,6 +52,15 @@ declare global {
   } catch {
     // A damaged entry starts a new visitor.
   }
+  // The page of a continue link (Rapport's own `/chat/{token}`, after its
+  // button) hands over the conversation's visitor: this browser takes it, and
+  // the chat opens. Only on Rapport's origin: a customer's page cannot use it.
+  const handover = (script.getAttribute('data-rapport-continue') || '').split(':');
+  const continued = src.origin === location.origin && handover.length === 2 && !!handover[1];
+  if (continued) {
+    identity = { customerId: handover[0], visitorToken: handover[1] };
+    save(prefix + 'visitor', JSON.stringify(identity));
+  }
   let visitorId = load(prefix + 'vid');
   if (!visitorId) save(prefix + 'vid', (visitorId = newId()));
   let profile: Profile = {};
@@ -285,24 +294,28 @@ declare global {
   const queued = (existing && existing.q) || [];
   window.Rapport = api;
 
+  // A continue link's page is Rapport's, not the website's: nothing to track.
   try {
-    startTracking(end, {
-      visitorId,
-      externalId: core.externalId,
-      tags: core.tags,
-      page: () => emit('_page'),
-      error: (message, file, line) => emit('_error', { message, file, line }),
-    });
+    if (!continued) {
+      startTracking(end, {
+        visitorId,
+        externalId: core.externalId,
+        tags: core.tags,
+        page: () => emit('_page'),
+        error: (message, file, line) => emit('_error', { message, file, line }),
+      });
+    }
   } catch (e) {
     emit('error', e);
   }
   for (const args of Array.from(queued)) api(...(Array.from(args) as [string, ...unknown[]]));
+  if (continued) api('open');
   // A returning visitor has a conversation to listen to: load the chat soon. The
   // workspace's config says whether to record this page.
   whenIdle(() => {
     loadChat();
     request<WidgetConfig>('/widget/config').then((config) => {
-      recording = config && config.recording || null;
+      recording = (!continued && config && config.recording) || null;
       maybeRecord();
     }, () => undefined);
   });

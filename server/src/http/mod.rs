@@ -2,6 +2,7 @@
 
 pub mod call_recordings;
 pub mod client_ip;
+pub mod continue_chat;
 pub mod dashboard_user;
 pub mod downloads;
 pub mod error;

@@ -70,6 +70,12 @@ pub struct WorkspaceUpdate {
     /// when it is marked done (visitors can always ask for one, `POST
     /// /widget/transcript`).
     pub transcript_on_close: Option<bool>,
+    /// After how many minutes an agent's reply that no page has carried (the
+    /// visitor has left) goes by mail to the customer's `email`, or to the
+    /// address of their offline form, with a link that continues the chat:
+    /// 0–1440, 0 never (default 5).
+    #[schema(minimum = 0, maximum = 1440, example = 5)]
+    pub reply_by_mail_minutes: Option<i64>,
 }
 
 /// The API key's own tenant, with its settings.
@@ -101,6 +107,7 @@ async fn update_workspace(
         csat_enabled: input.csat_enabled,
         typing_preview: input.typing_preview,
         transcript_on_close: input.transcript_on_close,
+        reply_by_mail_minutes: input.reply_by_mail_minutes,
     };
     Ok(Json(
         state

@@ -266,7 +266,7 @@ async fn read_for(stream: &mut reqwest::Response, wait: Duration) -> String {
 
 /// Two instances on one PostgreSQL database: what changes through one reaches
 /// the live screens of the other (the inbox, and the visitor's widget with the
-/// message itself). SQLite runs one instance per file, so this is PostgreSQL's.
+/// message itself), and so do typing signals, which nothing stores. SQLite runs one instance per file, so this is PostgreSQL's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changes_reach_live_screens_on_another_instance() {
     let Some(db) = TestDb::postgres().await.expect("postgres test database") else {
@@ -341,7 +341,7 @@ async fn changes_reach_live_screens_on_another_instance() {
     )
     .await;
     read_until(&mut inbox, "event: assigned", WAIT).await;
-    ok_json(
+    let reply = ok_json(
         b.post(
             "/rest/v1/message",
             &key,
@@ -363,6 +363,27 @@ async fn changes_reach_live_screens_on_another_instance() {
     inbound(&a, &key, &customer, "only once").await;
     let own = read_for(&mut inbox, Duration::from_secs(2)).await;
     assert_eq!(own.matches("event: message").count(), 1, "{own}");
+    // Typing, which is never stored, crosses too; and so does a read mark.
+    let typed = b
+        .request(Method::POST, "/rest/v1/widget/typing")
+        .header("rapport-widget-key", &widget_key)
+        .bearer_auth(visitor["visitorToken"].as_str().unwrap())
+        .json(&json!({"typing": true, "draft": "Across instances"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(typed.status(), StatusCode::NO_CONTENT);
+    let heard = read_until(&mut inbox, "Across instances", WAIT).await;
+    assert!(heard.contains("event: typing"), "{heard}");
+    let read = b
+        .post(
+            &format!("/rest/v1/conversation/{customer}/read"),
+            &key,
+            json!({"messageId": reply["id"]}),
+        )
+        .await;
+    assert_eq!(read.status(), StatusCode::OK);
+    read_until(&mut widget, "event: read", WAIT).await;
     drop((inbox, widget));
     b.stop().await;
 }

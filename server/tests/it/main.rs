@@ -36,6 +36,7 @@ mod people;
 mod platform_admins;
 mod receiver;
 mod recordings;
+mod replies_by_mail;
 mod report_pages;
 mod reports;
 mod resources;
