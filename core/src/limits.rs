@@ -377,6 +377,13 @@ pub(crate) async fn spend_mails(tx: &mut Tx, tenant_id: &TenantId, mails: usize,
     spend(tx, tenant_id, Meter::Mails, mails as i64, limit, now_ms).await
 }
 
+/// Counts one visitor started against the tenant's minute, reading its bound
+/// within `tx`: a page's `POST /widget/visitor`, or a continue link followed.
+pub(crate) async fn spend_visitor(tx: &mut Tx, tenant_id: &TenantId, now_ms: i64) -> CoreResult<()> {
+    let limit = effective(stored_in(tx, tenant_id).await?).visitors_per_minute;
+    spend(tx, tenant_id, Meter::Visitors, 1, limit, now_ms).await
+}
+
 impl Services {
     /// A tenant's bounds: its own where the platform set them, else the defaults.
     pub async fn tenant_limits(&self, tenant_id: &TenantId) -> CoreResult<TenantLimits> {

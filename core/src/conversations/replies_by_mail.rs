@@ -230,17 +230,8 @@ impl Services {
         let visitor_token = format!("vt_{}", random_token(32));
         // Each press starts a visitor: a forwarded or leaked link spends the
         // workspace's visitors per minute like any page.
-        let allowed = self.tenant_limits(&tenant_id).await?.visitors_per_minute;
         let mut tx = self.db().begin().await?;
-        crate::limits::spend(
-            &mut tx,
-            &tenant_id,
-            crate::limits::Meter::Visitors,
-            1,
-            allowed,
-            now_ms(),
-        )
-        .await?;
+        crate::limits::spend_visitor(&mut tx, &tenant_id, now_ms()).await?;
         add_visitor_token(&mut tx, &tenant_id, &customer_id, &token_digest(&visitor_token)).await?;
         tx.commit().await?;
         Ok((

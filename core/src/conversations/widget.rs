@@ -262,17 +262,8 @@ impl Services {
         self.check_visitor_profile(&tenant_id, &input.profile).await?;
         // Each visitor is a customer row and two events: a page that starts
         // them in a loop is bounded per minute, for its own tenant only.
-        let allowed = self.tenant_limits(&tenant_id).await?.visitors_per_minute;
         let mut tx = self.db().begin().await?;
-        crate::limits::spend(
-            &mut tx,
-            &tenant_id,
-            crate::limits::Meter::Visitors,
-            1,
-            allowed,
-            now_ms(),
-        )
-        .await?;
+        crate::limits::spend_visitor(&mut tx, &tenant_id, now_ms()).await?;
         tx.commit().await?;
         let token = format!("vt_{}", random_token(32));
         if let Some(known) = self.customer_of_signed_id(&tenant_id, &claims).await? {
