@@ -103,6 +103,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/routing-rules/:id") view={Lazy::<RoutingRuleRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/sla-rules") view={Lazy::<SlaRulesRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/sla-rules/:id") view={Lazy::<SlaRuleRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/action-rules") view={Lazy::<ActionRulesRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/action-rules/:id") view={Lazy::<ActionRuleRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/outbox") view={Lazy::<OutboxRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/watchdogs") view={Lazy::<WatchdogsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/watchdogs/:id") view={Lazy::<WatchdogRoute>::new()} ssr=SsrMode::Async />

@@ -35,7 +35,7 @@ use crate::pages::{
     opening_hours::{OpeningHoursListPage, OpeningHoursPage},
     outbox::OutboxPage,
     reports::{ReportPage, ReportsIndexPage},
-    rules::{RoutingRulePage, RoutingRulesPage, SlaRulePage, SlaRulesPage},
+    rules::{ActionRulePage, ActionRulesPage, RoutingRulePage, RoutingRulesPage, SlaRulePage, SlaRulesPage},
     sessions::{SessionLivePage, SessionPage, SessionsPage},
     settings::SettingsPage,
     system_messages::{SystemMessagePage, SystemMessagesPage},
@@ -191,12 +191,14 @@ lazy_area! {
 }
 
 lazy_area! {
-    /// Routing and SLA rules (they share the rule builder).
+    /// Routing, SLA and action rules (they share the rule builder).
     rules_area, __preload_rules_area, RulePages {
         RoutingRulesRoute => RoutingRulesPage,
         RoutingRuleRoute => RoutingRulePage,
         SlaRulesRoute => SlaRulesPage,
         SlaRuleRoute => SlaRulePage,
+        ActionRulesRoute => ActionRulesPage,
+        ActionRuleRoute => ActionRulePage,
     }
 }
 

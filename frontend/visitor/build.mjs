@@ -1,8 +1,8 @@
 // Builds the visitor script: `node build.mjs <outdir> [--dev]`.
 // Each entry is its own minified IIFE (no ES modules: a cross-origin module script
 // would need CORS on Rapport's static files): loader.js, which customers embed,
-// and the chunks it loads (chat.js, recorder.js), which register on
-// window.__rapportChunks. replay.js and replay.css are the dashboard's session
+// and the chunks it loads (chat.js, recorder.js, and rules.js, the action
+// rules' evaluator), which register on window.__rapportChunks. replay.js and replay.css are the dashboard's session
 // replay and live view, built here because they share rrweb with the recorder;
 // meet.js and meet.css are the join page's video call (issue 24);
 // cobrowse.js and cobrowse.css are universal co-browsing's page (issue 25).
@@ -28,6 +28,7 @@ const visitorEntries = {
   loader: 'src/loader.ts',
   chat: 'src/chat/chat.ts',
   recorder: 'src/recorder/recorder.ts',
+  rules: 'src/rules/rules.ts',
 };
 // Dashboard-only entries: only Rapport's own pages load them.
 const entries = { ...visitorEntries, replay: 'src/replay/replay.ts', meet: 'src/meet/meet.ts', cobrowse: 'src/universal_cobrowse/page.ts' };

@@ -2,6 +2,7 @@
 //! session and role first, then calls a `rapport_core` service.
 
 pub mod account;
+pub mod action_rules;
 pub mod alerts;
 pub mod appointments;
 pub mod audit;

@@ -1,5 +1,5 @@
 //! The server side of the rule pages (see [`super::rules`]): reading and saving
-//! routing and SLA rules through the core services, their match counts from the
+//! routing, SLA and action rules through the core services, their match counts from the
 //! rule report, and what the builder's pickers offer.
 
 use rapport_core::{
@@ -7,7 +7,7 @@ use rapport_core::{
     config::{
         flows::Flow,
         opening_hours::OpeningHours,
-        rules::{RoutingRule, SlaRule},
+        rules::{action::ActionRule, RoutingRule, SlaRule},
         system_messages::SystemMessage,
         ConfigKind,
     },
@@ -29,6 +29,7 @@ fn match_metric(kind: RuleKind) -> &'static str {
     match kind {
         RuleKind::Routing => "ROUTING_RULE_MATCH_COUNT",
         RuleKind::Sla => "SLA_1_RULE_MATCH_COUNT",
+        RuleKind::Action => "ACTION_RULE_MATCH_COUNT",
     }
 }
 
@@ -88,6 +89,7 @@ fn summary_about(draft: &RuleDraft, kind: RuleKind) -> String {
             "first answer {} s, then {} s",
             draft.first_response_seconds, draft.second_response_seconds
         ),
+        RuleKind::Action => draft.action_summary(),
     }
 }
 
@@ -109,6 +111,7 @@ async fn all_drafts(
     Ok(match kind {
         RuleKind::Routing => drafts(services.config_all::<RoutingRule>(tenant_id).await?),
         RuleKind::Sla => drafts(services.config_all::<SlaRule>(tenant_id).await?),
+        RuleKind::Action => drafts(services.config_all::<ActionRule>(tenant_id).await?),
     })
 }
 
@@ -135,7 +138,8 @@ pub(crate) async fn list(
     match kind {
         // `all_drafts` reads them in the engine's name order; the sort is stable.
         RuleKind::Routing => list.sort_by_key(|r| r.priority.unwrap_or(i64::MAX)),
-        RuleKind::Sla => list.sort_by_key(|r| r.name.to_lowercase()),
+        // Action rules run in the order of their names, as the script gets them.
+        RuleKind::Sla | RuleKind::Action => list.sort_by_key(|r| r.name.to_lowercase()),
     }
     Ok(list)
 }
@@ -150,6 +154,7 @@ pub(crate) async fn get(
     let value = match kind {
         RuleKind::Routing => api_value(&services.config_get::<RoutingRule>(tenant_id, id).await?),
         RuleKind::Sla => api_value(&services.config_get::<SlaRule>(tenant_id, id).await?),
+        RuleKind::Action => api_value(&services.config_get::<ActionRule>(tenant_id, id).await?),
     };
     let counts = match_counts(services, tenant_id, kind, Some(id)).await?;
     Ok(SavedRule {
@@ -196,6 +201,14 @@ pub(crate) async fn save(
             let mut rule: SlaRule = parse(json)?;
             rule.meta.id = id;
             services.save_sla_rule(tenant_id, rule, actor).await?.meta.id
+        }
+        RuleKind::Action => {
+            if let Some(id) = &id {
+                services.config_get::<ActionRule>(tenant_id, id).await?;
+            }
+            let mut rule: ActionRule = parse(json)?;
+            rule.meta.id = id;
+            services.save_action_rule(tenant_id, rule, actor).await?.meta.id
         }
     };
     get(services, tenant_id, kind, &saved_id.unwrap_or_default()).await

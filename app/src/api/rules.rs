@@ -17,6 +17,8 @@ use serde_json::{json, Map, Value};
 pub const ROUTING_RULES_PATH: &str = "/settings/routing-rules";
 /// Where SLA rules are managed.
 pub const SLA_RULES_PATH: &str = "/settings/sla-rules";
+/// Where action rules are managed.
+pub const ACTION_RULES_PATH: &str = "/settings/action-rules";
 
 /// Condition variants: API `type`, label.
 pub const CONDITION_TYPES: [(&str, &str); 5] = [
@@ -35,7 +37,8 @@ pub const ACTION_TYPES: [(&str, &str); 4] = [
     ("SEND_FLOW", "Send a flow"),
 ];
 
-/// A condition of either kind of rule, whichever variant it is.
+/// A condition of any kind of rule, whichever variant it is. The fields an
+/// action rule's conditions add are in [`super::action_rules`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConditionDraft {
     /// API `type`: `HAS_TAG`, `HAS_ID`, `URL`, `OPENING_HOUR`, `NO_ANSWER`.
@@ -53,6 +56,19 @@ pub struct ConditionDraft {
     pub opening_hours_id: String,
     /// `OPENING_HOUR`: inside rather than outside.
     pub inside: bool,
+    /// Action rules: the condition holds when its test does not.
+    pub negate: bool,
+    /// Action rules, `JS_EVENT`: the event's name.
+    pub name: String,
+    /// Action rules, `TIME_WINDOW`: the days (a `Weekday` value), start and
+    /// end (`HH:MM`) and zone (empty: the workspace's).
+    pub days: String,
+    /// See `days`.
+    pub from: String,
+    /// See `days`.
+    pub to: String,
+    /// See `days`.
+    pub time_zone: String,
 }
 
 impl Default for ConditionDraft {
@@ -65,6 +81,12 @@ impl Default for ConditionDraft {
             seconds: 60,
             opening_hours_id: String::new(),
             inside: true,
+            negate: false,
+            name: String::new(),
+            days: "EVERYDAY".into(),
+            from: "09:00".into(),
+            to: "17:00".into(),
+            time_zone: String::new(),
         }
     }
 }
@@ -126,6 +148,10 @@ pub struct RuleDraft {
     pub receivers: Vec<(String, String)>,
     /// SLA: whether misses alert the receivers.
     pub watchdog_enabled: bool,
+    /// Action: `PAGE` or `CHAT`.
+    pub trigger: String,
+    /// Action: what a match does.
+    pub visitor_action: super::action_rules::VisitorActionDraft,
 }
 
 impl Default for RuleDraft {
@@ -142,6 +168,8 @@ impl Default for RuleDraft {
             second_response_seconds: 300,
             receivers: Vec::new(),
             watchdog_enabled: true,
+            trigger: "PAGE".into(),
+            visitor_action: Default::default(),
         }
     }
 }
@@ -153,6 +181,8 @@ pub enum RuleKind {
     Routing,
     /// Spec 2.10.
     Sla,
+    /// The visitor's side: when the chat shows, and proactive chats.
+    Action,
 }
 
 impl RuleKind {
@@ -161,12 +191,13 @@ impl RuleKind {
         match self {
             RuleKind::Routing => ROUTING_RULES_PATH,
             RuleKind::Sla => SLA_RULES_PATH,
+            RuleKind::Action => ACTION_RULES_PATH,
         }
     }
 }
 
 /// Splits a list typed with commas or line breaks.
-fn items(list: &str) -> Vec<String> {
+pub(super) fn items(list: &str) -> Vec<String> {
     list.split([',', '\n'])
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -174,7 +205,7 @@ fn items(list: &str) -> Vec<String> {
         .collect()
 }
 
-fn text(v: &Value, key: &str) -> String {
+pub(super) fn text(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
@@ -222,6 +253,7 @@ impl ConditionDraft {
             opening_hours_id: text(v, "openingHoursId"),
             inside: v.get("inside").and_then(Value::as_bool).unwrap_or(true),
             kind,
+            ..super::action_rules::condition_extras(v)
         }
     }
 }
@@ -271,6 +303,9 @@ impl ActionDraft {
 impl RuleDraft {
     /// The rule in the REST API's shape (without id).
     pub fn to_api(&self, kind: RuleKind) -> Value {
+        if kind == RuleKind::Action {
+            return self.to_action_api();
+        }
         let mut out = Map::new();
         out.insert("name".into(), json!(self.name.trim()));
         out.insert("active".into(), json!(self.active));
@@ -293,6 +328,7 @@ impl RuleDraft {
                     Value::Array(self.else_rules.iter().map(|r| r.to_api(kind)).collect()),
                 );
             }
+            RuleKind::Action => {}
             RuleKind::Sla => {
                 out.insert(
                     "trigger".into(),
@@ -345,6 +381,15 @@ impl RuleDraft {
                 .map(|r| (text(r, "type"), text(r, "value")))
                 .collect(),
             watchdog_enabled: v.get("watchdogEnabled").and_then(Value::as_bool).unwrap_or(false),
+            trigger: v
+                .get("trigger")
+                .and_then(Value::as_str)
+                .unwrap_or(&default.trigger)
+                .to_string(),
+            visitor_action: v
+                .get("action")
+                .map(super::action_rules::VisitorActionDraft::from_api)
+                .unwrap_or_default(),
         }
     }
 
@@ -458,6 +503,7 @@ pub async fn remove_rule(kind: RuleKind, id: String) -> Result<(), ServerFnError
     match kind {
         RuleKind::Routing => ctx.services.delete_routing_rule(&user.tenant_id, &id, &actor).await,
         RuleKind::Sla => ctx.services.delete_sla_rule(&user.tenant_id, &id, &actor).await,
+        RuleKind::Action => ctx.services.delete_action_rule(&user.tenant_id, &id, &actor).await,
     }
     .map_err(crate::ssr::to_server_error)?;
     leptos_axum::redirect(kind.path());

@@ -1,5 +1,6 @@
 //! The rule builder: conditions, actions and nested else-rules of a routing
-//! rule, or the conditions, response times and receivers of an SLA rule.
+//! rule, the conditions, response times and receivers of an SLA rule, or an
+//! action rule's trigger, conditions and action ([`visitor`]).
 //!
 //! The draft lives in a [`StoredValue`]; typing changes it without re-rendering,
 //! so focus stays where it is. Adding, removing or switching the variant of a
@@ -16,6 +17,8 @@ use crate::api::{
     watchdogs::RECEIVER_TYPES,
 };
 use crate::erase::EraseView;
+
+mod visitor;
 
 /// Deepest nesting of else-rules (the service's limit).
 const MAX_DEPTH: usize = 5;
@@ -182,9 +185,10 @@ fn rule_view(b: Builder, path: Vec<usize>, rule: RuleDraft) -> AnyView {
                     <label for=id("active")>"Applied"</label>
                 </div>
             </div>
+            {(b.kind == RuleKind::Action).then(|| visitor::trigger_and_action(b, &rule))}
             {(routing && path.is_empty()).then(|| priority(b, &rule))}
             {routing.then(|| channels(b, &path, &rule))}
-            {(!routing && path.is_empty()).then(|| sla_fields(b, &rule))}
+            {(b.kind == RuleKind::Sla && path.is_empty()).then(|| sla_fields(b, &rule))}
             {conditions(b, &path, &rule)}
             {routing.then(|| actions(b, &path, &rule))}
             {routing.then(|| else_rules(b, &path, &rule))}
@@ -326,15 +330,22 @@ fn sla_fields(b: Builder, rule: &RuleDraft) -> impl IntoView {
     }
 }
 
+/// Draws one condition of a rule: routing and SLA rules share one, action rules have their own.
+type ConditionRow = fn(Builder, &[usize], usize, ConditionDraft) -> AnyView;
+
 fn conditions(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
     let prefix = field_prefix(path);
     let p = path.to_vec();
+    let (row, matches_all): (ConditionRow, _) = match b.kind {
+        RuleKind::Action => (visitor::condition_view, "No condition: the rule matches on every page."),
+        _ => (condition_view, "No condition: the rule matches every conversation."),
+    };
     view! {
         <fieldset>
             <legend>"When all of these hold"</legend>
-            {rule.conditions.is_empty().then(|| view! { <p class="hint">"No condition: the rule matches every conversation."</p> })}
+            {rule.conditions.is_empty().then(|| view! { <p class="hint">{matches_all}</p> })}
             <ol class="rule-parts">
-                {rule.conditions.iter().cloned().enumerate().map(|(i, c)| condition_view(b, path, i, c)).collect_view()}
+                {rule.conditions.iter().cloned().enumerate().map(|(i, c)| row(b, path, i, c)).collect_view()}
             </ol>
             <button type="button" class="button secondary"
                 on:click=move |_| b.reshape(&p, |r| r.conditions.push(ConditionDraft::default()))>"Add a condition"</button>
@@ -343,7 +354,7 @@ fn conditions(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
     }
 }
 
-fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> impl IntoView {
+fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> AnyView {
     let prefix = field_prefix(path);
     let id = {
         let ids = id_prefix(path);
@@ -450,6 +461,7 @@ fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> im
         types: &CONDITION_TYPES,
     };
     part.row(b, &prefix, i, id("type"), &c.kind, on_kind, fields, remove)
+        .erase()
 }
 
 /// Which list of a rule a row belongs to: conditions or actions.

@@ -1,6 +1,6 @@
-//! Settings → Routing rules and SLA rules (admins). `/settings/routing-rules`
-//! and `/settings/sla-rules` list the rules with their matches over the last
-//! month; routing rules in the order they are tried, numbered, each with "Move
+//! Settings → Routing, SLA and action rules (admins). `/settings/routing-rules`,
+//! `/settings/sla-rules` and `/settings/action-rules` list the rules with their
+//! matches over the last month (action rules with export and import); routing rules in the order they are tried, numbered, each with "Move
 //! up" / "Move down". `…/new` and `…/{id}` open the rule builder (see
 //! [`crate::components::rule_builder`]), which saves, and deletes a saved rule;
 //! a routing rule's page lists its recent matches from the match log.
@@ -13,6 +13,7 @@ use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
 use crate::{
     api::{
+        action_rules::{export_action_rules, ImportActionRules},
         routing_log::RoutingLine,
         rules::{
             get_rule, list_rules, rule_matches, rule_references, MoveRule, RemoveRule, RuleChoices, RuleDraft,
@@ -40,6 +41,11 @@ fn words(kind: RuleKind) -> (&'static str, &'static str, &'static str) {
             "SLA rule",
             "Response times conversations must meet, for the customers the conditions pick, and who hears of a miss.",
         ),
+        RuleKind::Action => (
+            "Action rules",
+            "action rule",
+            "When visitors see the chat, and when it opens by itself: conditions on the page, the visitor, the time and your agents, checked in the visitor's browser. Rules run in the order of their names.",
+        ),
     }
 }
 
@@ -55,10 +61,20 @@ pub fn SlaRulesPage() -> impl IntoView {
     view! { <RulesList kind=RuleKind::Sla /> }
 }
 
+/// `/settings/action-rules`.
+#[component]
+pub fn ActionRulesPage() -> impl IntoView {
+    view! { <RulesList kind=RuleKind::Action /> }
+}
+
 #[component]
 fn RulesList(kind: RuleKind) -> impl IntoView {
     let moved = FormAction::<MoveRule>::new();
-    let rules = Resource::new(move || moved.version().get(), move |_| list_rules(kind));
+    let imported = FormAction::<ImportActionRules>::new();
+    let rules = Resource::new(
+        move || (moved.version().get(), imported.version().get()),
+        move |_| list_rules(kind),
+    );
     let (title, noun, lead) = words(kind);
     view! {
         <Title text=title />
@@ -83,6 +99,7 @@ fn RulesList(kind: RuleKind) -> impl IntoView {
                 </Transition>
                 <ActionError value=moved.value() />
             </section>
+            {(kind == RuleKind::Action).then(|| view! { <ExportImport imported /> })}
         </Guard>
     }
 }
@@ -90,7 +107,11 @@ fn RulesList(kind: RuleKind) -> impl IntoView {
 #[component]
 fn RuleTable(kind: RuleKind, list: Vec<RuleSummary>, moved: FormAction<MoveRule>) -> impl IntoView {
     let routing = kind == RuleKind::Routing;
-    let about = if routing { "Channels" } else { "Response times" };
+    let about = match kind {
+        RuleKind::Routing => "Channels",
+        RuleKind::Sla => "Response times",
+        RuleKind::Action => "When → then",
+    };
     let last = list.len().saturating_sub(1);
     // After a move the table is drawn anew: keep the keyboard on the rule moved.
     #[cfg(feature = "hydrate")]
@@ -196,6 +217,67 @@ pub fn SlaRulePage() -> impl IntoView {
     view! { <RuleEditor kind=RuleKind::Sla /> }
 }
 
+/// `/settings/action-rules/{id}` (`new` for a new one).
+#[component]
+pub fn ActionRulePage() -> impl IntoView {
+    view! { <RuleEditor kind=RuleKind::Action /> }
+}
+
+/// Export (the document, to copy or download) and import (all or none) of
+/// action rules.
+#[component]
+fn ExportImport(imported: FormAction<ImportActionRules>) -> impl IntoView {
+    let exported = Resource::new(move || imported.version().get(), |_| export_action_rules());
+    let done = move || {
+        imported.value().get().and_then(|r| r.ok()).map(|n| {
+            view! { <p class="notice success" role="status">{format!("Imported {n} rule{}.", if n == 1 { "" } else { "s" })}</p> }
+        })
+    };
+    view! {
+        <section class="card" aria-labelledby="export-import">
+            <h2 id="export-import">"Export and import"</h2>
+            <p class="hint">"Move rules between workspaces as JSON: import the export of another workspace here. A rule with the id of one of these replaces it; any other is added. One bad rule refuses the whole import."</p>
+            <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match exported.await {
+                        Ok(json) => {
+                            let href = format!("data:application/json;charset=utf-8,{}", js_uri_encode(&json));
+                            view! {
+                                <details>
+                                    <summary>"Export"</summary>
+                                    <label for="action-rules-export">"The workspace's action rules"</label>
+                                    <textarea id="action-rules-export" class="code" rows="8" readonly>{json}</textarea>
+                                    <p><a class="button secondary" href=href download="action-rules.json">"Download action-rules.json"</a></p>
+                                </details>
+                            }.erase()
+                        }
+                        Err(e) => view! { <ErrorNote error=e.to_string() /> }.erase(),
+                    }
+                })}
+            </Transition>
+            <PostForm action=imported>
+                <div class="field">
+                    <label for="action-rules-import">"Rules to import (an export's JSON)"</label>
+                    <textarea id="action-rules-import" name="rules" class="code" rows="6" required></textarea>
+                </div>
+                <button type="submit" class="button primary" disabled=move || imported.pending().get()>"Import"</button>
+            </PostForm>
+            <ActionError value=imported.value() />
+            {done}
+        </section>
+    }
+}
+
+/// `text` as a URI component, for a `data:` link.
+fn js_uri_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 #[component]
 fn RuleEditor(kind: RuleKind) -> impl IntoView {
     let params = use_params_map();
@@ -256,7 +338,11 @@ fn RuleEditor(kind: RuleKind) -> impl IntoView {
             {recent.map(|lines| view! { <RecentMatches lines /> })}
             {remove_id.map(|rid| view! {
                 <DangerZone title="Delete the rule" summary="Delete this rule…"
-                    consequence="Refused while another routing rule continues with it. This cannot be undone.">
+                    consequence=if kind == RuleKind::Routing {
+                        "Refused while another routing rule continues with it. This cannot be undone."
+                    } else {
+                        "This cannot be undone."
+                    }>
                     <PostForm action=remove>
                         <input type="hidden" name="kind" value=format!("{kind:?}") />
                         <input type="hidden" name="id" value=rid />

@@ -54,7 +54,7 @@ pub const SETTINGS: &[Destination] = &[
     Destination {
         href: "/settings/flows",
         title: "Flows",
-        about: "Messages and cards a routing rule sends to customers, one after the other.",
+        about: "Messages and cards a routing or action rule sends to customers, one after the other.",
         visible: admins,
     },
     Destination {
@@ -67,6 +67,12 @@ pub const SETTINGS: &[Destination] = &[
         href: "/settings/sla-rules",
         title: "SLA rules",
         about: "Response times to meet, and who hears of a miss.",
+        visible: admins,
+    },
+    Destination {
+        href: "/settings/action-rules",
+        title: "Action rules",
+        about: "When visitors see the chat button, and when the chat opens by itself with a message, the offline form or a call.",
         visible: admins,
     },
     Destination {

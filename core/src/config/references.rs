@@ -3,17 +3,17 @@
 //! names which, so that deleting one of them can say what still uses it, and
 //! the kinds that are named need not know the kinds that name them.
 
-use super::rules::{RoutingRule, SlaRule};
+use super::rules::{action::ActionRule, RoutingRule, SlaRule};
 use crate::{error::CoreResult, ids::TenantId, Services};
 
 /// A configuration object that rules may name.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Named<'a> {
-    /// A flow, which routing rules send.
+    /// A flow, which routing rules send and action rules open the chat with.
     Flow(&'a str),
     /// A system message, which routing rules send.
     SystemMessage(&'a str),
-    /// Opening hours, which routing and SLA rules test.
+    /// Opening hours, which routing, SLA and action rules test.
     OpeningHours(&'a str),
     /// A routing rule, which other routing rules route to.
     RoutingRule(&'a str),
@@ -40,6 +40,18 @@ impl Services {
             for rule in self.config_all::<SlaRule>(tenant_id).await? {
                 if rule.opening_hours_ids().iter().any(|h| h == id) {
                     users.push(format!("SLA rule \"{}\"", rule.name.clone().unwrap_or_default()));
+                }
+            }
+        }
+        if let Named::OpeningHours(_) | Named::Flow(_) = named {
+            for rule in self.config_all::<ActionRule>(tenant_id).await? {
+                let names = match named {
+                    Named::Flow(id) => rule.flow_id() == Some(id),
+                    Named::OpeningHours(id) => rule.opening_hours_ids().iter().any(|h| h == id),
+                    _ => false,
+                };
+                if names {
+                    users.push(format!("action rule \"{}\"", rule.name.clone().unwrap_or_default()));
                 }
             }
         }

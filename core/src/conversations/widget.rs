@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::messages::{Direction, Message, MessageType};
+use crate::config::rules::action::AgentsNow;
 use crate::{
     audit::{self, Actor, ActorKind},
     crypto::{random_token, token_digest},
@@ -52,6 +53,12 @@ pub struct WidgetMessageIn {
     /// Our extension.
     #[schema(max_length = 35, example = "de-CH")]
     pub language: Option<String>,
+    /// The action rule whose proactive message (`OPEN_CHAT`) this answers: the
+    /// rule's message, or its flow's messages, are stored in the conversation
+    /// first, as the system's. A rule that is gone, switched off or opens no
+    /// message is ignored, and the message is stored alone. Our extension.
+    #[schema(max_length = 200)]
+    pub action_rule_id: Option<String>,
 }
 
 /// A visitor starting: the profile it gives (the customer's fields; an `id` or
@@ -166,6 +173,9 @@ pub struct WidgetConfig {
     /// The largest file a visitor may send (`POST /widget/file`), in bytes; 0
     /// when this server takes no files.
     pub max_file_bytes: u64,
+    /// Whether agents are online and have room now: what the action rules'
+    /// `AGENT_ONLINE`, `AGENTS_OFFLINE` and `AGENTS_BUSY` conditions test.
+    pub agents: AgentsNow,
 }
 
 /// What the visitor script records (the workspace's recording settings, as the
@@ -323,7 +333,8 @@ impl Services {
         }
     }
 
-    /// Whether the workspace of a widget key is open now, and its language.
+    /// Whether the workspace of a widget key is open now, its language, and
+    /// whether agents are there.
     pub async fn widget_config(&self, widget_key: &str) -> CoreResult<WidgetConfig> {
         let tenant_id = self.tenant_by_widget_key(widget_key).await?;
         let settings = self.engine_settings(&tenant_id).await?;
@@ -332,7 +343,12 @@ impl Services {
             .await?;
         let now = Utc::now();
         let recording = self.recording_settings(&tenant_id).await?;
+        let agents = {
+            let mut tx = self.db().begin().await?;
+            crate::users::agents_now(&mut tx, &tenant_id).await?
+        };
         Ok(WidgetConfig {
+            agents,
             open: schedule.is_open(now),
             next_change_at: schedule.next_change(now),
             language: settings.language,

@@ -393,9 +393,9 @@ impl Services {
         };
         super::log::write(tx, tenant_id, &entry).await?;
         if let Some(path) = &decision.matched {
-            // The rule report: one routing match per decision, and one action match
-            // per action the matching rule (and the rules it routed to) planned.
-            let mut fact = facts::Fact {
+            // The rule report: one routing match per decision. (Action rules
+            // count their own matches, reported by the visitor script.)
+            let fact = facts::Fact {
                 kind: catalogue::ROUTING_RULE_MATCH,
                 at: now,
                 value: 1,
@@ -405,10 +405,6 @@ impl Services {
                 ..facts::Fact::default()
             };
             facts::record(tx, tenant_id, &fact).await?;
-            fact.kind = catalogue::ACTION_RULE_MATCH;
-            for _ in &decision.plan {
-                facts::record(tx, tenant_id, &fact).await?;
-            }
         }
         Ok(effects)
     }

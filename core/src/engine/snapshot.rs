@@ -181,8 +181,6 @@ impl Services {
     }
 }
 
-type CandidateRow = (String, i64, Option<i64>, String, i64, i64);
-
 /// The agents of `target`, with their load, capacity and presence, read in `tx`.
 pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &TenantId, target: &QueueTarget) -> CoreResult<Vec<Candidate>> {
     // One statement: each agent's open conversations and open presence intervals
@@ -198,19 +196,7 @@ pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &TenantId, target: &Queue
              join teams tm on tm.id = m.team_id where tm.tenant_id = $1 and lower(tm.tags) like '%' || lower($2) || '%'))"
         }
     };
-    let sql = format!(
-        "select u.id, coalesce(u.max_chats, t.max_chats), u.last_assigned_at, u.tags, \
-           (select count(*) from customers c where c.tenant_id = u.tenant_id and c.assigned_user_id = u.id \
-              and c.status <> 'DONE'), \
-           (select cast(coalesce(max(case p.state when 'ONLINE' then 2 when 'AWAY' then 1 else 0 end), 0) as bigint) \
-              from presence_intervals p where p.tenant_id = u.tenant_id and p.user_id = u.id and p.ended_at is null) \
-         from users u join tenants t on t.id = u.tenant_id where u.tenant_id = $1 {filter}"
-    );
-    let rows: Vec<CandidateRow> = with_tx!(tx, |conn| sqlx::query_as(&sql)
-        .bind(tenant_id)
-        .bind(&target.value)
-        .fetch_all(conn)
-        .await)?;
+    let rows = crate::users::agent_rows(tx, tenant_id, filter, &target.value).await?;
     let has_tag = |tags: &str| {
         serde_json::from_str::<Vec<String>>(tags)
             .unwrap_or_default()

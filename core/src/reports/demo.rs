@@ -480,10 +480,10 @@ impl Services {
         Ok(ids)
     }
 
-    /// Routing rule ids to attribute matches to: the tenant's, else made-up ones.
+    /// Rule ids to attribute matches to: the tenant's, else made-up ones.
     async fn demo_rule_ids(&self, tenant_id: &TenantId) -> CoreResult<Vec<String>> {
         let mut ids: Vec<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select id from config_objects where tenant_id = $1 and kind in ('routingrule', 'slarule') limit 20"
+            "select id from config_objects where tenant_id = $1 and kind in ('routingrule', 'slarule', 'actionrule') limit 20"
         )
         .bind(tenant_id)
         .fetch_all(pool)

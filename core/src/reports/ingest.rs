@@ -1,5 +1,5 @@
 //! What the visitor script reports: visits, recorded sessions with their reason,
-//! page resources and script errors. The endpoint is public (authenticated by the
+//! page resources, script errors and the action rules that matched. The endpoint is public (authenticated by the
 //! tenant's widget key), so every batch is bounded, every field checked, and every
 //! event carries a client id: a retried batch is recorded once.
 
@@ -7,13 +7,13 @@ use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    catalogue::SESSION,
+    catalogue::{ACTION_RULE_MATCH, SESSION},
     days::{day_start, rollup_zone},
     errors::mark_error_day,
     facts::{add_rollup, hour_of, record, tags_column, Fact},
     visitors::mark_visitor_day,
 };
-use crate::{error::CoreResult, ids::TenantId, validate::Checks, with_tx};
+use crate::{config::rules::action::ActionRule, error::CoreResult, ids::TenantId, validate::Checks, with_tx};
 
 /// Most events in one batch.
 pub const MAX_BATCH: usize = 100;
@@ -48,6 +48,31 @@ pub enum TrackEvent {
     Resource(ResourceIn),
     /// A script error.
     ScriptError(ScriptErrorIn),
+    /// An action rule matched in the visitor's browser.
+    ActionRuleMatch(ActionRuleMatchIn),
+}
+
+/// An action rule that matched in the visitor's browser (the script evaluates
+/// them; `GET /widget/rules`). Counted as the rule report's
+/// `ACTION_RULE_MATCH_COUNT`, by rule.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionRuleMatchIn {
+    /// The event's id (1–100 characters).
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    pub id: String,
+    /// The action rule's id. A rule the workspace no longer has (deleted while
+    /// the script kept its copy) is skipped, and counted in `ignored`.
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    pub rule_id: String,
+    /// When it matched, unix ms, within the last 7 days (and at most 5 minutes ahead).
+    pub at: i64,
+    /// The visitor.
+    #[schema(max_length = 200)]
+    pub visitor_id: Option<String>,
+    /// The page, an http(s) URL.
+    #[schema(format = "uri", max_length = 2000)]
+    pub url: String,
 }
 
 /// A finished visit.
@@ -199,6 +224,9 @@ pub struct TrackResult {
     pub accepted: usize,
     /// Events recorded before (same id), skipped.
     pub duplicates: usize,
+    /// Events about something the workspace no longer has (an action rule
+    /// deleted since the script read it), skipped.
+    pub ignored: usize,
 }
 
 /// The path of an http(s) URL (`/` when it has none), or `None` when it is not one.
@@ -333,6 +361,13 @@ pub(crate) fn validate(batch: &TrackBatch, now: i64) -> CoreResult<()> {
                 c.range("column", e.column.unwrap_or(0).into(), 0..=10_000_000);
                 c.tags(&e.tags);
             }
+            TrackEvent::ActionRuleMatch(m) => {
+                c.id("id", &m.id);
+                c.id("ruleId", &m.rule_id);
+                c.time("at", m.at);
+                c.opt("visitorId", m.visitor_id.as_deref());
+                c.url("url", &m.url);
+            }
         }
     }
     checks.finish()
@@ -354,8 +389,30 @@ pub(crate) async fn store_batch<'b>(
     let zone = rollup_zone(tx, tenant_id).await?;
     // New script errors: the caller fires the JAVASCRIPT_ERROR watchdogs, once per batch.
     let mut new_errors: Vec<&ScriptErrorIn> = Vec::new();
+    // The tenant's action rules, read once and only for a batch that reports matches.
+    let mut action_rules: Option<std::collections::HashSet<String>> = None;
     for event in &batch.events {
         let inserted = match event {
+            TrackEvent::ActionRuleMatch(m) => {
+                if action_rules.is_none() {
+                    let rules = crate::Services::config_all_in::<ActionRule>(tx, tenant_id).await?;
+                    action_rules = Some(rules.into_iter().filter_map(|r| r.meta.id).collect());
+                }
+                if !action_rules.as_ref().is_some_and(|ids| ids.contains(&m.rule_id)) {
+                    result.ignored += 1;
+                    continue;
+                }
+                let fact = Fact {
+                    kind: ACTION_RULE_MATCH,
+                    at: m.at,
+                    value: 1,
+                    dim: Some(&m.rule_id),
+                    subject: m.visitor_id.as_deref(),
+                    dedupe: Some(&m.id),
+                    ..Fact::default()
+                };
+                record(tx, tenant_id, &fact).await?
+            }
             TrackEvent::Visit(v) => store_visit(tx, tenant_id, zone, v).await?,
             TrackEvent::Session(s) => {
                 let fact = Fact {

@@ -19,6 +19,7 @@
 
 use crate::{
     audit::{self, Actor},
+    config::rules::action::Greeting,
     conversations::{
         lock_conversation, read_form, replies_by_mail, validate_content, Channel, Content, Direction, FormIn, Message,
         MessageIn, MessageType, Trigger, WidgetMessageIn,
@@ -59,6 +60,7 @@ impl Services {
         }
         let (page_url, language) =
             check_visitor_context(&mut checks, input.page_url.as_deref(), input.language.as_deref());
+        let answered_rule = checks.optional_text("actionRuleId", input.action_rule_id.as_deref(), 200);
         checks.finish()?;
         // An attachment the inbox shows as the visitor's file must be one: a
         // link to anything else would let a visitor pass off any page as an
@@ -81,7 +83,11 @@ impl Services {
             self.set_visitor_context(tenant_id, &customer, page_url, language)
                 .await?;
         }
-        self.record_inbound(tenant_id, customer_id, content, Channel::Widget, actor)
+        let greeting = match answered_rule {
+            Some(rule_id) => self.action_rule_greeting(tenant_id, &rule_id).await?,
+            None => None,
+        };
+        self.record_inbound(tenant_id, customer_id, content, Channel::Widget, greeting, actor)
             .await
     }
     /// A visitor's form: stored as its message, then audited and the
@@ -97,7 +103,7 @@ impl Services {
         // The message goes the way every customer message goes (routing, SLA,
         // live inbox); the form's own record follows in a second transaction.
         let message = self
-            .record_inbound(tenant_id, customer_id, form.content, Channel::Widget, actor)
+            .record_inbound(tenant_id, customer_id, form.content, Channel::Widget, None, actor)
             .await?;
         let mut tx = self.db().begin().await?;
         audit::record(
@@ -147,21 +153,35 @@ impl Services {
             }
             (None, _) => return Err(CoreError::NotFound("customer")),
         };
-        self.record_inbound(tenant_id, &customer_id, content, Channel::Api, actor)
+        self.record_inbound(tenant_id, &customer_id, content, Channel::Api, None, actor)
             .await
     }
     /// Stores a customer's message: the conversation moves to `UNREAD` and
-    /// `message.received` is queued.
+    /// `message.received` is queued. A `greeting` (the proactive message of an
+    /// action rule that the message answers) is stored first, as the system's.
     pub(crate) async fn record_inbound(
         &self,
         tenant_id: &TenantId,
         customer_id: &str,
         content: Content,
         channel: Channel,
+        greeting: Option<Greeting>,
         actor: &Actor,
     ) -> CoreResult<Message> {
         let mut tx = self.db().begin().await?;
         let from = lock_conversation(&mut tx, tenant_id, customer_id).await?;
+        let greeted = match greeting {
+            Some(greeting) => self.greet_in(&mut tx, tenant_id, customer_id, from, greeting).await?,
+            None => Vec::new(),
+        };
+        if let Some(last) = greeted.last() {
+            // The answer comes after the greeting wherever messages are ordered
+            // by time (the widget, the inbox): never in the same millisecond.
+            let at = last.created_at.timestamp_millis();
+            while crate::time::now_ms() <= at {
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+        }
         let message = self
             .insert_message(
                 &mut tx,
@@ -191,6 +211,13 @@ impl Services {
         let effects = self
             .on_customer_message(&mut tx, tenant_id, customer_id, from, waiting_before)
             .await?;
+        let greeted: Vec<LiveEvent> = greeted
+            .into_iter()
+            .map(|m| LiveEvent::Message { message_id: m.id })
+            .collect();
+        for event in &greeted {
+            self.announce_live(&mut tx, tenant_id, customer_id, event).await?;
+        }
         let event = LiveEvent::Message {
             message_id: message.id.clone(),
         };
@@ -198,9 +225,42 @@ impl Services {
         effects.announce(self, &mut tx, tenant_id).await?;
         watchdogs::message_received(&mut tx, tenant_id, &message).await?;
         tx.commit().await?;
+        for greeting in greeted {
+            self.after_commit(tenant_id, customer_id, greeting);
+        }
         self.after_commit(tenant_id, customer_id, event);
         effects.publish(self, tenant_id);
         Ok(message)
+    }
+    /// Stores an answered proactive message in `tx`: the rule's text, or its
+    /// flow's messages, each as the system's (`channel` `AUTOMATION`), which
+    /// answers nobody and starts no clock.
+    async fn greet_in(
+        &self,
+        tx: &mut crate::db::Tx,
+        tenant_id: &TenantId,
+        customer_id: &str,
+        from: crate::conversations::ConversationStatus,
+        greeting: Greeting,
+    ) -> CoreResult<Vec<Message>> {
+        let actor = Actor::system("action rule");
+        match greeting {
+            Greeting::Text(text) => {
+                let content = validate_content(
+                    &mut Checks::new(),
+                    Some(MessageType::Message),
+                    Some(&text),
+                    None,
+                    None,
+                    None,
+                );
+                let message = self
+                    .send_in(tx, tenant_id, customer_id, from, content, Channel::Automation, &actor)
+                    .await?;
+                Ok(vec![message])
+            }
+            Greeting::Flow(flow_id) => self.send_flow(tx, tenant_id, customer_id, &flow_id, &actor).await,
+        }
     }
     /// Sends a message to a customer (spec 2.3): stored, queued as `message.sent`,
     /// pushed to the customer's open widget, and otherwise kept until the widget

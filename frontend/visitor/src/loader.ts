@@ -2,13 +2,27 @@
 // harmless: it reads the widget key from its own tag, exposes the `Rapport` API
 // (replaying calls queued by the inline stub), tracks visits, resources and
 // errors, and fetches the chat UI (chat.js) when the page is idle or the visitor
-// asks for it, and the session recorder (recorder.js) when the workspace records
-// and the visitor's consent allows it. Nothing here may throw into the host page or block it: every
+// asks for it, the session recorder (recorder.js) when the workspace records
+// and the visitor's consent allows it, and the action rules' evaluator
+// (rules.js) when the workspace has rules: the loader only fetches and caches
+// them. Nothing here may throw into the host page or block it: every
 // network call is caught, and failures back off.
 
 import { call, callJson, Endpoint } from './net';
 import { startTracking } from './track';
-import type { Chat, Core, EventName, Recorder, RecorderFactory, RecordingConfig, RequestOptions, WidgetConfig } from './types';
+import type {
+  ActionRule,
+  Chat,
+  Core,
+  EventName,
+  Recorder,
+  RecorderFactory,
+  RecordingConfig,
+  RequestOptions,
+  RulesHost,
+  TrackEvent,
+  WidgetConfig,
+} from './types';
 import { backoff, load, newId, save } from './util';
 
 type Listener = (data?: unknown) => void;
@@ -153,11 +167,39 @@ declare global {
     externalId: () => (profile.externalId ? String(profile.externalId) : undefined),
   };
 
+  // The workspace's config, asked once per page: for the recorder, and for
+  // the action rules that test the agents. Null when it cannot be read.
+  let configAnswer: Promise<WidgetConfig | null> | undefined;
+  const config = () => configAnswer || (configAnswer = request<WidgetConfig>('/widget/config').catch(() => null));
+
   // The chat chunk: a classic async script (a cross-origin module would need
   // CORS), which registers itself on window.__rapportChunks.
   let chat: Chat | null = null;
   let chatRequested = false;
   let wantOpen: boolean | null = null;
+  // What the action rules left for the chat: the launcher's state, and actions
+  // waiting for it to load.
+  let launcher = true;
+  const waiting: ((chat: Chat) => void)[] = [];
+  // The action rules (rules.js), and the page's events they may test.
+  let rules: ActionRule[] | null = null;
+  const events: string[] = [];
+  let track: ((event: TrackEvent) => void) | undefined;
+  const host: RulesHost = {
+    events,
+    config,
+    track: (event) => track && track(event),
+    launcher(visible) {
+      launcher = visible;
+      if (chat) chat.setLauncher(visible);
+    },
+    chat: () => chat,
+    withChat(fn) {
+      if (chat) return fn(chat);
+      waiting.push(fn);
+      loadChat();
+    },
+  };
   const chunkAttempts: Record<string, number> = {};
   // The recorder: loaded once the workspace's config says it records and the
   // visitor's consent allows it; `consent(false)` stops it.
@@ -181,11 +223,15 @@ declare global {
           startRecorder = startRecorder || chunk[1];
           return maybeRecord();
         }
+        if (chunk[0] === 'rules') return void (rules && chunk[1](core, rules, host));
         if (chat) return;
         chat = chunk[1](core);
+        // In the same task as the chat draws itself: a launcher the rules hide never shows.
+        if (!launcher) chat.setLauncher(false);
         ready = true;
         emit('ready');
         if (wantOpen) chat.open();
+        for (const fn of waiting.splice(0)) fn(chat);
       } catch (e) {
         emit('error', e);
       }
@@ -200,6 +246,9 @@ declare global {
       // Rapport unreachable: try again later, less and less often.
       const attempt = (chunkAttempts[name] = (chunkAttempts[name] || 0) + 1);
       if (attempt < 6) setTimeout(() => loadChunk(name), backoff(attempt, 5000));
+      // Rules that cannot load must not keep the chat button hidden: shown
+      // until they arrive and decide.
+      if (name === 'rules') host.launcher(true);
     };
     (document.head || document.documentElement).appendChild(el);
   };
@@ -248,7 +297,16 @@ declare global {
       if (!list.length) return;
       tags = Array.from(new Set(tags.concat(list))).slice(0, 50);
       save(prefix + 'tags', JSON.stringify(tags));
+      emit('_input');
       return quietly(request('/widget/tags', { body: { tags: list }, visitor: true }));
+    },
+    // A page event, which action rules may test (JS_EVENT). Kept for the page
+    // view, so one fired before the rules have loaded still counts.
+    event(name: string) {
+      name = typeof name === 'string' ? name.trim() : '';
+      if (!name || name.length > 100) return;
+      if (events.indexOf(name) < 0) events.push(name);
+      emit('_input');
     },
     open() {
       wantOpen = true;
@@ -297,7 +355,7 @@ declare global {
   // A continue link's page is Rapport's, not the website's: nothing to track.
   try {
     if (!continued) {
-      startTracking(end, {
+      track = startTracking(end, {
         visitorId,
         externalId: core.externalId,
         tags: core.tags,
@@ -310,13 +368,53 @@ declare global {
   }
   for (const args of Array.from(queued)) api(...(Array.from(args) as [string, ...unknown[]]));
   if (continued) api('open');
+
+  // Action rules: cached with the time they were fetched, and asked again once
+  // older than the server says (30 s to an hour). A failed fetch keeps the old
+  // copy. The first list with rules loads rules.js; an empty one costs nothing
+  // more. A continue link's page is Rapport's own: no rules there.
+  interface CachedRules {
+    at: number;
+    maxAge: number;
+    rules: ActionRule[];
+  }
+  const useRules = (list: ActionRule[]) => {
+    if (rules || !Array.isArray(list) || !list.length) return;
+    rules = list;
+    // A rule may hide the launcher as the page opens: hidden until the rules
+    // have decided, rather than shown and snatched away.
+    if (!chat && list.some((r) => r && r.trigger === 'PAGE' && r.action && r.action.type === 'HIDE_BUTTON')) {
+      launcher = false;
+    }
+    loadChunk('rules');
+  };
+  if (!continued) {
+    let cached: CachedRules | null = null;
+    try {
+      cached = JSON.parse(load(prefix + 'rules') || 'null');
+    } catch {
+      // A damaged copy is fetched again.
+    }
+    if (cached) useRules(cached.rules);
+    // Written so that a damaged time counts as stale.
+    if (!cached || !(Math.abs(Date.now() - cached.at) <= cached.maxAge * 1000)) {
+      request<{ maxAgeSeconds: number; rules: ActionRule[] }>('/widget/rules').then((answer) => {
+        if (!answer || !Array.isArray(answer.rules)) return;
+        const maxAge = Math.min(3600, Math.max(30, +answer.maxAgeSeconds || 0));
+        save(prefix + 'rules', JSON.stringify({ at: Date.now(), maxAge, rules: answer.rules }));
+        // Rules already running keep their copy until the next page.
+        useRules(answer.rules);
+      }, () => undefined);
+    }
+  }
+
   // A returning visitor has a conversation to listen to: load the chat soon. The
   // workspace's config says whether to record this page.
   whenIdle(() => {
     loadChat();
-    request<WidgetConfig>('/widget/config').then((config) => {
-      recording = (!continued && config && config.recording) || null;
+    config().then((answer) => {
+      recording = (!continued && answer && answer.recording) || null;
       maybeRecord();
-    }, () => undefined);
+    });
   });
 })();

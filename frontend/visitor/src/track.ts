@@ -11,13 +11,15 @@
 // - each loaded resource (PerformanceObserver `resource` entries and the page
 //   itself as `document`), Rapport's own requests left out;
 // - script errors (`error`, `unhandledrejection`), each distinct one once per
-//   page, at most MAX_ERRORS.
+//   page, at most MAX_ERRORS;
+// - the action rules' matches (rules.js), through the function startTracking
+//   returns.
 // Events are batched (at most 100) and sent every FLUSH_MS, and at once with
 // `keepalive` when the page is hidden or left. Failures back off and retry; a
 // retried batch is harmless because the server skips ids it has.
 
 import { call, Endpoint } from './net';
-import type { HttpError } from './types';
+import type { HttpError, TrackEvent } from './types';
 import { backoff, cut, httpPage, newId } from './util';
 
 const FLUSH_MS = 5000;
@@ -39,9 +41,10 @@ export interface TrackContext {
   error(message: string, file?: string, line?: number): void;
 }
 
-type Event = Record<string, unknown> & { type: string; id: string };
+type Event = TrackEvent;
 
-export function startTracking(end: Endpoint, ctx: TrackContext): void {
+/** Starts tracking; returns what queues another event, or nothing where the page is not tracked. */
+export function startTracking(end: Endpoint, ctx: TrackContext): ((event: Event) => void) | undefined {
   // The reports only take http(s) page URLs; a file:// page has nothing to report.
   if (!httpPage) return;
   const queue: Event[] = [];
@@ -219,6 +222,7 @@ export function startTracking(end: Endpoint, ctx: TrackContext): void {
     const message = `Unhandled rejection: ${reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason)}`;
     scriptError(message, undefined, undefined, undefined, reason && reason.stack);
   });
+  return push;
 }
 
 function resourceType(initiator: string, path: string): string {

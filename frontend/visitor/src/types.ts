@@ -1,4 +1,4 @@
-// Types shared by the loader and the chunks it loads (chat.js, recorder.js).
+// Types shared by the loader and the chunks it loads (chat.js, recorder.js, rules.js).
 // Only types live here: each chunk is its own IIFE bundle, so anything with a
 // runtime value would be duplicated into every file.
 
@@ -26,6 +26,8 @@ export interface WidgetConfig {
   /** In bytes; 0 (or a server without it) means visitors cannot send files. */
   maxFileBytes?: number;
   recording?: RecordingConfig | null;
+  /** Whether agents are online and have room now, for the action rules. */
+  agents?: { online: boolean; available: boolean };
 }
 
 /** The workspace's session recording settings (issue 23). */
@@ -40,18 +42,24 @@ export interface RecordingConfig {
 
 /** The host page's events, plus the loader's internal ones (leading `_`), which
  * only chunks can listen to: `_page` (a single-page app changed its path or
- * query), `_error` (a script error, as `{message, file, line}`) and
- * `_identity` (a signed identity made the visitor another customer). */
+ * query), `_error` (a script error, as `{message, file, line}`), `_identity`
+ * (a signed identity made the visitor another customer), `_input` (the page
+ * added a tag or fired an event, which action rules test) and `_config` (the
+ * chat read `/widget/config` again, with the config). `ruleMatched` carries
+ * `{ruleId}`. */
 export type EventName =
   | 'ready'
   | 'open'
   | 'close'
   | 'message'
   | 'messageSent'
+  | 'ruleMatched'
   | 'error'
   | '_page'
   | '_error'
-  | '_identity';
+  | '_identity'
+  | '_input'
+  | '_config';
 
 /** A REST call; `visitor` adds the visitor token, starting the visitor first. A
  * body is sent as JSON, except a Blob (a File), which is sent as it is. */
@@ -87,10 +95,20 @@ export interface Core {
   externalId(): string | undefined;
 }
 
-/** What the chat chunk gives back to the loader. */
+/** What the chat chunk gives back to the loader (and, through it, to the rules). */
 export interface Chat {
   open(): void;
   close(): void;
+  isOpen(): boolean;
+  /** Shows or hides the launcher; an open panel stays open. */
+  setLauncher(visible: boolean): void;
+  /** Opens the panel with an action rule's proactive message, shown here only;
+   * the visitor's answer names the rule, and Rapport stores the message then. */
+  proactive(ruleId: string, action: OpenChatAction): void;
+  /** Opens the panel on the offline form. */
+  offlineForm(): void;
+  /** Opens the panel offering a video call, with the rule's text or the widget's. */
+  offerCall(message: string | null): void;
 }
 
 export type ChunkFactory = (core: Core) => Chat;
@@ -103,6 +121,64 @@ export interface Recorder {
 
 export type RecorderFactory = (core: Core, config: RecordingConfig) => Recorder;
 
+/** One message of a flow (core/src/config/flows.rs). */
+export interface FlowMessage {
+  type: Message['type'];
+  message?: string | null;
+  url?: string | null;
+  buttonText?: string | null;
+  buttonLink?: string | null;
+}
+
+/** An action rule as `GET /widget/rules` gives it (core/src/config/rules/action.rs,
+ * `CompiledRule`): all its conditions must hold, each possibly negated. */
+export interface ActionRule {
+  id: string;
+  trigger: 'PAGE' | 'CHAT';
+  conditions: RuleCondition[];
+  action: RuleAction;
+}
+
+export type RuleCondition = { negate?: boolean } & (
+  | { type: 'AGENT_ONLINE' | 'AGENTS_OFFLINE' | 'AGENTS_BUSY' | 'REVISIT' | 'SENDS_MESSAGE' }
+  | { type: 'TIME_ON_PAGE'; seconds: number }
+  /** `[start, end)` pairs, unix ms. */
+  | { type: 'TIME'; intervals: [number, number][] }
+  /** `*` matches any run of characters; a pattern matches the whole address. */
+  | { type: 'URL'; urls: string[] }
+  | { type: 'HAS_TAG'; tags: string[]; match: 'ANY' | 'ALL' }
+  | { type: 'JS_EVENT'; name: string }
+);
+
+export type OpenChatAction = { type: 'OPEN_CHAT'; message: string | null; messages: FlowMessage[] | null };
+
+export type RuleAction =
+  | { type: 'SHOW_BUTTON' | 'HIDE_BUTTON' | 'SHOW_OFFLINE_FORM' }
+  | OpenChatAction
+  | { type: 'OFFER_CALL'; message: string | null };
+
+/** An event of the tracking batch (`POST /widget/track`). */
+export type TrackEvent = Record<string, unknown> & { type: string; id: string };
+
+/** What the loader hands to the rules chunk beside the rules. */
+export interface RulesHost {
+  /** The names the page fired (`Rapport('event', …)`) so far; the loader adds
+   * to it, and emits `_input`. */
+  events: string[];
+  /** The page's one `GET /widget/config`; null when it failed. */
+  config(): Promise<WidgetConfig | null>;
+  /** Queues an event of the tracking batch; dropped where the page is not tracked. */
+  track(event: TrackEvent): void;
+  /** Shows or hides the launcher, now or once the chat loads. */
+  launcher(visible: boolean): void;
+  /** The chat, if it has loaded. */
+  chat(): Chat | null;
+  /** Runs `fn` with the chat, loading it first if need be. */
+  withChat(fn: (chat: Chat) => void): void;
+}
+
+export type RulesFactory = (core: Core, rules: ActionRule[], host: RulesHost) => void;
+
 export interface HttpError extends Error {
   status: number;
   retryAfter?: number;
@@ -113,6 +189,8 @@ export interface HttpError extends Error {
 declare global {
   interface Window {
     /** Where chunks register: `push([name, factory])`. */
-    __rapportChunks?: { push(chunk: ['chat', ChunkFactory] | ['recorder', RecorderFactory]): void };
+    __rapportChunks?: {
+      push(chunk: ['chat', ChunkFactory] | ['recorder', RecorderFactory] | ['rules', RulesFactory]): void;
+    };
   }
 }

@@ -1,5 +1,5 @@
 //! The tenant settings objects (opening hours, system messages, flows, watchdogs,
-//! routing and SLA rules) share one shape of API, generated here: list (paged), create or
+//! routing, SLA and action rules) share one shape of API, generated here: list (paged), create or
 //! override (`POST`, an existing `id` overrides), get, replace (`PUT`), delete.
 
 use axum::{
@@ -11,7 +11,7 @@ use rapport_core::{
     config::{
         flows::Flow,
         opening_hours::OpeningHours,
-        rules::{RoutingRule, SlaRule},
+        rules::{action::ActionRule, RoutingRule, SlaRule},
         system_messages::SystemMessage,
         watchdogs::Watchdog,
     },
@@ -252,6 +252,21 @@ config_resource!(
     remove = "Delete an SLA rule"
 );
 
+config_resource!(
+    action_rules,
+    ActionRule,
+    tag = "rule",
+    collection = "/rule/action",
+    item = "/rule/action/{id}",
+    save = save_action_rule,
+    delete = delete_action_rule,
+    list = "List action rules",
+    create = "Create or override an action rule",
+    get = "Get an action rule",
+    update = "Replace an action rule",
+    remove = "Delete an action rule"
+);
+
 /// The routes of every settings object.
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -262,4 +277,5 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(watchdogs::router())
         .merge(routing_rules::router())
         .merge(sla_rules::router())
+        .merge(action_rules::router())
 }

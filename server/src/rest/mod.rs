@@ -17,6 +17,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{http::error::Problem, state::AppState};
 
+mod action_rules;
 mod apikey;
 mod appointment;
 mod audit;
@@ -125,6 +126,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(user::router())
         .merge(team::router())
         .merge(config::router())
+        .merge(action_rules::router())
         .merge(routing::router())
         .merge(appointment::router())
         .merge(links::router())

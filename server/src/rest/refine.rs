@@ -13,7 +13,12 @@
 
 use rapport_core::{
     appointments::AppointmentIn,
-    config::{flows::FlowMessage, opening_hours::Holiday, rules::QueueTarget, watchdogs::WatchdogReceiver},
+    config::{
+        flows::FlowMessage,
+        opening_hours::Holiday,
+        rules::{action::ChatAction, QueueTarget},
+        watchdogs::WatchdogReceiver,
+    },
     conversations::{MessageIn, WidgetMessageIn},
     customers::{Assignment, CustomerIn},
     links::LiveViewLinkRequest,
@@ -42,6 +47,7 @@ pub fn refine(doc: &mut Value) {
         (AppointmentIn::name(), AppointmentIn::schema_conditions()),
         (WatchdogReceiver::name(), WatchdogReceiver::schema_conditions()),
         (QueueTarget::name(), QueueTarget::schema_conditions()),
+        (ChatAction::name(), ChatAction::schema_conditions()),
         (Holiday::name(), Holiday::schema_conditions()),
         (Pageable::name(), Pageable::schema_conditions()),
         (LiveViewLinkRequest::name(), LiveViewLinkRequest::schema_conditions()),

@@ -1,4 +1,4 @@
-//! Settings → Routing rules and SLA rules over HTTP: the builder's JSON saved
+//! Settings → Routing, SLA and action rules over HTTP: the builder's JSON saved
 //! through the server functions (with an else-rule), problems at nested paths,
 //! match counts from recorded facts, the pickers' references, roles and tenant
 //! isolation.
@@ -165,3 +165,88 @@ async fn admins_build_routing_rules_with_else_branches(db: TestDb) {
 }
 
 backend_tests!(admins_build_routing_rules_with_else_branches);
+
+/// Settings → Action rules: the builder's JSON saved with kind `Action`, listed
+/// with its matches (reported by the visitor script) and its summary, exported
+/// and imported whole; admins only, each tenant its own.
+async fn admins_manage_action_rules_and_move_them_as_json(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let Cast {
+        key,
+        admin,
+        supervisor,
+        stranger,
+        ..
+    } = Cast::new(&app).await;
+    let rule = json!({
+        "name": "Checkout help",
+        "active": true,
+        "trigger": "PAGE",
+        "conditions": [{"type": "TIME_ON_PAGE", "seconds": 0}],
+        "action": {"type": "OPEN_CHAT", "message": "Need a hand?"}
+    });
+    let bad = server_fn(
+        &app,
+        "save_rule",
+        &admin,
+        &[("kind", "Action"), ("rule", &rule.to_string())],
+    )
+    .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(bad.text().await.unwrap().contains("conditions[0].seconds"));
+    let mut rule = rule;
+    rule["conditions"][0]["seconds"] = json!(30);
+    let saved = server_fn_ok(
+        &app,
+        "save_rule",
+        &admin,
+        &[("kind", "Action"), ("rule", &rule.to_string())],
+    )
+    .await;
+    let id = saved["id"].as_str().unwrap().to_string();
+    assert_eq!(saved["draft"]["visitor_action"]["message"], "Need a hand?");
+    assert_eq!(saved["draft"]["conditions"][0]["seconds"], 30);
+
+    // The script reports two matches; the list counts them.
+    let at = now_ms();
+    let events: Vec<Value> = (0..2)
+        .map(|n| json!({"type": "ACTION_RULE_MATCH", "id": format!("m{n}"), "ruleId": id, "at": at, "url": "https://shop.test/"}))
+        .collect();
+    let widget_key = app.widget_key(&key).await;
+    let tracked = app
+        .request(reqwest::Method::POST, "/rest/v1/widget/track")
+        .header("rapport-widget-key", &widget_key)
+        .json(&json!({ "events": events }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tracked.status(), StatusCode::ACCEPTED);
+    let list = server_fn_ok(&app, "list_rules", &admin, &[("kind", "Action")]).await;
+    assert_eq!(list[0]["matches"], 2, "{list}");
+    assert_eq!(list[0]["about"], "When a page opens → Open the chat with a message");
+
+    // Export, then import a copy under another name: the workspace has both.
+    let exported = server_fn_ok(&app, "export_action_rules", &admin, &[]).await;
+    let mut document: Value = serde_json::from_str(exported.as_str().unwrap()).unwrap();
+    assert_eq!(document["rules"][0]["name"], "Checkout help");
+    document["rules"][0]["id"] = Value::Null;
+    document["rules"][0]["name"] = json!("Checkout help, copy");
+    let imported = server_fn_ok(&app, "import_action_rules", &admin, &[("rules", &document.to_string())]).await;
+    assert_eq!(imported, 1);
+    let refused = server_fn(&app, "import_action_rules", &admin, &[("rules", "[1, 2")]).await;
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let rest: Value = app.get("/rest/v1/rule/action", &key).await.json().await.unwrap();
+    assert_eq!(rest["page"]["totalElements"], 2, "{rest}");
+
+    for name in ["export_action_rules", "import_action_rules"] {
+        let refused = server_fn(&app, name, &supervisor, &[("rules", "{\"rules\": []}")]).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{name}");
+    }
+    let theirs = server_fn(&app, "get_rule", &stranger, &[("kind", "Action"), ("id", id.as_str())]).await;
+    assert_eq!(theirs.status(), StatusCode::NOT_FOUND);
+    server_fn_ok(&app, "remove_rule", &admin, &[("kind", "Action"), ("id", id.as_str())]).await;
+    let gone = server_fn(&app, "get_rule", &admin, &[("kind", "Action"), ("id", id.as_str())]).await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
+backend_tests!(admins_manage_action_rules_and_move_them_as_json);

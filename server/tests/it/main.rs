@@ -1,6 +1,7 @@
 //! HTTP tests: the real router, served on a real port, on a real database. Each test
 //! runs on SQLite and on PostgreSQL (`RAPPORT_TEST_POSTGRES_URL`).
 
+mod action_rules;
 mod auth;
 mod binary;
 mod calls;

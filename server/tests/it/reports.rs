@@ -278,11 +278,11 @@ async fn visitor_script_ingestion_feeds_visit_resource_and_error_reports(db: Tes
         req.send()
     };
     let result = ok_json(post(batch.clone(), Some(&key)).await.unwrap(), StatusCode::ACCEPTED).await;
-    assert_eq!(result, json!({"accepted": 7, "duplicates": 0}));
+    assert_eq!(result, json!({"accepted": 7, "duplicates": 0, "ignored": 0}));
     let result = ok_json(post(batch, Some(&key)).await.unwrap(), StatusCode::ACCEPTED).await;
     assert_eq!(
         result,
-        json!({"accepted": 0, "duplicates": 7}),
+        json!({"accepted": 0, "duplicates": 7, "ignored": 0}),
         "a retried batch is recorded once"
     );
     let response = post(json!({"events": []}), None).await.unwrap();

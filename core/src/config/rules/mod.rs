@@ -1,4 +1,5 @@
-//! Routing rules (spec 2.9) and SLA rules (spec 2.10).
+//! Routing rules (spec 2.9) and SLA rules (spec 2.10); action rules, the third
+//! kind, are in [`action`].
 //!
 //! The spec names the five condition and four action variants but not their
 //! fields; these are ours, each variant tagged by a string `type`:
@@ -29,6 +30,7 @@ use super::{
 };
 use crate::{audit::Actor, error::CoreResult, ids::TenantId, validate::Checks, Services};
 
+pub mod action;
 mod checks;
 mod conditions;
 pub mod order;

@@ -90,7 +90,8 @@ pub enum Channel {
     Api,
     /// The agents' dashboard.
     Dashboard,
-    /// A routing rule: a system message or a flow (`senderType` `system`).
+    /// A rule: a routing rule's system message or flow, or an action rule's
+    /// proactive message that the visitor answered (`senderType` `system`).
     Automation,
 }
 

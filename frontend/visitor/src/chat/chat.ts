@@ -4,7 +4,7 @@
 // host page's CSS nor a strict CSP can break it. Server data is only ever set as
 // text or as checked http(s) links, never as HTML.
 
-import type { Chat, ChunkFactory, Core, HttpError, Message, WidgetConfig } from '../types';
+import type { Chat, ChunkFactory, Core, HttpError, Message } from '../types';
 import { h } from '../dom';
 import { load, save } from '../util';
 import { pickLanguage, strings } from './i18n';
@@ -13,6 +13,8 @@ import { readSocket } from '../socket';
 import { css } from './styles';
 import { createCsat } from './csat';
 import { createTranscript } from './transcript';
+import { createOffline } from './offline';
+import { createRuleActions, type Greeting } from './actions';
 
 /** The launcher's speech bubble (filled), the attach button's paper clip and
  * the call button's camera (stroked: styles.ts draws them as lines). */
@@ -43,7 +45,6 @@ function safeUrl(url?: string | null): string | null {
   }
 }
 
-const CONFIG_MAX_AGE = 60_000;
 /** The visitor's typing goes to the agents at most this often, in ms. */
 const TYPING_EVERY_MS = 1_500;
 /** An agent's typing note goes away this long after their last signal. */
@@ -132,7 +133,6 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     input,
     h('button', { type: 'submit', class: 'send' }, t.send),
   );
-  const offline = h('form', { class: 'offline', hidden: true });
   // The rating question (CSAT), shown once the conversation is closed.
   const rating = createCsat(core, t, () => scrollDown());
   // A copy of the conversation by mail: a button, then a small form.
@@ -146,6 +146,8 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     { type: 'button', class: 'call', 'aria-label': t.call, title: t.call, onclick: () => requestCall() },
     icon(CAMERA),
   ) as HTMLButtonElement;
+  // The workspace's config: open, or closed with the offline form instead.
+  const mode = createOffline(core, t, { clip, composer, camera, transcript });
   const panel = h(
     'div',
     {
@@ -169,7 +171,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     typingNote,
     rating.form,
     composer,
-    offline,
+    mode.form,
     transcript,
   );
   const root = h('div', { class: 'root', lang }, panel, launcher);
@@ -342,18 +344,26 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   };
 
   // Sending: the bubble shows "Sending…", then the time, or "Not sent." with a
-  // retry. The text stays in the bubble until it is sent.
-  const send = (text: string, el: HTMLElement) => {
+  // retry. The text stays in the bubble until it is sent. A message answering
+  // a proactive one names its rule: Rapport then stores the proactive message
+  // before it, and sends it back like any other, so the local copy goes.
+  const send = (text: string, el: HTMLElement, answered: Greeting | null) => {
     el.classList.remove('failed');
     meta(el, t.sending);
     const settled = awaitEcho(el, (m) => m.type === 'MESSAGE' && m.message === text);
     core
       .request<Message>('/widget/message', {
-        body: { message: text, pageUrl: location.href, language: navigator.language },
+        body: {
+          message: text,
+          pageUrl: location.href,
+          language: navigator.language,
+          actionRuleId: answered ? answered.ruleId : undefined,
+        },
         visitor: true,
       })
       .finally(settled)
       .then((m) => {
+        if (answered) answered.els.forEach((n) => n.remove());
         if (shown.has(m.id)) el.remove();
         else {
           shown.set(m.id, el);
@@ -365,7 +375,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         core.emit('messageSent', m);
       })
       .catch((e) => {
-        failed(el, t.failed, () => send(text, el));
+        failed(el, t.failed, () => send(text, el, answered));
         core.emit('error', e);
       });
   };
@@ -380,7 +390,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     el.append(text);
     log.append(el);
     scrollDown();
-    send(text, el);
+    send(text, el, rules.answer());
   }
 
   // Files go one request each, the file itself as the body. The bubble names
@@ -391,7 +401,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   const tooLarge = () =>
     t.tooLarge.replace(
       '{n}',
-      new Intl.NumberFormat(lang, { maximumFractionDigits: 1 }).format((config.maxFileBytes || 0) / 1048576),
+      new Intl.NumberFormat(lang, { maximumFractionDigits: 1 }).format((mode.config().maxFileBytes || 0) / 1048576),
     );
   const upload = (file: File, el: HTMLElement) => {
     el.classList.remove('failed');
@@ -423,7 +433,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     el.append(`${t.file}: ${file.name}`);
     log.append(el);
     scrollDown();
-    if (file.size > (config.maxFileBytes || 0)) failed(el, tooLarge());
+    if (file.size > (mode.config().maxFileBytes || 0)) failed(el, tooLarge());
     else upload(file, el);
   }
 
@@ -552,74 +562,9 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     stopStream = readSocket(socketUrl, hello, fallback, handlers);
   }
 
-  // Opening hours: closed shows the offline form. A server without the endpoint,
-  // or one that cannot be reached, counts as open.
-  let config: WidgetConfig = { open: true };
-  let configAt = 0;
-  let configTimer: ReturnType<typeof setTimeout> | undefined;
-  const refreshConfig = async () => {
-    configAt = Date.now();
-    try {
-      config = (await core.request<WidgetConfig>('/widget/config')) || { open: true };
-    } catch {
-      config = { open: true };
-    }
-    clearTimeout(configTimer);
-    const next = config.nextChangeAt ? Date.parse(config.nextChangeAt) - Date.now() : NaN;
-    if (next > 0) configTimer = setTimeout(refreshConfig, Math.min(next + 1000, 86_400_000));
-    showMode();
-  };
-  const showMode = () => {
-    const closed = config.open === false;
-    clip.hidden = !((config.maxFileBytes || 0) > 0);
-    composer.hidden = closed;
-    camera.hidden = closed;
-    offline.hidden = !closed;
-    // Closed, the offline form asks for an address of its own.
-    transcript.hidden = closed;
-    if (closed && !offline.firstChild) buildOffline();
-  };
-  const buildOffline = () => {
-    const field = (label: string, el: HTMLElement) => h('label', {}, label, el);
-    const name = h('input', { name: 'name', autocomplete: 'name', maxlength: '200' }) as HTMLInputElement;
-    const email = h('input', { name: 'email', type: 'email', autocomplete: 'email', maxlength: '254' }) as HTMLInputElement;
-    const message = h('textarea', { name: 'message', required: true, maxlength: '10000' }) as HTMLTextAreaElement;
-    const button = h('button', { type: 'submit', class: 'send' }, t.sendForm) as HTMLButtonElement;
-    const result = h('p', { role: 'status' });
-    offline.append(
-      h('h3', {}, t.offlineTitle),
-      h('p', {}, t.offlineText),
-      field(t.name, name),
-      field(t.email, email),
-      field(t.message, message),
-      button,
-      result,
-    );
-    offline.addEventListener('submit', (e) => {
-      e.preventDefault();
-      if (!message.value.trim()) return message.focus();
-      button.disabled = true;
-      const body = {
-        name: name.value.trim() || undefined,
-        email: email.value.trim() || undefined,
-        message: message.value.trim(),
-        url: location.href,
-      };
-      core
-        .request<Message>('/widget/form', { body, visitor: true })
-        .then((m) => {
-          offline.replaceChildren(h('p', { role: 'status', class: 'thanks' }, t.thanks));
-          core.emit('messageSent', m);
-        })
-        .catch((err) => {
-          result.textContent = t.formFailed;
-          button.disabled = false;
-          core.emit('error', err);
-        });
-    });
-  };
-
-  function open() {
+  // A rule opens the panel without taking the page's focus or starting the
+  // visitor: a visitor who only sees a proactive message is no customer yet.
+  function open(byRule?: boolean) {
     if (panel.hidden) {
       panel.hidden = false;
       root.classList.add('open');
@@ -629,7 +574,8 @@ const createChat: ChunkFactory = (core: Core): Chat => {
       markRead();
       core.emit('open');
     }
-    if (Date.now() - configAt > CONFIG_MAX_AGE) void refreshConfig();
+    mode.refreshIfStale();
+    if (byRule) return listen();
     // Opening starts the visitor, so the stream and history follow.
     core
       .startVisitor()
@@ -639,7 +585,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         status.hidden = false;
         core.emit('error', e);
       });
-    const first = offline.hidden ? input : offline.querySelector<HTMLElement>('input, textarea');
+    const first = mode.form.hidden ? input : mode.form.querySelector<HTMLElement>('input, textarea');
     (first || input).focus();
   }
   function close() {
@@ -664,9 +610,27 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     listen();
   });
 
+  // Action rules' proactive greetings, call offers and offline form.
+  const rules = createRuleActions(t, {
+    log,
+    render,
+    open: () => open(true),
+    scrollDown,
+    requestCall: () => requestCall(),
+    showOffline: mode.byRule,
+  });
+
   // A returning visitor listens at once, so answers reach it with the panel closed.
   listen();
-  return { open, close };
+  return {
+    open: () => open(),
+    close,
+    isOpen: () => !panel.hidden,
+    setLauncher: (visible) => (launcher.hidden = !visible),
+    proactive: rules.proactive,
+    offlineForm: rules.offlineForm,
+    offerCall: rules.offerCall,
+  };
 };
 
 // The loader injects this script only after setting up the registry.

@@ -34,6 +34,8 @@ const en = {
   callFailed: 'The call could not be started. Try again.',
   // {button}: the invitation's button, named as the chat shows it.
   callReady: 'Your call is ready: use {button}. An agent will let you in.',
+  // An action rule's call offer, when the rule has no text of its own.
+  offerCall: 'Would you like to talk face to face?',
   csatTitle: 'How was this conversation?',
   // {n}: the rating, 1 to 5.
   csatStar: '{n} of 5',
@@ -88,6 +90,7 @@ const tables: Record<string, Strings> = {
     call: 'Videoanruf starten',
     callFailed: 'Der Anruf konnte nicht gestartet werden. Versuchen Sie es erneut.',
     callReady: 'Ihr Anruf ist bereit: Nutzen Sie „{button}“. Ein Mitarbeiter lässt Sie dann herein.',
+    offerCall: 'Möchten Sie von Angesicht zu Angesicht mit uns sprechen?',
     csatTitle: 'Wie war dieses Gespräch?',
     csatStar: '{n} von 5',
     csatComment: 'Möchten Sie noch etwas sagen? (optional)',
@@ -135,6 +138,7 @@ const tables: Record<string, Strings> = {
     call: 'ビデオ通話を開始',
     callFailed: '通話を開始できませんでした。もう一度お試しください。',
     callReady: '通話の準備ができました。「{button}」からご参加ください。担当者が入室を許可します。',
+    offerCall: '顔を見ながらお話ししませんか？',
     csatTitle: 'この会話はいかがでしたか？',
     csatStar: '5段階中{n}',
     csatComment: 'ご意見があればどうぞ（任意）',
@@ -182,6 +186,7 @@ const tables: Record<string, Strings> = {
     call: 'Почати відеодзвінок',
     callFailed: 'Не вдалося розпочати дзвінок. Спробуйте ще раз.',
     callReady: 'Ваш дзвінок готовий: натисніть «{button}». Оператор впустить вас.',
+    offerCall: 'Бажаєте поговорити віч-на-віч?',
     csatTitle: 'Як вам ця розмова?',
     csatStar: '{n} з 5',
     csatComment: 'Бажаєте щось додати? (необов’язково)',
@@ -229,6 +234,7 @@ const tables: Record<string, Strings> = {
     call: 'Начать видеозвонок',
     callFailed: 'Не удалось начать звонок. Попробуйте ещё раз.',
     callReady: 'Ваш звонок готов: нажмите «{button}». Оператор впустит вас.',
+    offerCall: 'Хотите поговорить лицом к лицу?',
     csatTitle: 'Как прошёл этот разговор?',
     csatStar: '{n} из 5',
     csatComment: 'Хотите что-то добавить? (необязательно)',

@@ -170,6 +170,8 @@ h2 { flex: 1; margin: 0; font-size: 17px; font-weight: 650; }
   color: #fff;
   text-decoration: none;
 }
+/* The call offer's button looks like a card's link. */
+.card button.button { border: 0; font: inherit; font-weight: 600; cursor: pointer; }
 form { margin: 0; }
 .composer {
   display: flex;

@@ -29,6 +29,7 @@ use tower_http::cors::{Any, CorsLayer};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 mod live;
+mod rules;
 mod signals;
 
 use crate::{
@@ -46,6 +47,7 @@ pub const WIDGET_KEY_HEADER: &str = "rapport-widget-key";
 pub fn router() -> OpenApiRouter<AppState> {
     let public = OpenApiRouter::new()
         .routes(routes!(config))
+        .routes(routes!(rules::rules))
         .routes(routes!(start_visitor))
         .routes(routes!(identify))
         .routes(routes!(list_messages, post_message))

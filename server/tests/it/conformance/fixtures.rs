@@ -88,6 +88,9 @@ pub(super) async fn fixtures(app: &TestApp) -> Fixtures {
         .insert("routing", id(&create("/rest/v1/rule/routing", rule("Target")).await));
     let sla = json!({"name": "Target", "trigger": {"firstResponseSeconds": 60, "secondResponseSeconds": 300}});
     f.targets.insert("sla", id(&create("/rest/v1/rule/sla", sla).await));
+    let action = json!({"name": "Target", "trigger": "PAGE", "action": {"type": "HIDE_BUTTON"}});
+    f.targets
+        .insert("action", id(&create("/rest/v1/rule/action", action).await));
     let watchdog = json!({"name": "Target", "watchdogType": "JAVASCRIPT_ERROR"});
     f.targets
         .insert("watchdog", id(&create("/rest/v1/watchdog", watchdog).await));

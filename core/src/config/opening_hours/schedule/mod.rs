@@ -125,7 +125,8 @@ fn seconds_of(t: TimeOfDay, is_end: bool) -> i64 {
     }
 }
 
-fn days_of(weekday: Weekday) -> &'static [usize] {
+/// The days (0 = Monday) a [`Weekday`] value stands for.
+pub(crate) fn days_of(weekday: Weekday) -> &'static [usize] {
     match weekday {
         Weekday::Everyday => &[0, 1, 2, 3, 4, 5, 6],
         Weekday::Workdays => &[0, 1, 2, 3, 4],
