@@ -166,3 +166,88 @@ test('an admin builds an action rule, and a visitor answers its proactive messag
     expect((await request.delete(`/rest/v1/rule/action/${rule.id}`, { headers: shop.auth })).status()).toBe(204);
   }
 });
+
+test('rules open the chat with a flow, on the offline form, or offering a call', async ({ browser, request }) => {
+  test.setTimeout(90_000);
+  const stamp = Date.now();
+  const page_ = (which: string) => `${demoUrl}/products.html?rule=${stamp}-${which}`;
+  const create = async (data: object) => {
+    const created = await request.post('/rest/v1/rule/action', { headers: shop.auth, data });
+    expect(created.status()).toBe(201);
+    return (await created.json()).id as string;
+  };
+  const flow = await request.post('/rest/v1/flow', {
+    headers: shop.auth,
+    data: {
+      name: `Welcome ${stamp}`,
+      messages: [
+        { type: 'MESSAGE', message: `Welcome to the shop ${stamp}` },
+        { type: 'CARD', message: 'Our teapot guide', buttonText: 'Read the guide', buttonLink: 'https://help.example.com/teapots' },
+      ],
+    },
+  });
+  expect(flow.status()).toBe(201);
+  const flowId = (await flow.json()).id;
+  const ids = [
+    await create({
+      name: `Flow on open ${stamp}`,
+      trigger: 'CHAT',
+      conditions: [{ type: 'URL', urls: [page_('flow')] }],
+      action: { type: 'OPEN_CHAT', flowId },
+    }),
+    await create({
+      name: `Offline form ${stamp}`,
+      trigger: 'CHAT',
+      conditions: [{ type: 'URL', urls: [page_('offline')] }],
+      action: { type: 'SHOW_OFFLINE_FORM' },
+    }),
+    await create({
+      name: `Call offer ${stamp}`,
+      trigger: 'PAGE',
+      conditions: [{ type: 'URL', urls: [page_('call')] }, { type: 'TIME_ON_PAGE', seconds: 1 }],
+      action: { type: 'OFFER_CALL' },
+    }),
+  ];
+
+  // A CHAT rule: opening the chat shows the flow, card and all, not yet stored.
+  const { context, page, errors } = await visitor(browser);
+  await page.goto(page_('flow'));
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  await expect(dialog(page)).toBeHidden();
+  await launcher(page).click();
+  await expect(log(page).locator('.proactive', { hasText: `Welcome to the shop ${stamp}` })).toBeVisible();
+  await expect(log(page).locator('.proactive').getByRole('link', { name: 'Read the guide' })).toBeVisible();
+  await dialog(page).getByRole('textbox', { name: 'Your message' }).fill('Which teapot keeps tea warm?');
+  await dialog(page).getByRole('button', { name: 'Send' }).click();
+  await expect(log(page).locator('.msg', { hasText: 'Which teapot keeps tea warm?' })).not.toContainText('Sending');
+  const customerId = await page.evaluate(
+    (key) => JSON.parse(localStorage.getItem(`rapport:${key}:visitor`) || 'null')?.customerId,
+    shop.widgetKey,
+  );
+  const thread = await (await request.get(`/rest/v1/customer/${customerId}/message`, { headers: shop.auth })).json();
+  expect(thread.results.reverse().map((m: any) => m.message)).toEqual([
+    `Welcome to the shop ${stamp}`,
+    'Our teapot guide',
+    'Which teapot keeps tea warm?',
+  ]);
+
+  // On that page, opening the chat shows the offline form, although the workspace is open.
+  await page.goto(page_('offline'));
+  await expect(launcher(page)).toBeVisible({ timeout: 15_000 });
+  await launcher(page).click();
+  await expect(dialog(page).getByRole('heading', { name: 'We are away right now' })).toBeVisible();
+  await expect(dialog(page).getByRole('textbox', { name: 'Your message' })).toBeHidden();
+
+  // A page rule offers a call after a second, with the widget's own words and button.
+  await page.goto(page_('call'));
+  const offer = log(page).locator('.offer');
+  await expect(offer).toContainText('Would you like to talk face to face?', { timeout: 15_000 });
+  await expect(offer.getByRole('button', { name: 'Start a video call' })).toBeVisible();
+  expect(errors).toEqual([]);
+  await context.close();
+
+  for (const id of ids) {
+    expect((await request.delete(`/rest/v1/rule/action/${id}`, { headers: shop.auth })).status()).toBe(204);
+  }
+  expect((await request.delete(`/rest/v1/flow/${flowId}`, { headers: shop.auth })).status()).toBe(204);
+});
