@@ -96,6 +96,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/teams") view={Lazy::<TeamsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/system-messages") view={Lazy::<SystemMessagesRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/system-messages/:id") view={Lazy::<SystemMessageRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/text-blocks") view={Lazy::<TextBlocksRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/settings/text-blocks/:id") view={Lazy::<TextBlockRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/flows") view={Lazy::<FlowsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/flows/:id") view={Lazy::<FlowRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams/:id") view={Lazy::<TeamRoute>::new()} ssr=SsrMode::Async />
@@ -118,6 +120,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/docs/api") view={Lazy::<ApiReferenceRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/inbox") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/inbox/:id") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/search") view={Lazy::<SearchRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/notifications") view={Lazy::<NotificationsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/sessions") view={Lazy::<SessionsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("/sessions/:id") view={Lazy::<SessionRoute>::new()} ssr=SsrMode::Async />

@@ -36,11 +36,13 @@ use crate::pages::{
     outbox::OutboxPage,
     reports::{ReportPage, ReportsIndexPage},
     rules::{ActionRulePage, ActionRulesPage, RoutingRulePage, RoutingRulesPage, SlaRulePage, SlaRulesPage},
+    search::SearchPage,
     sessions::{SessionLivePage, SessionPage, SessionsPage},
     settings::SettingsPage,
     system_messages::{SystemMessagePage, SystemMessagesPage},
     teams::{TeamPage, TeamsPage},
     tenants::{TenantPage, TenantsPage},
+    text_blocks::{TextBlockPage, TextBlocksPage},
     users::{UserPage, UsersPage},
     watchdogs::{WatchdogPage, WatchdogsPage},
     webhooks::{WebhookPage, WebhooksPage},
@@ -173,10 +175,13 @@ lazy_area! {
 }
 
 lazy_area! {
-    /// System messages and flows: what rules send to customers.
+    /// System messages, text blocks and flows: what rules and agents send to
+    /// customers.
     messages_area, __preload_messages_area, MessagePages {
         SystemMessagesRoute => SystemMessagesPage,
         SystemMessageRoute => SystemMessagePage,
+        TextBlocksRoute => TextBlocksPage,
+        TextBlockRoute => TextBlockPage,
         FlowsRoute => FlowsPage,
         FlowRoute => FlowPage,
     }
@@ -238,9 +243,10 @@ lazy_area! {
 }
 
 lazy_area! {
-    /// The agents' inbox, and each user's notifications.
+    /// The agents' inbox, its search, and each user's notifications.
     inbox_area, __preload_inbox_area, InboxPages {
         InboxRoute => InboxPage,
+        SearchRoute => SearchPage,
         NotificationsRoute => NotificationsPage,
     }
 }

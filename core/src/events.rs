@@ -56,6 +56,10 @@ pub enum EventType {
     /// `customerId` (`CsatSubmitted`).
     #[serde(rename = "csat.submitted")]
     CsatSubmitted,
+    /// An agent or an integration wrote a private note in a conversation. Body:
+    /// the Note. Notes never go out as `message.*` events.
+    #[serde(rename = "note.created")]
+    NoteCreated,
     /// Sent on request to one endpoint ("send test event"). Body: `{"message": …}`.
     #[serde(rename = "webhook.test")]
     WebhookTest,
@@ -111,7 +115,7 @@ impl EventType {
     }
 
     /// Every event type, in documentation order.
-    pub const ALL: [EventType; 12] = [
+    pub const ALL: [EventType; 13] = [
         EventType::ConversationCreated,
         EventType::ConversationStatusChanged,
         EventType::MessageReceived,
@@ -121,6 +125,7 @@ impl EventType {
         EventType::CustomerDeleted,
         EventType::CustomerAssigned,
         EventType::CsatSubmitted,
+        EventType::NoteCreated,
         EventType::WebhookTest,
         EventType::WatchdogAlert,
         EventType::SlaMissed,
@@ -138,6 +143,7 @@ impl EventType {
             EventType::CustomerDeleted => "customer.deleted",
             EventType::CustomerAssigned => "customer.assigned",
             EventType::CsatSubmitted => "csat.submitted",
+            EventType::NoteCreated => "note.created",
             EventType::WebhookTest => "webhook.test",
             EventType::WatchdogAlert => "watchdog.alert",
             EventType::SlaMissed => "sla.missed",

@@ -68,6 +68,8 @@ pub mod retention;
 #[cfg(feature = "server")]
 pub mod sealing;
 #[cfg(feature = "server")]
+pub mod search;
+#[cfg(feature = "server")]
 mod services;
 #[cfg(feature = "server")]
 pub mod sessions;
@@ -79,6 +81,8 @@ pub mod teams;
 pub mod tenants;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "server")]
+pub mod text_blocks;
 #[cfg(feature = "server")]
 pub mod time;
 #[cfg(feature = "server")]

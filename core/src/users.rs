@@ -636,6 +636,20 @@ pub(crate) async fn agent_rows(
     })?)
 }
 
+/// Every user's e-mail address by user id: reports keyed by agent e-mail.
+pub(crate) async fn emails_by_id(
+    db: &crate::db::Db,
+    tenant_id: &TenantId,
+) -> CoreResult<std::collections::HashMap<String, String>> {
+    let rows: Vec<(String, String)> = with_db!(db, |pool| {
+        sqlx::query_as("select id, email from users where tenant_id = $1")
+            .bind(tenant_id)
+            .fetch_all(pool)
+            .await
+    })?;
+    Ok(rows.into_iter().collect())
+}
+
 /// Whether any agent of the tenant is online, and whether any online agent has
 /// room for another conversation: the action rules' agent conditions.
 pub(crate) async fn agents_now(

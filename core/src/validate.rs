@@ -144,19 +144,20 @@ impl Checks {
         }
     }
 
-    /// A BCP 47 language tag such as `en` or `de-CH` (callers bound its length);
-    /// returns it as parsed, or `None` after recording an error.
+    /// A BCP 47 language tag such as `en` or `de-CH`, in the form
+    /// [`LANGUAGE_PATTERN`] states (callers bound its length); returns it in its
+    /// canonical case, or `None` after recording an error.
     pub fn language(&mut self, field: &str, value: &str) -> Option<String> {
-        match language_tags::LanguageTag::parse(value) {
-            Ok(tag) if tag.is_valid() => Some(tag.to_string()),
-            _ => {
-                self.push(
-                    field,
-                    "invalid_language",
-                    format!("{field} must be a BCP 47 tag such as en or de-CH"),
-                );
-                None
-            }
+        if is_language_tag(value) {
+            // Every tag of the pattern is well-formed, so parsing only fixes the case.
+            Some(language_tags::LanguageTag::parse(value).map_or_else(|_| value.to_string(), |tag| tag.to_string()))
+        } else {
+            self.push(
+                field,
+                "invalid_language",
+                format!("{field} must be a BCP 47 tag such as en or de-CH"),
+            );
+            None
         }
     }
 
@@ -184,6 +185,37 @@ impl Checks {
             Err(CoreError::Validation(self.0))
         }
     }
+}
+
+/// The language tags Rapport takes, as the OpenAPI document states them (the
+/// schemas repeat it as a literal, which `#[schema(pattern)]` requires): a BCP 47
+/// language (2–3 letters), then optionally a script (4 letters), a region (2
+/// letters or 3 digits) and variants (5–8 letters or digits, or a digit and 3).
+pub const LANGUAGE_PATTERN: &str =
+    r"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$";
+
+/// [`LANGUAGE_PATTERN`], or blank: where a blank language removes the one held.
+pub const LANGUAGE_OR_BLANK_PATTERN: &str =
+    r"^\s*$|^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$";
+
+/// Whether `value` matches [`LANGUAGE_PATTERN`]. Each kind of subtag has its own
+/// shape, so taking them in order, each at most once, decides it.
+pub fn is_language_tag(value: &str) -> bool {
+    let letters = |s: &str, n: std::ops::RangeInclusive<usize>| {
+        n.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphabetic())
+    };
+    let digits = |s: &str| s.len() == 3 && s.bytes().all(|b| b.is_ascii_digit());
+    let variant = |s: &str| {
+        s.bytes().all(|b| b.is_ascii_alphanumeric())
+            && ((5..=8).contains(&s.len()) || (s.len() == 4 && s.as_bytes()[0].is_ascii_digit()))
+    };
+    let mut parts = value.split('-').peekable();
+    if !parts.next().is_some_and(|language| letters(language, 2..=3)) {
+        return false;
+    }
+    parts.next_if(|script| letters(script, 4..=4));
+    parts.next_if(|region| letters(region, 2..=2) || digits(region));
+    parts.all(variant)
 }
 
 /// Most tags on one user or team.
@@ -296,6 +328,40 @@ mod tests {
         assert!(!is_email("@b.co"));
         assert!(!is_email("a b@c.de"));
         assert!(!is_email("a@@c.de"));
+    }
+
+    #[test]
+    fn language_tags_follow_the_documented_pattern() {
+        for tag in [
+            "en",
+            "de-CH",
+            "zh-Hant-TW",
+            "es-419",
+            "sl-rozaj",
+            "de-CH-1996",
+            "qq",
+            "EN-us",
+        ] {
+            assert!(is_language_tag(tag), "{tag}");
+            assert!(language_tags::LanguageTag::parse(tag).is_ok(), "{tag} is well-formed");
+        }
+        for tag in [
+            "",
+            "e",
+            "english",
+            "en-",
+            "en--US",
+            "en-US-abcd",
+            "x-private",
+            "en_US",
+            "de-CH-x-y",
+            "1en",
+        ] {
+            assert!(!is_language_tag(tag), "{tag}");
+        }
+        let mut checks = Checks::new();
+        assert_eq!(checks.language("language", "EN-us").as_deref(), Some("en-US"));
+        assert!(checks.is_clean());
     }
 
     #[test]

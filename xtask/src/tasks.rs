@@ -53,6 +53,7 @@ pub fn bench(args: &[String]) -> Result<()> {
         (Some("rapport-server"), "recording"),
         (Some("rapport-server"), "timers"),
         (Some("rapport-core"), "reports"),
+        (Some("rapport-core"), "search"),
         (None, "conference"),
         (None, "cobrowse"),
         (Some("rapport-server"), "abuse"),
@@ -62,7 +63,7 @@ pub fn bench(args: &[String]) -> Result<()> {
         .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
         .collect();
     if chosen.is_empty() {
-        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, conference, cobrowse, abuse");
+        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, search, conference, cobrowse, abuse");
     }
     for (package, name) in chosen {
         if let Some(package) = package {

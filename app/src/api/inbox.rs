@@ -80,6 +80,23 @@ pub struct MessageView {
     pub at_ms: i64,
 }
 
+/// A private note of a thread: only agents see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoteView {
+    /// Id.
+    pub id: String,
+    /// The text.
+    pub text: String,
+    /// Who wrote it, as shown.
+    pub author: String,
+    /// `YYYY-MM-DD HH:MM` UTC.
+    pub at: String,
+    /// When it was written, unix ms: where it goes among the messages.
+    pub at_ms: i64,
+    /// Whether it mentions the signed-in agent.
+    pub mentions_me: bool,
+}
+
 /// A conversation opened in the inbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThreadView {
@@ -118,6 +135,8 @@ pub struct ThreadView {
     pub messages: Vec<MessageView>,
     /// Messages older than those shown.
     pub earlier: i64,
+    /// The private notes written since the oldest message shown, oldest first.
+    pub notes: Vec<NoteView>,
     /// The customer's latest recorded session on the website, to watch live
     /// or replay.
     pub recording: Option<String>,
@@ -302,7 +321,19 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         )
         .await
         .map_err(crate::ssr::to_server_error)?;
+    let notes = services
+        .list_notes(
+            tenant,
+            &customer_id,
+            &PageRequest {
+                page_size: Some(THREAD_LIMIT),
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
     let mut senders: Vec<&str> = page.results.iter().filter_map(|m| m.sender_id.as_deref()).collect();
+    senders.extend(notes.results.iter().filter_map(|n| n.author_id.as_deref()));
     senders.sort_unstable();
     senders.dedup();
     let names = services
@@ -311,6 +342,10 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         .map_err(crate::ssr::to_server_error)?;
     let customer_name = rapport_core::conversations::customer_name(&customer);
     let earlier = (page.page.total_elements - page.results.len() as i64).max(0);
+    let page_oldest_ms = page
+        .results
+        .last()
+        .map_or(i64::MIN, |m| m.created_at.timestamp_millis());
     let messages = page
         .results
         .into_iter()
@@ -336,6 +371,26 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
                 at: server::minute(m.created_at),
                 at_ms: m.created_at.timestamp_millis(),
             }
+        })
+        .collect();
+    // Notes older than the oldest message shown belong to what is not shown.
+    let oldest_shown = if earlier > 0 { page_oldest_ms } else { i64::MIN };
+    let notes = notes
+        .results
+        .into_iter()
+        .rev()
+        .filter(|n| n.created_at.timestamp_millis() >= oldest_shown)
+        .map(|n| NoteView {
+            mentions_me: n.mentions.contains(&user.id),
+            author: n
+                .author_id
+                .as_ref()
+                .and_then(|id| names.get(id).cloned())
+                .unwrap_or_else(|| "An integration".into()),
+            at: server::minute(n.created_at),
+            at_ms: n.created_at.timestamp_millis(),
+            id: n.id,
+            text: n.text,
         })
         .collect();
     let assigned = match (&customer.assigned_user, &customer.assigned_team) {
@@ -375,6 +430,7 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         routing_history,
         messages,
         earlier,
+        notes,
         visitor_read_ms: conversation.visitor_read_at.map(|t| t.timestamp_millis()),
         agent_read_ms: conversation.agent_read_at.map(|t| t.timestamp_millis()),
     })
@@ -430,13 +486,19 @@ pub async fn inbox_assignees() -> Result<Assignees, ServerFnError> {
     })
 }
 
-/// Sends a text reply from the signed-in agent.
+/// Sends a text reply from the signed-in agent; `text_block_id` names the text
+/// block it was made from, if any, so that the use is counted.
 #[server(endpoint = "inbox_reply")]
-pub async fn inbox_reply(customer_id: String, message: String) -> Result<(), ServerFnError> {
+pub async fn inbox_reply(
+    customer_id: String,
+    message: String,
+    text_block_id: Option<String>,
+) -> Result<(), ServerFnError> {
     use rapport_core::conversations::{Channel, MessageIn, MessageType};
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    let text_block_id = text_block_id.filter(|id| !id.is_empty());
     ctx.services
-        .send_message(
+        .send_message_from(
             &user.tenant_id,
             MessageIn {
                 customer_id: Some(customer_id),
@@ -446,6 +508,24 @@ pub async fn inbox_reply(customer_id: String, message: String) -> Result<(), Ser
                 ..Default::default()
             },
             Channel::Dashboard,
+            text_block_id.as_deref(),
+            &crate::ssr::actor(&user),
+        )
+        .await
+        .map_err(crate::ssr::to_server_error)?;
+    Ok(())
+}
+
+/// Writes a private note in the conversation, by the signed-in agent; `@name`
+/// tells that colleague.
+#[server(endpoint = "inbox_note")]
+pub async fn inbox_note(customer_id: String, text: String) -> Result<(), ServerFnError> {
+    let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
+    ctx.services
+        .add_note(
+            &user.tenant_id,
+            &customer_id,
+            &rapport_core::conversations::NoteIn { text: Some(text) },
             &crate::ssr::actor(&user),
         )
         .await

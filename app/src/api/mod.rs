@@ -22,10 +22,12 @@ pub mod routing_log;
 #[cfg(feature = "ssr")]
 mod rule_store;
 pub mod rules;
+pub mod search;
 pub mod session;
 pub mod system_messages;
 pub mod teams;
 pub mod tenants;
+pub mod text_blocks;
 pub mod users;
 pub mod watchdogs;
 pub mod webhooks;

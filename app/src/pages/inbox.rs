@@ -20,14 +20,16 @@ use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
 use crate::{
     api::inbox::{
-        inbox_assignees, inbox_list, inbox_thread, Assignees, InboxAssign, InboxCall, InboxReply, InboxRow,
+        inbox_assignees, inbox_list, inbox_thread, Assignees, InboxAssign, InboxCall, InboxNote, InboxReply, InboxRow,
         InboxStatus, InboxTags, MessageView, ThreadView, INBOX_LIMIT, INBOX_MOST_SHOWN, INBOX_PATH,
     },
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
         layout::{agents, encode_query, Guard},
     },
+    pages::inbox_blocks::{BlockPicker, Draft},
     pages::inbox_customer::CustomerFacts,
+    pages::inbox_notes::{NoteForm, NoteItem},
     pages::inbox_presence::{typing_signal, LiveMarks, SeenMark, TypingNotes},
     pages::inbox_routing::{ticking_clock, RoutingWhy, SlaCountdown},
 };
@@ -96,8 +98,10 @@ pub fn InboxPage() -> impl IntoView {
     let assign = FormAction::<InboxAssign>::new();
     let tags = FormAction::<InboxTags>::new();
     let call = FormAction::<InboxCall>::new();
+    let note = FormAction::<InboxNote>::new();
     let changed = move || {
         (
+            note.version().get(),
             reply.version().get(),
             status.version().get(),
             assign.version().get(),
@@ -134,6 +138,11 @@ pub fn InboxPage() -> impl IntoView {
             <div class="inbox" class:thread-open=move || state.get().open.is_some()>
                 <section class="inbox-list card" aria-labelledby="inbox-list-title">
                     <h2 id="inbox-list-title" class="visually-hidden">"Conversations"</h2>
+                    <form method="get" action="/search" role="search" class="inbox-search">
+                        <label for="inbox-search" class="visually-hidden">"Search conversations"</label>
+                        <input id="inbox-search" type="search" name="q" maxlength="500" placeholder="Search names and messages" />
+                        <button type="submit" class="button secondary small">"Search"</button>
+                    </form>
                     <Transition fallback=|| view! { <p class="note">"Loading conversations…"</p> }>
                         {move || Suspend::new(async move {
                             match list.await {
@@ -152,7 +161,7 @@ pub fn InboxPage() -> impl IntoView {
                             let people = assignees.await.unwrap_or_default();
                             match thread.await {
                                 Ok(Some(t)) => view! {
-                                    <Thread state=state.get_untracked() thread=t people marks reply status assign tags call />
+                                    <Thread state=state.get_untracked() thread=t people marks reply status assign tags call note />
                                 }.erase(),
                                 Ok(None) => view! {
                                     <h2 id="thread-title" class="visually-hidden">"Conversation"</h2>
@@ -274,6 +283,7 @@ fn Thread(
     assign: FormAction<InboxAssign>,
     tags: FormAction<InboxTags>,
     call: FormAction<InboxCall>,
+    note: FormAction<InboxNote>,
 ) -> impl IntoView {
     let back = InboxState {
         open: None,
@@ -293,6 +303,12 @@ fn Thread(
         thread.agent_read_ms,
     );
     let typed = typing_signal(thread.customer_id.clone());
+    let draft = Draft::new();
+    Effect::new(move |_| {
+        if matches!(reply.value().get(), Some(Ok(_))) {
+            draft.clear();
+        }
+    });
     let seen_mark = thread.visitor_read_ms;
     view! {
         <a class="back" href=back>"← All conversations"</a>
@@ -367,27 +383,42 @@ fn Thread(
             {(thread.earlier > 0).then(|| view! {
                 <li class="note">{format!("{} earlier messages are not shown.", thread.earlier)}</li>
             })}
-            {if thread.messages.is_empty() {
+            {if thread.messages.is_empty() && thread.notes.is_empty() {
                 view! { <li class="empty">"No messages yet."</li> }.erase()
             } else {
-                thread.messages.into_iter().map(|m| {
+                // Each note goes before the first message written after it.
+                let mut notes = thread.notes.into_iter().peekable();
+                let messages = thread.messages.into_iter().map(|m| {
+                    let before: Vec<_> = std::iter::from_fn(|| notes.next_if(|n| n.at_ms <= m.at_ms))
+                        .map(|note| view! { <NoteItem note /> })
+                        .collect();
                     let seen = (!m.inbound).then(|| view! {
                         <SeenMark marks customer_id=id.get_value() at_ms=m.at_ms stored=seen_mark />
                     }.erase());
-                    view! { <MessageItem message=m seen /> }
-                }).collect_view().erase()
+                    view! { {before} <MessageItem message=m seen /> }
+                }).collect_view();
+                let after = notes.map(|note| view! { <NoteItem note /> }).collect_view();
+                view! { {messages} {after} }.erase()
             }}
         </ol>
         <TypingNotes marks customer_id=id.get_value() />
         <PostForm action=reply node_ref=form attr:class="reply">
             <input type="hidden" name="customer_id" value=id.get_value() />
             <label for="reply-text">"Reply"</label>
-            <textarea id="reply-text" name="message" rows="3" required=true maxlength="10000"
-                on:input=move |ev| typed(event_target_value(&ev))
+            <textarea id="reply-text" name="message" rows="3" required=true maxlength="10000" node_ref=draft.field
+                on:input=move |ev| {
+                    let text = event_target_value(&ev);
+                    typed(text.clone());
+                    draft.typed(text);
+                }
+                on:keydown=move |ev| draft.key(ev)
                 aria-invalid=field_invalid(problem, "message") aria-describedby="reply-text-error"></textarea>
             <FieldMessage problem field="message" id="reply-text-error" />
+            <input type="hidden" name="text_block_id" prop:value=move || draft.block.get() />
             <button type="submit" class="button primary" disabled=move || reply.pending().get()>"Send"</button>
         </PostForm>
+        <BlockPicker customer_id=id.get_value() draft />
+        <NoteForm customer_id=id.get_value() action=note />
         <AttachForm customer_id=id.get_value() back=state.href() />
     }
 }
@@ -585,7 +616,15 @@ mod live {
         });
         source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
         source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        for name in ["message", "conversation", "assigned", "resync", "typing", "read"] {
+        for name in [
+            "message",
+            "note",
+            "conversation",
+            "assigned",
+            "resync",
+            "typing",
+            "read",
+        ] {
             let _ = source.add_event_listener_with_callback(name, on_event.as_ref().unchecked_ref());
         }
         // The closures live as long as the source; once it is closed they are

@@ -52,6 +52,12 @@ pub const SETTINGS: &[Destination] = &[
         visible: admins,
     },
     Destination {
+        href: "/settings/text-blocks",
+        title: "Text blocks",
+        about: "Answers agents insert in a conversation with / and a shortcut, in the customer's language.",
+        visible: admins,
+    },
+    Destination {
         href: "/settings/flows",
         title: "Flows",
         about: "Messages and cards a routing or action rule sends to customers, one after the other.",

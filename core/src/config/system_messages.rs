@@ -29,6 +29,7 @@ pub struct SystemMessage {
         nullable = false,
         min_length = 2,
         max_length = 35,
+        pattern = r"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$",
         example = "de-CH"
     )]
     pub language: Option<String>,

@@ -26,7 +26,7 @@
 //! Submodules: [`messages`] (sending, receiving, history), [`inbox`] (the agents'
 //! conversation list), [`widget`] (the visitor widget's identity and messages)
 //! and [`forms`] (visitors' contact forms, stored as their messages);
-//! [`read_marks`] (how far each side has read), [`typing`] (live typing
+//! [`notes`] (agents' private notes, with mentions); [`read_marks`] (how far each side has read), [`typing`] (live typing
 //! signals, never stored), [`transcripts`] (the conversation by mail) and
 //! [`replies_by_mail`] (replies to visitors who have left).
 
@@ -34,6 +34,7 @@ pub(crate) mod csat;
 mod forms;
 mod inbox;
 mod messages;
+pub(crate) mod notes;
 mod read_marks;
 pub(crate) mod replies_by_mail;
 mod transcripts;
@@ -45,6 +46,7 @@ pub(crate) use forms::read_form;
 pub use forms::FormIn;
 pub use inbox::{customer_name, InboxCounts, InboxItem};
 pub use messages::{Channel, Direction, Message, MessageIn, MessageType};
+pub use notes::{mentioned_names, mentioned_users, Note, NoteIn, MAX_NOTE};
 pub use read_marks::{ReadIn, ReadState, Reader};
 pub use replies_by_mail::{ContinueLink, CONTINUE_LINK_DAYS};
 pub use transcripts::{TranscriptIn, TranscriptQueued, TRANSCRIPT_EVERY_MS};

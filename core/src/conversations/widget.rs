@@ -51,7 +51,11 @@ pub struct WidgetMessageIn {
     pub page_url: Option<String>,
     /// The visitor's language now, a BCP 47 tag (`de-CH`); kept on the customer.
     /// Our extension.
-    #[schema(max_length = 35, example = "de-CH")]
+    #[schema(
+        max_length = 35,
+        pattern = r"^\s*$|^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$",
+        example = "de-CH"
+    )]
     pub language: Option<String>,
     /// The action rule whose proactive message (`OPEN_CHAT`) this answers: the
     /// rule's message, or its flow's messages, are stored in the conversation

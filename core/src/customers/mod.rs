@@ -148,7 +148,11 @@ pub struct CustomerIn {
     pub tags: Option<Vec<String>>,
     /// Our extension: a BCP 47 language tag (`en`, `de-CH`). Omitted, the customer
     /// keeps its language; an empty string removes it.
-    #[schema(max_length = 35, example = "de-CH")]
+    #[schema(
+        max_length = 35,
+        pattern = r"^\s*$|^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$",
+        example = "de-CH"
+    )]
     pub language: Option<String>,
 }
 

@@ -44,6 +44,12 @@ pub enum LiveEvent {
         /// The message.
         message_id: String,
     },
+    /// A private note was written in the update's customer's conversation:
+    /// only the tenant's agents hear it, never the visitor's widget.
+    Note {
+        /// The note.
+        note_id: String,
+    },
     /// The update's customer's conversation changed status.
     Conversation,
     /// The update's customer was assigned, reassigned or unassigned.
@@ -169,6 +175,8 @@ struct Announcement {
 enum Changed {
     /// A stored message, by id.
     Message { id: String },
+    /// A stored private note, by id.
+    Note { id: String },
     /// The customer's conversation status.
     Conversation,
     /// The customer's assignment.
@@ -252,6 +260,7 @@ impl Services {
     ) -> CoreResult<()> {
         let changed = match event {
             LiveEvent::Message { message_id } => Some(Changed::Message { id: message_id.clone() }),
+            LiveEvent::Note { note_id } => Some(Changed::Note { id: note_id.clone() }),
             LiveEvent::Conversation => Some(Changed::Conversation),
             LiveEvent::Assigned => Some(Changed::Assigned),
             LiveEvent::Notification { user_id } => Some(Changed::Notification { user: user_id.clone() }),
@@ -361,6 +370,7 @@ impl Services {
             }
             let event = match &heard.changed {
                 Changed::Message { id } => LiveEvent::Message { message_id: id.clone() },
+                Changed::Note { id } => LiveEvent::Note { note_id: id.clone() },
                 Changed::Conversation => LiveEvent::Conversation,
                 Changed::Assigned => LiveEvent::Assigned,
                 Changed::Notification { user } => LiveEvent::Notification { user_id: user.clone() },

@@ -80,7 +80,7 @@ impl LiveUpdate {
             // The visitor's page shows messages, and asks for a rating once the
             // conversation is closed.
             LiveEvent::Message { .. } | LiveEvent::Conversation => vec![inbox(), widget()],
-            LiveEvent::Assigned | LiveEvent::Notification { .. } => vec![inbox()],
+            LiveEvent::Assigned | LiveEvent::Notification { .. } | LiveEvent::Note { .. } => vec![inbox()],
             // A visitor's draft is for the agents alone; an agent typing, and
             // either side's read mark, both sides see.
             LiveEvent::Typing { by_visitor: true, .. } => vec![inbox()],

@@ -70,6 +70,9 @@ impl Grouping {
     }
 }
 
+/// The last millisecond a report range may name: 9999-12-31T23:59:59.999Z.
+pub const MAX_TIME_MS: i64 = 253_402_300_799_999;
+
 /// The spec's `DateFilterAPIDTO`: a grouping, and for `CUSTOM` the range.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
@@ -96,7 +99,10 @@ impl DateFilter {
     pub fn schema_conditions() -> serde_json::Value {
         serde_json::json!([{
             "if": {"required": ["grouping"], "properties": {"grouping": {"const": "CUSTOM"}}},
-            "then": {"required": ["from", "to"], "properties": {"from": {"type": "integer", "minimum": 0}, "to": {"type": "integer"}}},
+            "then": {"required": ["from", "to"], "properties": {
+                "from": {"type": "integer", "minimum": 0, "maximum": MAX_TIME_MS},
+                "to": {"type": "integer", "minimum": 1, "maximum": MAX_TIME_MS},
+            }},
         }])
     }
 }
@@ -161,7 +167,8 @@ pub struct MetricEntry {
     /// The metric (see `GET /rest/v1/report/metrics`).
     pub metric_name: String,
     /// Split each bucket by this dimension instead of naming the metric. With a
-    /// `groupBy`, a request carries exactly one metric (spec 8).
+    /// `groupBy`, a request carries exactly one metric (spec 8). `AGENT` keys
+    /// buckets by user id, `AGENT_EMAIL` by the agent's e-mail address.
     pub group_by: Option<String>,
     /// Co-browse and visit reports: tag filter. A co-browse on a site with the
     /// script carries the tags of the visitor's recorded session as it ended;

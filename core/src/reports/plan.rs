@@ -16,6 +16,8 @@ pub(crate) struct Query {
     pub def: &'static MetricDef,
     /// Rollup group kind: `""` (total), `AGENT`, `DIM`.
     pub group_kind: &'static str,
+    /// Whether agent keys are answered as e-mail addresses (`AGENT_EMAIL`).
+    pub keyed_by_email: bool,
     pub filter: Filter,
 }
 
@@ -143,6 +145,7 @@ pub(crate) fn plan(report: Report, request: &ReportRequest) -> CoreResult<Vec<Qu
         queries.push(Query {
             def,
             group_kind,
+            keyed_by_email: group_by == Some("AGENT_EMAIL"),
             filter,
         });
     }

@@ -204,6 +204,12 @@ impl Services {
             field: "dateFilter.",
         };
         let checked = !counts_visitors(queries);
+        let emails = if queries.iter().any(|q| q.keyed_by_email) {
+            crate::users::emails_by_id(self.db(), tenant_id).await?
+        } else {
+            Default::default()
+        };
+        let emails = &emails;
         self.in_window(tenant_id, period, checked, |window| async move {
             let labels = window.labels();
             let mut buckets: Vec<BTreeMap<String, String>> = vec![BTreeMap::new(); labels.len()];
@@ -213,6 +219,9 @@ impl Services {
                     if let Some(i) = labels.index(b) {
                         let key = if group_kind.is_empty() {
                             query.def.name.to_string()
+                        } else if query.keyed_by_email {
+                            // A deleted agent's facts keep their id: no address is left.
+                            emails.get(&key).cloned().unwrap_or(key)
                         } else {
                             key
                         };

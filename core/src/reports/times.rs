@@ -10,6 +10,7 @@ use super::{
     plan::{plan, Filter},
     query::{Grid, Period, Strategy},
     reads::Reads,
+    window::MAX_CUSTOM_SPAN,
 };
 use crate::{error::CoreResult, ids::TenantId, time::from_ms, time::now_ms, Services};
 
@@ -42,11 +43,25 @@ const CONVERSATION_SPLIT: [&str; 6] = [
 ];
 
 /// A date filter from the ranged forms' parameters: `from`/`to` make it `CUSTOM`.
+/// One edge alone is completed so that the range is valid: a lone `to` starts
+/// five years earlier (or at 0), a lone `from` ends now, five years later, or a
+/// day after it, whichever comes first and still follows it.
 pub fn ranged_filter(grouping: Option<Grouping>, from: Option<i64>, to: Option<i64>, tz: Option<String>) -> DateFilter {
-    let grouping = if from.is_some() || to.is_some() {
-        Grouping::Custom
-    } else {
-        grouping.unwrap_or_default()
+    const DAY: i64 = 24 * 60 * 60 * 1000;
+    let (grouping, from, to) = match (from, to) {
+        (None, None) => (grouping.unwrap_or_default(), None, None),
+        (Some(from), Some(to)) => (Grouping::Custom, Some(from), Some(to)),
+        (None, Some(to)) => (
+            Grouping::Custom,
+            Some(to.saturating_sub(MAX_CUSTOM_SPAN).max(0)),
+            Some(to),
+        ),
+        (Some(from), None) => {
+            let end = from
+                .saturating_add(MAX_CUSTOM_SPAN)
+                .min(now_ms().max(from.saturating_add(DAY)));
+            (Grouping::Custom, Some(from), Some(end))
+        }
     };
     DateFilter {
         grouping,

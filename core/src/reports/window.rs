@@ -12,7 +12,10 @@ use std::{collections::BTreeMap, sync::Arc};
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 
-use super::{api::Grouping, zones::ZoneCheck};
+use super::{
+    api::{Grouping, MAX_TIME_MS},
+    zones::ZoneCheck,
+};
 use crate::error::{CoreError, CoreResult};
 
 const MINUTE: i64 = 60_000;
@@ -20,7 +23,7 @@ const MINUTE: i64 = 60_000;
 pub(crate) const HOUR: i64 = 3_600_000;
 const DAY: i64 = 86_400_000;
 /// The longest `CUSTOM` period: five years of daily buckets.
-const MAX_CUSTOM_SPAN: i64 = 5 * 366 * DAY;
+pub(crate) const MAX_CUSTOM_SPAN: i64 = 5 * 366 * DAY;
 /// `CUSTOM` periods up to this long are bucketed by hour.
 const HOURLY_CUSTOM_SPAN: i64 = 48 * HOUR;
 
@@ -178,12 +181,14 @@ impl Window {
                 let to = spec
                     .to
                     .ok_or_else(|| CoreError::invalid(field("to"), "required", "CUSTOM needs to (unix ms)"))?;
-                if DateTime::<Utc>::from_timestamp_millis(from).is_none() || from < 0 {
-                    return Err(CoreError::invalid(
-                        field("from"),
-                        "out_of_range",
-                        "from is not a valid time",
-                    ));
+                for (name, value) in [("from", from), ("to", to)] {
+                    if !(0..=MAX_TIME_MS).contains(&value) {
+                        return Err(CoreError::invalid(
+                            field(name),
+                            "out_of_range",
+                            format!("{name} is not a time from 0 to {MAX_TIME_MS}"),
+                        ));
+                    }
                 }
                 if to <= from {
                     return Err(CoreError::invalid(field("to"), "before_start", "to must be after from"));

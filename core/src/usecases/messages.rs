@@ -19,7 +19,7 @@
 
 use crate::{
     audit::{self, Actor},
-    config::rules::action::Greeting,
+    config::{flows::Flow, rules::action::Greeting},
     conversations::{
         lock_conversation, read_form, replies_by_mail, validate_content, Channel, Content, Direction, FormIn, Message,
         MessageIn, MessageType, Trigger, WidgetMessageIn,
@@ -32,6 +32,7 @@ use crate::{
     ids::TenantId,
     live::LiveEvent,
     reports::facts,
+    text_blocks,
     validate::Checks,
     Services,
 };
@@ -272,6 +273,20 @@ impl Services {
         channel: Channel,
         actor: &Actor,
     ) -> CoreResult<Message> {
+        self.send_message_from(tenant_id, input, channel, None, actor).await
+    }
+
+    /// [`Services::send_message`] for a message an agent made from the text
+    /// block `text_block` (when given): the use is counted with the message, in
+    /// its transaction, so a message refused counts nothing.
+    pub async fn send_message_from(
+        &self,
+        tenant_id: &TenantId,
+        input: MessageIn,
+        channel: Channel,
+        text_block: Option<&str>,
+        actor: &Actor,
+    ) -> CoreResult<Message> {
         let (customer, content) = self.read_message_in(tenant_id, &input).await?;
         let customer_id = customer.ok_or(CoreError::NotFound("customer"))?;
         let mut tx = self.db().begin().await?;
@@ -279,6 +294,18 @@ impl Services {
         let message = self
             .send_in(&mut tx, tenant_id, &customer_id, from, content, channel, actor)
             .await?;
+        if let Some(block) = text_block {
+            let agent = (actor.kind == audit::ActorKind::User).then_some(actor.id.as_str());
+            text_blocks::record_use(
+                &mut tx,
+                tenant_id,
+                block,
+                &message.id,
+                agent,
+                message.created_at.timestamp_millis(),
+            )
+            .await?;
+        }
         if channel != Channel::Automation {
             // It answers the customer: the SLA clocks and NO_ANSWER timers stop,
             // and it goes by mail if no page carries it in time.
@@ -296,6 +323,35 @@ impl Services {
         .await?;
         Ok(message)
     }
+    /// An agent sends a flow by hand (from the inbox's picker): its messages
+    /// go out in order, as the system's, and the conversation counts as
+    /// answered, as with any reply of the agent's. A flow that is not the
+    /// tenant's is 404.
+    pub async fn send_flow_by_hand(
+        &self,
+        tenant_id: &TenantId,
+        customer_id: &str,
+        flow_id: &str,
+        actor: &Actor,
+    ) -> CoreResult<Vec<Message>> {
+        if !self.config_exists::<Flow>(tenant_id, flow_id).await? {
+            return Err(CoreError::NotFound("flow"));
+        }
+        let mut tx = self.db().begin().await?;
+        let sent = self.send_flow(&mut tx, tenant_id, customer_id, flow_id, actor).await?;
+        dispatch::answered(&mut tx, tenant_id, customer_id).await?;
+        replies_by_mail::schedule_in(&mut tx, tenant_id, customer_id).await?;
+        let Some(last) = sent.last() else {
+            tx.commit().await?;
+            return Ok(sent);
+        };
+        let event = LiveEvent::Message {
+            message_id: last.id.clone(),
+        };
+        self.commit_live(tx, tenant_id, customer_id, event).await?;
+        Ok(sent)
+    }
+
     /// A visitor sends a file from the widget: stored, then posted as the
     /// visitor's `FILE` message (the name as its text), which routes and
     /// notifies like any message of the visitor. Files larger than

@@ -9,6 +9,7 @@ pub mod calls;
 pub mod csat;
 pub mod jobs;
 pub mod messages;
+pub mod notes;
 pub mod presence;
 pub mod sign_out;
 pub mod status;

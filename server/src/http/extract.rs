@@ -71,18 +71,42 @@ pub fn media_type(headers: &axum::http::HeaderMap) -> Option<String> {
 }
 
 /// Parses a JSON body with the error rules of [`ApiJson`].
+///
+/// The body is read as a JSON value first and every number with no fractional
+/// part is made an integer: JSON Schema, which the OpenAPI document speaks, counts
+/// `950.0` as the integer 950, so a client may send either.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
+    let mut value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}")))?;
+    integral_numbers_as_integers(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|err| {
         let inner = err.inner();
         match inner.classify() {
             serde_json::error::Category::Data => ApiError::validation(vec![field_error(&err)]),
             _ => ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {inner}")),
         }
-    })?;
-    de.end()
-        .map_err(|e| ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}")))?;
-    Ok(value)
+    })
+}
+
+/// Rewrites, in place, every float with no fractional part that an `i64`
+/// holds exactly (`950.0`, `1e3`) as that integer.
+fn integral_numbers_as_integers(value: &mut serde_json::Value) {
+    /// 2^63: the first float past `i64::MAX`.
+    const I64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    match value {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && (-I64_LIMIT..I64_LIMIT).contains(f))
+            {
+                // The range check makes the cast exact.
+                *value = serde_json::Value::from(f as i64);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(integral_numbers_as_integers),
+        serde_json::Value::Object(fields) => fields.values_mut().for_each(integral_numbers_as_integers),
+        _ => {}
+    }
 }
 
 fn field_error(err: &serde_path_to_error::Error<serde_json::Error>) -> FieldError {
@@ -258,4 +282,29 @@ where
 
 fn form_urlencoded_parse(query: &str) -> form_urlencoded::Parse<'_> {
     form_urlencoded::parse(query.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Limits {
+        seconds: u32,
+        ratio: f64,
+        nested: Vec<i64>,
+    }
+
+    #[test]
+    fn integral_floats_are_read_as_integers_and_fractions_are_refused() {
+        let limits: Limits = parse_json(br#"{"seconds": 950.0, "ratio": 2, "nested": [1e3, -4.0]}"#).unwrap();
+        assert_eq!(
+            (limits.seconds, limits.ratio, limits.nested),
+            (950, 2.0, vec![1000, -4])
+        );
+        let refused = parse_json::<Limits>(br#"{"seconds": 950.5, "ratio": 1, "nested": []}"#).unwrap_err();
+        assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        let malformed = parse_json::<Limits>(b"{\"seconds\": ").unwrap_err();
+        assert_eq!(malformed.status(), StatusCode::BAD_REQUEST);
+    }
 }

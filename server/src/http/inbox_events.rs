@@ -68,6 +68,7 @@ pub async fn inbox_events(
             LiveEvent::Notification { .. } => return std::future::ready(None),
             _ if notifications_only => return std::future::ready(None),
             LiveEvent::Message { .. } => ("message", update.customer_id.as_str()),
+            LiveEvent::Note { .. } => ("note", update.customer_id.as_str()),
             LiveEvent::Conversation => ("conversation", update.customer_id.as_str()),
             LiveEvent::Assigned => ("assigned", update.customer_id.as_str()),
             // This user's own typing is theirs to know.

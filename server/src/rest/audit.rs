@@ -27,10 +27,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 struct AuditQuery {
     /// Page to return, from 0.
+    #[param(minimum = 0)]
     page_number: Option<i64>,
     /// Items per page, 1–200 (default 20).
+    #[param(minimum = 1, maximum = 200)]
     page_size: Option<i64>,
     /// Items to skip; overrides `pageNumber`.
+    #[param(minimum = 0)]
     offset: Option<i64>,
     /// Entries at or after this time (RFC 3339).
     from: Option<chrono::DateTime<chrono::Utc>>,

@@ -25,13 +25,16 @@ mod config;
 mod conversation;
 mod customer;
 mod links;
+mod note;
 mod recording;
 mod refine;
 mod report;
 mod routing;
+mod search;
 mod session;
 mod team;
 mod tenant;
+mod text_block;
 mod user;
 mod webhook;
 mod widget;
@@ -71,6 +74,7 @@ pub const BASE: &str = "/rest/v1";
         (name = "team", description = "Teams"),
         (name = "openinghours", description = "Opening hours"),
         (name = "systemmessage", description = "System messages"),
+        (name = "textblock", description = "Text blocks: answers agents insert with `/shortcut` (our extension)"),
         (name = "flow", description = "Flows: ordered messages a routing rule's SEND_FLOW sends (our extension)"),
         (name = "watchdog", description = "Watchdogs"),
         (name = "rule", description = "Routing and SLA rules"),
@@ -123,8 +127,11 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(tenant::router())
         .merge(apikey::router())
         .merge(customer::router())
+        .merge(note::router())
+        .merge(search::router())
         .merge(user::router())
         .merge(team::router())
+        .merge(text_block::router())
         .merge(config::router())
         .merge(action_rules::router())
         .merge(routing::router())

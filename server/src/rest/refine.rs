@@ -28,6 +28,7 @@ use rapport_core::{
         errors, resources,
     },
     sessions::Pageable,
+    text_blocks::TextBlockIn,
     users::UserIn,
 };
 use serde_json::{json, Value};
@@ -49,6 +50,7 @@ pub fn refine(doc: &mut Value) {
         (QueueTarget::name(), QueueTarget::schema_conditions()),
         (ChatAction::name(), ChatAction::schema_conditions()),
         (Holiday::name(), Holiday::schema_conditions()),
+        (TextBlockIn::name(), TextBlockIn::schema_conditions()),
         (Pageable::name(), Pageable::schema_conditions()),
         (LiveViewLinkRequest::name(), LiveViewLinkRequest::schema_conditions()),
         (DateFilter::name(), DateFilter::schema_conditions()),

@@ -156,9 +156,15 @@ async fn times_logged_in(
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 struct Range {
-    /// Start, unix ms (with `to`, the range is `CUSTOM`).
+    /// Start, unix ms (inclusive). Either edge makes the range `CUSTOM`; without
+    /// `to`, it ends now, five years later or a day later, whichever is first
+    /// and after `from`.
+    #[param(minimum = 0, maximum = 253402300799999.0)]
     from: Option<i64>,
-    /// End, unix ms (exclusive).
+    /// End, unix ms (exclusive): after `from` (else 422 `before_start`), at most five
+    /// years later (else 422 `range_too_long`). Without `from`, the range starts
+    /// five years earlier, or at 0.
+    #[param(minimum = 1, maximum = 253402300799999.0)]
     to: Option<i64>,
     /// The period when no range is given, and the bucket size.
     grouping: Option<Grouping>,
@@ -275,7 +281,7 @@ macro_rules! aggregation_report {
     };
 }
 
-aggregation_report!(agent, "/report/agent", Agent, "Agent report: `ONLINE_TIME`, `LOGGED_IN_TIME`, `AWAY_TIME` in seconds; `groupBy` `AGENT` keys each bucket by user id (spec 4.1).");
+aggregation_report!(agent, "/report/agent", Agent, "Agent report: `ONLINE_TIME`, `LOGGED_IN_TIME`, `AWAY_TIME` in seconds; `groupBy` `AGENT` keys each bucket by user id, `AGENT_EMAIL` by the agent's e-mail address (spec 4.1).");
 aggregation_report!(
     chat,
     "/report/chat",
@@ -286,7 +292,7 @@ aggregation_report!(
     message,
     "/report/message",
     Message,
-    "Message report: messages in, out and both; `groupBy` `AGENT` or `TYPE`."
+    "Message report: messages in, out and both (`groupBy` `AGENT`, `AGENT_EMAIL` or `TYPE`), and messages sent from text blocks (`TEXT_BLOCKS_USED`, `groupBy` `AGENT`, `AGENT_EMAIL` or `TEXT_BLOCK`)."
 );
 aggregation_report!(
     session,

@@ -84,6 +84,13 @@ async fn known_facts_give_known_numbers(db: TestDb) {
         report["results"]["2026/11/04"],
         json!({ann.clone(): "600", bob.clone(): "1800"})
     );
+    // The same split keyed as the product's published example keys it.
+    let body = json!({"metrics": [{"metricName": "ONLINE_TIME", "groupBy": "AGENT_EMAIL"}], "dateFilter": range});
+    let report = ok_json(app.post("/rest/v1/report/agent", &t, body).await, StatusCode::OK).await;
+    assert_eq!(
+        report["results"]["2026/11/04"],
+        json!({"ann@alpha.test": "600", "bob@alpha.test": "1800"})
+    );
     // The same instants in UTC: the split moves with the zone.
     let utc = custom(berlin(2026, 11, 3, 0, 0), berlin(2026, 11, 6, 0, 0), "UTC");
     let body = json!({"metrics": [{"metricName": "ONLINE_TIME"}], "dateFilter": utc});

@@ -240,3 +240,111 @@ async fn match_logs_answer_404_for_what_is_not_ours(db: TestDb) {
 }
 
 backend_tests!(match_logs_answer_404_for_what_is_not_ours);
+
+/// The rule a customer's first message was routed by.
+async fn routed_by(app: &TestApp, key: &str, customer: &str) -> Value {
+    let decisions = ok_json(
+        app.get(&format!("/rest/v1/conversation/{customer}/routing"), key).await,
+        StatusCode::OK,
+    )
+    .await;
+    decisions[0]["ruleId"].clone()
+}
+
+/// A customer who writes in with an external id.
+async fn known_customer_writes(app: &TestApp, key: &str, external_id: &str) -> String {
+    let customer = ok_json(
+        app.post("/rest/v1/customer", key, json!({"externalId": external_id}))
+            .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    ok_json(
+        app.post(
+            "/rest/v1/message/inbound",
+            key,
+            json!({"customerId": external_id, "isExternalId": true, "type": "MESSAGE", "message": "Hi"}),
+        )
+        .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    customer["id"].as_str().unwrap().to_string()
+}
+
+async fn has_id_rules_route_the_customers_they_name(db: TestDb) {
+    let app = TestApp::start(db).await;
+    let (alpha, key) = app.tenant_with_key("Alpha").await;
+    let agent = app.user(&alpha, "agent@alpha.example", Role::Agent, false).await;
+    let vip_rule = |ids: Value| {
+        json!({
+            "name": "VIP",
+            "types": ["CHAT"],
+            "conditions": [{"type": "HAS_ID", "ids": ids}],
+            "actions": [{"type": "QUEUE", "target": {"type": "USER", "value": agent}}]
+        })
+    };
+    // An external id, and (once the customer exists) an internal one.
+    let vip = id_of(
+        &ok_json(
+            app.post("/rest/v1/rule/routing", &key, vip_rule(json!(["crm-7"])))
+                .await,
+            StatusCode::CREATED,
+        )
+        .await,
+    );
+    let everyone = id_of(&queue_rule(&app, &key, "Everyone", &agent).await);
+
+    let by_external = known_customer_writes(&app, &key, "crm-7").await;
+    assert_eq!(routed_by(&app, &key, &by_external).await, vip.as_str());
+    let stranger = known_customer_writes(&app, &key, "crm-8").await;
+    assert_eq!(routed_by(&app, &key, &stranger).await, everyone.as_str());
+
+    let customer = ok_json(
+        app.post("/rest/v1/customer", &key, json!({"firstName": "Ida"})).await,
+        StatusCode::CREATED,
+    )
+    .await;
+    let by_id = customer["id"].as_str().unwrap().to_string();
+    ok_json(
+        send(
+            &app,
+            Method::PUT,
+            &format!("/rest/v1/rule/routing/{vip}"),
+            &key,
+            Some(vip_rule(json!([by_id]))),
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    ok_json(
+        app.post(
+            "/rest/v1/message/inbound",
+            &key,
+            json!({"customerId": by_id, "isExternalId": false, "type": "MESSAGE", "message": "Hi"}),
+        )
+        .await,
+        StatusCode::CREATED,
+    )
+    .await;
+    assert_eq!(routed_by(&app, &key, &by_id).await, vip.as_str());
+    // Its matches are the two conversations it routed.
+    let tried = ok_json(
+        app.get(&format!("/rest/v1/rule/routing/{vip}/match"), &key).await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(tried.as_array().unwrap().len(), 2, "{tried}");
+
+    // An empty list names no one, and is refused at its field.
+    let refused = expect_problem(
+        app.post("/rest/v1/rule/routing", &key, vip_rule(json!([]))).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    )
+    .await;
+    assert_eq!(fields(&refused), ["conditions[0].ids"], "{refused}");
+}
+
+backend_tests!(has_id_rules_route_the_customers_they_name);

@@ -277,8 +277,8 @@ async fn subscriptions_are_validated_and_isolated(db: TestDb) {
     let catalogue = ok_json(app.get("/rest/v1/webhook/eventtypes", &t).await, StatusCode::OK).await;
     assert_eq!(
         catalogue.as_array().unwrap().len(),
-        12,
-        "every event type, csat.submitted included"
+        13,
+        "every event type, csat.submitted and note.created included"
     );
     assert_eq!(
         send(&app, Method::DELETE, &format!("/rest/v1/webhook/{id}"), &other, None)

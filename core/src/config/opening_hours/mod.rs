@@ -152,13 +152,15 @@ pub struct DateParts {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Holiday {
-    /// Start, as a date-time.
+    /// Start, as a date-time: its UTC day is the first day, unless `from` is given.
     pub from_date: Option<DateTime<Utc>>,
-    /// End, as a date-time.
+    /// End, as a date-time: its UTC day is the last day, unless `to` is given.
     pub to_date: Option<DateTime<Utc>>,
-    /// Start, as a calendar date.
+    /// Start, as a calendar date. When given, it names the first day, and
+    /// `fromDate` is kept as sent.
     pub from: Option<DateParts>,
-    /// End, as a calendar date.
+    /// End, as a calendar date. When given, it names the last day, and `toDate`
+    /// is kept as sent. Neither end given: the holiday is one day.
     pub to: Option<DateParts>,
     /// Name, e.g. "New Year" (at most 200 characters).
     #[schema(max_length = 200)]
@@ -238,38 +240,20 @@ fn validate(input: &mut OpeningHours) -> CoreResult<()> {
     for (i, h) in input.holidays.iter_mut().enumerate() {
         let at = format!("holidays[{i}]");
         let from = match (h.from_date, h.from) {
-            (Some(dt), Some(parts)) => {
-                let d = date_of(&mut checks, &format!("{at}.from"), parts);
-                if d.is_some_and(|d| d != dt.date_naive()) {
-                    checks.push(
-                        &format!("{at}.from"),
-                        "conflicting_value",
-                        "from and fromDate name different days",
-                    );
-                }
-                Some(dt.date_naive())
-            }
+            // The calendar date names the day whenever it is given (as the
+            // schedule reads it): an instant's day depends on the zone.
+            (_, Some(parts)) => date_of(&mut checks, &format!("{at}.from"), parts),
             (Some(dt), None) => Some(dt.date_naive()),
-            (None, Some(parts)) => date_of(&mut checks, &format!("{at}.from"), parts),
             (None, None) => {
                 checks.push(&format!("{at}.fromDate"), "required", "give fromDate or from");
                 None
             }
         };
         let to = match (h.to_date, h.to) {
-            (Some(dt), Some(parts)) => {
-                let d = date_of(&mut checks, &format!("{at}.to"), parts);
-                if d.is_some_and(|d| d != dt.date_naive()) {
-                    checks.push(
-                        &format!("{at}.to"),
-                        "conflicting_value",
-                        "to and toDate name different days",
-                    );
-                }
-                Some(dt.date_naive())
-            }
+            // The calendar date names the day whenever it is given (as the
+            // schedule reads it): an instant's day depends on the zone.
+            (_, Some(parts)) => date_of(&mut checks, &format!("{at}.to"), parts),
             (Some(dt), None) => Some(dt.date_naive()),
-            (None, Some(parts)) => date_of(&mut checks, &format!("{at}.to"), parts),
             (None, None) => from,
         };
         if let (Some(f), Some(t)) = (from, to) {

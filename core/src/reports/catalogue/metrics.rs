@@ -7,6 +7,16 @@ pub(super) const AGENT: GroupBy = GroupBy {
     name: "AGENT",
     group_kind: "AGENT",
 };
+/// The agent again, keyed by e-mail rather than user id: the key of the
+/// product's published example, for integrators who read reports by it.
+pub(super) const AGENT_EMAIL: GroupBy = GroupBy {
+    name: "AGENT_EMAIL",
+    group_kind: "AGENT",
+};
+const TEXT_BLOCK: GroupBy = GroupBy {
+    name: "TEXT_BLOCK",
+    group_kind: "DIM",
+};
 const TYPE: GroupBy = GroupBy {
     name: "TYPE",
     group_kind: "DIM",
@@ -52,7 +62,7 @@ pub static METRICS: &[MetricDef] = &[
         "ONLINE_TIME",
         Measure::Sum(&[ONLINE]),
         Seconds,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Time agents were online."
     ),
     metric!(
@@ -60,7 +70,7 @@ pub static METRICS: &[MetricDef] = &[
         "LOGGED_IN_TIME",
         Measure::Sum(&[LOGGED_IN]),
         Seconds,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Time agents had the dashboard open and signed in."
     ),
     metric!(
@@ -68,7 +78,7 @@ pub static METRICS: &[MetricDef] = &[
         "AWAY_TIME",
         Measure::Sum(&[AWAY]),
         Seconds,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Time agents were set to away."
     ),
     metric!(
@@ -76,7 +86,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONVERSATIONS",
         Measure::Count(&[Source::Fact(CONVERSATION_NEW)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Conversations started (new customers and reopened conversations); agent = assignee."
     ),
     metric!(
@@ -84,7 +94,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONVERSATIONS_DONE",
         Measure::Count(&[Source::Fact(CONVERSATION_DONE)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Conversations set to DONE."
     ),
     metric!(
@@ -92,7 +102,7 @@ pub static METRICS: &[MetricDef] = &[
         "STATUS_CHANGES",
         Measure::Count(&[Source::Fact(STATUS_CHANGE)]),
         Count,
-        [AGENT, STATUS],
+        [AGENT, AGENT_EMAIL, STATUS],
         "Status changes; by STATUS, keyed by the new status."
     ),
     metric!(
@@ -100,7 +110,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONVERSATIONS_ANSWERED",
         Measure::Count(&[Source::Fact(FIRST_RESPONSE)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Conversations that got a first agent reply."
     ),
     metric!(
@@ -108,7 +118,7 @@ pub static METRICS: &[MetricDef] = &[
         "FIRST_RESPONSE_TIME",
         Measure::Average(Source::Fact(FIRST_RESPONSE)),
         Seconds,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Mean time from a conversation's start to the first agent reply."
     ),
     metric!(
@@ -116,7 +126,7 @@ pub static METRICS: &[MetricDef] = &[
         "RESPONSE_TIME",
         Measure::Average(Source::Fact(RESPONSE)),
         Seconds,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Mean time from a customer's waiting message to the agent's reply."
     ),
     metric!(
@@ -124,7 +134,7 @@ pub static METRICS: &[MetricDef] = &[
         "CSAT_RESPONSES",
         Measure::Count(&[Source::Fact(CSAT)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Ratings visitors gave closed conversations (CSAT); agent = assignee when it was closed."
     ),
     metric!(
@@ -132,7 +142,7 @@ pub static METRICS: &[MetricDef] = &[
         "CSAT_AVERAGE",
         Measure::Average(Source::Fact(CSAT)),
         Rating,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Mean rating (1–5) visitors gave closed conversations; agent = assignee when it was closed."
     ),
     metric!(
@@ -140,7 +150,7 @@ pub static METRICS: &[MetricDef] = &[
         "MESSAGES",
         Measure::Count(&[Source::Fact(MESSAGE_IN), Source::Fact(MESSAGE_OUT)]),
         Count,
-        [AGENT, TYPE],
+        [AGENT, AGENT_EMAIL, TYPE],
         "Messages in both directions."
     ),
     metric!(
@@ -148,7 +158,7 @@ pub static METRICS: &[MetricDef] = &[
         "MESSAGES_IN",
         Measure::Count(&[Source::Fact(MESSAGE_IN)]),
         Count,
-        [AGENT, TYPE],
+        [AGENT, AGENT_EMAIL, TYPE],
         "Messages from customers; agent = assignee."
     ),
     metric!(
@@ -156,8 +166,16 @@ pub static METRICS: &[MetricDef] = &[
         "MESSAGES_OUT",
         Measure::Count(&[Source::Fact(MESSAGE_OUT)]),
         Count,
-        [AGENT, TYPE],
+        [AGENT, AGENT_EMAIL, TYPE],
         "Messages to customers; agent = sender."
+    ),
+    metric!(
+        Message,
+        "TEXT_BLOCKS_USED",
+        Measure::Count(&[Source::Fact(TEXT_BLOCK_USED)]),
+        Count,
+        [AGENT, AGENT_EMAIL, TEXT_BLOCK],
+        "Messages agents sent from a text block; agent = sender, TEXT_BLOCK = the block's id."
     ),
     metric!(
         Session,
@@ -260,7 +278,7 @@ pub static METRICS: &[MetricDef] = &[
         "COBROWSE_SESSIONS",
         Measure::Count(&[Source::Fact(COBROWSE)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Co-browse sessions; agent = host."
     ),
     metric!(
@@ -268,7 +286,7 @@ pub static METRICS: &[MetricDef] = &[
         "COBROWSE_MINUTES",
         Measure::Sum(&[Source::Fact(COBROWSE)]),
         Minutes,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Co-browse time."
     ),
     metric!(
@@ -276,7 +294,7 @@ pub static METRICS: &[MetricDef] = &[
         "AVG_COBROWSE_DURATION",
         Measure::Average(Source::Fact(COBROWSE)),
         Seconds,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Mean co-browse session length."
     ),
     metric!(
@@ -284,7 +302,7 @@ pub static METRICS: &[MetricDef] = &[
         "COBROWSE_PARTICIPANTS",
         Measure::Sum(&[Source::Fact(COBROWSE_PARTICIPANTS)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "People who joined co-browse sessions."
     ),
     metric!(
@@ -292,7 +310,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONTROL_HANDOVERS",
         Measure::Count(&[Source::Fact(COBROWSE_HANDOVER)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Times a visitor let the agent click and type."
     ),
     metric!(
@@ -300,7 +318,7 @@ pub static METRICS: &[MetricDef] = &[
         "COBROWSE_SESSIONS",
         Measure::Count(&[Source::Fact(COBROWSE_UNIVERSAL)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Universal co-browse sessions; agent = host."
     ),
     metric!(
@@ -308,7 +326,7 @@ pub static METRICS: &[MetricDef] = &[
         "COBROWSE_MINUTES",
         Measure::Sum(&[Source::Fact(COBROWSE_UNIVERSAL)]),
         Minutes,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Universal co-browse time."
     ),
     metric!(
@@ -316,7 +334,7 @@ pub static METRICS: &[MetricDef] = &[
         "AVG_COBROWSE_DURATION",
         Measure::Average(Source::Fact(COBROWSE_UNIVERSAL)),
         Seconds,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Mean universal co-browse session length."
     ),
     metric!(
@@ -324,7 +342,7 @@ pub static METRICS: &[MetricDef] = &[
         "COBROWSE_PARTICIPANTS",
         Measure::Sum(&[Source::Fact(COBROWSE_UNIVERSAL_PARTICIPANTS)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "People who joined universal co-browse sessions."
     ),
     metric!(
@@ -332,7 +350,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONTROL_HANDOVERS",
         Measure::Count(&[Source::Fact(COBROWSE_UNIVERSAL_HANDOVER)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Times the host handed control to a guest or took it back."
     ),
     metric!(
@@ -340,7 +358,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONFERENCES",
         Measure::Count(&[Source::Fact(CONFERENCE)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Conferences held; agent = host."
     ),
     metric!(
@@ -348,7 +366,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONFERENCE_MINUTES",
         Measure::Sum(&[Source::Fact(CONFERENCE)]),
         Minutes,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Conference time."
     ),
     metric!(
@@ -356,7 +374,7 @@ pub static METRICS: &[MetricDef] = &[
         "AVG_CONFERENCE_DURATION",
         Measure::Average(Source::Fact(CONFERENCE)),
         Seconds,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Mean conference length."
     ),
     metric!(
@@ -364,7 +382,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONFERENCE_PARTICIPANTS",
         Measure::Sum(&[Source::Fact(CONFERENCE_PARTICIPANTS)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "People who joined conferences."
     ),
     metric!(
@@ -372,7 +390,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONFERENCE_RECORDINGS",
         Measure::Count(&[Source::Fact(CONFERENCE_RECORDING)]),
         Count,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Recordings stored (one per participant and camera or screen)."
     ),
     metric!(
@@ -380,7 +398,7 @@ pub static METRICS: &[MetricDef] = &[
         "CONFERENCE_RECORDED_MINUTES",
         Measure::Sum(&[Source::Fact(CONFERENCE_RECORDING)]),
         Minutes,
-        [AGENT],
+        [AGENT, AGENT_EMAIL],
         "Time recorded, summed over recordings."
     ),
     metric!(

@@ -235,6 +235,8 @@ pub const RESPONSE: &str = "RESPONSE";
 /// A visitor rated a closed conversation; value = the rating (1–5), agent =
 /// the assignee at the closing.
 pub const CSAT: &str = "CSAT";
+/// A message was sent from a text block; `dim` is the block's id, agent the sender.
+pub const TEXT_BLOCK_USED: &str = "TEXT_BLOCK_USED";
 /// A routing rule matched; `dim` is the rule id.
 pub const ROUTING_RULE_MATCH: &str = "ROUTING_RULE_MATCH";
 /// An action rule matched; `dim` is the rule id.

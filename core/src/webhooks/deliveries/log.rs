@@ -175,6 +175,7 @@ pub fn event_catalogue() -> Vec<(EventType, &'static str)> {
                 EventType::CustomerDeleted => "a customer was deleted; body: Customer as it was",
                 EventType::CustomerAssigned => "a customer was assigned or unassigned; body: Customer",
                 EventType::CsatSubmitted => "a visitor rated a closed conversation; body: CsatSubmitted",
+                EventType::NoteCreated => "a private note was written in a conversation; body: Note",
                 EventType::WebhookTest => "sent on request to one endpoint (not subscribable)",
                 EventType::WatchdogAlert => {
                     "a watchdog fired; sent to its WEBHOOK receivers only (not subscribable); body: the alert"

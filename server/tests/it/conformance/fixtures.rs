@@ -91,6 +91,9 @@ pub(super) async fn fixtures(app: &TestApp) -> Fixtures {
     let action = json!({"name": "Target", "trigger": "PAGE", "action": {"type": "HIDE_BUTTON"}});
     f.targets
         .insert("action", id(&create("/rest/v1/rule/action", action).await));
+    let block = json!({"shortcut": "target", "text": "Hello {customer.firstName|there}"});
+    f.targets
+        .insert("textblock", id(&create("/rest/v1/textblock", block).await));
     let watchdog = json!({"name": "Target", "watchdogType": "JAVASCRIPT_ERROR"});
     f.targets
         .insert("watchdog", id(&create("/rest/v1/watchdog", watchdog).await));

@@ -31,6 +31,7 @@ use serde_json::{json, Map, Value};
 use crate::utils::{ok_json, TestApp};
 
 mod draw;
+mod findings;
 mod fixtures;
 
 use draw::*;
@@ -72,8 +73,8 @@ enum Complete {
 
 /// The 422 codes of rules that no schema can state, which the descriptions
 /// name: between two fields' values, an end that is not after its start
-/// (`endHours`, holidays' `to`) and the two forms of one date
-/// (`from`/`fromDate`) naming different days; and between a value and what
+/// (`endHours`, holidays' `to`) and a user's `admin` that contradicts
+/// its `roleId`; and between a value and what
 /// the server holds, a visitor's attachment link that names no file the
 /// visitor uploaded (`not_uploaded`) and an `identitySignature` that is not
 /// the workspace's signature of the identity given (`signature_mismatch`).
