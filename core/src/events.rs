@@ -45,7 +45,9 @@ pub enum EventType {
     /// A customer's fields were changed. Body: the Customer object.
     #[serde(rename = "customer.updated")]
     CustomerUpdated,
-    /// A customer was deleted. Body: the Customer object as it was.
+    /// A customer was deleted, and everything held about them erased. Body:
+    /// the ids alone (`CustomerErased`: `id`, `externalId`), so that
+    /// integrators can erase them too.
     #[serde(rename = "customer.deleted")]
     CustomerDeleted,
     /// A customer was assigned to a user or a team, or unassigned. Body: the Customer

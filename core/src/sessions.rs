@@ -286,6 +286,30 @@ impl Services {
         Ok(out.remove(0))
     }
 
+    /// Deletes a recorded session: its batches, tags and co-browses (by
+    /// cascade) and the live-view links to it. Its report facts keep their
+    /// numbers and lose the session's id. Audited as `session.delete`.
+    pub async fn delete_recorded_session(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
+        let mut tx = self.db().begin().await?;
+        SESSIONS.read_in::<(String,)>(&mut tx, tenant_id, id, "id").await?;
+        for sql in [
+            "delete from liveview_tokens where tenant_id = $1 and session_id = $2",
+            "update report_facts set subject = null where tenant_id = $1 and subject = $2",
+            "update report_facts set dedupe_key = null where tenant_id = $1 and dedupe_key = $2",
+            "delete from recorded_sessions where tenant_id = $1 and id = $2",
+        ] {
+            with_tx!(&mut tx, |conn| sqlx::query(sql)
+                .bind(tenant_id)
+                .bind(id)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected()))?;
+        }
+        audit::record(&mut tx, Some(tenant_id), actor, "session.delete", "session", Some(id)).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// A page of recorded sessions carrying every tag of the filter, newest first.
     pub async fn list_recorded_sessions(
         &self,

@@ -3,7 +3,9 @@
 // writes in; the agent types "/" and the shortcut, and the German text, filled
 // in for this customer, takes the place of the draft; the reply counts a use;
 // a flow goes out from the same picker; and a private note naming a colleague
-// reaches that colleague's bell, live, while the conversation stays unanswered.
+// reaches that colleague's bell, live, while the conversation stays unanswered;
+// and the admin downloads everything held about the customer.
+import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { createApiKey, expectAccessible, hydrated, openSettings, screenshot, signIn } from './helpers';
 
@@ -133,4 +135,14 @@ test('text blocks, a flow by hand, and a private note that tells a colleague', a
   const history = await (await request.get(`/rest/v1/customer/${customerId}/message?pageSize=50`, { headers: auth })).json();
   expect(JSON.stringify(history)).not.toContain('asked twice about the parcel');
   await context.close();
+
+  // The admin downloads everything held about the customer, notes and all.
+  await page.goto(`/inbox/${customerId}`);
+  await hydrated(page);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export data' }).click()]);
+  expect(download.suggestedFilename()).toBe(`customer-${customerId}.json`);
+  const exported = JSON.parse(readFileSync(await download.path(), 'utf8'));
+  expect(exported.customer.id).toBe(customerId);
+  expect(JSON.stringify(exported.records.notes)).toContain('asked twice about the parcel');
+  expect(exported.records.messages.length).toBeGreaterThanOrEqual(3);
 });

@@ -32,8 +32,8 @@ use tower_http::{
 
 use crate::{
     http::{
-        call_recordings, client_ip, continue_chat, downloads, error::ApiError, files, health, inbox_events, metrics,
-        middleware as mw, recording_views, request_id, session,
+        call_recordings, client_ip, continue_chat, customer_export, downloads, error::ApiError, files, health,
+        inbox_events, metrics, middleware as mw, recording_views, request_id, session,
     },
     rest,
     state::AppState,
@@ -82,6 +82,7 @@ pub fn build(state: AppState) -> Router {
             get(call_recordings::download),
         )
         .route("/inbox/{id}/file", post(files::send_from_inbox))
+        .route("/inbox/{id}/export", get(customer_export::download))
         .route("/join/{token}/ws", get(crate::media::signal::join_socket))
         .route("/cobrowse/{id}/ws", get(crate::cobrowse::socket::cobrowse_socket))
         .merge(rest_router)

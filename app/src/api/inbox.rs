@@ -151,6 +151,8 @@ pub struct ThreadView {
 pub struct Assignees {
     /// The signed-in user's id ("Assign to me").
     pub me: String,
+    /// Whether the signed-in user is an admin (who may export a customer's data).
+    pub admin: bool,
     /// `(id, name)` of each user.
     pub users: Vec<(String, String)>,
     /// `(id, name)` of each team.
@@ -480,6 +482,7 @@ pub async fn inbox_assignees() -> Result<Assignees, ServerFnError> {
         .await
         .map_err(crate::ssr::to_server_error)?;
     Ok(Assignees {
+        admin: user.role.includes(rapport_core::model::Role::Admin),
         me: user.id,
         users,
         teams,

@@ -336,6 +336,9 @@ fn Thread(
                     <button type="submit" class="button secondary">{format!("Mark {}", label.to_lowercase())}</button>
                 </PostForm>
             }).collect_view()}
+            {people.admin.then(|| view! {
+                <a class="button secondary" href=format!("/inbox/{}/export", id.get_value()) download="" rel="external">"Export data"</a>
+            })}
             <PostForm action=call>
                 <input type="hidden" name="customer_id" value=id.get_value() />
                 <button type="submit" class="button secondary" disabled=move || call.pending().get()>"Start a video call"</button>

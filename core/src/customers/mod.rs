@@ -522,7 +522,9 @@ impl Services {
         row.map(Customer::from).ok_or(CoreError::NotFound("customer"))
     }
 
-    /// Deletes a customer.
+    /// Deletes a customer row and what cascades from it, nothing else: for a
+    /// customer merged into another (`hand_visitor_over`), whose data has moved.
+    /// Deleting a customer as a person asks is [`Services::erase_customer`].
     pub async fn delete_customer(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let customer = customer_in(&mut tx, tenant_id, id).await?;
@@ -536,19 +538,25 @@ impl Services {
         .map(|r| r.rows_affected()))?;
         count_customers(&mut tx, tenant_id, -1).await?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.delete", "customer", Some(id)).await?;
-        events::enqueue(
-            &mut tx,
-            tenant_id,
-            actor,
-            EventType::CustomerDeleted,
-            Some(id),
-            &customer,
-        )
-        .await?;
+        let erased = CustomerErased {
+            id: customer.id.clone(),
+            external_id: customer.external_id.clone(),
+        };
+        events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerDeleted, Some(id), &erased).await?;
         tx.commit().await?;
         self.wake_outbox();
         Ok(())
     }
+}
+
+/// The body of `customer.deleted`: whom integrators should forget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerErased {
+    /// The customer's id.
+    pub id: String,
+    /// The id the customer had in the integrator's system, if any.
+    pub external_id: Option<String>,
 }
 
 /// Assigns a customer to `user` or `team` (or neither) in `tx`: audited, and
@@ -607,7 +615,7 @@ pub(crate) async fn unassign_user_everywhere(tx: &mut Tx, tenant_id: &TenantId, 
 /// create or delete. Called last before the commit, so that on PostgreSQL the
 /// count's row lock, which orders concurrent creates of one tenant, is held only
 /// for the commit itself.
-async fn count_customers(tx: &mut Tx, tenant_id: &TenantId, delta: i64) -> CoreResult<()> {
+pub(crate) async fn count_customers(tx: &mut Tx, tenant_id: &TenantId, delta: i64) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "insert into customer_counts (tenant_id, customers) values ($1, $2) \
          on conflict (tenant_id) do update set customers = customer_counts.customers + $2"

@@ -7,6 +7,8 @@
 pub mod assignment;
 pub mod calls;
 pub mod csat;
+pub mod erasure;
+pub mod export;
 pub mod jobs;
 pub mod messages;
 pub mod notes;

@@ -3,6 +3,7 @@
 pub mod call_recordings;
 pub mod client_ip;
 pub mod continue_chat;
+pub mod customer_export;
 pub mod dashboard_user;
 pub mod downloads;
 pub mod error;

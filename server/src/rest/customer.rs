@@ -14,6 +14,7 @@ use axum::{
 use rapport_core::{
     customers::{Assignment, Customer, CustomerFilter, CustomerIn},
     model::{Page, PageRequest},
+    usecases::export::CustomerExport,
 };
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -31,6 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_customers, create_customer))
         .routes(routes!(get_customer, update_customer, delete_customer))
         .routes(routes!(assign_customer))
+        .routes(routes!(export_customer))
 }
 
 /// Paging and filters of the customer list (one flat query string). The paging
@@ -143,20 +145,45 @@ async fn update_customer(
     ))
 }
 
-/// Delete a customer.
+/// Delete a customer, erasing everything held about them: messages, notes,
+/// files, ratings, recorded sessions, visits, page resources and script errors
+/// of their visitor, calls and their recordings, mails to or about them,
+/// webhook events about them not being sent right now, notifications, jobs
+/// and routing decisions naming them. Reports keep their numbers without
+/// them. Queues `customer.deleted` with the ids alone (`CustomerErased`);
+/// audited as `customer.erase`.
 #[utoipa::path(delete, path = "/customer/{id}", tag = "customer", params(("id" = String, Path, description = "Customer id")),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 204, description = "Deleted"), AuthErrors, NotFoundError))]
+    responses((status = 204, description = "Erased"), AuthErrors, NotFoundError))]
 async fn delete_customer(
     auth: TenantAuth,
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    state
-        .services
-        .delete_customer(&auth.tenant_id, &id, &auth.actor)
-        .await?;
+    state.services.erase_customer(&auth.tenant_id, &id, &auth.actor).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Everything held about a customer, as one JSON document to download (GDPR
+/// access and portability): the customer, and every other record about them
+/// by table (messages, notes, files with their bytes in base64, ratings,
+/// recorded sessions, visits, page resources, script errors, calls and their
+/// recordings, routing decisions, mails). Audited as `customer.export`.
+#[utoipa::path(get, path = "/customer/{id}/export", tag = "customer", params(("id" = String, Path, description = "Customer id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 200, body = CustomerExport, headers(("content-disposition" = String, description = "attachment; filename=\"customer-<id>.json\""))),
+        AuthErrors, NotFoundError))]
+async fn export_customer(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<impl axum::response::IntoResponse> {
+    let export = state
+        .services
+        .export_customer(&auth.tenant_id, &id, &auth.actor)
+        .await?;
+    let disposition = format!("attachment; filename=\"customer-{}.json\"", export.customer.id);
+    Ok(([(axum::http::header::CONTENT_DISPOSITION, disposition)], Json(export)))
 }
 
 /// Assign a customer to a user (`userId`, an id or e-mail) or a team (`teamId`),

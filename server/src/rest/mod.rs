@@ -58,7 +58,7 @@ pub const BASE: &str = "/rest/v1";
     modifiers(&SecuritySchemes),
     // `CsatSubmitted` is only a webhook body (`csat.submitted`), named here so
     // that integrators find it; the other bodies are responses too.
-    components(schemas(Problem, rapport_core::FieldError, rapport_core::usecases::csat::CsatSubmitted)),
+    components(schemas(Problem, rapport_core::FieldError, rapport_core::usecases::csat::CsatSubmitted, rapport_core::customers::CustomerErased)),
     tags(
         (name = "tenant", description = "Tenant management (platform key)"),
         (name = "workspace", description = "The API key's own tenant and its settings"),

@@ -2,6 +2,7 @@
 
 use axum::{
     extract::{Path, State},
+    http::StatusCode,
     Json,
 };
 use rapport_core::{
@@ -22,7 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_recorded))
         .routes(routes!(record_session))
-        .routes(routes!(get_session))
+        .routes(routes!(get_session, delete_session))
 }
 
 /// List recorded sessions, newest first. `tagFilter.tagsFilter` keeps sessions that
@@ -67,4 +68,21 @@ async fn get_session(
     Path(id): Path<String>,
 ) -> ApiResult<Json<RecordedSession>> {
     Ok(Json(state.services.get_recorded_session(&auth.tenant_id, &id).await?))
+}
+
+/// Delete a recorded session: its events, tags, co-browses and live-view
+/// links. Reports keep its numbers without its id.
+#[utoipa::path(delete, path = "/session/{id}", tag = "session", params(("id" = String, Path, description = "Session id")),
+    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
+    responses((status = 204, description = "Deleted"), AuthErrors, NotFoundError))]
+async fn delete_session(
+    auth: TenantAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    state
+        .services
+        .delete_recorded_session(&auth.tenant_id, &id, &auth.actor)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -21,6 +21,7 @@ mod dashboard_settings;
 mod dashboard_sign_in;
 mod durability;
 mod engine_settings;
+mod erasure;
 mod errors;
 mod files;
 mod flows;

@@ -172,7 +172,7 @@ pub fn event_catalogue() -> Vec<(EventType, &'static str)> {
                 EventType::MessageSent => "a message was sent to a customer; body: Message",
                 EventType::CustomerCreated => "a customer was created; body: Customer",
                 EventType::CustomerUpdated => "a customer's fields changed; body: Customer",
-                EventType::CustomerDeleted => "a customer was deleted; body: Customer as it was",
+                EventType::CustomerDeleted => "a customer was deleted and erased; body: CustomerErased, the ids alone",
                 EventType::CustomerAssigned => "a customer was assigned or unassigned; body: Customer",
                 EventType::CsatSubmitted => "a visitor rated a closed conversation; body: CsatSubmitted",
                 EventType::NoteCreated => "a private note was written in a conversation; body: Note",
