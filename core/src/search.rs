@@ -200,7 +200,8 @@ const CUSTOMER_COLUMNS: &str = "c.first_name, c.last_name, c.email, c.external_i
 
 impl Services {
     /// A page of the tenant's hits for `query`, best first (then newest). A
-    /// query without a word is refused at `q`.
+    /// query without a word (letters or digits) finds nothing; one longer than
+    /// [`MAX_QUERY`] is refused at `q`.
     pub async fn search(
         &self,
         tenant_id: &TenantId,
@@ -217,11 +218,8 @@ impl Services {
         }
         let words = words(&query.q);
         if words.is_empty() {
-            return Err(CoreError::invalid(
-                "q",
-                "required",
-                "q needs at least one word (letters or digits)",
-            ));
+            // No word to look for: nothing matches.
+            return Ok(paging.page(0, Vec::new()));
         }
         let tag = query
             .tag

@@ -28,8 +28,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 struct SearchParams {
     /// The words (letters and digits; anything else separates them; at most 8
-    /// are used). Each matches the start of a word, and all must match.
-    #[param(min_length = 1, max_length = 500, pattern = r"[\p{L}\p{N}]", example = "refund 1182")]
+    /// are used). Each matches the start of a word, and all must match; a query
+    /// without a word finds nothing.
+    #[param(max_length = 500, example = "refund 1182")]
     q: String,
     /// Only conversations with this status.
     status: Option<ConversationStatus>,
