@@ -188,15 +188,15 @@ impl Checks {
 }
 
 /// The language tags Rapport takes, as the OpenAPI document states them (the
-/// schemas repeat it as a literal, which `#[schema(pattern)]` requires): a BCP 47
-/// language (2–3 letters), then optionally a script (4 letters), a region (2
-/// letters or 3 digits) and variants (5–8 letters or digits, or a digit and 3).
-pub const LANGUAGE_PATTERN: &str =
-    r"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$";
+/// schemas repeat it as a literal, which `#[schema(pattern)]` requires): a
+/// BCP 47 language (2–3 letters), then optionally a script (4 letters), a
+/// region (2 letters or 3 digits), variants (5–8 letters or digits, or a digit
+/// and 3), extensions (`-u-co-phonebk`) and a private use (`-x-mine`), as
+/// browsers report them.
+pub const LANGUAGE_PATTERN: &str = r"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?$";
 
 /// [`LANGUAGE_PATTERN`], or blank: where a blank language removes the one held.
-pub const LANGUAGE_OR_BLANK_PATTERN: &str =
-    r"^\s*$|^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$";
+pub const LANGUAGE_OR_BLANK_PATTERN: &str = r"^\s*$|^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?$";
 
 /// Whether `value` matches [`LANGUAGE_PATTERN`]. Each kind of subtag has its own
 /// shape, so taking them in order, each at most once, decides it.
@@ -209,13 +209,32 @@ pub fn is_language_tag(value: &str) -> bool {
         s.bytes().all(|b| b.is_ascii_alphanumeric())
             && ((5..=8).contains(&s.len()) || (s.len() == 4 && s.as_bytes()[0].is_ascii_digit()))
     };
+    let alnum = |s: &str, n: std::ops::RangeInclusive<usize>| {
+        n.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric())
+    };
     let mut parts = value.split('-').peekable();
     if !parts.next().is_some_and(|language| letters(language, 2..=3)) {
         return false;
     }
     parts.next_if(|script| letters(script, 4..=4));
     parts.next_if(|region| letters(region, 2..=2) || digits(region));
-    parts.all(variant)
+    while parts.next_if(|v| variant(v)).is_some() {}
+    // Extensions (`-u-co-phonebk`): a singleton other than `x`, then subtags.
+    while let Some(singleton) = parts.next_if(|s| alnum(s, 1..=1) && !s.eq_ignore_ascii_case("x")) {
+        let _ = singleton;
+        if parts.next_if(|s| alnum(s, 2..=8)).is_none() {
+            return false;
+        }
+        while parts.next_if(|s| alnum(s, 2..=8)).is_some() {}
+    }
+    // Private use (`-x-mine`): `x`, then subtags of 1 to 8.
+    if parts.next_if(|s| s.eq_ignore_ascii_case("x")).is_some() {
+        if parts.next_if(|s| alnum(s, 1..=8)).is_none() {
+            return false;
+        }
+        while parts.next_if(|s| alnum(s, 1..=8)).is_some() {}
+    }
+    parts.next().is_none()
 }
 
 /// Most tags on one user or team.
@@ -341,6 +360,10 @@ mod tests {
             "de-CH-1996",
             "qq",
             "EN-us",
+            "de-DE-u-co-phonebk",
+            "en-US-x-twain",
+            "de-CH-x-y",
+            "th-TH-u-nu-thai-x-a",
         ] {
             assert!(is_language_tag(tag), "{tag}");
             assert!(language_tags::LanguageTag::parse(tag).is_ok(), "{tag} is well-formed");
@@ -354,8 +377,11 @@ mod tests {
             "en-US-abcd",
             "x-private",
             "en_US",
-            "de-CH-x-y",
             "1en",
+            "en-u",
+            "en-x",
+            "en-u-x-a",
+            "en-x-toolongtag",
         ] {
             assert!(!is_language_tag(tag), "{tag}");
         }

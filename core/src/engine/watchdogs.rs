@@ -303,6 +303,7 @@ const NOT_SETTINGS: &[&str] = &[
     "liveview.",
     "cobrowse.",
     "notification.",
+    "note.",
     "form.",
     "routing.",
     "webhook.test",

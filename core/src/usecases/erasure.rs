@@ -8,10 +8,13 @@
 //! 2. report facts keep their numbers and lose whom they were about (subject
 //!    and dedupe key cleared), and the unique-visitor rollups keyed by the
 //!    visitor get a random key, so every total stays as it was;
-//! 3. the visitor's visits, page resources, script errors and visitor-day
-//!    marks, the recorded sessions (their batches, tags and co-browses by
-//!    cascade) and live-view links to them, the appointments (their conference
-//!    recordings by cascade), the mails to or about the customer, the jobs,
+//! 3. the visitor's visits, page resources and script errors (its
+//!    visitor-day marks get the random key too), the recorded sessions
+//!    (theirs, and their visitor's from before the chat knew them; their
+//!    batches, tags and co-browses by cascade) and live-view links to them,
+//!    the appointments (their conference recordings by cascade), the mails
+//!    about the customer (transcripts, replies, invitations: never by address,
+//!    which a visitor may have given as anyone's), the jobs,
 //!    notifications and routing decisions naming them, and the webhook events
 //!    about them that no worker is sending right now (with their deliveries)
 //!    are deleted, and the audit log forgets the visitor's IP addresses;
@@ -53,6 +56,13 @@ pub struct Erased {
     /// Report facts that lost their subject.
     pub facts_anonymised: u64,
 }
+
+/// The visitor ids of customer `$2`'s recorded sessions that no other
+/// customer's sessions name (a shared browser's id is theirs too).
+pub(crate) const VISITORS_OF: &str = "select distinct visitor_id from recorded_sessions s \
+     where tenant_id = $1 and customer_id = $2 and not exists (select 1 from recorded_sessions o \
+       where o.tenant_id = s.tenant_id and o.visitor_id = s.visitor_id and o.customer_id is not null \
+       and o.customer_id <> s.customer_id)";
 
 /// Runs `sql` with `binds` as `$1…` in order.
 async fn run(tx: &mut Tx, sql: &str, binds: &[&str]) -> CoreResult<u64> {
@@ -97,18 +107,21 @@ impl Services {
         let mut erased = Erased::default();
 
         // 1. What hangs off the customer by other keys.
+        let visitors = column(&mut tx, VISITORS_OF, &[t, c]).await?;
+        // Theirs, and their visitor's from before the chat knew them.
+        let before_chat = if visitors.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " or (customer_id is null and visitor_id in ({}))",
+                placeholders(3, visitors.len())
+            )
+        };
+        let binds: Vec<&str> = [t, c].into_iter().chain(visitors.iter().map(String::as_str)).collect();
         let sessions = column(
             &mut tx,
-            "select id from recorded_sessions where tenant_id = $1 and customer_id = $2",
-            &[t, c],
-        )
-        .await?;
-        let visitors = column(
-            &mut tx,
-            "select distinct visitor_id from recorded_sessions s where tenant_id = $1 and customer_id = $2 \
-             and not exists (select 1 from recorded_sessions o where o.tenant_id = s.tenant_id \
-               and o.visitor_id = s.visitor_id and o.customer_id is not null and o.customer_id <> s.customer_id)",
-            &[t, c],
+            &format!("select id from recorded_sessions where tenant_id = $1 and (customer_id = $2{before_chat})"),
+            &binds,
         )
         .await?;
         let appointments = column(
@@ -127,14 +140,6 @@ impl Services {
             let binds: Vec<&str> = std::iter::once(t).chain(sessions.iter().map(String::as_str)).collect();
             column(&mut tx, &sql, &binds).await?
         };
-        let addresses = column(
-            &mut tx,
-            "select a from (select email as a from customers where tenant_id = $1 and id = $2 \
-               union select reply_to from customers where tenant_id = $1 and id = $2 \
-               union select claimed_email from customers where tenant_id = $1 and id = $2) x where a is not null",
-            &[t, c],
-        )
-        .await?;
         let recordings = if appointments.is_empty() {
             Vec::new()
         } else {
@@ -172,26 +177,19 @@ impl Services {
         .await?;
         for visitor in &visitors {
             let pseudonym = uuid::Uuid::new_v4().to_string();
-            run(
-                &mut tx,
+            for sql in [
                 "update report_rollups set group_key = $3 where tenant_id = $1 and group_kind = 'VISITOR' and group_key = $2",
-                &[t, visitor, &pseudonym],
-            )
-            .await?;
+                // The marks that count a visitor once a day keep doing so.
+                "update visitor_days set visitor_id = $3 where tenant_id = $1 and visitor_id = $2",
+                "update error_visitor_days set visitor_id = $3 where tenant_id = $1 and visitor_id = $2",
+            ] {
+                run(&mut tx, sql, &[t, visitor, &pseudonym]).await?;
+            }
         }
 
         // 3. What is about them, by those keys.
         for table in ["visits", "visit_resources", "script_errors"] {
             erased.tracking += run_in(
-                &mut tx,
-                &format!("delete from {table} where tenant_id = $1 and visitor_id in ({{ids}})"),
-                &[t],
-                &visitors,
-            )
-            .await?;
-        }
-        for table in ["visitor_days", "error_visitor_days"] {
-            run_in(
                 &mut tx,
                 &format!("delete from {table} where tenant_id = $1 and visitor_id in ({{ids}})"),
                 &[t],
@@ -217,21 +215,15 @@ impl Services {
             .into_iter()
             .chain(appointments.iter().map(|a| format!("appointment:{a}")))
             .collect();
-        let mails_about = run_in(
+        // By what they are about, never by address: an address a visitor gave
+        // may be anyone's, an agent's too.
+        erased.mails = run_in(
             &mut tx,
             "delete from mail_outbox where tenant_id = $1 and about in ({ids})",
             &[t],
             &abouts,
         )
         .await?;
-        let mails_to = run_in(
-            &mut tx,
-            "delete from mail_outbox where tenant_id = $1 and to_address in ({ids})",
-            &[t],
-            &addresses,
-        )
-        .await?;
-        erased.mails = mails_about + mails_to;
         erased.appointments = run_in(
             &mut tx,
             "delete from appointments where tenant_id = $1 and id in ({ids})",

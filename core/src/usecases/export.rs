@@ -14,10 +14,11 @@ use sqlx::{Column, Row, TypeInfo, ValueRef};
 use crate::{
     audit::{self, Actor},
     customers::Customer,
-    db::{placeholders, Tx},
+    db::{placeholders, Db},
     error::CoreResult,
     ids::TenantId,
-    with_tx, Services,
+    usecases::erasure::VISITORS_OF,
+    with_db, Services,
 };
 
 /// Everything held about one customer.
@@ -45,22 +46,22 @@ const TABLES: [(&str, &str, &[&str]); 12] = [
     ("notes", "customer_id = {customer} order by created_at", &[]),
     ("chat_files", "customer_id = {customer} order by created_at", &[]),
     ("csat_ratings", "customer_id = {customer}", &[]),
-    ("recorded_sessions", "id in ({sessions}) order by started_at", &[]),
+    (
+        "recorded_sessions",
+        "id in ({sessions}) order by started_at",
+        &["write_token_hash"],
+    ),
     ("visits", "visitor_id in ({visitors}) order by started_at", &[]),
     ("visit_resources", "visitor_id in ({visitors}) order by at", &[]),
     ("script_errors", "visitor_id in ({visitors}) order by at", &[]),
     (
         "appointments",
         "id in ({appointments})",
-        &["host_token_hash", "join_token_hash"],
+        &["join_token", "join_token_hash", "password_hash"],
     ),
     ("conference_recordings", "appointment_id in ({appointments})", &[]),
     ("routing_decisions", "customer_id = {customer} order by at", &[]),
-    (
-        "mail_outbox",
-        "(about = 'transcript:' || {customer} or about = 'reply:' || {customer} or to_address in ({addresses}))",
-        &["body"],
-    ),
+    ("mail_outbox", "about in ({abouts})", &["body"]),
 ];
 
 /// One row as a JSON object, each column by its stored type.
@@ -106,8 +107,8 @@ where
 }
 
 /// The rows of `table` about the customer, as JSON objects.
-async fn rows(tx: &mut Tx, sql: &str, binds: &[String], skip: &[&str]) -> CoreResult<Vec<Value>> {
-    Ok(with_tx!(tx, |conn| {
+async fn rows(db: &Db, sql: &str, binds: &[String], skip: &[&str]) -> CoreResult<Vec<Value>> {
+    Ok(with_db!(db, |conn| {
         let mut q = sqlx::query(sql);
         for b in binds {
             q = q.bind(b);
@@ -119,8 +120,8 @@ async fn rows(tx: &mut Tx, sql: &str, binds: &[String], skip: &[&str]) -> CoreRe
 }
 
 /// The first column of `sql`'s rows.
-async fn ids(tx: &mut Tx, sql: &str, binds: &[&str]) -> CoreResult<Vec<String>> {
-    Ok(with_tx!(tx, |conn| {
+async fn ids(db: &Db, sql: &str, binds: &[&str]) -> CoreResult<Vec<String>> {
+    Ok(with_db!(db, |conn| {
         let mut q = sqlx::query_scalar::<_, String>(sql);
         for b in binds {
             q = q.bind(*b);
@@ -131,8 +132,9 @@ async fn ids(tx: &mut Tx, sql: &str, binds: &[&str]) -> CoreResult<Vec<String>> 
 
 impl Services {
     /// Everything held about a customer (404 for a customer that is not the
-    /// tenant's), read in one transaction so that it is one moment's, and
-    /// audited as `customer.export`.
+    /// tenant's), audited as `customer.export`. It is read from the read
+    /// pool, not in a transaction: on SQLite a transaction would hold the one
+    /// writer while the files are read and encoded.
     pub async fn export_customer(
         &self,
         tenant_id: &TenantId,
@@ -140,30 +142,35 @@ impl Services {
         actor: &Actor,
     ) -> CoreResult<CustomerExport> {
         let customer = self.get_customer(tenant_id, customer_id).await?;
-        let mut tx = self.db().begin().await?;
+        let db = self.db();
         let (t, c) = (tenant_id.as_str(), customer_id);
+        // The same reach as the erasure's: the visitor ids only they have, and
+        // those visitors' sessions from before the chat knew them.
+        let visitors = ids(db, VISITORS_OF, &[t, c]).await?;
+        let before_chat = if visitors.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " or (customer_id is null and visitor_id in ({}))",
+                placeholders(3, visitors.len())
+            )
+        };
+        let binds: Vec<&str> = [t, c].into_iter().chain(visitors.iter().map(String::as_str)).collect();
         let sessions = ids(
-            &mut tx,
-            "select id from recorded_sessions where tenant_id = $1 and customer_id = $2",
-            &[t, c],
-        )
-        .await?;
-        let visitors = ids(
-            &mut tx,
-            "select distinct visitor_id from recorded_sessions where tenant_id = $1 and customer_id = $2",
-            &[t, c],
+            db,
+            &format!("select id from recorded_sessions where tenant_id = $1 and (customer_id = $2{before_chat})"),
+            &binds,
         )
         .await?;
         let appointments = ids(
-            &mut tx,
+            db,
             "select id from appointments where tenant_id = $1 and customer_id = $2",
             &[t, c],
         )
         .await?;
-        let addresses: Vec<String> = [&customer.email, &customer.claimed_email]
+        let abouts: Vec<String> = [format!("transcript:{c}"), format!("reply:{c}")]
             .into_iter()
-            .flatten()
-            .cloned()
+            .chain(appointments.iter().map(|a| format!("appointment:{a}")))
             .collect();
         let mut records = Map::new();
         for (table, filter, skip) in TABLES {
@@ -186,7 +193,7 @@ impl Services {
                 ("{sessions}", &sessions),
                 ("{visitors}", &visitors),
                 ("{appointments}", &appointments),
-                ("{addresses}", &addresses),
+                ("{abouts}", &abouts),
             ] {
                 if filter.contains(key) {
                     let held = list(items, &mut binds);
@@ -194,11 +201,9 @@ impl Services {
                 }
             }
             let sql = format!("select * from {table} where tenant_id = $1 and {filter}");
-            records.insert(
-                table.to_string(),
-                Value::Array(rows(&mut tx, &sql, &binds, skip).await?),
-            );
+            records.insert(table.to_string(), Value::Array(rows(db, &sql, &binds, skip).await?));
         }
+        let mut tx = db.begin().await?;
         audit::record(
             &mut tx,
             Some(tenant_id),

@@ -338,6 +338,8 @@ impl Services {
             return Err(CoreError::NotFound("flow"));
         }
         let mut tx = self.db().begin().await?;
+        // The customer is the tenant's before anything is written for it.
+        lock_conversation(&mut tx, tenant_id, customer_id).await?;
         let sent = self.send_flow(&mut tx, tenant_id, customer_id, flow_id, actor).await?;
         dispatch::answered(&mut tx, tenant_id, customer_id).await?;
         replies_by_mail::schedule_in(&mut tx, tenant_id, customer_id).await?;

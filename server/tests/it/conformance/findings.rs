@@ -143,6 +143,8 @@ async fn the_fuzzers_findings_agree(db: TestDb) {
         Finding::new(Method::POST, "/systemmessage", true).body(json!({"message": "Hi", "language": "de-CH-1996"})),
         Finding::new(Method::POST, "/systemmessage", false).body(json!({"message": "Hi", "language": "en_US"})),
         Finding::new(Method::POST, "/systemmessage", false).body(json!({"message": "Hi", "language": "x-private"})),
+        Finding::new(Method::POST, "/systemmessage", true)
+            .body(json!({"message": "Hi", "language": "de-DE-u-co-phonebk"})),
         // A text block's braces name its variables.
         Finding::new(Method::POST, "/textblock", true)
             .body(json!({"shortcut": "hi", "text": "Hi {customer.firstName|there}"})),
