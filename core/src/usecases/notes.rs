@@ -38,6 +38,17 @@ impl Services {
         let mut checks = Checks::new();
         let text = checks.required_text("text", input.text.as_deref(), MAX_NOTE);
         checks.finish()?;
+        let names = mentioned_names(&text);
+        // Who tells the named users, read before the transaction: a read from
+        // the pool inside it would take a second connection on PostgreSQL.
+        let author = if names.is_empty() {
+            String::new()
+        } else {
+            self.user_names(tenant_id, &[actor.id.as_str()])
+                .await?
+                .remove(&actor.id)
+                .unwrap_or_else(|| "An integration".to_string())
+        };
         let mut tx = self.db().begin().await?;
         let (name,): (String,) = TenantTable::new("customers", "customer")
             .read_in(
@@ -47,8 +58,13 @@ impl Services {
                 "coalesce(nullif(trim(coalesce(first_name, '') || ' ' || coalesce(last_name, '')), ''), id)",
             )
             .await?;
-        let users = notes::users_in(&mut tx, tenant_id).await?;
-        let mentioned: Vec<String> = mentioned_users(&mentioned_names(&text), &users)
+        // The users are read only when an `@` names someone.
+        let users = if names.is_empty() {
+            Vec::new()
+        } else {
+            notes::users_in(&mut tx, tenant_id).await?
+        };
+        let mentioned: Vec<String> = mentioned_users(&names, &users)
             .into_iter()
             .filter(|id| *id != actor.id)
             .collect();
@@ -71,14 +87,6 @@ impl Services {
             &note,
         )
         .await?;
-        let author = match self
-            .user_names(tenant_id, &[actor.id.as_str()])
-            .await?
-            .remove(&actor.id)
-        {
-            Some(name) => name,
-            None => "An integration".to_string(),
-        };
         let mut updates = vec![(
             customer_id.to_string(),
             LiveEvent::Note {
