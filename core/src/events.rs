@@ -2,9 +2,11 @@
 //!
 //! A service that changes something integrators hear about calls [`enqueue`] inside
 //! the same transaction as the change. `enqueue` stores the event once (its payload as
-//! the exact bytes that will be sent) and one delivery row per enabled webhook
-//! endpoint whose filter takes the event. Commit makes both visible at once; roll back
-//! and neither exists. The delivery worker (see `webhooks`) picks the rows up.
+//! the exact bytes that will be sent), marked for fan-out, when at least one enabled
+//! endpoint of the tenant subscribes to it. Commit makes it visible; roll back and it
+//! never existed. The delivery worker then writes one delivery per subscribed
+//! endpoint, after the commit (`webhooks::deliveries::fanout`), so a write costs one
+//! row however many endpoints listen.
 
 use serde::{Deserialize, Serialize};
 
@@ -165,10 +167,11 @@ pub fn new_event_id() -> String {
     format!("msg_{}", uuid::Uuid::now_v7().simple())
 }
 
-/// Stores `payload` as event `event_type` and queues a delivery to every enabled
+/// Stores `payload` as event `event_type`, to be delivered to every enabled
 /// endpoint of the tenant that subscribes to it. `customer_id` orders deliveries: one
 /// endpoint receives one customer's events in the order they were enqueued.
-/// Returns the number of deliveries queued.
+/// Returns the number of endpoints that subscribe to it now (the fan-out, after
+/// the commit, reads them again).
 pub async fn enqueue(
     tx: &mut Tx,
     tenant_id: &TenantId,
@@ -177,31 +180,68 @@ pub async fn enqueue(
     customer_id: Option<&str>,
     payload: &impl Serialize,
 ) -> CoreResult<usize> {
-    let body = serde_json::to_string(payload).map_err(|e| CoreError::Internal(format!("event payload: {e}")))?;
-    let endpoints: Vec<(String, String)> = with_tx!(tx, |conn| sqlx::query_as(
-        "select id, event_types from webhook_endpoints where tenant_id = $1 and enabled and not receiver"
+    let filters: Vec<String> = with_tx!(tx, |conn| sqlx::query_scalar(
+        "select event_types from webhook_endpoints where tenant_id = $1 and enabled and not receiver"
     )
     .bind(tenant_id)
     .fetch_all(conn)
     .await)?;
-    let subscribed: Vec<String> = endpoints
-        .into_iter()
-        .filter(|(_, filter)| subscribes(filter, event_type))
-        .map(|(id, _)| id)
-        .collect();
-    if subscribed.is_empty() {
+    let subscribed = filters.iter().filter(|filter| subscribes(filter, event_type)).count();
+    if subscribed == 0 {
         // Nobody listens: nothing to store. Replays only concern delivered events.
         return Ok(0);
     }
-    deliver_to(tx, tenant_id, actor, event_type, customer_id, &body, &subscribed).await?;
-    Ok(subscribed.len())
+    let body = serde_json::to_string(payload).map_err(|e| CoreError::Internal(format!("event payload: {e}")))?;
+    let event = NewEvent {
+        tenant_id,
+        actor,
+        event_type,
+        customer_id,
+        body: &body,
+    };
+    insert_event(tx, &event, true).await?;
+    Ok(subscribed)
 }
 
-/// Deliveries written by one statement (two parameters each, well under SQLite's
+/// An event to store.
+struct NewEvent<'a> {
+    tenant_id: &'a TenantId,
+    actor: &'a Actor,
+    event_type: EventType,
+    customer_id: Option<&'a str>,
+    body: &'a str,
+}
+
+/// Inserts an event row and returns its id and time. `fanout_pending` marks it
+/// for the worker's fan-out to the subscribed endpoints.
+async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>, fanout_pending: bool) -> CoreResult<(String, i64)> {
+    let event_id = new_event_id();
+    let now = now_ms();
+    with_tx!(tx, |conn| sqlx::query(
+        "insert into events (id, tenant_id, type, customer_id, actor, payload, created_at, fanout_pending) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8)"
+    )
+    .bind(&event_id)
+    .bind(event.tenant_id)
+    .bind(event.event_type.as_str())
+    .bind(event.customer_id)
+    .bind(event.actor.label())
+    .bind(event.body)
+    .bind(now)
+    .bind(fanout_pending)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok((event_id, now))
+}
+
+/// Deliveries written by one statement (six parameters each, well under SQLite's
 /// limit of 32,766).
 const DELIVERIES_PER_INSERT: usize = 500;
 
-/// Stores an event and queues it to exactly `endpoint_ids` (used by "send test event").
+/// Stores an event and queues it to exactly `endpoint_ids` at once, in the
+/// caller's transaction: "send test event" and the alerts, which go to the one
+/// endpoint or the few receivers they name.
 pub(crate) async fn deliver_to(
     tx: &mut Tx,
     tenant_id: &TenantId,
@@ -211,32 +251,54 @@ pub(crate) async fn deliver_to(
     body: &str,
     endpoint_ids: &[String],
 ) -> CoreResult<String> {
-    let event_id = new_event_id();
-    let now = now_ms();
-    with_tx!(tx, |conn| sqlx::query(
-        "insert into events (id, tenant_id, type, customer_id, actor, payload, created_at) \
-         values ($1, $2, $3, $4, $5, $6, $7)"
-    )
-    .bind(&event_id)
-    .bind(tenant_id)
-    .bind(event_type.as_str())
-    .bind(customer_id)
-    .bind(actor.label())
-    .bind(body)
-    .bind(now)
-    .execute(conn)
-    .await
-    .map(|r| r.rows_affected()))?;
-    let ordering_key = customer_id.unwrap_or(&event_id);
-    // One statement for every endpoint: each statement is a round trip to the
-    // database (a thread hop on SQLite), and an event fans out to every endpoint
-    // that subscribes to it, so a loop would make a write's cost grow with them.
-    // Chunks keep the bound parameters under SQLite's limit.
-    for chunk in endpoint_ids.chunks(DELIVERIES_PER_INSERT) {
+    let event = NewEvent {
+        tenant_id,
+        actor,
+        event_type,
+        customer_id,
+        body,
+    };
+    let (event_id, now) = insert_event(tx, &event, false).await?;
+    let deliveries: Vec<QueuedDelivery<'_>> = endpoint_ids
+        .iter()
+        .map(|endpoint_id| QueuedDelivery {
+            tenant_id,
+            endpoint_id,
+            event_id: &event_id,
+            ordering_key: customer_id.unwrap_or(&event_id),
+            created_at: now,
+        })
+        .collect();
+    insert_deliveries(tx, &deliveries).await?;
+    Ok(event_id)
+}
+
+/// A delivery to write: one event to one endpoint.
+pub(crate) struct QueuedDelivery<'a> {
+    pub tenant_id: &'a TenantId,
+    pub endpoint_id: &'a str,
+    pub event_id: &'a str,
+    /// The customer, or the event itself when it has none.
+    pub ordering_key: &'a str,
+    /// The event's time: the queue is read in `(created_at, seq)` order.
+    pub created_at: i64,
+}
+
+/// Writes pending deliveries, due at once, in the order given: `seq` follows
+/// it, which is what orders one customer's events at an endpoint.
+pub(crate) async fn insert_deliveries(tx: &mut Tx, deliveries: &[QueuedDelivery<'_>]) -> CoreResult<()> {
+    // One statement for many deliveries: each statement is a round trip to the
+    // database (a thread hop on SQLite). Chunks keep the bound parameters under
+    // SQLite's limit.
+    const PER_ROW: usize = 6;
+    for chunk in deliveries.chunks(DELIVERIES_PER_INSERT) {
         let rows = (0..chunk.len())
             .map(|i| {
-                let p = 5 + 2 * i;
-                format!("(${p}, $1, ${}, $2, $3, 'pending', 0, $4, $4)", p + 1)
+                // id, tenant, endpoint, event, ordering key, and the event's
+                // time (created and due).
+                let p = 1 + PER_ROW * i;
+                let (tenant, endpoint, event, key, at) = (p + 1, p + 2, p + 3, p + 4, p + 5);
+                format!("(${p}, ${tenant}, ${endpoint}, ${event}, ${key}, 'pending', 0, ${at}, ${at})")
             })
             .collect::<Vec<_>>()
             .join(", ");
@@ -245,25 +307,25 @@ pub(crate) async fn deliver_to(
              next_attempt_at, created_at) values {rows}"
         );
         with_tx!(tx, |conn| {
-            let mut q = sqlx::query(&sql)
-                .bind(tenant_id)
-                .bind(&event_id)
-                .bind(ordering_key)
-                .bind(now);
-            for endpoint_id in chunk {
+            let mut q = sqlx::query(&sql);
+            for d in chunk {
                 q = q
                     .bind(format!("dlv_{}", uuid::Uuid::now_v7().simple()))
-                    .bind(endpoint_id);
+                    .bind(d.tenant_id)
+                    .bind(d.endpoint_id)
+                    .bind(d.event_id)
+                    .bind(d.ordering_key)
+                    .bind(d.created_at);
             }
             q.execute(conn).await.map(|r| r.rows_affected())
         })?;
     }
-    Ok(event_id)
+    Ok(())
 }
 
 /// Whether an endpoint's stored filter (a JSON array of wire names; empty means
 /// every event) takes `event_type`.
-fn subscribes(filter: &str, event_type: EventType) -> bool {
+pub(crate) fn subscribes(filter: &str, event_type: EventType) -> bool {
     let types: Vec<String> = serde_json::from_str(filter).unwrap_or_default();
     types.is_empty() || types.iter().any(|t| t == event_type.as_str())
 }

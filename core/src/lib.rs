@@ -62,6 +62,8 @@ pub mod notifications;
 #[cfg(feature = "server")]
 pub mod open_streams;
 #[cfg(feature = "server")]
+pub mod rate_windows;
+#[cfg(feature = "server")]
 pub mod recordings;
 #[cfg(feature = "server")]
 pub mod retention;

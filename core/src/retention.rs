@@ -113,7 +113,7 @@ impl Services {
         let mut deleted = 0;
         if !read.is_empty() {
             let sql = format!(
-                "delete from events where id in ({}) \
+                "delete from events where id in ({}) and not fanout_pending \
                  and not exists (select 1 from webhook_deliveries d where d.event_id = events.id)",
                 crate::db::placeholders(1, read.len())
             );

@@ -48,6 +48,7 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
         height: 720,
         jpeg_quality: 70,
     };
+    let limiters = Arc::new(limiters(&config, &services));
     AppState {
         conferences: Arc::new(crate::media::Conferences::new(media, services.clone())),
         cobrowsing: Arc::new(crate::cobrowse::Cobrowsing::new(cobrowse, services.clone())),
@@ -57,14 +58,30 @@ pub fn state(config: ServeConfig, services: Services) -> AppState {
                 .public_concurrency
                 .unwrap_or_else(crate::http::fair_share::PublicShares::default_concurrency),
         )),
-        limiters: Arc::new(Limiters::new(
-            config.rate_limit_per_token,
-            config.rate_limit_per_ip,
-            config.track_events_per_minute,
-        )),
+        limiters,
         metrics: Arc::new(Metrics::new()),
         config: Arc::new(config),
         leptos,
+    }
+}
+
+/// The rate limiters: in memory with SQLite, whose one instance sees every
+/// request; in the database with PostgreSQL, so that every instance on it
+/// counts against the same limits.
+fn limiters(config: &ServeConfig, services: &Services) -> Limiters {
+    let (token, ip, track) = (
+        config.rate_limit_per_token,
+        config.rate_limit_per_ip,
+        config.track_events_per_minute,
+    );
+    match services.db().backend() {
+        Backend::Sqlite => Limiters::new(token, ip, track),
+        Backend::Postgres => Limiters::shared(
+            Arc::new(rapport_core::rate_windows::RateWindows::new(services.writer().clone())),
+            token,
+            ip,
+            track,
+        ),
     }
 }
 
@@ -100,14 +117,14 @@ pub async fn serve(
         workers::RunnerSettings::default(),
         stop_worker.subscribe(),
     );
-    // The rate limiters live in this instance's memory, so pruning them is not a
-    // shared job but a plain interval.
+    // Each instance prunes its own limiters (and, on PostgreSQL, the shared
+    // counters: a delete that any instance may run): a plain interval.
     let (limiters, shares) = (state.limiters.clone(), state.shares.clone());
     let pruner = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {
             tick.tick().await;
-            limiters.prune();
+            limiters.prune().await;
             shares.prune();
         }
     });

@@ -129,8 +129,17 @@ pub fn ensure_wasm_target() -> Result<()> {
 
 /// Installs the npm packages of `dir` (from its lockfile when there is one) unless
 /// they are already there.
+///
+/// An install counts as done only once `npm` has finished: it then leaves a
+/// stamp in `node_modules`. A `node_modules` without one (an install cut
+/// short) or older than the manifests is installed again, and `npm ci` starts
+/// it afresh.
 pub fn ensure_npm_packages(dir: &Path) -> Result<()> {
-    if dir.join("node_modules").is_dir() && !newer(&dir.join("package.json"), &dir.join("node_modules")) {
+    let stamp = dir.join("node_modules").join(".rapport-installed");
+    let current = ["package.json", "package-lock.json"]
+        .iter()
+        .all(|manifest| !newer(&dir.join(manifest), &stamp));
+    if stamp.is_file() && current {
         return Ok(());
     }
     let subcommand = if dir.join("package-lock.json").exists() {
@@ -140,7 +149,8 @@ pub fn ensure_npm_packages(dir: &Path) -> Result<()> {
     };
     run(Command::new("npm")
         .args([subcommand, "--no-audit", "--no-fund"])
-        .current_dir(dir))
+        .current_dir(dir))?;
+    std::fs::write(&stamp, "installed by cargo xtask\n").with_context(|| format!("cannot write {}", stamp.display()))
 }
 
 fn newer(a: &Path, b: &Path) -> bool {

@@ -225,7 +225,7 @@ pub async fn rest_rate_limit(State(state): State<AppState>, req: Request, next: 
     let (parts, body) = req.into_parts();
     let ip = client_ip(&parts);
     let digest = bearer_token(&parts).ok().flatten().map(|t| token_digest(&t));
-    if let Err(wait) = state.limiters.check_rest(ip, digest.as_deref()) {
+    if let Err(wait) = state.limiters.check_rest(ip, digest.as_deref()).await {
         return ApiError::rate_limited(wait).into_response();
     }
     next.run(Request::from_parts(parts, body)).await

@@ -54,7 +54,7 @@ pub async fn login(
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    if state.limiters.check_login(ip, &form.email).is_err() {
+    if state.limiters.check_login(ip, &form.email).await.is_err() {
         tracing::warn!("login rate limit reached");
         return back_to_login("rate_limited", &form);
     }
@@ -77,7 +77,7 @@ pub async fn login(
                 let _ = state.services.logout(&old).await;
             }
             tracing::info!(user_id = %outcome.user.id, tenant_id = %outcome.user.tenant_id, "signed in");
-            state.limiters.login_succeeded(ip, &form.email);
+            state.limiters.login_succeeded(ip, &form.email).await;
             let actor = Actor {
                 kind: ActorKind::User,
                 id: outcome.user.id.clone(),
@@ -106,7 +106,7 @@ pub async fn login(
         }
         Err(CoreError::Validation(_)) => back_to_login("workspace_required", &form),
         Err(CoreError::Unauthenticated) => {
-            state.limiters.login_failed(ip, &form.email);
+            state.limiters.login_failed(ip, &form.email).await;
             back_to_login("invalid", &form)
         }
         Err(err) => {

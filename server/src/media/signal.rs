@@ -157,7 +157,7 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
         None if appointment.has_password && host.is_none() => {
             // Each guess costs a password hash: guesses are limited per link
             // and per address before one is made.
-            match state.limiters.check_call_password(&appointment.id, ip) {
+            match state.limiters.check_call_password(&appointment.id, ip).await {
                 Err(wait) => {
                     let refused = json!({"type": "refused", "reason": "rate_limited", "retryAfter": wait});
                     let _ = sink.send(say(refused)).await;
@@ -171,7 +171,7 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
                     {
                         Ok(true) => None,
                         Ok(false) => {
-                            state.limiters.call_password_failed(&appointment.id, ip);
+                            state.limiters.call_password_failed(&appointment.id, ip).await;
                             Some("password")
                         }
                         Err(_) => Some("password"),

@@ -5,6 +5,7 @@ mod action_rules;
 mod auth;
 mod binary;
 mod calls;
+mod cluster;
 mod cobrowse_bounds;
 mod cobrowsing;
 mod conference;

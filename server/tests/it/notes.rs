@@ -118,6 +118,9 @@ async fn notes_reach_agents_and_mentioned_colleagues_only(db: TestDb) {
     )
     .await;
     assert_eq!(conversation["status"], "UNREAD", "{conversation}");
+    // Deliveries are written after the commit by the worker's fan-out; the
+    // worker is off here, so the test does its step.
+    app.services.fan_out_events().await.unwrap();
     let deliveries = ok_json(
         app.get(&format!("/rest/v1/webhook/{hook}/delivery?pageSize=50"), &key)
             .await,

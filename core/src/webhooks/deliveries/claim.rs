@@ -33,6 +33,9 @@ pub struct Busy {
     pub tenants: HashMap<String, usize>,
 }
 
+/// Fan-out batches run before one claim, at most.
+const FANOUT_ROUNDS: usize = 8;
+
 /// Claims whose lease ran out go back to the queue as the same attempt. `$1`: now.
 const RELEASE_EXPIRED: &str = "update webhook_deliveries set state = 'pending', lease_until = null, \
      attempts = case when attempts > 0 then attempts - 1 else 0 end \
@@ -81,6 +84,7 @@ pub fn work_finding_statements() -> Vec<(&'static str, Vec<WorkParam>)> {
     use WorkParam::{Int, Text};
     let now = now_ms();
     vec![
+        (super::fanout::PENDING_EVENTS, vec![Int(super::fanout::FANOUT_BATCH)]),
         (RELEASE_EXPIRED, vec![Int(now)]),
         (DUE_ENDPOINTS, vec![Int(now), Int(128)]),
         (
@@ -101,7 +105,8 @@ pub enum WorkParam {
 }
 
 impl Services {
-    /// Claims due deliveries for `limits.lease`; each claim counts as an attempt.
+    /// Fans out waiting events, then claims due deliveries for `limits.lease`;
+    /// each claim counts as an attempt.
     ///
     /// Due endpoints are read from `webhook_endpoints` (an endpoint held by its
     /// circuit is skipped by the index, whatever its backlog), least recently served
@@ -114,10 +119,22 @@ impl Services {
         if limits.total == 0 {
             return Ok(vec![]);
         }
+        // Events written since the last claim get their deliveries first (a
+        // bounded number of batches: a flood of events cannot stall the claim).
+        for _ in 0..FANOUT_ROUNDS {
+            if self.fan_out_events().await? < usize::try_from(super::fanout::FANOUT_BATCH).unwrap_or(usize::MAX) {
+                break;
+            }
+        }
         let now = now_ms();
         let lease_until = now + duration_ms(limits.lease);
+        // `no key update`, not `update`: a claim changes no key of the endpoint,
+        // and the weaker lock does not conflict with the key-share lock that a
+        // transaction inserting a delivery (whose foreign key names the endpoint)
+        // holds until it commits. With `for update`, every claim during a write
+        // burst skipped the endpoints being written to, and deliveries starved.
         let lock = match self.db().backend() {
-            Backend::Postgres => "for update of w skip locked",
+            Backend::Postgres => "for no key update of w skip locked",
             Backend::Sqlite => "",
         };
         let mut tx = self.db().begin().await?;

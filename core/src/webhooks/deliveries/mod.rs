@@ -24,18 +24,21 @@
 //! LOCKED`, so several instances never claim the same attempt; a lease that runs
 //! out (its instance died) puts the delivery back in the queue as the same attempt.
 //!
-//! The parts: [`circuit`] (an endpoint's circuit), [`claim`] (what a worker
+//! The parts: [`fanout`] (events written by a commit become deliveries, after
+//! it), [`circuit`] (an endpoint's circuit), [`claim`] (what a worker
 //! claims, and when it should look again), [`attempts`] (recording what came of
 //! them) and [`log`] (the delivery log and replay, and the event catalogue).
 
 mod attempts;
 mod circuit;
 mod claim;
+mod fanout;
 mod log;
 
 pub use attempts::ATTEMPT_ROWS;
 pub use circuit::Circuit;
 pub use claim::{work_finding_statements, Busy, ClaimLimits, WorkParam, QUEUE_WINDOW};
+pub use fanout::FANOUT_BATCH;
 pub use log::event_catalogue;
 
 use std::{

@@ -548,6 +548,7 @@ async fn track(
     state
         .limiters
         .check_track(&tenant_id, ip, batch.events.len())
+        .await
         .map_err(ApiError::rate_limited)?;
     let result = state.services.track(&tenant_id, batch).await?;
     Ok((StatusCode::ACCEPTED, Json(result)))

@@ -1,21 +1,5 @@
-//! Rate limits, per instance, with GCRA (the `governor` crate):
-//! - REST: per token and per client IP, requests per minute from the settings;
-//! - login: failed attempts per client IP, per account from one IP, and per
-//!   account from addresses it never signed in from. Successful sign-ins never
-//!   count, so a whole office behind one NAT address can sign in at nine
-//!   o'clock, while guessing (one account or many from one address, or one
-//!   account from many) is slowed. A guesser slows down only themselves: the
-//!   owner, at an address they signed in from before, is never held up by
-//!   someone else's failures;
-//! - visitor tracking: events per minute per tenant, so one busy (or hostile) web
-//!   page cannot flood the fact tables; a batch counts as its number of events.
-//!   One address may use a tenth of its tenant's minute, so a single flooder
-//!   cannot spend the allowance of the tenant's real visitors;
-//!
-//! - calls: wrong passwords per join link and per address, checked before a
-//!   guess is hashed.
-//!
-//! An exceeded limit answers 429 with `Retry-After`.
+//! The limiters of one instance, in memory, with GCRA (the `governor`
+//! crate): what SQLite's single instance uses.
 
 use rapport_core::ids::TenantId;
 use std::{
@@ -31,28 +15,28 @@ use governor::{clock::DefaultClock, state::keyed::DefaultKeyedStateStore, Quota,
 type Keyed<K> = RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock>;
 
 /// Failed login attempts per client IP: a burst of 20, then one every 15 s.
-const LOGIN_PER_IP_BURST: u32 = 20;
-const LOGIN_PER_IP_PERIOD: Duration = Duration::from_secs(15);
+pub(super) const LOGIN_PER_IP_BURST: u32 = 20;
+pub(super) const LOGIN_PER_IP_PERIOD: Duration = Duration::from_secs(15);
 /// Failed login attempts per account from one IP: a burst of 10, then one a minute.
-const LOGIN_PER_ACCOUNT_BURST: u32 = 10;
-const LOGIN_PER_ACCOUNT_PERIOD: Duration = Duration::from_secs(60);
+pub(super) const LOGIN_PER_ACCOUNT_BURST: u32 = 10;
+pub(super) const LOGIN_PER_ACCOUNT_PERIOD: Duration = Duration::from_secs(60);
 /// Failed login attempts per account from all addresses (a guesser with many):
 /// a burst of 50, then one every 20 s. Addresses the account signed in from
 /// within [`KNOWN_FOR`] pass regardless.
-const LOGIN_ACCOUNT_WIDE_BURST: u32 = 50;
-const LOGIN_ACCOUNT_WIDE_PERIOD: Duration = Duration::from_secs(20);
+pub(super) const LOGIN_ACCOUNT_WIDE_BURST: u32 = 50;
+pub(super) const LOGIN_ACCOUNT_WIDE_PERIOD: Duration = Duration::from_secs(20);
 /// Wrong call passwords per join link (from anywhere): a burst of 30, then one
 /// every 10 s.
-const CALL_PASSWORD_PER_LINK_BURST: u32 = 30;
-const CALL_PASSWORD_PER_LINK_PERIOD: Duration = Duration::from_secs(10);
+pub(super) const CALL_PASSWORD_PER_LINK_BURST: u32 = 30;
+pub(super) const CALL_PASSWORD_PER_LINK_PERIOD: Duration = Duration::from_secs(10);
 /// Wrong call passwords per address (for any link): a burst of 10, then one a minute.
-const CALL_PASSWORD_PER_IP_BURST: u32 = 10;
-const CALL_PASSWORD_PER_IP_PERIOD: Duration = Duration::from_secs(60);
+pub(super) const CALL_PASSWORD_PER_IP_BURST: u32 = 10;
+pub(super) const CALL_PASSWORD_PER_IP_PERIOD: Duration = Duration::from_secs(60);
 /// How long a successful sign-in makes its address known for the account.
-const KNOWN_FOR: Duration = Duration::from_secs(30 * 86_400);
+pub(super) const KNOWN_FOR: Duration = Duration::from_secs(30 * 86_400);
 
 /// The limiters of one instance.
-pub struct Limiters {
+pub struct LocalLimiters {
     per_token: Option<Keyed<String>>,
     per_ip: Option<Keyed<IpAddr>>,
     track_events_per_tenant: Option<Keyed<String>>,
@@ -123,11 +107,11 @@ fn burst_then_every(burst: u32, period: Duration) -> Quota {
         .allow_burst(NonZeroU32::new(burst).expect("non-zero burst"))
 }
 
-impl Limiters {
+impl LocalLimiters {
     /// Limiters with the given REST limits (requests per minute; 0 = off) and
     /// tracking limit (events per minute per tenant; 0 = off).
-    pub fn new(per_token_per_minute: u32, per_ip_per_minute: u32, track_events_per_minute: u32) -> Limiters {
-        Limiters {
+    pub fn new(per_token_per_minute: u32, per_ip_per_minute: u32, track_events_per_minute: u32) -> LocalLimiters {
+        LocalLimiters {
             per_token: per_minute(per_token_per_minute).map(RateLimiter::keyed),
             per_ip: per_minute(per_ip_per_minute).map(RateLimiter::keyed),
             track_events_per_tenant: per_minute(track_events_per_minute).map(RateLimiter::keyed),
@@ -273,7 +257,7 @@ impl Limiters {
 }
 
 /// Accounts are e-mails, compared the way sign-in compares them.
-fn account_key(account: &str) -> String {
+pub(super) fn account_key(account: &str) -> String {
     account.trim().to_lowercase()
 }
 
@@ -288,7 +272,7 @@ mod tests {
 
     #[test]
     fn token_limit_trips_and_reports_wait() {
-        let l = Limiters::new(2, 0, 0);
+        let l = LocalLimiters::new(2, 0, 0);
         let ip: IpAddr = "127.0.0.1".parse().unwrap();
         assert!(l.check_rest(ip, Some("a")).is_ok());
         assert!(l.check_rest(ip, Some("a")).is_ok());
@@ -300,7 +284,7 @@ mod tests {
 
     #[test]
     fn failed_logins_block_the_account_at_that_address_only() {
-        let l = Limiters::new(0, 0, 0);
+        let l = LocalLimiters::new(0, 0, 0);
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         for _ in 0..LOGIN_PER_ACCOUNT_BURST {
             assert!(l.check_login(ip, "Kim@Example.com").is_ok());
@@ -322,7 +306,7 @@ mod tests {
 
     #[test]
     fn many_addresses_slow_the_account_except_where_its_owner_signed_in() {
-        let l = Limiters::new(0, 0, 0);
+        let l = LocalLimiters::new(0, 0, 0);
         let owner: IpAddr = "192.0.2.1".parse().unwrap();
         l.login_succeeded(owner, "kim@example.com");
         for n in 0..=LOGIN_ACCOUNT_WIDE_BURST {
@@ -341,7 +325,7 @@ mod tests {
 
     #[test]
     fn failed_logins_across_accounts_block_the_address() {
-        let l = Limiters::new(0, 0, 0);
+        let l = LocalLimiters::new(0, 0, 0);
         let ip: IpAddr = "10.0.0.3".parse().unwrap();
         for n in 0..=LOGIN_PER_IP_BURST {
             let account = format!("user{n}@example.com");
@@ -355,7 +339,7 @@ mod tests {
 
     #[test]
     fn successful_logins_never_count() {
-        let l = Limiters::new(0, 0, 0);
+        let l = LocalLimiters::new(0, 0, 0);
         let office: IpAddr = "10.0.0.2".parse().unwrap();
         for n in 0..(LOGIN_PER_IP_BURST * 5) {
             assert!(
@@ -367,7 +351,7 @@ mod tests {
 
     #[test]
     fn tracking_counts_events_per_tenant() {
-        let l = Limiters::new(0, 0, 1500);
+        let l = LocalLimiters::new(0, 0, 1500);
         let visitor = |n: u8| IpAddr::from([198, 51, 100, n]);
         for n in 0..10 {
             assert!(l.check_track(&TenantId::new("t1"), visitor(n), 100).is_ok());
@@ -384,7 +368,7 @@ mod tests {
             "more than a minute's allowance never fits"
         );
         assert!(
-            Limiters::new(0, 0, 0)
+            LocalLimiters::new(0, 0, 0)
                 .check_track(&TenantId::new("t1"), visitor(1), 100)
                 .is_ok(),
             "0 turns the limit off"
@@ -393,7 +377,7 @@ mod tests {
 
     #[test]
     fn one_address_spends_a_tenth_of_its_tenants_minute() {
-        let l = Limiters::new(0, 0, 6000);
+        let l = LocalLimiters::new(0, 0, 6000);
         let flooder = IpAddr::from([203, 0, 113, 9]);
         assert!(l.check_track(&TenantId::new("shop"), flooder, 600).is_ok());
         assert!(

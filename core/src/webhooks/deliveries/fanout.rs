@@ -1,0 +1,120 @@
+//! Fan-out after commit: events marked `fanout_pending` become one delivery per
+//! subscribed endpoint.
+//!
+//! A write stores its event once ([`crate::events::enqueue`]), so its cost does
+//! not depend on how many endpoints the tenant has; the worker runs
+//! [`Services::fan_out_events`] before each claim. The outbox guarantees are
+//! those of a delivery written in the write's transaction:
+//! - none lost: the event and its mark commit with the write, and the mark is
+//!   cleared in the transaction that writes the deliveries;
+//! - order per customer: events are fanned out in `(created_at, id)` order, one
+//!   fan-out at a time (on PostgreSQL an advisory lock, taken without waiting,
+//!   lets one instance do it), so their deliveries' `seq` follows that order.
+//!   Two events of one customer are written by transactions that follow each
+//!   other (each locks the customer's row), so the later one is never fanned out
+//!   first;
+//! - `webhook-id` stable: it is the event's id, as before.
+
+use super::*;
+use crate::events::{insert_deliveries, subscribes, QueuedDelivery};
+
+/// Events fanned out in one transaction.
+pub const FANOUT_BATCH: i64 = 256;
+
+/// The key of PostgreSQL's transaction-level advisory lock that makes one
+/// instance at a time fan out: any constant no other lock of Rapport's uses.
+const FANOUT_LOCK: i64 = 0x7261_7070_6f72_7401;
+
+/// The oldest events waiting for fan-out. `$1`: how many. Read through the
+/// partial index `events_fanout_idx`, which holds only those.
+pub(super) const PENDING_EVENTS: &str = "select id, tenant_id, type, customer_id, created_at from events \
+     where fanout_pending order by created_at, id limit $1";
+
+#[derive(sqlx::FromRow)]
+struct PendingEvent {
+    id: String,
+    tenant_id: TenantId,
+    #[sqlx(rename = "type")]
+    event_type: String,
+    customer_id: Option<String>,
+    created_at: i64,
+}
+
+impl Services {
+    /// Turns up to [`FANOUT_BATCH`] events waiting for fan-out, oldest first,
+    /// into one pending delivery per enabled endpoint of their tenant that
+    /// subscribes to them, and clears their mark, in one transaction. Returns
+    /// how many events it fanned out: 0 when none waits, or while another
+    /// instance is doing it.
+    pub async fn fan_out_events(&self) -> CoreResult<usize> {
+        let mut tx = self.db().begin().await?;
+        if self.db().backend() == Backend::Postgres {
+            let ours: bool = with_tx!(&mut tx, |conn| sqlx::query_scalar(
+                "select pg_try_advisory_xact_lock($1)"
+            )
+            .bind(FANOUT_LOCK)
+            .fetch_one(conn)
+            .await)?;
+            if !ours {
+                tx.commit().await?;
+                return Ok(0);
+            }
+        }
+        let events: Vec<PendingEvent> = with_tx!(&mut tx, |conn| sqlx::query_as(PENDING_EVENTS)
+            .bind(FANOUT_BATCH)
+            .fetch_all(conn)
+            .await)?;
+        if events.is_empty() {
+            tx.commit().await?;
+            return Ok(0);
+        }
+        let mut tenants: Vec<&TenantId> = events.iter().map(|e| &e.tenant_id).collect();
+        tenants.sort();
+        tenants.dedup();
+        let sql = format!(
+            "select id, tenant_id, event_types from webhook_endpoints \
+             where enabled and not receiver and tenant_id in ({}) order by id",
+            placeholders(1, tenants.len())
+        );
+        let endpoints: Vec<(String, TenantId, String)> = with_tx!(&mut tx, |conn| {
+            let mut q = sqlx::query_as(&sql);
+            for tenant in &tenants {
+                q = q.bind(*tenant);
+            }
+            q.fetch_all(conn).await
+        })?;
+        let mut deliveries = Vec::new();
+        for event in &events {
+            // An event type this build does not know (written by a newer one)
+            // goes to no endpoint; its mark is cleared with the rest.
+            let Some(event_type) = crate::events::EventType::parse(&event.event_type) else {
+                continue;
+            };
+            for (endpoint_id, tenant_id, filter) in &endpoints {
+                if *tenant_id == event.tenant_id && subscribes(filter, event_type) {
+                    deliveries.push(QueuedDelivery {
+                        tenant_id,
+                        endpoint_id,
+                        event_id: &event.id,
+                        ordering_key: event.customer_id.as_deref().unwrap_or(&event.id),
+                        created_at: event.created_at,
+                    });
+                }
+            }
+        }
+        insert_deliveries(&mut tx, &deliveries).await?;
+        let sql = format!(
+            "update events set fanout_pending = $1 where id in ({})",
+            placeholders(2, events.len())
+        );
+        with_tx!(&mut tx, |conn| {
+            let mut q = sqlx::query(&sql).bind(false);
+            for event in &events {
+                q = q.bind(&event.id);
+            }
+            q.execute(conn).await.map(|r| r.rows_affected())
+        })?;
+        tx.commit().await?;
+        Ok(events.len())
+    }
+}
