@@ -41,7 +41,7 @@ fn main() -> ExitCode {
                 "usage: cargo xtask <command>\n\n  run     build everything (release) and serve Rapport\n  \
                  test    run the whole test suite\n  build   build the server and the site [--release]\n  \
                  site    build only the site (wasm bundle, CSS, assets) [--release | --test]\n  \
-                 bench   run the benchmarks (release build; optionally: webhooks, writes, routing, recording, timers, reports, search, conference, cobrowse, abuse)\n  \
+                 bench   run the benchmarks (release build; optionally: webhooks, writes, routing, recording, timers, reports, search, conference, cobrowse, abuse, soak)\n  \
                  budget  measure the dashboard's first-load size and time to first byte"
             );
             return ExitCode::from(2);

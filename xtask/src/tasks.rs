@@ -32,7 +32,7 @@ pub fn build(args: &[String]) -> Result<()> {
     run_cmd(&mut cmd)
 }
 
-/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports|conference|cobrowse|abuse]`:
+/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports|search|conference|cobrowse|abuse|soak]`:
 /// the benchmarks, in release mode, each with ratios to a baseline measured in
 /// the same run: webhook delivery throughput and latency, the write path of the
 /// `rapport` process over HTTP (creates, their latency, reads beside them, memory
@@ -42,7 +42,9 @@ pub fn build(args: &[String]) -> Result<()> {
 /// to first frame, SFU CPU per forwarded stream, most participants flowing), and
 /// universal co-browsing (input to frame, frames per participant, CPU and memory
 /// per session, sessions held at 10 fps), and one tenant's public endpoints
-/// abused (idle streams, a flood) against a neighbour's creates and chat.
+/// abused (idle streams, a flood) against a neighbour's creates and chat, and
+/// a soak of two instances on one PostgreSQL under a mixed load (p99 per
+/// operation, errors, each instance's memory over time).
 pub fn bench(args: &[String]) -> Result<()> {
     // The package of each one's `cargo bench`; `conference` has only its
     // browser part.
@@ -57,13 +59,14 @@ pub fn bench(args: &[String]) -> Result<()> {
         (None, "conference"),
         (None, "cobrowse"),
         (Some("rapport-server"), "abuse"),
+        (Some("rapport-server"), "soak"),
     ];
     let chosen: Vec<_> = all
         .iter()
         .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
         .collect();
     if chosen.is_empty() {
-        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, search, conference, cobrowse, abuse");
+        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, search, conference, cobrowse, abuse, soak");
     }
     for (package, name) in chosen {
         if let Some(package) = package {

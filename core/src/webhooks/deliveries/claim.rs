@@ -122,7 +122,7 @@ impl Services {
         // Events written since the last claim get their deliveries first (a
         // bounded number of batches: a flood of events cannot stall the claim).
         for _ in 0..FANOUT_ROUNDS {
-            if self.fan_out_events().await? < usize::try_from(super::fanout::FANOUT_BATCH).unwrap_or(usize::MAX) {
+            if !self.fan_out_batch().await?.1 {
                 break;
             }
         }
