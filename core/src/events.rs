@@ -326,8 +326,15 @@ pub(crate) async fn insert_deliveries(tx: &mut Tx, deliveries: &[QueuedDelivery<
 /// Whether an endpoint's stored filter (a JSON array of wire names; empty means
 /// every event) takes `event_type`.
 pub(crate) fn subscribes(filter: &str, event_type: EventType) -> bool {
+    takes(filter, event_type.as_str())
+}
+
+/// Whether an endpoint's stored filter takes events of the wire name
+/// `type_name`, one this build knows or not (a newer instance may have
+/// written it during a rolling upgrade).
+pub(crate) fn takes(filter: &str, type_name: &str) -> bool {
     let types: Vec<String> = serde_json::from_str(filter).unwrap_or_default();
-    types.is_empty() || types.iter().any(|t| t == event_type.as_str())
+    types.is_empty() || types.iter().any(|t| t == type_name)
 }
 
 #[cfg(test)]

@@ -105,6 +105,8 @@ const BUDGET_ROW: i64 = 0;
 struct Lease {
     /// The window it belongs to.
     window: i64,
+    /// When that window ends (unix ms): past it, the lease is forgotten.
+    ends: i64,
     /// Units leased and not yet spent.
     left: u64,
     /// The shared count after this instance's last lease.
@@ -145,12 +147,14 @@ impl RateWindows {
             let mut leases = self.leases.lock().unwrap_or_else(|e| e.into_inner());
             let lease = leases.entry(stored_key.clone()).or_insert(Lease {
                 window,
+                ends: window + limit.window_ms(),
                 left: 0,
                 seen: 0,
             });
             if lease.window != window {
                 *lease = Lease {
                     window,
+                    ends: window + limit.window_ms(),
                     left: 0,
                     seen: 0,
                 };
@@ -181,12 +185,14 @@ impl RateWindows {
         let mut leases = self.leases.lock().unwrap_or_else(|e| e.into_inner());
         let lease = leases.entry(stored_key).or_insert(Lease {
             window,
+            ends: window + limit.window_ms(),
             left: 0,
             seen: 0,
         });
         if lease.window != window {
             *lease = Lease {
                 window,
+                ends: window + limit.window_ms(),
                 left: 0,
                 seen: 0,
             };
@@ -237,16 +243,22 @@ impl RateWindows {
             crate::db::Backend::Postgres => "greatest",
             crate::db::Backend::Sqlite => "max",
         };
+        // A failure while the key is held already moves nothing: however many
+        // fail at once, the key is held for one period at most.
+        let next = format!(
+            "case when {later}(rate_counters.used, $3) - $3 > $5 then rate_counters.used \
+             else {later}(rate_counters.used, $3) + $4 end"
+        );
         let sql = format!(
             "insert into rate_counters (key, window_start, used, expires_at) values ($1, $2, $3 + $4, $3 + $4) \
-             on conflict (key, window_start) do update \
-             set used = {later}(rate_counters.used, $3) + $4, expires_at = {later}(rate_counters.used, $3) + $4"
+             on conflict (key, window_start) do update set used = {next}, expires_at = {next}"
         );
         with_db!(&self.db, |pool| sqlx::query(&sql)
             .bind(&key)
             .bind(BUDGET_ROW)
             .bind(now)
             .bind(budget.period_ms())
+            .bind(budget.tolerance_ms())
             .execute(pool)
             .await
             .map(|_| ()))?;
@@ -294,7 +306,7 @@ impl RateWindows {
         self.leases
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|_, lease| lease.window + MAX_WINDOW_MS > now);
+            .retain(|_, lease| lease.ends > now);
         Ok(with_db!(&self.db, |pool| sqlx::query(
             "delete from rate_counters where expires_at < $1"
         )
@@ -304,10 +316,6 @@ impl RateWindows {
         .map(|r| r.rows_affected()))?)
     }
 }
-
-/// Leases older than this are certainly of a past window (the longest window
-/// any limit uses is 30 days).
-const MAX_WINDOW_MS: i64 = 31 * 86_400_000;
 
 /// The stored key: a digest of the limit's name and the caller's key.
 fn stored_key(limit: &WindowLimit, key: &str) -> String {

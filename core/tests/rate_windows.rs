@@ -77,6 +77,13 @@ async fn a_budget_holds_the_key_that_spends_it_for_a_period_at_most(db: TestDb) 
         .unwrap()
         .expect("held on the other instance too");
     assert!((1..=60).contains(&wait), "{wait}");
+    // Failures while held (a burst of guesses in flight together) move
+    // nothing: the key is still held for one period at most.
+    for _ in 0..100 {
+        two.spend(&budget, "10.0.0.1").await.unwrap();
+    }
+    let wait = one.held(&budget, "10.0.0.1").await.unwrap().expect("still held");
+    assert!((1..=60).contains(&wait), "held for {wait} s");
     assert_eq!(two.held(&budget, "10.0.0.2").await.unwrap(), None, "another key is not");
 }
 

@@ -261,6 +261,14 @@ async fn two_instances_on_one_postgres_act_as_one() {
     tokio::time::sleep(Duration::from_millis(700)).await;
     let before_restart = written.load(std::sync::atomic::Ordering::SeqCst);
     assert!(before_restart > 0, "writes flow before the restart");
+    let started_at = || async {
+        with_db!(&db.db, |pool| sqlx::query_scalar::<_, String>(
+            "select pg_postmaster_start_time()::text"
+        )
+        .fetch_one(pool)
+        .await)
+    };
+    let first_start = started_at().await.unwrap();
     let restart = Command::new("pg_ctlcluster")
         .args(["15", "main", "restart"])
         .status()
@@ -282,6 +290,17 @@ async fn two_instances_on_one_postgres_act_as_one() {
         }
     }
     eprintln!("both instances served again {:?} after the restart", back.elapsed());
+    // The server the test database is on is the one that restarted.
+    let mut second_start = started_at().await;
+    while second_start.is_err() && back.elapsed() < Duration::from_secs(15) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        second_start = started_at().await;
+    }
+    assert_ne!(
+        first_start,
+        second_start.unwrap(),
+        "the test database's server restarted"
+    );
     let acknowledged = writer.await.unwrap();
     assert!(
         before_restart < 120,

@@ -33,6 +33,9 @@ pub struct Busy {
     pub tenants: HashMap<String, usize>,
 }
 
+/// How soon the worker looks again while events wait for their fan-out.
+const FANOUT_RETRY_MS: i64 = 20;
+
 /// Fan-out batches run before one claim, at most.
 const FANOUT_ROUNDS: usize = 8;
 
@@ -299,6 +302,12 @@ impl Services {
     /// probe per enabled endpoint, never a scan of a queue.
     pub async fn next_delivery_due(&self) -> CoreResult<Option<i64>> {
         let now = now_ms();
+        // Events still waiting for their fan-out (a claim fans out a bounded
+        // number, and another instance may hold the fan-out's lock) are due
+        // at once: looked at again shortly, not after the idle sleep.
+        if self.fanout_waiting().await? {
+            return Ok(Some(now + FANOUT_RETRY_MS));
+        }
         let (endpoint, lease): (Option<i64>, Option<i64>) = with_db!(self.db(), |pool| {
             sqlx::query_as(NEXT_DUE).bind(now).fetch_one(pool).await
         })?;

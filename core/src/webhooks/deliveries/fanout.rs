@@ -10,13 +10,13 @@
 //! - order per customer: events are fanned out in `(created_at, id)` order, one
 //!   fan-out at a time (on PostgreSQL an advisory lock, taken without waiting,
 //!   lets one instance do it), so their deliveries' `seq` follows that order.
-//!   Two events of one customer are written by transactions that follow each
-//!   other (each locks the customer's row), so the later one is never fanned out
-//!   first;
+//!   Two events of one customer written one after the other by one instance
+//!   keep their order; across instances, the order rests on their clocks
+//!   agreeing (a database-given order is the next step).
 //! - `webhook-id` stable: it is the event's id, as before.
 
 use super::*;
-use crate::events::{insert_deliveries, subscribes, QueuedDelivery};
+use crate::events::{insert_deliveries, takes, QueuedDelivery};
 
 /// Events read for one fan-out transaction.
 pub const FANOUT_BATCH: i64 = 256;
@@ -63,6 +63,16 @@ impl Services {
         }
     }
 
+    /// Whether any event waits for its fan-out (a read, on a read connection).
+    pub(super) async fn fanout_waiting(&self) -> CoreResult<bool> {
+        let waiting: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select cast(1 as bigint) from events where fanout_pending limit 1"
+        )
+        .fetch_optional(pool)
+        .await)?;
+        Ok(waiting.is_some())
+    }
+
     /// Turns up to [`FANOUT_BATCH`] events waiting for fan-out, oldest first,
     /// into one pending delivery per enabled endpoint of their tenant that
     /// subscribes to them (stopping at the event that reaches
@@ -72,12 +82,7 @@ impl Services {
     pub(super) async fn fan_out_batch(&self) -> CoreResult<(usize, bool)> {
         // Looked up first on a read connection: on SQLite a transaction waits
         // for the one writer, and most claims find nothing to fan out.
-        let waiting: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select cast(1 as bigint) from events where fanout_pending limit 1"
-        )
-        .fetch_optional(pool)
-        .await)?;
-        if waiting.is_none() {
+        if !self.fanout_waiting().await? {
             return Ok((0, false));
         }
         let mut tx = self.db().begin().await?;
@@ -123,13 +128,11 @@ impl Services {
                 break;
             }
             taken += 1;
-            // An event type this build does not know (written by a newer one)
-            // goes to no endpoint; its mark is cleared with the rest.
-            let Some(event_type) = crate::events::EventType::parse(&event.event_type) else {
-                continue;
-            };
+            // Matched by its stored name: an event type this build does not
+            // know (written by a newer instance during a rolling upgrade)
+            // still reaches the endpoints that take it.
             for (endpoint_id, tenant_id, filter) in &endpoints {
-                if *tenant_id == event.tenant_id && subscribes(filter, event_type) {
+                if *tenant_id == event.tenant_id && takes(filter, &event.event_type) {
                     deliveries.push(QueuedDelivery {
                         tenant_id,
                         endpoint_id,
