@@ -145,20 +145,7 @@ impl RateWindows {
         // From the lease, when it holds enough.
         let seen = {
             let mut leases = self.leases.lock().unwrap_or_else(|e| e.into_inner());
-            let lease = leases.entry(stored_key.clone()).or_insert(Lease {
-                window,
-                ends: window + limit.window_ms(),
-                left: 0,
-                seen: 0,
-            });
-            if lease.window != window {
-                *lease = Lease {
-                    window,
-                    ends: window + limit.window_ms(),
-                    left: 0,
-                    seen: 0,
-                };
-            }
+            let lease = current(&mut leases, &stored_key, window, limit);
             if lease.left >= n {
                 lease.left -= n;
                 return Ok(());
@@ -183,20 +170,7 @@ impl RateWindows {
         let before = used.saturating_sub(want);
         let granted = u64::from(limit.limit).saturating_sub(before).min(want);
         let mut leases = self.leases.lock().unwrap_or_else(|e| e.into_inner());
-        let lease = leases.entry(stored_key).or_insert(Lease {
-            window,
-            ends: window + limit.window_ms(),
-            left: 0,
-            seen: 0,
-        });
-        if lease.window != window {
-            *lease = Lease {
-                window,
-                ends: window + limit.window_ms(),
-                left: 0,
-                seen: 0,
-            };
-        }
+        let lease = current(&mut leases, &stored_key, window, limit);
         lease.left += granted;
         lease.seen = lease.seen.max(used);
         if lease.left >= n {
@@ -315,6 +289,22 @@ impl RateWindows {
         .await
         .map(|r| r.rows_affected()))?)
     }
+}
+
+/// This instance's lease of `key` in `window` of `limit`: an earlier
+/// window's is replaced by an empty one.
+fn current<'a>(leases: &'a mut HashMap<String, Lease>, key: &str, window: i64, limit: &WindowLimit) -> &'a mut Lease {
+    let empty = Lease {
+        window,
+        ends: window + limit.window_ms(),
+        left: 0,
+        seen: 0,
+    };
+    let lease = leases.entry(key.to_string()).or_insert(empty);
+    if lease.window != window {
+        *lease = empty;
+    }
+    lease
 }
 
 /// The stored key: a digest of the limit's name and the caller's key.
