@@ -1,9 +1,12 @@
 //! Files sent in conversations: a visitor's from the widget, an agent's from the
 //! inbox. Each becomes a `FILE` message whose `url` is the file's download link.
 //!
-//! - The bytes live in the database (`chat_files`), so every instance on one
-//!   PostgreSQL serves every file, and a file goes when its customer (or
-//!   tenant) is deleted.
+//! - The bytes live in the media store (see [`crate::media_store`]), and the
+//!   row in `chat_files` names them, so every instance that shares the
+//!   database and the store serves every file, and a file goes when its
+//!   customer (or tenant) is deleted. A download streams the object through
+//!   Rapport rather than redirecting to the store: the link stays the only
+//!   credential, and the response keeps its sandboxing headers.
 //! - The link is a capability: `{public URL}/files/{token}/{name}`, with 32
 //!   random bytes in the token. It grants that one file and nothing else, the
 //!   way the message that carries it is shared with the visitor, the agents and
@@ -11,13 +14,15 @@
 //! - The file is stored before its message. Should the message fail, the file
 //!   is deleted again, so nothing is kept that no message points to.
 
-use serde::{Deserialize, Serialize};
+use bytes::Bytes;
+use futures_util::StreamExt;
 
 use crate::{
     conversations::Message,
     crypto::{random_token, token_digest},
     error::{CoreError, CoreResult},
     ids::TenantId,
+    media_store::{MediaKind, MediaStore, ObjectStream},
     time::now_ms,
     validate::Checks,
     with_db, Services,
@@ -41,14 +46,15 @@ pub struct FileUpload<'a> {
 }
 
 /// A stored file, for download.
-#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StoredFile {
     /// The name it was sent with.
     pub name: String,
     /// Its media type, as checked when it was stored.
     pub content_type: String,
-    /// The file.
-    pub data: Vec<u8>,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The file, piece by piece.
+    pub content: ObjectStream,
 }
 
 /// The file name as kept: the last part of a path, without control characters,
@@ -107,17 +113,28 @@ impl Services {
     /// The file behind a download link's token; any unknown token is
     /// `NotFound`.
     pub async fn download_file(&self, token: &str) -> CoreResult<StoredFile> {
-        let row: Option<(String, String, Vec<u8>)> = with_db!(self.db(), |pool| sqlx::query_as(
-            "select name, content_type, data from chat_files where id = $1"
+        type Row = (String, String, Option<Vec<u8>>, Option<String>);
+        let row: Option<Row> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select name, content_type, data, blob_key from chat_files where id = $1"
         )
         .bind(token_digest(token))
         .fetch_optional(pool)
         .await)?;
-        let (name, content_type, data) = row.ok_or(CoreError::NotFound("file"))?;
+        let (name, content_type, data, blob_key) = row.ok_or(CoreError::NotFound("file"))?;
+        let (size, content) = match (data, blob_key) {
+            (_, Some(key)) => self.media().stream(&key).await?,
+            // Stored in the row before media moved to the store.
+            (Some(data), None) => (
+                data.len() as u64,
+                futures_util::stream::once(async move { Ok(Bytes::from(data)) }).boxed(),
+            ),
+            (None, None) => return Err(CoreError::NotFound("file")),
+        };
         Ok(StoredFile {
             name,
             content_type,
-            data,
+            size,
+            content,
         })
     }
 
@@ -164,8 +181,12 @@ impl Services {
         }
         let name = name.unwrap_or_default();
         let token = random_token(32);
-        with_db!(self.writer(), |pool| sqlx::query(
-            "insert into chat_files (id, tenant_id, customer_id, name, content_type, size, data, created_at) \
+        let now = now_ms();
+        // The object first, then the row that names it (see `media_store`).
+        let key = MediaStore::new_key(MediaKind::File, tenant_id, now);
+        self.media().put(&key, Bytes::copy_from_slice(upload.bytes)).await?;
+        let stored = with_db!(self.writer(), |pool| sqlx::query(
+            "insert into chat_files (id, tenant_id, customer_id, name, content_type, size, blob_key, created_at) \
              values ($1, $2, $3, $4, $5, $6, $7, $8)"
         )
         .bind(token_digest(&token))
@@ -174,11 +195,15 @@ impl Services {
         .bind(&name)
         .bind(clean_content_type(upload.content_type))
         .bind(upload.bytes.len() as i64)
-        .bind(upload.bytes)
-        .bind(now_ms())
+        .bind(&key)
+        .bind(now)
         .execute(pool)
         .await
-        .map(|r| r.rows_affected()))?;
+        .map(|r| r.rows_affected()));
+        if let Err(e) = stored {
+            self.forget_object(MediaKind::File, &key).await;
+            return Err(e.into());
+        }
         Ok((token, name))
     }
 
@@ -213,7 +238,7 @@ impl Services {
     }
 
     /// Passes on the message's outcome; when it failed, the file it was to
-    /// carry is deleted.
+    /// carry is deleted (its object with it, by the media cleanup).
     pub(crate) async fn keep_file_if(&self, sent: CoreResult<Message>, token: &str) -> CoreResult<Message> {
         if sent.is_err() {
             let deleted = with_db!(self.writer(), |pool| sqlx::query(

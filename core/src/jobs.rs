@@ -73,6 +73,10 @@ pub enum JobKind {
     /// Mailing a customer's replies that no page carried in time, keyed by the
     /// customer (`conversations::replies_by_mail`).
     ReplyByMail,
+    /// Deleting the media objects whose rows were deleted, and sweeping one
+    /// past hour's uploads for objects no row names (recurring, every minute;
+    /// `core/src/media_store/cleanup.rs`).
+    MediaCleanup,
     /// Does nothing but tell the runner's observer when it fired: the timer
     /// benchmark and the runner's tests measure the runner with it. Its payload may
     /// ask it to fail its first runs (`{"fail": 2}`), to exercise retries. Nothing
@@ -82,7 +86,7 @@ pub enum JobKind {
 
 impl JobKind {
     /// Every kind.
-    pub const ALL: [JobKind; 13] = [
+    pub const ALL: [JobKind; 14] = [
         JobKind::NoAnswer,
         JobKind::QueueTimeout,
         JobKind::Drain,
@@ -95,6 +99,7 @@ impl JobKind {
         JobKind::RecordingEnds,
         JobKind::Presence,
         JobKind::ReplyByMail,
+        JobKind::MediaCleanup,
         JobKind::Probe,
     ];
 
@@ -113,6 +118,7 @@ impl JobKind {
             JobKind::RecordingEnds => "recording.ends",
             JobKind::Presence => "presence.sweep",
             JobKind::ReplyByMail => "conversation.reply_mail",
+            JobKind::MediaCleanup => "media.cleanup",
             JobKind::Probe => "probe",
         }
     }

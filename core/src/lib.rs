@@ -58,6 +58,8 @@ pub mod live;
 #[cfg(feature = "server")]
 pub mod mail;
 #[cfg(feature = "server")]
+pub mod media_store;
+#[cfg(feature = "server")]
 pub mod notifications;
 #[cfg(feature = "server")]
 pub mod open_streams;

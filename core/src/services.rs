@@ -11,6 +11,7 @@ use crate::{
     ids::TenantId,
     key_cache::KeyCache,
     live::{LiveEvent, LiveHub, LiveUpdate},
+    media_store::MediaStore,
     open_streams::OpenStreams,
     reports::zones::ZoneStates,
     sealing::Sealer,
@@ -29,6 +30,7 @@ pub struct Services {
     keys: KeyCache,
     sealer: Sealer,
     open_streams: OpenStreams,
+    media: MediaStore,
 }
 
 impl Services {
@@ -48,6 +50,8 @@ impl Services {
             keys: KeyCache::default(),
             sealer: Sealer::default(),
             open_streams: OpenStreams::default(),
+            // Until `with_media_store` names a real one; `serve` always does.
+            media: MediaStore::in_memory(),
         }
     }
 
@@ -73,6 +77,17 @@ impl Services {
     pub fn with_max_file_bytes(mut self, bytes: usize) -> Self {
         self.max_file_bytes = bytes;
         self
+    }
+
+    /// Keeps media (chat files, session and call recordings) in `store`.
+    pub fn with_media_store(mut self, store: MediaStore) -> Self {
+        self.media = store;
+        self
+    }
+
+    /// Where media objects live (see [`crate::media_store`]).
+    pub fn media(&self) -> &MediaStore {
+        &self.media
     }
 
     /// The largest file a conversation accepts, in bytes; 0 when files are off.

@@ -7,7 +7,7 @@
 //! `rapport_t_<unix seconds>_<random>` created from the admin URL. Databases left by
 //! earlier runs are dropped once they are an hour old.
 
-use crate::{db::Db, error::CoreResult, ids::TenantId, Services};
+use crate::{db::Db, error::CoreResult, ids::TenantId, media_store::MediaStore, Services};
 
 /// The environment variable naming the PostgreSQL server for tests, e.g.
 /// `postgres://postgres@127.0.0.1:5432/test`.
@@ -19,13 +19,36 @@ pub struct TestDb {
     pub url: String,
     /// The open pool.
     pub db: Db,
+    /// The media store of this database's services: a directory of its own,
+    /// as an instance's default is.
+    pub media: MediaStore,
     _dir: Option<tempfile::TempDir>,
+    _media_dir: tempfile::TempDir,
 }
 
 impl TestDb {
-    /// Services over this database.
+    /// Services over this database and its media store.
     pub fn services(&self) -> Services {
-        Services::new(self.db.clone())
+        Services::new(self.db.clone()).with_media_store(self.media.clone())
+    }
+
+    /// The media store's URL, for a `rapport` process started on this
+    /// database (`RAPPORT_MEDIA_STORE`).
+    pub fn media_url(&self) -> String {
+        format!("file://{}", self._media_dir.path().display())
+    }
+
+    /// The database and a media directory of its own, for it.
+    fn new(url: String, db: Db, dir: Option<tempfile::TempDir>) -> CoreResult<TestDb> {
+        let media_dir = tempfile::TempDir::with_prefix("rapport-media-")
+            .map_err(|e| crate::error::CoreError::Internal(format!("temp dir: {e}")))?;
+        Ok(TestDb {
+            url,
+            db,
+            media: MediaStore::local(media_dir.path())?,
+            _dir: dir,
+            _media_dir: media_dir,
+        })
     }
 
     /// A fresh SQLite database in its own temporary directory.
@@ -35,11 +58,7 @@ impl TestDb {
         let url = format!("sqlite://{}/rapport.db", dir.path().display());
         let db = Db::connect(&url).await?;
         db.migrate().await?;
-        Ok(TestDb {
-            url,
-            db,
-            _dir: Some(dir),
-        })
+        TestDb::new(url, db, Some(dir))
     }
 
     /// A fresh PostgreSQL database, or `None` when [`POSTGRES_URL_VAR`] is unset.
@@ -59,7 +78,7 @@ impl TestDb {
         let url = replace_database(&admin_url, &name);
         let db = Db::connect(&url).await?;
         db.migrate().await?;
-        Ok(Some(TestDb { url, db, _dir: None }))
+        Ok(Some(TestDb::new(url, db, None)?))
     }
 }
 

@@ -212,7 +212,7 @@ async fn finding_due_work_reads_indexes_only(db: TestDb) {
             .map(|_| ()))
         .unwrap();
     }
-    for (sql, params) in work_finding_statements() {
+    for (sql, params) in work_finding_statements(backend) {
         let explain = match backend {
             Backend::Sqlite => format!("explain query plan {sql}"),
             Backend::Postgres => format!("explain {sql}"),
@@ -379,6 +379,16 @@ async fn events_fan_out_after_the_commit_to_the_subscribers_in_order(db: TestDb)
         tx.commit().await.unwrap();
         written.push((customer, n));
     }
+    // As if each was written by an instance whose clock ran behind the one
+    // before: the stored times run backwards. The order is the database's.
+    with_db!(s.writer(), |pool| sqlx::query(
+        "update events set created_at = 4000000000000 - created_at where tenant_id = $1"
+    )
+    .bind(&tenant)
+    .execute(pool)
+    .await
+    .map(|r| r.rows_affected()))
+    .unwrap();
     let mut tx = s.db().begin().await.unwrap();
     events::enqueue(
         &mut tx,

@@ -122,6 +122,14 @@ enum AdminCommand {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Move the media that database rows still hold (written before media
+    /// moved to the media store) into the media store. Serving goes on
+    /// meanwhile, and an interrupted run is simply run again: what moved
+    /// stays moved. Prints what moved.
+    MigrateMedia {
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
 }
 
 fn parse_role(value: &str) -> Result<Role, String> {
@@ -234,6 +242,12 @@ async fn admin(cmd: AdminCommand) -> anyhow::Result<()> {
                 .await
                 .map_err(describe)?;
             println!("{}", json!({"facts": summary.facts, "agents": summary.agents}));
+        }
+        AdminCommand::MigrateMedia { database } => {
+            let services = serve::open_services(&database).await?;
+            eprintln!("moving media into {}", services.media().location());
+            let moved = services.migrate_media().await.map_err(describe)?;
+            println!("{}", serde_json::to_string(&moved)?);
         }
         AdminCommand::SetLimits {
             database,

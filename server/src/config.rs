@@ -18,6 +18,15 @@ pub struct DatabaseArgs {
     #[arg(long, env = "DATABASE_URL")]
     pub database_url: Option<String>,
 
+    /// Where media (chat files, session and call recordings) is stored:
+    /// `file:///absolute/dir`, or `s3://bucket[/prefix]` with the endpoint
+    /// and credentials in the `AWS_*` variables (`AWS_ENDPOINT`,
+    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+    /// `AWS_ALLOW_HTTP`). Default: the `media` folder of the data dir.
+    /// Instances that share a database must share this too.
+    #[arg(long, env = "RAPPORT_MEDIA_STORE")]
+    pub media_store: Option<String>,
+
     /// The key that seals the secrets stored in the database.
     #[command(flatten)]
     pub secret_keys: SecretKeyArgs,
@@ -79,6 +88,22 @@ impl DatabaseArgs {
         self.database_url
             .clone()
             .unwrap_or_else(|| format!("sqlite://{}/rapport.db", self.data_dir.display()))
+    }
+
+    /// The media store to use: the configured URL, else `<data dir>/media`.
+    pub fn media_store(&self) -> anyhow::Result<rapport_core::media_store::MediaStore> {
+        use anyhow::Context as _;
+        use rapport_core::media_store::MediaStore;
+        match &self.media_store {
+            Some(url) => {
+                let aws = std::env::vars().filter(|(name, _)| name.starts_with("AWS_"));
+                MediaStore::open(url, aws).context("RAPPORT_MEDIA_STORE")
+            }
+            None => {
+                let dir = std::path::absolute(self.data_dir.join("media")).context("the data dir")?;
+                MediaStore::local(&dir).context("the media folder of the data dir")
+            }
+        }
     }
 }
 
@@ -398,6 +423,7 @@ impl ServeConfig {
             database: DatabaseArgs {
                 data_dir: std::env::temp_dir(),
                 database_url: Some(database_url.to_string()),
+                media_store: None,
                 secret_keys: SecretKeyArgs {
                     secret_key: None,
                     secret_key_file: None,

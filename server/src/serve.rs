@@ -179,7 +179,9 @@ pub async fn open_services(database: &DatabaseArgs) -> anyhow::Result<Services> 
         .await
         .with_context(|| format!("cannot open database {}", redact_url(&url)))?;
     db.migrate().await.context("cannot apply migrations")?;
-    Ok(Services::new(db).with_sealer(sealer))
+    let media = database.media_store()?;
+    tracing::debug!(store = media.location(), "media store");
+    Ok(Services::new(db).with_sealer(sealer).with_media_store(media))
 }
 
 /// [`open_services`], then stores every sealed secret as the configured key

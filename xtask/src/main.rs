@@ -11,6 +11,7 @@
 //! (`wasm-bindgen-cli-support`, pinned in the workspace to the exact `wasm-bindgen`
 //! version, so the JS glue always matches), then binaryen's `wasm-opt` from npm.
 
+mod s3;
 mod site;
 mod tasks;
 mod tools;

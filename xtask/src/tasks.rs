@@ -260,7 +260,12 @@ pub fn test(args: &[String]) -> Result<()> {
     }
     // The co-browsing tests drive a real Chromium from the server's tests too.
     ensure_chromium()?;
-    let cargo_ok = steps.time("unit and HTTP tests", || run_unit_and_http_tests(&mut tally))?;
+    // The media-store tests write to a real S3 server too; it stops when dropped.
+    let garage = steps.time("install and start the S3 server", crate::s3::Garage::start)?;
+    let cargo_ok = steps.time("unit and HTTP tests", || {
+        run_unit_and_http_tests(&mut tally, &garage.env)
+    })?;
+    drop(garage);
 
     let e2e_ok = if skip_e2e {
         true
@@ -292,8 +297,9 @@ pub fn test(args: &[String]) -> Result<()> {
 /// serialises those that must not overlap. Without nextest, `cargo test` runs
 /// them one at a time: side by side in one process, a page request of one test
 /// now and then never completed while another test's runtime shut down.
-fn run_unit_and_http_tests(tally: &mut Tally) -> Result<bool> {
+fn run_unit_and_http_tests(tally: &mut Tally, env: &[(String, String)]) -> Result<bool> {
     let mut cmd = cargo();
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     if has_nextest() {
         cmd.args(["nextest", "run", "--no-fail-fast"]).args(TEST_SELECTION);
         crate::tools::lint_while_compiling(&mut cmd);

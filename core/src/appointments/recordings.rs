@@ -4,13 +4,15 @@
 //! microphone (and, apart, a shared screen) into a WebM file while the
 //! appointment's `record` switch is on. When that participant leaves, or the
 //! switch goes off, the finished file is stored here, in chunks of
-//! [`CHUNK_BYTES`] (one short transaction each), and then listed, audited and
+//! [`CHUNK_BYTES`] (one object in the media store and one short write
+//! each), and then listed, audited and
 //! counted in the conference report in one transaction: a recording is listed
 //! only once all of it is stored, and every instance serves it.
 //!
 //! Recordings go with their appointment or tenant, and otherwise once older
 //! than the workspace's `conferenceRetentionDays` (retention, hourly).
 
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +20,7 @@ use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
     ids::TenantId,
+    media_store::{MediaKind, MediaStore, RowMedia},
     time::{from_ms, now_ms},
     with_db, with_tx, Services,
 };
@@ -213,18 +216,23 @@ impl Services {
             if filled == 0 {
                 break;
             }
-            let data = &chunk[..filled];
-            let mut tx = self.db().begin().await?;
-            with_tx!(&mut tx, |conn| sqlx::query(
-                "insert into conference_recording_chunks (recording_id, seq, data) values ($1, $2, $3)"
+            // The chunk's object first, then the row that names it (see
+            // `media_store`).
+            let key = MediaStore::new_key(MediaKind::CallRecording, tenant_id, now_ms());
+            self.media().put(&key, Bytes::copy_from_slice(&chunk[..filled])).await?;
+            let stored = with_db!(self.writer(), |pool| sqlx::query(
+                "insert into conference_recording_chunks (recording_id, seq, blob_key) values ($1, $2, $3)"
             )
             .bind(id)
             .bind(seq)
-            .bind(data)
-            .execute(conn)
+            .bind(&key)
+            .execute(pool)
             .await
-            .map(|r| r.rows_affected()))?;
-            tx.commit().await?;
+            .map(|r| r.rows_affected()));
+            if let Err(e) = stored {
+                self.forget_object(MediaKind::CallRecording, &key).await;
+                return Err(e.into());
+            }
             size += filled as i64;
             seq += 1;
             if filled < CHUNK_BYTES {
@@ -306,13 +314,17 @@ impl Services {
     /// Chunk `seq` of a recording (the caller has found the recording in its
     /// tenant first); `None` past the end.
     pub async fn conference_recording_chunk(&self, id: &str, seq: i64) -> CoreResult<Option<Vec<u8>>> {
-        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select data from conference_recording_chunks where recording_id = $1 and seq = $2"
+        let row: Option<(Option<Vec<u8>>, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(
+            "select data, blob_key from conference_recording_chunks where recording_id = $1 and seq = $2"
         )
         .bind(id)
         .bind(seq)
         .fetch_optional(pool)
-        .await)?)
+        .await)?;
+        match row {
+            Some((data, blob_key)) => Ok(Some(RowMedia::from_columns(data, blob_key)?.read(self.media()).await?)),
+            None => Ok(None),
+        }
     }
 
     /// Deletes up to `batch` conference recordings (with their chunks) that

@@ -29,6 +29,7 @@ pub use settings::{RecordingSettings, RecordingSettingsIn};
 
 use std::io::{Read, Write};
 
+use bytes::Bytes;
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,7 @@ use crate::{
     ids::TenantId,
     limits::Meter,
     live::LiveEvent,
+    media_store::{MediaKind, MediaStore},
     sessions::{RecordedSession, RecordedSessionIn},
     time::now_ms,
     validate::Checks,
@@ -136,6 +138,15 @@ pub struct RecordingAck {
     /// Whether a live viewer watches the session now: then the script takes a
     /// full snapshot and sends every 100 ms.
     pub watched: bool,
+}
+
+/// A batch as stored: its object's key and its sizes.
+struct StoredChunk {
+    /// Bytes of its events' JSON (what the limits count).
+    event_bytes: i64,
+    /// Bytes of its gzip (what the session's `recordedBytes` counts).
+    stored_bytes: i64,
+    key: String,
 }
 
 /// What one batch says about its session.
@@ -313,6 +324,10 @@ impl Services {
     /// Stores a batch of the script's events (once per `seq`) in a session the
     /// caller checked with [`Services::recording_writer`], moves the session's
     /// end and page count on, and tells live viewers.
+    ///
+    /// The batch's object is stored first and its row committed after (see
+    /// [`crate::media_store`]); a batch the row does not take (a retry, a
+    /// session that ended or is full) has its object deleted again.
     pub async fn append_recording(
         &self,
         tenant_id: &TenantId,
@@ -322,15 +337,68 @@ impl Services {
         let mut checks = Checks::new();
         let facts = check_batch(&mut checks, &batch);
         checks.finish()?;
+        // A retry of a stored batch changes nothing and stores nothing.
+        if self.recording_has_batch(tenant_id, session_id, batch.seq).await? {
+            return Ok(RecordingAck {
+                watched: self.recording_watched(tenant_id, session_id).await?,
+            });
+        }
         let json = serde_json::to_vec(&batch.events).map_err(|e| CoreError::Internal(e.to_string()))?;
         let data = gzip(&json)?;
-        let event_bytes = json.len() as i64;
+        let chunk = StoredChunk {
+            event_bytes: json.len() as i64,
+            stored_bytes: data.len() as i64,
+            key: MediaStore::new_key(MediaKind::Recording, tenant_id, now_ms()),
+        };
         drop(json);
+        self.media().put(&chunk.key, Bytes::from(data)).await?;
+        match self
+            .append_chunk_row(tenant_id, session_id, &batch, &facts, &chunk)
+            .await
+        {
+            Ok(Some(ack)) => Ok(ack),
+            Ok(None) => {
+                // Another request stored this `seq` meanwhile.
+                self.forget_object(MediaKind::Recording, &chunk.key).await;
+                Ok(RecordingAck {
+                    watched: self.recording_watched(tenant_id, session_id).await?,
+                })
+            }
+            Err(e) => {
+                self.forget_object(MediaKind::Recording, &chunk.key).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the session has batch `seq` already.
+    async fn recording_has_batch(&self, tenant_id: &TenantId, session_id: &str, seq: i64) -> CoreResult<bool> {
+        let found: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            "select seq from recording_chunks where tenant_id = $1 and session_id = $2 and seq = $3"
+        )
+        .bind(tenant_id)
+        .bind(session_id)
+        .bind(seq)
+        .fetch_optional(pool)
+        .await)?;
+        Ok(found.is_some())
+    }
+
+    /// The transaction of [`Services::append_recording`]: the batch's row and
+    /// the session's counters; `None` when the row exists already.
+    async fn append_chunk_row(
+        &self,
+        tenant_id: &TenantId,
+        session_id: &str,
+        batch: &RecordingBatch,
+        facts: &BatchFacts,
+        chunk: &StoredChunk,
+    ) -> CoreResult<Option<RecordingAck>> {
         let limits = self.tenant_limits(tenant_id).await?;
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         let stored = with_tx!(&mut tx, |conn| sqlx::query(
-            "insert into recording_chunks (tenant_id, session_id, seq, first_at, last_at, event_count, data) \
+            "insert into recording_chunks (tenant_id, session_id, seq, first_at, last_at, event_count, blob_key) \
              values ($1, $2, $3, $4, $5, $6, $7) on conflict (tenant_id, session_id, seq) do nothing"
         )
         .bind(tenant_id)
@@ -339,17 +407,15 @@ impl Services {
         .bind(facts.first_at)
         .bind(facts.last_at)
         .bind(batch.events.len() as i64)
-        .bind(&data)
+        .bind(&chunk.key)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
         if stored == 0 {
-            // A retry of a stored batch: nothing changes.
             tx.commit().await?;
-            return Ok(RecordingAck {
-                watched: self.recording_watched(tenant_id, session_id).await?,
-            });
+            return Ok(None);
         }
+        let event_bytes = chunk.event_bytes;
         // A session that ended since its writer was checked takes nothing more:
         // the script starts a new one. Nor does a full one: the script stops
         // recording it. Either way the chunk above is rolled back.
@@ -364,7 +430,7 @@ impl Services {
         .bind(session_id)
         .bind(facts.last_at)
         .bind(facts.pages)
-        .bind(data.len() as i64)
+        .bind(chunk.stored_bytes)
         .bind(now)
         .bind(event_bytes)
         .bind(limits.recording_session_bytes)
@@ -424,7 +490,7 @@ impl Services {
         } else {
             tx.commit().await?;
         }
-        Ok(RecordingAck { watched })
+        Ok(Some(RecordingAck { watched }))
     }
 
     /// The number of the session's latest stored batch, if any.

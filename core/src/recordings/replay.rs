@@ -6,10 +6,13 @@
 
 use std::collections::VecDeque;
 
+use futures_util::{StreamExt, TryStreamExt};
+
 use super::{gunzip, MAX_BATCH_BYTES};
 use crate::{
     error::{CoreError, CoreResult},
     ids::TenantId,
+    media_store::RowMedia,
     with_db, Services,
 };
 
@@ -118,6 +121,7 @@ impl Services {
     }
 
     /// Up to `limit` stored batches after `after`, in order, compressed.
+    /// Their objects are read a few at a time, in order.
     async fn stored_batches(
         &self,
         tenant_id: &TenantId,
@@ -125,10 +129,12 @@ impl Services {
         after: Option<i64>,
         limit: i64,
     ) -> CoreResult<Vec<(i64, Vec<u8>)>> {
-        Ok(with_db!(self.db(), |pool| {
+        /// Objects read at once: a page from S3 costs a few round trips, not one per batch.
+        const READS_AT_ONCE: usize = 8;
+        let rows: Vec<(i64, Option<Vec<u8>>, Option<String>)> = with_db!(self.db(), |pool| {
             sqlx::query_as(
-                "select seq, data from recording_chunks where tenant_id = $1 and session_id = $2 and seq > $3 \
-                 order by seq limit $4",
+                "select seq, data, blob_key from recording_chunks where tenant_id = $1 and session_id = $2 \
+                 and seq > $3 order by seq limit $4",
             )
             .bind(tenant_id)
             .bind(session_id)
@@ -136,7 +142,15 @@ impl Services {
             .bind(limit)
             .fetch_all(pool)
             .await
-        })?)
+        })?;
+        futures_util::stream::iter(rows)
+            .map(|(seq, data, blob_key)| async move {
+                let bytes = RowMedia::from_columns(data, blob_key)?.read(self.media()).await?;
+                Ok((seq, bytes))
+            })
+            .buffered(READS_AT_ONCE)
+            .try_collect()
+            .await
     }
 
     /// Every recorded event of a session, in order, as one JSON array, read

@@ -203,6 +203,7 @@ impl Services {
             let sql = format!("select * from {table} where tenant_id = $1 and {filter}");
             records.insert(table.to_string(), Value::Array(rows(db, &sql, &binds, skip).await?));
         }
+        self.inline_file_bytes(&mut records).await?;
         let mut tx = db.begin().await?;
         audit::record(
             &mut tx,
@@ -219,5 +220,23 @@ impl Services {
             customer,
             records,
         })
+    }
+
+    /// Puts each exported file's bytes in its `data`, read from the media
+    /// store where the row names an object; the object's key is left out.
+    async fn inline_file_bytes(&self, records: &mut Map<String, Value>) -> CoreResult<()> {
+        let Some(Value::Array(files)) = records.get_mut("chat_files") else {
+            return Ok(());
+        };
+        for file in files.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(Value::String(key)) = file.remove("blob_key") {
+                let bytes = self.media().get(&key).await?;
+                file.insert(
+                    "data".into(),
+                    Value::from(base64::engine::general_purpose::STANDARD.encode(&bytes)),
+                );
+            }
+        }
+        Ok(())
     }
 }

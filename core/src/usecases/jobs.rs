@@ -52,6 +52,7 @@ impl Services {
                 Some(tenant_id) => self.mail_unseen_replies(tenant_id, &job.key).await,
                 None => Ok(()),
             },
+            JobKind::MediaCleanup => self.run_media_cleanup(job).await.map(|_| ()),
             JobKind::Mail => instance.mail(job).await,
             JobKind::Retention => instance.retention(job).await,
             JobKind::Presence => instance.presence(job).await,

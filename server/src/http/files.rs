@@ -3,6 +3,7 @@
 //!
 //! - `GET /files/{token}/{name}`: a file's download link. The token is the
 //!   capability (see `rapport_core::files`); the name only labels the link.
+//!   The file is streamed from the media store.
 //!   Files that could run script in a browser (HTML, SVG, …) are always
 //!   downloaded, never shown, and every file is sandboxed by its CSP.
 //! - `POST /inbox/{customerId}/file`: an agent sends a file from the inbox, as
@@ -71,7 +72,14 @@ pub async fn download(State(state): State<AppState>, Path((token, _name)): Path<
             HeaderValue::from_static("cross-origin"),
         ),
     ];
-    (headers, file.data).into_response()
+    // Streamed from the media store: the object is never held in memory
+    // whole, and the link stays the only credential (a redirect to a
+    // presigned URL would hand out a second one, without these headers).
+    let mut response = (headers, axum::body::Body::from_stream(file.content)).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(file.size));
+    response
 }
 
 /// `Content-Disposition` with the file's name: an ASCII fallback and the

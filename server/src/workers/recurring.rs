@@ -44,6 +44,7 @@ pub async fn set_up(services: &Services, handlers: &Handlers) {
     let mut recurring = vec![
         (JobKind::RecordingEnds, RECORDING_ENDS_KEY),
         (JobKind::Retention, RETENTION_KEY),
+        (JobKind::MediaCleanup, rapport_core::media_store::cleanup::CLEANUP_KEY),
     ];
     if handlers.presence_timeout_ms.is_some() {
         recurring.push((JobKind::Presence, PRESENCE_KEY));

@@ -105,13 +105,29 @@ async fn two_instances_on_one_postgres_act_as_one() {
     };
     let receiver = Receiver::start().await;
     let smtp = SmtpReceiver::start().await;
-    let env = [
+    let mut env = vec![
         ("RAPPORT_RATE_LIMIT_PER_TOKEN", LIMIT.to_string()),
         ("RAPPORT_SMTP_URL", smtp.url.clone()),
         // Short, so that claims an instance held when PostgreSQL went away
         // come back quickly.
         ("RAPPORT_WEBHOOK_LEASE", "3s".to_string()),
     ];
+    // Media in the S3 server of the test run when there is one (as an
+    // operator who scales out configures it), else in the test's folder.
+    let s3 = |name: &str| std::env::var(format!("RAPPORT_TEST_S3_{name}")).ok();
+    if let (Some(url), Some(endpoint), Some(region), Some(key_id), Some(secret)) =
+        (s3("URL"), s3("ENDPOINT"), s3("REGION"), s3("KEY_ID"), s3("SECRET"))
+    {
+        let prefix = uuid::Uuid::new_v4().simple().to_string();
+        env.extend([
+            ("RAPPORT_MEDIA_STORE", format!("{url}/{prefix}")),
+            ("AWS_ENDPOINT", endpoint),
+            ("AWS_REGION", region),
+            ("AWS_ACCESS_KEY_ID", key_id),
+            ("AWS_SECRET_ACCESS_KEY", secret),
+            ("AWS_ALLOW_HTTP", "true".to_string()),
+        ]);
+    }
     let one = Instance::start(&db, &env);
     let two = Instance::start(&db, &env);
     let bases = [one.base.clone(), two.base.clone()];
@@ -195,6 +211,27 @@ async fn two_instances_on_one_postgres_act_as_one() {
     }
     let delay = delay.unwrap_or_else(|| panic!("the stream never heard the other instance: {heard}"));
     eprintln!("the stream heard the other instance {delay:?} after the answer was acknowledged");
+
+    // A file the visitor sends through one instance downloads from the
+    // other: both keep media in the one store.
+    let text = "the photo of the parcel, as it came";
+    let sent: Value = client
+        .post(format!("{}/rest/v1/widget/file?name=parcel.txt", bases[1]))
+        .header("rapport-widget-key", &widget_key)
+        .header("content-type", "text/plain")
+        .bearer_auth(visitor["visitorToken"].as_str().unwrap())
+        .body(text)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let link = sent["url"].as_str().unwrap();
+    let path = &link[link.find("/files/").expect("a download link")..];
+    let got = client.get(format!("{}{path}", bases[0])).send().await.unwrap();
+    assert_eq!(got.status(), StatusCode::OK);
+    assert_eq!(got.text().await.unwrap(), text);
 
     // 3. A job falls due on both instances' runners and fires once: an
     // appointment's invitations, one mail per attendee.

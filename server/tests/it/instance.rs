@@ -27,6 +27,8 @@ impl Instance {
             .args(["serve", "--addr", "127.0.0.1:0"])
             .env("DATABASE_URL", &db.url)
             .env("RAPPORT_DATA_DIR", std::env::temp_dir())
+            // The test's own media folder, shared by its instances.
+            .env("RAPPORT_MEDIA_STORE", db.media_url())
             .env("RAPPORT_ADMIN_EMAIL", "admin@rapport.test")
             .env("RAPPORT_ADMIN_PASSWORD", "admin-password")
             .env("RAPPORT_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true")

@@ -32,6 +32,7 @@ mod jobs;
 mod link_grants;
 mod links_open;
 mod mail;
+mod media_objects;
 mod meetings;
 mod notes;
 mod openapi;

@@ -33,6 +33,7 @@ fn args(url: &str, current: Option<&str>, key_file: Option<PathBuf>, previous: &
     DatabaseArgs {
         data_dir: PathBuf::from("unused"),
         database_url: Some(url.to_string()),
+        media_store: Some("memory:".into()),
         secret_keys: SecretKeyArgs {
             secret_key: current.map(str::to_string),
             secret_key_file: key_file,

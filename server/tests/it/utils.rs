@@ -51,10 +51,12 @@ impl TestApp {
     }
 
     /// A second instance of the app on the same database, with its own pool
-    /// and in-process state, as a scaled-out installation runs them.
+    /// and in-process state, as a scaled-out installation runs them (sharing
+    /// the media store, as they must).
     pub async fn another_instance(&self) -> TestApp {
         let db = Db::connect(&self.url).await.unwrap();
-        Self::launch(self.url.clone(), Services::new(db), None, |_| {}).await
+        let services = Services::new(db).with_media_store(self.services.media().clone());
+        Self::launch(self.url.clone(), services, None, |_| {}).await
     }
 
     async fn launch(

@@ -83,11 +83,14 @@ const NEXT_DUE: &str = "select \
 /// integers; a text `$1` is an endpoint id): what a claim and the worker's sleep
 /// read. Tests `EXPLAIN` them on both backends to check that each reads indexes
 /// and never scans the queue.
-pub fn work_finding_statements() -> Vec<(&'static str, Vec<WorkParam>)> {
+pub fn work_finding_statements(backend: Backend) -> Vec<(&'static str, Vec<WorkParam>)> {
     use WorkParam::{Int, Text};
     let now = now_ms();
     vec![
-        (super::fanout::PENDING_EVENTS, vec![Int(super::fanout::FANOUT_BATCH)]),
+        (
+            super::fanout::pending_events(backend),
+            vec![Int(super::fanout::FANOUT_BATCH)],
+        ),
         (RELEASE_EXPIRED, vec![Int(now)]),
         (DUE_ENDPOINTS, vec![Int(now), Int(128)]),
         (

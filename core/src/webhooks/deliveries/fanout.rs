@@ -7,12 +7,13 @@
 //! those of a delivery written in the write's transaction:
 //! - none lost: the event and its mark commit with the write, and the mark is
 //!   cleared in the transaction that writes the deliveries;
-//! - order per customer: events are fanned out in `(created_at, id)` order, one
-//!   fan-out at a time (on PostgreSQL an advisory lock, taken without waiting,
-//!   lets one instance do it), so their deliveries' `seq` follows that order.
-//!   Two events of one customer written one after the other by one instance
-//!   keep their order; across instances, the order rests on their clocks
-//!   agreeing (a database-given order is the next step).
+//! - order per customer: events are fanned out in the order the database gave
+//!   them (SQLite's rowid, which its one writer hands out in commit order;
+//!   PostgreSQL's `events.seq`, from one sequence), one fan-out at a time (on
+//!   PostgreSQL an advisory lock, taken without waiting, lets one instance do
+//!   it), so their deliveries' `seq` follows that order. An event written
+//!   after another one committed comes after it, whichever instance wrote
+//!   either and whatever their clocks say.
 //! - `webhook-id` stable: it is the event's id, as before.
 
 use super::*;
@@ -32,10 +33,30 @@ const FANOUT_ROWS: usize = 256;
 /// instance at a time fan out: any constant no other lock of Rapport's uses.
 const FANOUT_LOCK: i64 = 0x7261_7070_6f72_7401;
 
-/// The oldest events waiting for fan-out. `$1`: how many. Read through the
-/// partial index `events_fanout_idx`, which holds only those.
-pub(super) const PENDING_EVENTS: &str = "select id, tenant_id, type, customer_id, created_at from events \
-     where fanout_pending order by created_at, id limit $1";
+/// The oldest events waiting for fan-out, in the database's order. `$1`: how
+/// many. Read through the partial index `events_fanout_idx`, which holds only
+/// those, in that order; on SQLite the term must be the index's own
+/// (`fanout_pending = 1`) for the planner to read it (migration 0046).
+pub(super) fn pending_events(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => {
+            "select id, tenant_id, type, customer_id, created_at from events \
+             where fanout_pending = 1 order by rowid limit $1"
+        }
+        Backend::Postgres => {
+            "select id, tenant_id, type, customer_id, created_at from events \
+             where fanout_pending order by seq limit $1"
+        }
+    }
+}
+
+/// Whether any event waits for fan-out, through the same index.
+fn any_pending(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "select cast(1 as bigint) from events where fanout_pending = 1 limit 1",
+        Backend::Postgres => "select cast(1 as bigint) from events where fanout_pending limit 1",
+    }
+}
 
 #[derive(sqlx::FromRow)]
 struct PendingEvent {
@@ -65,11 +86,8 @@ impl Services {
 
     /// Whether any event waits for its fan-out (a read, on a read connection).
     pub(super) async fn fanout_waiting(&self) -> CoreResult<bool> {
-        let waiting: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(
-            "select cast(1 as bigint) from events where fanout_pending limit 1"
-        )
-        .fetch_optional(pool)
-        .await)?;
+        let sql = any_pending(self.db().backend());
+        let waiting: Option<i64> = with_db!(self.db(), |pool| sqlx::query_scalar(sql).fetch_optional(pool).await)?;
         Ok(waiting.is_some())
     }
 
@@ -98,7 +116,8 @@ impl Services {
                 return Ok((0, false));
             }
         }
-        let events: Vec<PendingEvent> = with_tx!(&mut tx, |conn| sqlx::query_as(PENDING_EVENTS)
+        let sql = pending_events(self.db().backend());
+        let events: Vec<PendingEvent> = with_tx!(&mut tx, |conn| sqlx::query_as(sql)
             .bind(FANOUT_BATCH)
             .fetch_all(conn)
             .await)?;

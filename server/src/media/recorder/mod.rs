@@ -10,7 +10,7 @@
 //! A camera that is off (or not there) does not lose the sound: while no
 //! picture comes, the sound goes into a file of its own, and the file is
 //! split again when the picture comes back, so a participant may have several
-//! files. Finished files are stored in the database (see
+//! files. Finished files are stored in the media store (see
 //! `rapport_core::appointments::recordings`) and deleted here. On shutdown the
 //! files open are finished and stored first; a file left by a crash cannot be
 //! finished, and is named in the log at the next start.
