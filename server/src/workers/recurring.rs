@@ -1,5 +1,6 @@
 //! Recurring jobs: instance-wide work that falls due again and again (retention
-//! hourly, the presence sweep every 30 s), and what the runner sets up at start.
+//! hourly, the presence sweep every 30 s, the ends of quiet recorded sessions
+//! and the media cleanup every minute), and what the runner sets up at start.
 //!
 //! A recurring job is one row of `jobs`, added at start if missing
 //! (`Services::ensure_job`), so instances sharing a database share it: each run
