@@ -58,6 +58,14 @@ fn any_pending(backend: Backend) -> &'static str {
     }
 }
 
+/// How many events wait for fan-out, through the same index.
+pub(super) fn count_pending(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "select count(*) from events where fanout_pending = 1",
+        Backend::Postgres => "select count(*) from events where fanout_pending",
+    }
+}
+
 #[derive(sqlx::FromRow)]
 struct PendingEvent {
     id: String,

@@ -151,12 +151,12 @@ impl Services {
     /// Deliveries not yet finished, over every tenant (for metrics and tests),
     /// counting an event that waits for its fan-out as one.
     pub async fn unfinished_deliveries(&self) -> CoreResult<i64> {
-        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(
+        let sql = format!(
             "select (select count(*) from webhook_deliveries where state in ('pending', 'delivering')) \
-             + (select count(*) from events where fanout_pending)"
-        )
-        .fetch_one(pool)
-        .await)?)
+             + ({})",
+            super::fanout::count_pending(self.db().backend())
+        );
+        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(&sql).fetch_one(pool).await)?)
     }
 }
 
