@@ -156,7 +156,9 @@ impl Services {
              + ({})",
             super::fanout::count_pending(self.db().backend())
         );
-        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(&sql).fetch_one(pool).await)?)
+        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(&sql)
+            .fetch_one(pool)
+            .await)?)
     }
 }
 
