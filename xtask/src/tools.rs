@@ -37,10 +37,19 @@ pub fn site_dir() -> PathBuf {
 
 /// `cmd` as a shell would read it: the variables it sets, the program and its
 /// arguments (not the variables it removes, which [`cargo`] does by the dozen).
+/// The value of a variable that holds a credential (its name says `SECRET`,
+/// `PASSWORD` or `TOKEN`) is left out: the line goes to CI logs.
 pub fn shown(cmd: &Command) -> String {
     let mut words: Vec<String> = cmd
         .get_envs()
-        .filter_map(|(name, value)| Some(format!("{}={:?}", name.to_string_lossy(), value?)))
+        .filter_map(|(name, value)| {
+            let name = name.to_string_lossy();
+            let secret = ["SECRET", "PASSWORD", "TOKEN"].iter().any(|s| name.contains(s));
+            Some(match value? {
+                _ if secret => format!("{name}=…"),
+                value => format!("{name}={value:?}"),
+            })
+        })
         .collect();
     words.push(format!("{:?}", cmd.get_program()));
     words.extend(cmd.get_args().map(|a| format!("{a:?}")));
@@ -165,4 +174,19 @@ pub fn has_program(name: &str) -> bool {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shown_commands_leave_credentials_out() {
+        let mut cmd = std::process::Command::new("cargo");
+        cmd.env("RAPPORT_TEST_S3_SECRET", "s3cr3t")
+            .env("RAPPORT_TEST_S3_URL", "s3://bucket")
+            .arg("test");
+        let line = super::shown(&cmd);
+        assert!(!line.contains("s3cr3t"), "{line}");
+        assert!(line.contains("RAPPORT_TEST_S3_SECRET=…"), "{line}");
+        assert!(line.contains("RAPPORT_TEST_S3_URL=\"s3://bucket\""), "{line}");
+    }
 }
