@@ -531,20 +531,23 @@ async fn universal_cobrowsing_runs_a_real_browser(db: TestDb) {
     let mut late = connect(&app, &join_link).await;
     assert_eq!(next_of(&mut late, "error").await["code"], "invalid_link");
 
-    // A session ends when its links do: the second link, made to expire in
-    // a few seconds, ends its running session as expired.
-    rapport_core::with_db!(app.services.writer(), |pool| sqlx::query(
-        "update cobrowse_sessions set expires_at = $1 where id = $2"
-    )
-    .bind(rapport_core::time::now_ms() + 4_000)
-    .bind(second["sessionId"].as_str().unwrap())
-    .execute(pool)
-    .await
-    .map(|r| r.rows_affected()))
-    .unwrap();
-    // (The first session's place frees as its browser closes: busy until then.)
+    // A session ends when its links do: the second link, made to expire a few
+    // seconds after its session starts, ends that session as expired.
+    // (The first session's place frees as its browser closes: busy until then,
+    // which on a slow machine can take longer than those few seconds. So the
+    // expiry is set again before each try, counted from that try.)
     let mut expiring = None;
-    for _ in 0..50 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        rapport_core::with_db!(app.services.writer(), |pool| sqlx::query(
+            "update cobrowse_sessions set expires_at = $1 where id = $2"
+        )
+        .bind(rapport_core::time::now_ms() + 6_000)
+        .bind(second["sessionId"].as_str().unwrap())
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected()))
+        .unwrap();
         let mut socket = connect(&app, second["joinLink"].as_str().unwrap()).await;
         // Refused while busy: an `error` frame, or (when the refusal races the
         // first session's close) the socket simply ends. Either way, try again.
