@@ -199,7 +199,7 @@ pub async fn enqueue(
         customer_id,
         body: &body,
     };
-    insert_event(tx, &event, true).await?;
+    insert_event(tx, &event, Audience::Subscribers).await?;
     Ok(subscribed)
 }
 
@@ -212,14 +212,24 @@ struct NewEvent<'a> {
     body: &'a str,
 }
 
-/// Inserts an event row and returns its id and time. `fanout_pending` marks it
-/// for the worker's fan-out to the subscribed endpoints.
-async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>, fanout_pending: bool) -> CoreResult<(String, i64)> {
+/// How an event reaches its endpoints.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Audience {
+    /// Every endpoint that subscribes to it: the worker's fan-out, after the
+    /// commit (and an endpoint behind in the stream catches up on it).
+    Subscribers,
+    /// Only the endpoints it is queued to at once ([`deliver_to`]).
+    Named,
+}
+
+/// Inserts an event row and returns its id and time.
+async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>, audience: Audience) -> CoreResult<(String, i64)> {
     let event_id = new_event_id();
     let now = now_ms();
+    let fanout_pending = audience == Audience::Subscribers;
     with_tx!(tx, |conn| sqlx::query(
-        "insert into events (id, tenant_id, type, customer_id, actor, payload, created_at, fanout_pending) \
-         values ($1, $2, $3, $4, $5, $6, $7, $8)"
+        "insert into events (id, tenant_id, type, customer_id, actor, payload, created_at, fanout_pending, directed) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
     )
     .bind(&event_id)
     .bind(event.tenant_id)
@@ -229,6 +239,7 @@ async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>, fanout_pending: bool) -
     .bind(event.body)
     .bind(now)
     .bind(fanout_pending)
+    .bind(!fanout_pending)
     .execute(conn)
     .await
     .map(|r| r.rows_affected()))?;
@@ -258,7 +269,7 @@ pub(crate) async fn deliver_to(
         customer_id,
         body,
     };
-    let (event_id, now) = insert_event(tx, &event, false).await?;
+    let (event_id, now) = insert_event(tx, &event, Audience::Named).await?;
     let deliveries: Vec<QueuedDelivery<'_>> = endpoint_ids
         .iter()
         .map(|endpoint_id| QueuedDelivery {

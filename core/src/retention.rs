@@ -14,7 +14,8 @@
 //!   `conferenceRetentionDays` (the same settings).
 //!
 //! Nothing unfinished is deleted: a delivery still pending (an endpoint disabled
-//! for a month, say) keeps its event, and mail still waiting for an SMTP server
+//! for a month, say) keeps its event, so does an endpoint that fell behind in
+//! the event stream for the events it has yet to catch up on, and mail still waiting for an SMTP server
 //! stays in the outbox. Each step deletes one bounded batch in its own short
 //! transaction, so pruning a large history never holds the writer for long and
 //! interleaves with the requests' writes.
@@ -112,10 +113,18 @@ impl Services {
         .await)?;
         let mut deleted = 0;
         if !read.is_empty() {
+            // An endpoint behind in the stream (it failed, see
+            // `webhooks::deliveries::catch_up`) still owes the events after
+            // its mark, outside its gap: they stay until it catches up.
             let sql = format!(
                 "delete from events where id in ({}) and not fanout_pending \
-                 and not exists (select 1 from webhook_deliveries d where d.event_id = events.id)",
-                crate::db::placeholders(1, read.len())
+                 and not exists (select 1 from webhook_deliveries d where d.event_id = events.id) \
+                 and (directed or not exists (select 1 from webhook_endpoints w \
+                   where w.tenant_id = events.tenant_id and w.fanout_mark < {pos} \
+                   and (w.fanout_gap_from is null or {pos} <= w.fanout_gap_from \
+                     or (w.fanout_gap_to is not null and {pos} > w.fanout_gap_to))))",
+                crate::db::placeholders(1, read.len()),
+                pos = crate::webhooks::deliveries::catch_up_position(self.db().backend()),
             );
             deleted = with_tx!(&mut tx, |conn| {
                 let mut q = sqlx::query(&sql);

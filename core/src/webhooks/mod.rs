@@ -52,7 +52,10 @@ pub struct WebhookEndpoint {
     pub failing_since: Option<chrono::DateTime<chrono::Utc>>,
     /// While it fails: no attempt before this time. A failing endpoint is held as a
     /// whole (its queued deliveries wait, untouched) until its next retry; then one
-    /// delivery probes it. Null when it may be tried now.
+    /// delivery probes it. Null when it may be tried now. Events that happen while
+    /// it fails are not queued for it at once: they are queued, in order, once a
+    /// probe succeeds (or, for its probes, a batch at a time as its hold ends), so
+    /// its delivery log lists them from then on.
     pub held_until: Option<chrono::DateTime<chrono::Utc>>,
     /// Until when the previous secret still signs, after a rotation.
     pub previous_secret_expires_at: Option<chrono::DateTime<chrono::Utc>>,
@@ -253,24 +256,33 @@ impl Services {
     ) -> CoreResult<WebhookEndpoint> {
         let valid = validate(&input)?;
         let mut tx = self.db().begin().await?;
-        let changed = with_tx!(&mut tx, |conn| sqlx::query(
+        // An endpoint behind in the event stream skips the events of the time
+        // it is disabled: disabling notes where that gap starts, enabling
+        // where it ends (see `deliveries::catch_up`).
+        let end = deliveries::catch_up_stream_end(self.db().backend(), 1);
+        let sql = format!(
             "update webhook_endpoints set url = $3, description = $4, event_types = $5, enabled = $6, \
              disabled_reason = case when $6 then null else disabled_reason end, \
              failing_since = case when $6 and not enabled then null else failing_since end, \
              failures = case when $6 and not enabled then 0 else failures end, \
              next_attempt_at = case when $6 and (not enabled or url <> $3) then 0 else next_attempt_at end, \
+             fanout_gap_from = case when not $6 and enabled and fanout_mark is not null \
+               then coalesce(fanout_gap_from, {end}) else fanout_gap_from end, \
+             fanout_gap_to = case when not $6 and enabled then null \
+               when $6 and not enabled and fanout_gap_from is not null then {end} else fanout_gap_to end, \
              updated_at = $7 where tenant_id = $1 and id = $2 and not receiver"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(&valid.url)
-        .bind(&valid.description)
-        .bind(&valid.event_types)
-        .bind(valid.enabled)
-        .bind(now_ms())
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
+        );
+        let changed = with_tx!(&mut tx, |conn| sqlx::query(&sql)
+            .bind(tenant_id)
+            .bind(id)
+            .bind(&valid.url)
+            .bind(&valid.description)
+            .bind(&valid.event_types)
+            .bind(valid.enabled)
+            .bind(now_ms())
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
         if changed == 0 {
             return Err(CoreError::NotFound("webhook"));
         }

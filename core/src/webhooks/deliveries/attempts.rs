@@ -27,6 +27,7 @@ impl Services {
             return Ok(vec![]);
         }
         let now = now_ms();
+        let backend = self.db().backend();
         let mut disabled = Vec::new();
         let mut tx = self.db().begin().await?;
         for chunk in results.chunks(ATTEMPT_ROWS) {
@@ -108,7 +109,14 @@ impl Services {
                     .execute(conn)
                     .await
                     .map(|r| r.rows_affected()))?;
-                    if disable_endpoint(&mut tx, &r.tenant_id, &r.endpoint_id, "the endpoint answered 410 Gone").await?
+                    if disable_endpoint(
+                        &mut tx,
+                        backend,
+                        &r.tenant_id,
+                        &r.endpoint_id,
+                        "the endpoint answered 410 Gone",
+                    )
+                    .await?
                     {
                         disabled.push(r.endpoint_id.clone());
                     }
@@ -158,7 +166,7 @@ impl Services {
                     "every delivery failed for {} s; enable it again once the receiver works",
                     policy.disable_after.as_secs()
                 );
-                if disable_endpoint(&mut tx, &row.tenant_id, &row.id, &reason).await? {
+                if disable_endpoint(&mut tx, backend, &row.tenant_id, &row.id, &reason).await? {
                     disabled.push(row.id.clone());
                 }
             }
@@ -168,23 +176,31 @@ impl Services {
     }
 }
 
-/// Disables an endpoint (once) and audits it as Rapport's own act.
+/// Disables an endpoint (once) and audits it as Rapport's own act. An endpoint
+/// behind in the event stream notes where its gap starts (see
+/// [`super::catch_up`]).
 async fn disable_endpoint(
     tx: &mut crate::db::Tx,
+    backend: Backend,
     tenant_id: &TenantId,
     endpoint_id: &str,
     reason: &str,
 ) -> CoreResult<bool> {
+    let sql = format!(
+        "update webhook_endpoints set enabled = false, disabled_reason = $2, updated_at = $3, \
+         fanout_gap_from = case when fanout_mark is null then null else coalesce(fanout_gap_from, {end}) end, \
+         fanout_gap_to = null where id = $1 and enabled",
+        end = super::catch_up::stream_end(backend, 4)
+    );
     let changed = with_tx!(tx, |conn| {
-        sqlx::query(
-        "update webhook_endpoints set enabled = false, disabled_reason = $2, updated_at = $3 where id = $1 and enabled"
-    )
-    .bind(endpoint_id)
-    .bind(reason)
-    .bind(now_ms())
-    .execute(conn)
-    .await
-    .map(|r| r.rows_affected())
+        sqlx::query(&sql)
+            .bind(endpoint_id)
+            .bind(reason)
+            .bind(now_ms())
+            .bind(tenant_id)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
     })?;
     if changed > 0 {
         audit::record(

@@ -83,22 +83,24 @@ const NEXT_DUE: &str = "select \
 /// integers; a text `$1` is an endpoint id): what a claim and the worker's sleep
 /// read. Tests `EXPLAIN` them on both backends to check that each reads indexes
 /// and never scans the queue.
-pub fn work_finding_statements(backend: Backend) -> Vec<(&'static str, Vec<WorkParam>)> {
+pub fn work_finding_statements(backend: Backend) -> Vec<(String, Vec<WorkParam>)> {
     use WorkParam::{Int, Text};
     let now = now_ms();
-    vec![
+    let mut statements = vec![
         (
-            super::fanout::pending_events(backend),
+            super::fanout::pending_events(backend).to_string(),
             vec![Int(super::fanout::FANOUT_BATCH)],
         ),
-        (RELEASE_EXPIRED, vec![Int(now)]),
-        (DUE_ENDPOINTS, vec![Int(now), Int(128)]),
+        (RELEASE_EXPIRED.to_string(), vec![Int(now)]),
+        (DUE_ENDPOINTS.to_string(), vec![Int(now), Int(128)]),
         (
-            QUEUE_HEAD,
+            QUEUE_HEAD.to_string(),
             vec![Text(String::new()), Int(now), Int(QUEUE_WINDOW), Int(32)],
         ),
-        (NEXT_DUE, vec![Int(now)]),
-    ]
+        (NEXT_DUE.to_string(), vec![Int(now)]),
+    ];
+    statements.extend(super::catch_up::statements(backend, now));
+    statements
 }
 
 /// A parameter of a statement from [`work_finding_statements`].
@@ -106,7 +108,7 @@ pub fn work_finding_statements(backend: Backend) -> Vec<(&'static str, Vec<WorkP
 pub enum WorkParam {
     /// An integer (a time, a count).
     Int(i64),
-    /// A text (an id).
+    /// A text (an id: an endpoint's, or a tenant's where the statement reads events).
     Text(String),
 }
 
@@ -132,6 +134,9 @@ impl Services {
                 break;
             }
         }
+        // Endpoints behind in the stream that may be tried again get their
+        // next batch of rows.
+        self.catch_up_round().await?;
         let now = now_ms();
         let lease_until = now + duration_ms(limits.lease);
         // `no key update`, not `update`: a claim changes no key of the endpoint,
@@ -311,10 +316,16 @@ impl Services {
         if self.fanout_waiting().await? {
             return Ok(Some(now + FANOUT_RETRY_MS));
         }
+        // So are endpoints behind in the stream that may catch up; the others
+        // at the end of their hold.
+        let catch_up = self.next_catch_up().await?;
+        if catch_up.is_some_and(|at| at <= now) {
+            return Ok(Some(now + FANOUT_RETRY_MS));
+        }
         let (endpoint, lease): (Option<i64>, Option<i64>) = with_db!(self.db(), |pool| {
             sqlx::query_as(NEXT_DUE).bind(now).fetch_one(pool).await
         })?;
-        Ok(endpoint.into_iter().chain(lease).min())
+        Ok(endpoint.into_iter().chain(lease).chain(catch_up).min())
     }
 
     /// Gives back every claimed delivery (SQLite at start: the only worker died with

@@ -15,6 +15,12 @@
 //!   after another one committed comes after it, whichever instance wrote
 //!   either and whatever their clocks say.
 //! - `webhook-id` stable: it is the event's id, as before.
+//!
+//! An endpoint that fails (its circuit is open, see [`super::Circuit`]) is
+//! passed over: it falls behind, and the fan-out keeps only its mark, the
+//! position up to which it has its rows. It catches up from there once it may
+//! be tried again ([`super::catch_up`]). So the rows written per event follow
+//! the endpoints that work, not every endpoint a tenant has.
 
 use super::*;
 use crate::events::{insert_deliveries, takes, QueuedDelivery};
@@ -40,11 +46,11 @@ const FANOUT_LOCK: i64 = 0x7261_7070_6f72_7401;
 pub(super) fn pending_events(backend: Backend) -> &'static str {
     match backend {
         Backend::Sqlite => {
-            "select id, tenant_id, type, customer_id, created_at from events \
+            "select rowid as pos, id, tenant_id, type, customer_id, created_at from events \
              where fanout_pending = 1 order by rowid limit $1"
         }
         Backend::Postgres => {
-            "select id, tenant_id, type, customer_id, created_at from events \
+            "select seq as pos, id, tenant_id, type, customer_id, created_at from events \
              where fanout_pending order by seq limit $1"
         }
     }
@@ -66,14 +72,50 @@ pub(super) fn count_pending(backend: Backend) -> &'static str {
     }
 }
 
+/// An event's position in the stream: the column that orders events
+/// (SQLite's rowid, PostgreSQL's `seq`), as a column of `events`.
+pub(crate) fn position(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "events.rowid",
+        Backend::Postgres => "events.seq",
+    }
+}
+
+/// An event read from the stream, by the fan-out or a catch-up.
 #[derive(sqlx::FromRow)]
-struct PendingEvent {
+pub(super) struct StreamEvent {
+    /// Its position ([`position`]).
+    pub(super) pos: i64,
+    pub(super) id: String,
+    pub(super) tenant_id: TenantId,
+    #[sqlx(rename = "type")]
+    pub(super) event_type: String,
+    pub(super) customer_id: Option<String>,
+    pub(super) created_at: i64,
+}
+
+impl StreamEvent {
+    /// Its delivery to `endpoint_id`.
+    pub(super) fn delivery_to<'a>(&'a self, endpoint_id: &'a str) -> QueuedDelivery<'a> {
+        QueuedDelivery {
+            tenant_id: &self.tenant_id,
+            endpoint_id,
+            event_id: &self.id,
+            ordering_key: self.customer_id.as_deref().unwrap_or(&self.id),
+            created_at: self.created_at,
+        }
+    }
+}
+
+/// An endpoint as the fan-out sees it.
+#[derive(sqlx::FromRow)]
+struct FanoutEndpoint {
     id: String,
     tenant_id: TenantId,
-    #[sqlx(rename = "type")]
-    event_type: String,
-    customer_id: Option<String>,
-    created_at: i64,
+    event_types: String,
+    failures: i64,
+    /// Set while it is behind: it has its rows up to this position.
+    fanout_mark: Option<i64>,
 }
 
 impl Services {
@@ -112,20 +154,12 @@ impl Services {
             return Ok((0, false));
         }
         let mut tx = self.db().begin().await?;
-        if self.db().backend() == Backend::Postgres {
-            let ours: bool = with_tx!(&mut tx, |conn| sqlx::query_scalar(
-                "select pg_try_advisory_xact_lock($1)"
-            )
-            .bind(FANOUT_LOCK)
-            .fetch_one(conn)
-            .await)?;
-            if !ours {
-                tx.commit().await?;
-                return Ok((0, false));
-            }
+        if !self.take_fanout_lock(&mut tx).await? {
+            tx.commit().await?;
+            return Ok((0, false));
         }
         let sql = pending_events(self.db().backend());
-        let events: Vec<PendingEvent> = with_tx!(&mut tx, |conn| sqlx::query_as(sql)
+        let events: Vec<StreamEvent> = with_tx!(&mut tx, |conn| sqlx::query_as(sql)
             .bind(FANOUT_BATCH)
             .fetch_all(conn)
             .await)?;
@@ -137,18 +171,21 @@ impl Services {
         tenants.sort();
         tenants.dedup();
         let sql = format!(
-            "select id, tenant_id, event_types from webhook_endpoints \
+            "select id, tenant_id, event_types, failures, fanout_mark from webhook_endpoints \
              where enabled and not receiver and tenant_id in ({}) order by id",
             placeholders(1, tenants.len())
         );
-        let endpoints: Vec<(String, TenantId, String)> = with_tx!(&mut tx, |conn| {
+        let endpoints: Vec<FanoutEndpoint> = with_tx!(&mut tx, |conn| {
             let mut q = sqlx::query_as(&sql);
             for tenant in &tenants {
                 q = q.bind(*tenant);
             }
             q.fetch_all(conn).await
         })?;
+        let mut marks: Vec<Option<i64>> = endpoints.iter().map(|e| e.fanout_mark).collect();
         let mut deliveries = Vec::new();
+        // Endpoints that fall behind now, with their mark.
+        let mut behind: Vec<(&str, i64)> = Vec::new();
         let mut taken = 0;
         for event in &events {
             if taken > 0 && deliveries.len() >= FANOUT_ROWS {
@@ -158,19 +195,38 @@ impl Services {
             // Matched by its stored name: an event type this build does not
             // know (written by a newer instance during a rolling upgrade)
             // still reaches the endpoints that take it.
-            for (endpoint_id, tenant_id, filter) in &endpoints {
-                if *tenant_id == event.tenant_id && takes(filter, &event.event_type) {
-                    deliveries.push(QueuedDelivery {
-                        tenant_id,
-                        endpoint_id,
-                        event_id: &event.id,
-                        ordering_key: event.customer_id.as_deref().unwrap_or(&event.id),
-                        created_at: event.created_at,
-                    });
+            for (endpoint, mark) in endpoints.iter().zip(marks.iter_mut()) {
+                if endpoint.tenant_id != event.tenant_id || !takes(&endpoint.event_types, &event.event_type) {
+                    continue;
+                }
+                match *mark {
+                    // A failing endpoint falls behind: its rows stop here,
+                    // and its catch-up starts from here.
+                    None if endpoint.failures > 0 => {
+                        *mark = Some(event.pos - 1);
+                        behind.push((&endpoint.id, event.pos - 1));
+                    }
+                    // Behind: its catch-up reads this event (it has not
+                    // been fanned out yet, so none has read it).
+                    Some(mark) if event.pos > mark => {}
+                    // Working, or behind but past this event already (on
+                    // PostgreSQL an event may commit after later ones were
+                    // read): it gets the row now.
+                    _ => deliveries.push(event.delivery_to(&endpoint.id)),
                 }
             }
         }
         insert_deliveries(&mut tx, &deliveries).await?;
+        for (endpoint_id, mark) in &behind {
+            with_tx!(&mut tx, |conn| sqlx::query(
+                "update webhook_endpoints set fanout_mark = $2 where id = $1 and fanout_mark is null"
+            )
+            .bind(*endpoint_id)
+            .bind(*mark)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        }
         let done = &events[..taken];
         let sql = format!(
             "update events set fanout_pending = $1 where id in ({})",
@@ -186,5 +242,20 @@ impl Services {
         tx.commit().await?;
         let more = taken < events.len() || i64::try_from(events.len()).unwrap_or(i64::MAX) == FANOUT_BATCH;
         Ok((taken, more))
+    }
+
+    /// Takes the fan-out's lock for `tx` (one fan-out or catch-up at a time,
+    /// over every instance), without waiting: false when another holds it.
+    /// SQLite's write transaction is that lock already.
+    pub(super) async fn take_fanout_lock(&self, tx: &mut crate::db::Tx) -> CoreResult<bool> {
+        if self.db().backend() == Backend::Sqlite {
+            return Ok(true);
+        }
+        Ok(with_tx!(tx, |conn| sqlx::query_scalar(
+            "select pg_try_advisory_xact_lock($1)"
+        )
+        .bind(FANOUT_LOCK)
+        .fetch_one(conn)
+        .await)?)
     }
 }

@@ -13,6 +13,8 @@
 //!   that does not resolve, a refused connection or address) holds the whole
 //!   endpoint until its next attempt time, and its queued deliveries are not
 //!   touched meanwhile; once it reopens, one probe tells whether it works again;
+//! - while it fails, an endpoint gets no new rows: it falls behind in the event
+//!   stream and catches up once it may be tried again, a batch at a time;
 //! - a claim reads due endpoints from an index over `webhook_endpoints`, least
 //!   recently served first, and from each only the head of its queue
 //!   ([`QUEUE_WINDOW`]), bounded per endpoint ([`ClaimLimits`]), so one tenant's
@@ -25,19 +27,23 @@
 //! out (its instance died) puts the delivery back in the queue as the same attempt.
 //!
 //! The parts: [`fanout`] (events written by a commit become deliveries, after
-//! it), [`circuit`] (an endpoint's circuit), [`claim`] (what a worker
+//! it), [`catch_up`] (an endpoint that fell behind while failing gets them
+//! later, in order), [`circuit`] (an endpoint's circuit), [`claim`] (what a worker
 //! claims, and when it should look again), [`attempts`] (recording what came of
 //! them) and [`log`] (the delivery log and replay, and the event catalogue).
 
 mod attempts;
+mod catch_up;
 mod circuit;
 mod claim;
 mod fanout;
 mod log;
 
 pub use attempts::ATTEMPT_ROWS;
+pub(crate) use catch_up::stream_end as catch_up_stream_end;
 pub use circuit::Circuit;
 pub use claim::{work_finding_statements, Busy, ClaimLimits, WorkParam, QUEUE_WINDOW};
+pub(crate) use fanout::position as catch_up_position;
 pub use fanout::FANOUT_BATCH;
 pub use log::event_catalogue;
 
