@@ -11,12 +11,84 @@
 
 use bytes::Bytes;
 use serde::Serialize;
+use sqlx::Row;
 
 use super::{MediaKind, MediaStore};
 use crate::{error::CoreResult, ids::TenantId, time::now_ms, with_db, Services};
 
-/// Rows read per step.
-const BATCH: i64 = 100;
+/// The type of one column of a row's key.
+#[derive(Debug, Clone, Copy)]
+enum Column {
+    Text,
+    Int,
+}
+
+/// One part of a row's key, as read.
+#[derive(Debug, Clone)]
+enum KeyPart {
+    Text(String),
+    Int(i64),
+}
+
+impl Column {
+    /// A value before every stored one: where the walk starts.
+    fn before_all(self) -> KeyPart {
+        match self {
+            Column::Text => KeyPart::Text(String::new()),
+            // Sequence numbers start at 0.
+            Column::Int => KeyPart::Int(-1),
+        }
+    }
+}
+
+/// A table whose rows may still hold their bytes.
+struct Table {
+    /// The media its rows hold.
+    kind: MediaKind,
+    /// Its key's columns.
+    key: &'static [Column],
+    /// The rows still holding bytes after a key, in key order: the key's
+    /// columns, the tenant, the bytes. Binds the key's parts, then how many.
+    select: &'static str,
+    /// Switches one row to its object, only if it still holds its bytes.
+    /// Binds the key's parts, then the object's key.
+    switch: &'static str,
+    /// Rows read per step.
+    batch: i64,
+}
+
+/// The tables that held media before it moved, and how to walk each.
+const TABLES: [Table; 3] = [
+    Table {
+        kind: MediaKind::File,
+        key: &[Column::Text],
+        select: "select id, tenant_id, data from chat_files where blob_key is null and id > $1 order by id limit $2",
+        switch: "update chat_files set blob_key = $2, data = null where id = $1 and blob_key is null",
+        batch: 100,
+    },
+    Table {
+        kind: MediaKind::Recording,
+        key: &[Column::Text, Column::Text, Column::Int],
+        select: "select tenant_id, session_id, seq, tenant_id, data from recording_chunks \
+             where blob_key is null and (tenant_id, session_id, seq) > ($1, $2, $3) \
+             order by tenant_id, session_id, seq limit $4",
+        switch: "update recording_chunks set blob_key = $4, data = null \
+             where tenant_id = $1 and session_id = $2 and seq = $3 and blob_key is null",
+        batch: 100,
+    },
+    Table {
+        kind: MediaKind::CallRecording,
+        key: &[Column::Text, Column::Int],
+        select: "select c.recording_id, c.seq, r.tenant_id, c.data from conference_recording_chunks c \
+             join conference_recordings r on r.id = c.recording_id \
+             where c.blob_key is null and (c.recording_id, c.seq) > ($1, $2) \
+             order by c.recording_id, c.seq limit $3",
+        switch: "update conference_recording_chunks set blob_key = $3, data = null \
+             where recording_id = $1 and seq = $2 and blob_key is null",
+        // Chunks are up to a MiB each: fewer per step.
+        batch: 10,
+    },
+];
 
 /// What a run moved.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -32,14 +104,81 @@ pub struct MigratedMedia {
     pub bytes: u64,
 }
 
+impl MigratedMedia {
+    /// The count of rows of `kind` moved.
+    fn rows(&mut self, kind: MediaKind) -> &mut u64 {
+        match kind {
+            MediaKind::File => &mut self.files,
+            MediaKind::Recording => &mut self.recording_batches,
+            MediaKind::CallRecording => &mut self.call_recording_chunks,
+        }
+    }
+}
+
 impl Services {
     /// Moves every row's bytes into the media store; returns what moved.
     pub async fn migrate_media(&self) -> CoreResult<MigratedMedia> {
         let mut moved = MigratedMedia::default();
-        self.migrate_files(&mut moved).await?;
-        self.migrate_recording_batches(&mut moved).await?;
-        self.migrate_call_recording_chunks(&mut moved).await?;
+        for table in &TABLES {
+            self.migrate_table(table, &mut moved).await?;
+        }
         Ok(moved)
+    }
+
+    /// Walks `table` once in key order, a step at a time, moving each row.
+    async fn migrate_table(&self, table: &Table, moved: &mut MigratedMedia) -> CoreResult<()> {
+        let mut after: Vec<KeyPart> = table.key.iter().map(|c| c.before_all()).collect();
+        loop {
+            let rows: Vec<(Vec<KeyPart>, String, Vec<u8>)> = with_db!(self.db(), |pool| {
+                let mut q = sqlx::query(table.select);
+                for part in &after {
+                    q = match part {
+                        KeyPart::Text(text) => q.bind(text),
+                        KeyPart::Int(n) => q.bind(*n),
+                    };
+                }
+                q.bind(table.batch).fetch_all(pool).await.and_then(|rows| {
+                    rows.iter()
+                        .map(|row| {
+                            let mut key = Vec::with_capacity(table.key.len());
+                            for (i, column) in table.key.iter().enumerate() {
+                                key.push(match column {
+                                    Column::Text => KeyPart::Text(row.try_get(i)?),
+                                    Column::Int => KeyPart::Int(row.try_get(i)?),
+                                });
+                            }
+                            let n = table.key.len();
+                            Ok((key, row.try_get(n)?, row.try_get(n + 1)?))
+                        })
+                        .collect::<Result<Vec<_>, sqlx::Error>>()
+                })
+            })?;
+            let Some(last) = rows.last() else {
+                return Ok(());
+            };
+            after = last.0.clone();
+            for (key, tenant_id, data) in rows {
+                let size = data.len() as u64;
+                let switched = self
+                    .move_row(table.kind, &tenant_id, data, |object| async move {
+                        Ok(with_db!(self.writer(), |pool| {
+                            let mut q = sqlx::query(table.switch);
+                            for part in &key {
+                                q = match part {
+                                    KeyPart::Text(text) => q.bind(text),
+                                    KeyPart::Int(n) => q.bind(*n),
+                                };
+                            }
+                            q.bind(&object).execute(pool).await.map(|r| r.rows_affected())
+                        })?)
+                    })
+                    .await?;
+                if switched {
+                    *moved.rows(table.kind) += 1;
+                    moved.bytes += size;
+                }
+            }
+        }
     }
 
     /// Stores `data` as a new object of `kind`, then runs `switch` (the
@@ -61,131 +200,6 @@ impl Services {
             Err(e) => {
                 self.forget_object(kind, &key).await;
                 Err(e)
-            }
-        }
-    }
-
-    async fn migrate_files(&self, moved: &mut MigratedMedia) -> CoreResult<()> {
-        let mut after = String::new();
-        loop {
-            let rows: Vec<(String, String, Vec<u8>)> = with_db!(self.db(), |pool| {
-                sqlx::query_as(
-                "select id, tenant_id, data from chat_files where blob_key is null and id > $1 order by id limit $2"
-            )
-            .bind(&after)
-            .bind(BATCH)
-            .fetch_all(pool)
-            .await
-            })?;
-            let Some(last) = rows.last() else {
-                return Ok(());
-            };
-            after = last.0.clone();
-            for (id, tenant_id, data) in rows {
-                let size = data.len() as u64;
-                let switched = self
-                    .move_row(MediaKind::File, &tenant_id, data, |key| async move {
-                        Ok(with_db!(self.writer(), |pool| sqlx::query(
-                            "update chat_files set blob_key = $2, data = null where id = $1 and blob_key is null"
-                        )
-                        .bind(&id)
-                        .bind(&key)
-                        .execute(pool)
-                        .await
-                        .map(|r| r.rows_affected()))?)
-                    })
-                    .await?;
-                if switched {
-                    moved.files += 1;
-                    moved.bytes += size;
-                }
-            }
-        }
-    }
-
-    async fn migrate_recording_batches(&self, moved: &mut MigratedMedia) -> CoreResult<()> {
-        let mut after = (String::new(), String::new(), -1_i64);
-        loop {
-            let rows: Vec<(String, String, i64, Vec<u8>)> = with_db!(self.db(), |pool| sqlx::query_as(
-                "select tenant_id, session_id, seq, data from recording_chunks \
-                 where blob_key is null and (tenant_id, session_id, seq) > ($1, $2, $3) \
-                 order by tenant_id, session_id, seq limit $4"
-            )
-            .bind(&after.0)
-            .bind(&after.1)
-            .bind(after.2)
-            .bind(BATCH)
-            .fetch_all(pool)
-            .await)?;
-            let Some(last) = rows.last() else {
-                return Ok(());
-            };
-            after = (last.0.clone(), last.1.clone(), last.2);
-            for (tenant_id, session_id, seq, data) in rows {
-                let size = data.len() as u64;
-                let tenant = tenant_id.clone();
-                let switched = self
-                    .move_row(MediaKind::Recording, &tenant, data, |key| async move {
-                        Ok(with_db!(self.writer(), |pool| sqlx::query(
-                            "update recording_chunks set blob_key = $4, data = null \
-                             where tenant_id = $1 and session_id = $2 and seq = $3 and blob_key is null"
-                        )
-                        .bind(&tenant_id)
-                        .bind(&session_id)
-                        .bind(seq)
-                        .bind(&key)
-                        .execute(pool)
-                        .await
-                        .map(|r| r.rows_affected()))?)
-                    })
-                    .await?;
-                if switched {
-                    moved.recording_batches += 1;
-                    moved.bytes += size;
-                }
-            }
-        }
-    }
-
-    async fn migrate_call_recording_chunks(&self, moved: &mut MigratedMedia) -> CoreResult<()> {
-        let mut after = (String::new(), -1_i64);
-        loop {
-            // Chunks are up to a MiB each: fewer per step.
-            let rows: Vec<(String, i64, String, Vec<u8>)> = with_db!(self.db(), |pool| sqlx::query_as(
-                "select c.recording_id, c.seq, r.tenant_id, c.data from conference_recording_chunks c \
-                 join conference_recordings r on r.id = c.recording_id \
-                 where c.blob_key is null and (c.recording_id, c.seq) > ($1, $2) \
-                 order by c.recording_id, c.seq limit $3"
-            )
-            .bind(&after.0)
-            .bind(after.1)
-            .bind(BATCH / 10)
-            .fetch_all(pool)
-            .await)?;
-            let Some(last) = rows.last() else {
-                return Ok(());
-            };
-            after = (last.0.clone(), last.1);
-            for (recording_id, seq, tenant_id, data) in rows {
-                let size = data.len() as u64;
-                let switched = self
-                    .move_row(MediaKind::CallRecording, &tenant_id, data, |key| async move {
-                        Ok(with_db!(self.writer(), |pool| sqlx::query(
-                            "update conference_recording_chunks set blob_key = $3, data = null \
-                             where recording_id = $1 and seq = $2 and blob_key is null"
-                        )
-                        .bind(&recording_id)
-                        .bind(seq)
-                        .bind(&key)
-                        .execute(pool)
-                        .await
-                        .map(|r| r.rows_affected()))?)
-                    })
-                    .await?;
-                if switched {
-                    moved.call_recording_chunks += 1;
-                    moved.bytes += size;
-                }
             }
         }
     }
