@@ -556,13 +556,17 @@ async fn a_failing_endpoint_falls_behind_and_catches_up_in_order(db: TestDb) {
     // holds it.
     enqueue(0..=0).await;
     assert_eq!(drain(&s, &held, Some(&failing)).await, 2);
-    // 600 more events (more than two catch-up batches): rows for the working
-    // endpoint only.
+    // 600 more events (more than two batches): rows for the working endpoint
+    // only, and only a batch of them while it has not sent any: the rest wait
+    // in the stream, and it catches up as it sends.
     enqueue(1..=600).await;
-    assert_eq!(queued_numbers(&s, &working).await.len(), 601);
     assert_eq!(queued_numbers(&s, &failing).await, [0], "no rows while it fails");
     assert!(fanout_mark(&s, &failing).await.is_some(), "it is behind");
+    assert_eq!(queued_numbers(&s, &working).await, (0..=256).collect::<Vec<_>>());
+    assert!(fanout_mark(&s, &working).await.is_some(), "its queue is full");
     assert_eq!(drain(&s, &held, Some(&failing)).await, 600, "the working one is served");
+    assert_eq!(queued_numbers(&s, &working).await, (0..=600).collect::<Vec<_>>());
+    assert_eq!(fanout_mark(&s, &working).await, None);
     // Retention deletes the working endpoint's finished deliveries, and keeps
     // every event the one behind has yet to catch up on.
     let pruned = s.prune_before(now_ms() + 1, 500, || async {}).await.unwrap();
@@ -629,7 +633,31 @@ async fn a_failing_endpoint_falls_behind_and_catches_up_in_order(db: TestDb) {
     let expected: Vec<i64> = (601..=609).chain(620..=624).collect();
     assert_eq!(queued_numbers(&s, &failing).await, expected);
     assert_eq!(fanout_mark(&s, &failing).await, None, "caught up");
-    assert_eq!(queued_numbers(&s, &working).await, (601..=624).collect::<Vec<_>>());
+
+    // A delivery its receiver keeps refusing waits a minute for its retry;
+    // the endpoint works again meanwhile (as when a replay succeeds): what
+    // came after catches up at once, not after that retry.
+    enqueue(625..=625).await;
+    drain(&s, &held, Some(&failing)).await;
+    enqueue(626..=630).await;
+    assert_eq!(queued_numbers(&s, &failing).await.last(), Some(&625), "behind");
+    with_db!(s.writer(), |pool| sqlx::query(
+        "update webhook_endpoints set failures = 0, next_attempt_at = 0 where id = $1"
+    )
+    .bind(&failing)
+    .execute(pool)
+    .await
+    .map(|r| r.rows_affected()))
+    .unwrap();
+    // The working endpoint's 5, and 4 of these (628 is of 625's customer: it
+    // waits behind it, as it should).
+    assert_eq!(drain(&s, &held, None).await, 5 + 4);
+    assert_eq!(
+        queued_numbers(&s, &failing).await[expected.len()..],
+        [625, 626, 627, 628, 629, 630]
+    );
+    assert_eq!(fanout_mark(&s, &failing).await, None, "caught up");
+    assert_eq!(queued_numbers(&s, &working).await, (601..=630).collect::<Vec<_>>());
 }
 
 backend_tests!(

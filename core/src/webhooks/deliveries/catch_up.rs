@@ -1,17 +1,17 @@
-//! Catching up: an endpoint that fell behind in the event stream while it
-//! failed gets its deliveries, in the stream's order, once it may be tried
-//! again.
+//! Catching up: an endpoint that fell behind in the event stream (it failed,
+//! or its queue was full) gets its deliveries, in the stream's order, once it
+//! may be tried again.
 //!
-//! The fan-out ([`super::fanout`]) passes a failing endpoint over and leaves
+//! The fan-out ([`super::fanout`]) passes such an endpoint over and leaves
 //! its mark: the position up to which it has its rows. An endpoint behind may
-//! catch up when it is enabled, nothing of its queue is unfinished, and either
-//! it works again (a probe of its queue succeeded) or its hold has passed (the
-//! catch-up's rows then give its probe). One catch-up reads up to
+//! catch up when it is enabled and either it works again (a probe of its queue
+//! succeeded) with less than a batch of its queue unfinished, or its hold has
+//! passed with nothing unfinished (the catch-up's rows then give its probe). One catch-up reads up to
 //! [`FANOUT_BATCH`] events of its tenant after the mark, writes a row for each
 //! it subscribes to, and moves the mark; reading fewer, it is caught up and
 //! takes part in the fan-out again. So an endpoint that stays dead has one
 //! batch of rows at most however long it fails, and one that works again gets
-//! its backlog a batch at a time, each once the one before is done.
+//! its backlog a batch at a time, as the one before drains.
 //!
 //! Like the fan-out, a catch-up holds the fan-out's lock: the two never
 //! interleave, so an event is read by exactly one of them for each endpoint.
@@ -32,11 +32,32 @@ use crate::events::{insert_deliveries, takes};
 /// its own (on SQLite every write waits for the one writer).
 const CATCH_UPS_PER_ROUND: i64 = 4;
 
-/// Which endpoints may catch up now. `$1`: now.
-const READY: &str = "w.fanout_mark is not null and w.enabled and not w.receiver \
-     and (w.failures = 0 or w.next_attempt_at <= $1) \
-     and not exists (select 1 from webhook_deliveries d where d.endpoint_id = w.id \
-       and d.state in ('pending', 'delivering'))";
+/// Which endpoints may catch up now (`$1`: now): enabled and behind, and
+/// - working again, with less than a batch of its queue unfinished: a
+///   delivery that waits hours for its retry (one its receiver keeps
+///   refusing) does not hold up the rest, and the queue stays bounded;
+/// - or failing, at the end of its hold, with nothing unfinished to probe
+///   with: it gets one batch, so an endpoint that stays dead has one at most.
+fn ready() -> String {
+    format!(
+        "w.fanout_mark is not null and w.enabled and not w.receiver \
+         and ((w.failures = 0 and {} is null) or (w.next_attempt_at <= $1 and {} is null))",
+        nth_unfinished(FANOUT_BATCH - 1),
+        nth_unfinished(0),
+    )
+}
+
+/// The `n`-th (from 0) unfinished delivery of endpoint `w`, null if it has
+/// fewer: whether its queue holds more than `n`. Asked in the order of
+/// `webhook_deliveries_key_idx` (not as an `exists`, which PostgreSQL may
+/// plan as a scan of the queue that it hopes ends early), it reads that index
+/// only, `n + 1` entries at most.
+pub(super) fn nth_unfinished(n: i64) -> String {
+    format!(
+        "(select d.seq from webhook_deliveries d where d.endpoint_id = w.id \
+         and d.state in ('pending', 'delivering') order by d.ordering_key, d.seq limit 1 offset {n})"
+    )
+}
 
 /// The columns a catch-up reads of an endpoint.
 const BEHIND_COLUMNS: &str = "w.id, w.tenant_id, w.event_types, w.fanout_mark, w.fanout_gap_from, w.fanout_gap_to";
@@ -44,18 +65,24 @@ const BEHIND_COLUMNS: &str = "w.id, w.tenant_id, w.event_types, w.fanout_mark, w
 /// The endpoints that may catch up now, furthest behind first (read in the
 /// order of `webhook_endpoints_behind_idx`, which holds only endpoints
 /// behind). None waits for long: one that catches up has rows to send, and is
-/// not ready again until they are done. `$1`: now, `$2`: how many.
+/// not ready again until they are (nearly) done. `$1`: now, `$2`: how many.
 fn ready_endpoints() -> String {
-    format!("select {BEHIND_COLUMNS} from webhook_endpoints w where {READY} order by w.fanout_mark, w.id limit $2")
+    format!(
+        "select {BEHIND_COLUMNS} from webhook_endpoints w where {} order by w.fanout_mark, w.id limit $2",
+        ready()
+    )
 }
 
-/// When an endpoint behind may next catch up: at once if one is working
-/// again, else the end of the earliest hold. Only endpoints with nothing
-/// unfinished count (the others are woken by their queue).
-const NEXT_CATCH_UP: &str = "select min(case when w.failures = 0 then 0 else w.next_attempt_at end) \
-     from webhook_endpoints w where w.fanout_mark is not null and w.enabled and not w.receiver \
-     and not exists (select 1 from webhook_deliveries d where d.endpoint_id = w.id \
-       and d.state in ('pending', 'delivering'))";
+/// When an endpoint behind may next catch up: at once for one that works
+/// again, else the end of the earliest hold of one with nothing unfinished
+/// (the others are woken by their queue). `$1`: now.
+fn next_catch_up() -> String {
+    format!(
+        "select min(case when w.failures = 0 then $1 else w.next_attempt_at end) from webhook_endpoints w \
+         where {}",
+        ready().replace("w.next_attempt_at <= $1 and ", "")
+    )
+}
 
 /// One tenant's events after a mark, in the stream's order, that the fan-out
 /// has passed and that name no endpoint of their own, outside a gap. `$1`:
@@ -82,7 +109,7 @@ pub(super) fn statements(backend: Backend, now: i64) -> Vec<(String, Vec<WorkPar
     use WorkParam::{Int, Text};
     vec![
         (ready_endpoints(), vec![Int(now), Int(CATCH_UPS_PER_ROUND)]),
-        (NEXT_CATCH_UP.to_string(), vec![]),
+        (next_catch_up(), vec![Int(now)]),
         (
             stream_after(backend).to_string(),
             vec![
@@ -133,9 +160,11 @@ impl Services {
         Ok(written)
     }
 
-    /// When an endpoint behind may next catch up (see [`NEXT_CATCH_UP`]).
-    pub(super) async fn next_catch_up(&self) -> CoreResult<Option<i64>> {
-        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(NEXT_CATCH_UP)
+    /// When an endpoint behind may next catch up (see [`next_catch_up`]).
+    pub(super) async fn next_catch_up(&self, now: i64) -> CoreResult<Option<i64>> {
+        let sql = next_catch_up();
+        Ok(with_db!(self.db(), |pool| sqlx::query_scalar(&sql)
+            .bind(now)
             .fetch_one(pool)
             .await)?)
     }
@@ -149,7 +178,10 @@ impl Services {
             tx.commit().await?;
             return Ok(0);
         }
-        let sql = format!("select {BEHIND_COLUMNS} from webhook_endpoints w where w.id = $2 and {READY}");
+        let sql = format!(
+            "select {BEHIND_COLUMNS} from webhook_endpoints w where w.id = $2 and {}",
+            ready()
+        );
         let endpoint: Option<BehindEndpoint> = with_tx!(&mut tx, |conn| sqlx::query_as(&sql)
             .bind(now_ms())
             .bind(endpoint_id)

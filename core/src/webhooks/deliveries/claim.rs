@@ -318,7 +318,7 @@ impl Services {
         }
         // So are endpoints behind in the stream that may catch up; the others
         // at the end of their hold.
-        let catch_up = self.next_catch_up().await?;
+        let catch_up = self.next_catch_up(now).await?;
         if catch_up.is_some_and(|at| at <= now) {
             return Ok(Some(now + FANOUT_RETRY_MS));
         }

@@ -16,11 +16,13 @@
 //!   either and whatever their clocks say.
 //! - `webhook-id` stable: it is the event's id, as before.
 //!
-//! An endpoint that fails (its circuit is open, see [`super::Circuit`]) is
-//! passed over: it falls behind, and the fan-out keeps only its mark, the
-//! position up to which it has its rows. It catches up from there once it may
-//! be tried again ([`super::catch_up`]). So the rows written per event follow
-//! the endpoints that work, not every endpoint a tenant has.
+//! An endpoint that fails (its circuit is open, see [`super::Circuit`]), or
+//! that has a batch of deliveries unfinished already, is passed over: it falls
+//! behind, and the fan-out keeps only its mark, the position up to which it
+//! has its rows. It catches up from there once it may be tried again, or its
+//! queue has drained ([`super::catch_up`]). So the rows written per event
+//! follow the endpoints that keep up, not every endpoint a tenant has, and no
+//! endpoint's queue holds more than about two batches.
 
 use super::*;
 use crate::events::{insert_deliveries, takes, QueuedDelivery};
@@ -116,6 +118,9 @@ struct FanoutEndpoint {
     failures: i64,
     /// Set while it is behind: it has its rows up to this position.
     fanout_mark: Option<i64>,
+    /// Whether a batch of its deliveries is unfinished already (read only for
+    /// one that is not behind).
+    queue_full: bool,
 }
 
 impl Services {
@@ -171,9 +176,11 @@ impl Services {
         tenants.sort();
         tenants.dedup();
         let sql = format!(
-            "select id, tenant_id, event_types, failures, fanout_mark from webhook_endpoints \
-             where enabled and not receiver and tenant_id in ({}) order by id",
-            placeholders(1, tenants.len())
+            "select w.id, w.tenant_id, w.event_types, w.failures, w.fanout_mark, \
+             (w.fanout_mark is null and {full} is not null) as queue_full \
+             from webhook_endpoints w where w.enabled and not w.receiver and w.tenant_id in ({}) order by w.id",
+            placeholders(1, tenants.len()),
+            full = super::catch_up::nth_unfinished(FANOUT_BATCH - 1),
         );
         let endpoints: Vec<FanoutEndpoint> = with_tx!(&mut tx, |conn| {
             let mut q = sqlx::query_as(&sql);
@@ -201,8 +208,12 @@ impl Services {
                 }
                 match *mark {
                     // A failing endpoint falls behind: its rows stop here,
-                    // and its catch-up starts from here.
-                    None if endpoint.failures > 0 => {
+                    // and its catch-up starts from here. So does one with a
+                    // batch of its queue unfinished (whose first attempts
+                    // have not come back yet, or which is slower than its
+                    // events): its queue stays bounded, the rest waits in the
+                    // stream.
+                    None if endpoint.failures > 0 || endpoint.queue_full => {
                         *mark = Some(event.pos - 1);
                         behind.push((&endpoint.id, event.pos - 1));
                     }
