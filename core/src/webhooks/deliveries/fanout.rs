@@ -148,8 +148,8 @@ impl Services {
 
     /// Turns up to [`FANOUT_BATCH`] events waiting for fan-out, oldest first,
     /// into one pending delivery per enabled endpoint of their tenant that
-    /// subscribes to them (stopping at the event that reaches
-    /// [`FANOUT_ROWS`] deliveries), and clears their mark, in one
+    /// subscribes to them and is not behind (stopping at the event that
+    /// reaches [`FANOUT_ROWS`] deliveries), and clears their mark, in one
     /// transaction. Returns how many events it fanned out, and whether more
     /// may wait.
     pub(super) async fn fan_out_batch(&self) -> CoreResult<(usize, bool)> {

@@ -13,8 +13,9 @@
 //!   that does not resolve, a refused connection or address) holds the whole
 //!   endpoint until its next attempt time, and its queued deliveries are not
 //!   touched meanwhile; once it reopens, one probe tells whether it works again;
-//! - while it fails, an endpoint gets no new rows: it falls behind in the event
-//!   stream and catches up once it may be tried again, a batch at a time;
+//! - while it fails, or while a batch of its queue is unfinished, an endpoint
+//!   gets no new rows: it falls behind in the event stream and catches up once
+//!   it may be tried again, a batch at a time;
 //! - a claim reads due endpoints from an index over `webhook_endpoints`, least
 //!   recently served first, and from each only the head of its queue
 //!   ([`QUEUE_WINDOW`]), bounded per endpoint ([`ClaimLimits`]), so one tenant's
