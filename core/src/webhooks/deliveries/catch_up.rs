@@ -6,10 +6,10 @@
 //! its mark: the position up to which it has its rows. An endpoint behind may
 //! catch up when it is enabled and either it works again (a probe of its queue
 //! succeeded) with less than a batch of its queue unfinished, or its hold has
-//! passed with nothing unfinished (the catch-up's rows then give its probe). One catch-up reads up to
-//! [`FANOUT_BATCH`] events of its tenant after the mark, writes a row for each
-//! it subscribes to, and moves the mark; reading fewer, it is caught up and
-//! takes part in the fan-out again. So an endpoint that stays dead has one
+//! passed with nothing unfinished (the catch-up's rows then give its probe).
+//! One catch-up reads up to [`FANOUT_BATCH`] events of its tenant after the
+//! mark, writes a row for each it subscribes to, and moves the mark; reading
+//! fewer, it is caught up and takes part in the fan-out again. So an endpoint that stays dead has one
 //! batch of rows at most however long it fails, and one that works again gets
 //! its backlog a batch at a time, as the one before drains.
 //!
