@@ -15,8 +15,8 @@
 //!
 //! Nothing unfinished is deleted: a delivery still pending (an endpoint disabled
 //! for a month, say) keeps its event, so does an endpoint that fell behind in
-//! the event stream for the events it has yet to catch up on, and mail still waiting for an SMTP server
-//! stays in the outbox. Each step deletes one bounded batch in its own short
+//! the event stream for the events it has yet to catch up on, and mail still
+//! waiting for an SMTP server stays in the outbox. Each step deletes one bounded batch in its own short
 //! transaction, so pruning a large history never holds the writer for long and
 //! interleaves with the requests' writes.
 //!

@@ -39,9 +39,15 @@ const CATCH_UPS_PER_ROUND: i64 = 4;
 /// - or failing, at the end of its hold, with nothing unfinished to probe
 ///   with: it gets one batch, so an endpoint that stays dead has one at most.
 fn ready() -> String {
+    ready_once("w.next_attempt_at <= $1 and ")
+}
+
+/// [`ready`], with the condition on a failing endpoint's hold given: the
+/// worker's sleep ([`next_catch_up`]) asks without it, for when holds end.
+fn ready_once(hold_ended: &str) -> String {
     format!(
         "w.fanout_mark is not null and w.enabled and not w.receiver \
-         and ((w.failures = 0 and {} is null) or (w.next_attempt_at <= $1 and {} is null))",
+         and ((w.failures = 0 and {} is null) or ({hold_ended}{} is null))",
         nth_unfinished(FANOUT_BATCH - 1),
         nth_unfinished(0),
     )
@@ -80,7 +86,7 @@ fn next_catch_up() -> String {
     format!(
         "select min(case when w.failures = 0 then $1 else w.next_attempt_at end) from webhook_endpoints w \
          where {}",
-        ready().replace("w.next_attempt_at <= $1 and ", "")
+        ready_once("")
     )
 }
 
