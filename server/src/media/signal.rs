@@ -36,7 +36,10 @@ use axum::{
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{
+    stream::{SplitSink, SplitStream},
+    SinkExt, StreamExt,
+};
 use rapport_app::ssr::session_token;
 use rapport_core::{
     appointments::Appointment,
@@ -107,7 +110,7 @@ pub async fn join_socket(
 }
 
 /// Reads the next JSON text frame; `None` when the socket closed.
-async fn next_json(stream: &mut futures_util::stream::SplitStream<WebSocket>) -> Option<Value> {
+async fn next_json(stream: &mut Stream) -> Option<Value> {
     while let Some(Ok(message)) = stream.next().await {
         match message {
             Message::Text(text) => return serde_json::from_str(text.as_str()).ok().or(Some(Value::Null)),
@@ -132,10 +135,38 @@ fn refusal(appointment: &Appointment) -> Option<&'static str> {
     }
 }
 
+/// The write half of a participant's socket.
+type Sink = SplitSink<WebSocket, Message>;
+/// The read half of a participant's socket.
+type Stream = SplitStream<WebSocket>;
+
+/// How long the server waits for the client's close frame after its own.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs one participant's socket, then closes it with the closing handshake.
 async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
     let (mut sink, mut stream) = socket.split();
+    converse(state, &mut sink, &mut stream, caller).await;
+    let _ = sink.close().await;
+    // Dropping a socket with unread input (a frame the client sent just as
+    // it was removed or declined) resets the connection, and a reset can
+    // discard the last frames before the client reads them. So the server
+    // reads on until the client's close frame, for a bounded time: a client
+    // that never answers holds this task for `CLOSE_GRACE` at most.
+    let _ = tokio::time::timeout(CLOSE_GRACE, async {
+        while let Some(Ok(message)) = stream.next().await {
+            if matches!(message, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+/// One participant's conversation with the room, from `hello` to leaving.
+async fn converse(state: AppState, sink: &mut Sink, stream: &mut Stream, caller: Caller) {
     let say = |value: Value| Message::Text(value.to_string().into());
-    let Ok(Some(hello)) = tokio::time::timeout(HELLO_WITHIN, next_json(&mut stream)).await else {
+    let Ok(Some(hello)) = tokio::time::timeout(HELLO_WITHIN, next_json(stream)).await else {
         return;
     };
     if hello["type"] != "hello" {
@@ -276,7 +307,7 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
     let mut negotiation = 0;
     loop {
         tokio::select! {
-            incoming = next_json(&mut stream) => {
+            incoming = next_json(stream) => {
                 let Some(message) = incoming else { break };
                 let target = message["id"].as_str().unwrap_or_default().to_string();
                 let is_host = rooms.is_host(&room, &id);
@@ -403,7 +434,6 @@ async fn serve(state: AppState, socket: WebSocket, caller: Caller) {
         let _ = sfu.leave(key).await;
     }
     rooms.announce(&room);
-    let _ = sink.close().await;
 }
 
 /// Longest chat message, in characters.
