@@ -115,16 +115,15 @@ impl Services {
         if !read.is_empty() {
             // An endpoint behind in the stream (it failed, see
             // `webhooks::deliveries::catch_up`) still owes the events after
-            // its mark, outside its gap: they stay until it catches up.
+            // its mark, outside its gaps: they stay until it catches up.
+            let pos = crate::webhooks::deliveries::catch_up_position(self.db().backend());
             let sql = format!(
                 "delete from events where id in ({}) and not fanout_pending \
                  and not exists (select 1 from webhook_deliveries d where d.event_id = events.id) \
                  and (directed or not exists (select 1 from webhook_endpoints w \
-                   where w.tenant_id = events.tenant_id and w.fanout_mark < {pos} \
-                   and (w.fanout_gap_from is null or {pos} <= w.fanout_gap_from \
-                     or (w.fanout_gap_to is not null and {pos} > w.fanout_gap_to))))",
+                   where w.tenant_id = events.tenant_id and {}))",
                 crate::db::placeholders(1, read.len()),
-                pos = crate::webhooks::deliveries::catch_up_position(self.db().backend()),
+                crate::webhooks::deliveries::owed_by_endpoint_behind(pos),
             );
             deleted = with_tx!(&mut tx, |conn| {
                 let mut q = sqlx::query(&sql);

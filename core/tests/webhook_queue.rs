@@ -600,7 +600,7 @@ async fn a_failing_endpoint_falls_behind_and_catches_up_in_order(db: TestDb) {
     assert_eq!(queued_numbers(&s, &failing).await, [601]);
 
     // It fails again (a short hold this time) and falls behind; it is disabled
-    // meanwhile, and enabled again.
+    // meanwhile, and enabled again, twice.
     let quick = policy(Duration::from_millis(1));
     drain(&s, &quick, Some(&failing)).await;
     enqueue(602..=609).await;
@@ -625,22 +625,31 @@ async fn a_failing_endpoint_falls_behind_and_catches_up_in_order(db: TestDb) {
     enqueue(610..=619).await;
     switch(true).await;
     enqueue(620..=624).await;
+    switch(false).await;
+    enqueue(625..=629).await;
+    switch(true).await;
+    enqueue(630..=634).await;
     assert_eq!(queued_numbers(&s, &failing).await, [601], "still behind");
     tokio::time::sleep(Duration::from_millis(5)).await;
-    // Its retry succeeds, and it catches up on what came before it was
-    // disabled and after it was enabled, not on what came between.
+    // Its retry succeeds, and it catches up on what came before, between and
+    // after the times it was disabled, not on what came during them.
     drain(&s, &quick, None).await;
-    let expected: Vec<i64> = (601..=609).chain(620..=624).collect();
+    let expected: Vec<i64> = (601..=609).chain(620..=624).chain(630..=634).collect();
     assert_eq!(queued_numbers(&s, &failing).await, expected);
     assert_eq!(fanout_mark(&s, &failing).await, None, "caught up");
+    assert_eq!(
+        count(&s, "select count(*) from webhook_fanout_gaps").await,
+        0,
+        "the gaps passed are deleted"
+    );
 
     // A delivery its receiver keeps refusing waits a minute for its retry;
     // the endpoint works again meanwhile (as when a replay succeeds): what
     // came after catches up at once, not after that retry.
-    enqueue(625..=625).await;
+    enqueue(635..=635).await;
     drain(&s, &held, Some(&failing)).await;
-    enqueue(626..=630).await;
-    assert_eq!(queued_numbers(&s, &failing).await.last(), Some(&625), "behind");
+    enqueue(636..=640).await;
+    assert_eq!(queued_numbers(&s, &failing).await.last(), Some(&635), "behind");
     with_db!(s.writer(), |pool| sqlx::query(
         "update webhook_endpoints set failures = 0, next_attempt_at = 0 where id = $1"
     )
@@ -649,15 +658,15 @@ async fn a_failing_endpoint_falls_behind_and_catches_up_in_order(db: TestDb) {
     .await
     .map(|r| r.rows_affected()))
     .unwrap();
-    // The working endpoint's 5, and 4 of these (628 is of 625's customer: it
+    // The working endpoint's 5, and 4 of these (638 is of 635's customer: it
     // waits behind it, as it should).
     assert_eq!(drain(&s, &held, None).await, 5 + 4);
     assert_eq!(
         queued_numbers(&s, &failing).await[expected.len()..],
-        [625, 626, 627, 628, 629, 630]
+        [635, 636, 637, 638, 639, 640]
     );
     assert_eq!(fanout_mark(&s, &failing).await, None, "caught up");
-    assert_eq!(queued_numbers(&s, &working).await, (601..=630).collect::<Vec<_>>());
+    assert_eq!(queued_numbers(&s, &working).await, (601..=640).collect::<Vec<_>>());
 }
 
 backend_tests!(

@@ -3,12 +3,18 @@
 -- per endpoint, the position in the event stream up to which its rows were
 -- written (`fanout_mark`, null while the endpoint takes part in the fan-out).
 -- Once the endpoint may be tried again it catches up from there, a batch at a
--- time. An endpoint disabled while it was behind skips the events of the time
--- it was disabled: `fanout_gap_from` and `fanout_gap_to` bound them. Positions
--- are SQLite's rowid (see 0046). Keep in step with the other backend's file.
+-- time. Positions are SQLite's rowid (see 0046). Keep in step with the other
+-- backend's file.
 alter table webhook_endpoints add column fanout_mark bigint;
-alter table webhook_endpoints add column fanout_gap_from bigint;
-alter table webhook_endpoints add column fanout_gap_to bigint;
+-- An endpoint disabled while it was behind skips the events of the time it
+-- was disabled: one row per time, the events after `gap_from` up to `gap_to`
+-- (null while it is still disabled). A catch-up deletes the gaps it passes.
+create table webhook_fanout_gaps (
+    endpoint_id text not null references webhook_endpoints (id) on delete cascade,
+    gap_from    bigint not null,
+    gap_to      bigint,
+    primary key (endpoint_id, gap_from)
+);
 -- Events stored for the endpoints they name (a test event, an alert to its
 -- receivers) are not part of the stream a catch-up reads.
 alter table events add column directed boolean not null default false;

@@ -257,22 +257,20 @@ impl Services {
         let valid = validate(&input)?;
         let mut tx = self.db().begin().await?;
         // An endpoint behind in the event stream skips the events of the time
-        // it is disabled: disabling notes where that gap starts, enabling
-        // where it ends (see `deliveries::catch_up`).
-        let end = deliveries::catch_up_stream_end(self.db().backend(), 1);
-        let sql = format!(
-            "update webhook_endpoints set url = $3, description = $4, event_types = $5, enabled = $6, \
+        // it is disabled: disabling opens a gap, enabling closes it (see
+        // `deliveries::catch_up`). Each does nothing unless the switch flips.
+        if valid.enabled {
+            deliveries::close_gap(&mut tx, self.db().backend(), tenant_id, id).await?;
+        } else {
+            deliveries::open_gap(&mut tx, self.db().backend(), tenant_id, id).await?;
+        }
+        let sql = "update webhook_endpoints set url = $3, description = $4, event_types = $5, enabled = $6, \
              disabled_reason = case when $6 then null else disabled_reason end, \
              failing_since = case when $6 and not enabled then null else failing_since end, \
              failures = case when $6 and not enabled then 0 else failures end, \
              next_attempt_at = case when $6 and (not enabled or url <> $3) then 0 else next_attempt_at end, \
-             fanout_gap_from = case when not $6 and enabled and fanout_mark is not null \
-               then coalesce(fanout_gap_from, {end}) else fanout_gap_from end, \
-             fanout_gap_to = case when not $6 and enabled then null \
-               when $6 and not enabled and fanout_gap_from is not null then {end} else fanout_gap_to end, \
-             updated_at = $7 where tenant_id = $1 and id = $2 and not receiver"
-        );
-        let changed = with_tx!(&mut tx, |conn| sqlx::query(&sql)
+             updated_at = $7 where tenant_id = $1 and id = $2 and not receiver";
+        let changed = with_tx!(&mut tx, |conn| sqlx::query(sql)
             .bind(tenant_id)
             .bind(id)
             .bind(&valid.url)

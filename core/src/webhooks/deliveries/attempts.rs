@@ -177,8 +177,7 @@ impl Services {
 }
 
 /// Disables an endpoint (once) and audits it as Rapport's own act. An endpoint
-/// behind in the event stream notes where its gap starts (see
-/// [`super::catch_up`]).
+/// behind in the event stream opens a gap there (see [`super::catch_up`]).
 async fn disable_endpoint(
     tx: &mut crate::db::Tx,
     backend: Backend,
@@ -186,14 +185,11 @@ async fn disable_endpoint(
     endpoint_id: &str,
     reason: &str,
 ) -> CoreResult<bool> {
-    let sql = format!(
-        "update webhook_endpoints set enabled = false, disabled_reason = $2, updated_at = $3, \
-         fanout_gap_from = case when fanout_mark is null then null else coalesce(fanout_gap_from, {end}) end, \
-         fanout_gap_to = null where id = $1 and enabled",
-        end = super::catch_up::stream_end(backend, 4)
-    );
+    super::open_gap(tx, backend, tenant_id, endpoint_id).await?;
+    let sql = "update webhook_endpoints set enabled = false, disabled_reason = $2, updated_at = $3 \
+               where id = $1 and tenant_id = $4 and enabled";
     let changed = with_tx!(tx, |conn| {
-        sqlx::query(&sql)
+        sqlx::query(sql)
             .bind(endpoint_id)
             .bind(reason)
             .bind(now_ms())

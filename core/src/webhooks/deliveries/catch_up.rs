@@ -19,10 +19,9 @@
 //! An endpoint disabled while behind must not get the events of the time it
 //! was disabled (disabled endpoints receive nothing, see
 //! [`crate::webhooks::WebhookEndpoint::enabled`]), but still gets those from
-//! before: disabling it notes the stream's end as `fanout_gap_from`, enabling
-//! it again as `fanout_gap_to`, and the catch-up skips the events between. (One
-//! gap is kept: disabled again before its catch-up passed the first gap, it
-//! skips from the first gap's start.)
+//! before and after: each time it is disabled opens a gap at the stream's end
+//! ([`open_gap`]), enabling it closes the gap there ([`close_gap`]), and the
+//! catch-up reads up to the next gap, jumps over it, and deletes it.
 
 use super::fanout::{position, StreamEvent};
 use super::*;
@@ -66,7 +65,7 @@ pub(super) fn nth_unfinished(n: i64) -> String {
 }
 
 /// The columns a catch-up reads of an endpoint.
-const BEHIND_COLUMNS: &str = "w.id, w.tenant_id, w.event_types, w.fanout_mark, w.fanout_gap_from, w.fanout_gap_to";
+const BEHIND_COLUMNS: &str = "w.id, w.tenant_id, w.event_types, w.fanout_mark";
 
 /// The endpoints that may catch up now, furthest behind first (read in the
 /// order of `webhook_endpoints_behind_idx`, which holds only endpoints
@@ -90,23 +89,83 @@ fn next_catch_up() -> String {
     )
 }
 
-/// One tenant's events after a mark, in the stream's order, that the fan-out
-/// has passed and that name no endpoint of their own, outside a gap. `$1`:
-/// tenant, `$2`: mark, `$3` and `$4`: the gap (events after `$3` up to `$4`
-/// are skipped), `$5`: how many.
+/// One tenant's events after a mark and up to a bound, in the stream's
+/// order, that the fan-out has passed and that name no endpoint of their own.
+/// `$1`: tenant, `$2`: mark, `$3`: bound (the next gap's start), `$4`: how
+/// many.
 pub(super) fn stream_after(backend: Backend) -> &'static str {
     match backend {
         Backend::Sqlite => {
             "select rowid as pos, id, tenant_id, type, customer_id, created_at from events \
-             where tenant_id = $1 and rowid > $2 and (rowid <= $3 or rowid > $4) \
-             and fanout_pending = 0 and directed = 0 order by rowid limit $5"
+             where tenant_id = $1 and rowid > $2 and rowid <= $3 \
+             and fanout_pending = 0 and directed = 0 order by rowid limit $4"
         }
         Backend::Postgres => {
             "select seq as pos, id, tenant_id, type, customer_id, created_at from events \
-             where tenant_id = $1 and seq > $2 and (seq <= $3 or seq > $4) \
-             and not fanout_pending and not directed order by seq limit $5"
+             where tenant_id = $1 and seq > $2 and seq <= $3 \
+             and not fanout_pending and not directed order by seq limit $4"
         }
     }
+}
+
+/// Whether the event at position `pos` (an SQL expression) is owed to
+/// endpoint `w` behind in the stream: after its mark, and in none of its
+/// gaps. Retention keeps such events.
+pub(crate) fn owed(pos: &str) -> String {
+    format!(
+        "w.fanout_mark < {pos} and not exists (select 1 from webhook_fanout_gaps g \
+         where g.endpoint_id = w.id and {pos} > g.gap_from and (g.gap_to is null or {pos} <= g.gap_to))"
+    )
+}
+
+/// Opens a gap in `tx` at the stream's end for endpoint `endpoint_id` of
+/// `tenant_id` when it is enabled and behind: run before the write that
+/// disables it, so the events raised while it is disabled are skipped. (Two
+/// gaps opened at the same position, with no event between, are one.)
+pub(crate) async fn open_gap(
+    tx: &mut crate::db::Tx,
+    backend: Backend,
+    tenant_id: &TenantId,
+    endpoint_id: &str,
+) -> CoreResult<()> {
+    // The `where` clause also settles SQLite's parse of `insert … select …
+    // on conflict`.
+    let sql = format!(
+        "insert into webhook_fanout_gaps (endpoint_id, gap_from) \
+         select w.id, {end} from webhook_endpoints w \
+         where w.id = $1 and w.tenant_id = $2 and w.enabled and w.fanout_mark is not null \
+         on conflict (endpoint_id, gap_from) do update set gap_to = null",
+        end = stream_end(backend, 2)
+    );
+    with_tx!(tx, |conn| sqlx::query(&sql)
+        .bind(endpoint_id)
+        .bind(tenant_id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Closes endpoint `endpoint_id`'s open gap, if any, at the stream's end: run
+/// before the write that enables it again.
+pub(crate) async fn close_gap(
+    tx: &mut crate::db::Tx,
+    backend: Backend,
+    tenant_id: &TenantId,
+    endpoint_id: &str,
+) -> CoreResult<()> {
+    let sql = format!(
+        "update webhook_fanout_gaps set gap_to = {end} where endpoint_id = $1 and gap_to is null \
+         and exists (select 1 from webhook_endpoints w where w.id = $1 and w.tenant_id = $2 and not w.enabled)",
+        end = stream_end(backend, 2)
+    );
+    with_tx!(tx, |conn| sqlx::query(&sql)
+        .bind(endpoint_id)
+        .bind(tenant_id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(())
 }
 
 /// The sample statements of [`super::work_finding_statements`] for the
@@ -118,13 +177,7 @@ pub(super) fn statements(backend: Backend, now: i64) -> Vec<(String, Vec<WorkPar
         (next_catch_up(), vec![Int(now)]),
         (
             stream_after(backend).to_string(),
-            vec![
-                Text(String::new()),
-                Int(0),
-                Int(i64::MAX),
-                Int(i64::MAX),
-                Int(FANOUT_BATCH),
-            ],
+            vec![Text(String::new()), Int(0), Int(i64::MAX), Int(FANOUT_BATCH)],
         ),
     ]
 }
@@ -145,8 +198,6 @@ struct BehindEndpoint {
     tenant_id: TenantId,
     event_types: String,
     fanout_mark: i64,
-    fanout_gap_from: Option<i64>,
-    fanout_gap_to: Option<i64>,
 }
 
 impl Services {
@@ -197,31 +248,58 @@ impl Services {
             tx.commit().await?;
             return Ok(0);
         };
-        let events: Vec<StreamEvent> = with_tx!(&mut tx, |conn| sqlx::query_as(stream_after(self.db().backend()))
-            .bind(&endpoint.tenant_id)
-            .bind(endpoint.fanout_mark)
-            .bind(endpoint.fanout_gap_from.unwrap_or(i64::MAX))
-            .bind(endpoint.fanout_gap_to.unwrap_or(i64::MAX))
-            .bind(FANOUT_BATCH)
-            .fetch_all(conn)
-            .await)?;
+        // Its gaps, in the stream's order (an enabled endpoint's are all
+        // closed; one still open would be passed only once closed).
+        let gaps: Vec<(i64, Option<i64>)> = with_tx!(&mut tx, |conn| sqlx::query_as(
+            "select gap_from, gap_to from webhook_fanout_gaps where endpoint_id = $1 order by gap_from"
+        )
+        .bind(&endpoint.id)
+        .fetch_all(conn)
+        .await)?;
+        // Up to a batch of events: read up to the next gap, jump over it, and
+        // read on, until the batch is full or the stream ends.
+        let mut mark = endpoint.fanout_mark;
+        let mut events: Vec<StreamEvent> = Vec::new();
+        let mut next_gap = gaps.iter();
+        let caught_up = loop {
+            let gap = next_gap.next();
+            let room = FANOUT_BATCH - i64::try_from(events.len()).unwrap_or(FANOUT_BATCH);
+            let read: Vec<StreamEvent> = with_tx!(&mut tx, |conn| sqlx::query_as(stream_after(self.db().backend()))
+                .bind(&endpoint.tenant_id)
+                .bind(mark)
+                .bind(gap.map_or(i64::MAX, |(from, _)| *from))
+                .bind(room)
+                .fetch_all(conn)
+                .await)?;
+            let full = i64::try_from(read.len()).unwrap_or(i64::MAX) >= room;
+            mark = read.last().map_or(mark, |event| event.pos);
+            events.extend(read);
+            match gap {
+                _ if full => break false,
+                Some((_, Some(to))) => mark = mark.max(*to),
+                Some((_, None)) => break false,
+                None => break true,
+            }
+        };
         let deliveries: Vec<_> = events
             .iter()
             .filter(|event| takes(&endpoint.event_types, &event.event_type))
             .map(|event| event.delivery_to(&endpoint.id))
             .collect();
         insert_deliveries(&mut tx, &deliveries).await?;
-        let caught_up = i64::try_from(events.len()).unwrap_or(i64::MAX) < FANOUT_BATCH;
-        let mark = events.last().map_or(endpoint.fanout_mark, |event| event.pos);
-        let past_gap = caught_up || endpoint.fanout_gap_to.is_some_and(|to| mark >= to);
         with_tx!(&mut tx, |conn| sqlx::query(
-            "update webhook_endpoints set fanout_mark = $2, \
-             fanout_gap_from = case when $3 then null else fanout_gap_from end, \
-             fanout_gap_to = case when $3 then null else fanout_gap_to end where id = $1"
+            "delete from webhook_fanout_gaps where endpoint_id = $1 and gap_to <= $2"
+        )
+        .bind(&endpoint.id)
+        .bind(mark)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected()))?;
+        with_tx!(&mut tx, |conn| sqlx::query(
+            "update webhook_endpoints set fanout_mark = $2 where id = $1"
         )
         .bind(&endpoint.id)
         .bind((!caught_up).then_some(mark))
-        .bind(past_gap)
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;

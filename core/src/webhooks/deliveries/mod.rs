@@ -41,7 +41,7 @@ mod fanout;
 mod log;
 
 pub use attempts::ATTEMPT_ROWS;
-pub(crate) use catch_up::stream_end as catch_up_stream_end;
+pub(crate) use catch_up::{close_gap, open_gap, owed as owed_by_endpoint_behind};
 pub use circuit::Circuit;
 pub use claim::{work_finding_statements, Busy, ClaimLimits, WorkParam, QUEUE_WINDOW};
 pub(crate) use fanout::position as catch_up_position;
