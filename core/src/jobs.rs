@@ -292,9 +292,11 @@ impl JobRow {
     }
 }
 
-/// Is there a due, unleased job? `$1`: now. Reads the due range of `jobs_due_idx`.
-const ANY_DUE: &str =
-    "select due_at from jobs where due_at <= $1 and (lease_until is null or lease_until <= $1) limit 1";
+/// Is there a due, unleased job? `$1`: now. Reads the due range of
+/// `jobs_due_idx`, in its order: unordered, a `limit 1` may be planned as a
+/// scan of the whole table that is hoped to end early.
+const ANY_DUE: &str = "select due_at from jobs where due_at <= $1 and (lease_until is null or lease_until <= $1) \
+     order by due_at limit 1";
 
 /// Matches the row of one claim and nothing else: the same job, not moved by a
 /// `schedule` since (that sets a new due time, clears the lease and the attempts)

@@ -91,6 +91,7 @@ pub fn work_finding_statements(backend: Backend) -> Vec<(String, Vec<WorkParam>)
             super::fanout::pending_events(backend).to_string(),
             vec![Int(super::fanout::FANOUT_BATCH)],
         ),
+        (super::fanout::any_pending(backend).to_string(), vec![]),
         (RELEASE_EXPIRED.to_string(), vec![Int(now)]),
         (DUE_ENDPOINTS.to_string(), vec![Int(now), Int(128)]),
         (
