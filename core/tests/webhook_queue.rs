@@ -569,6 +569,9 @@ async fn a_failing_endpoint_falls_behind_and_catches_up_in_order(db: TestDb) {
     assert!(fanout_mark(&s, &failing).await.is_some(), "it is behind");
     assert_eq!(queued_numbers(&s, &working).await, (0..=256).collect::<Vec<_>>());
     assert!(fanout_mark(&s, &working).await.is_some(), "its queue is full");
+    // Unfinished: the working one's 256 queued and the 344 it is behind on,
+    // the failing one's probe and the 600 it is behind on.
+    assert_eq!(s.unfinished_deliveries().await.unwrap(), 256 + 344 + 1 + 600);
     assert_eq!(drain(&s, &held, Some(&failing)).await, 600, "the working one is served");
     assert_eq!(queued_numbers(&s, &working).await, (0..=600).collect::<Vec<_>>());
     assert_eq!(fanout_mark(&s, &working).await, None);

@@ -110,7 +110,8 @@ pub(super) fn stream_after(backend: Backend) -> &'static str {
 
 /// Whether the event at position `pos` (an SQL expression) is owed to
 /// endpoint `w` behind in the stream: after its mark, and in none of its
-/// gaps. Retention keeps such events.
+/// gaps. Retention keeps such events, and
+/// [`Services::unfinished_deliveries`] counts them.
 pub(crate) fn owed(pos: &str) -> String {
     format!(
         "w.fanout_mark < {pos} and not exists (select 1 from webhook_fanout_gaps g \

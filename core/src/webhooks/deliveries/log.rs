@@ -148,13 +148,22 @@ impl Services {
         Ok(())
     }
 
-    /// Deliveries not yet finished, over every tenant (for metrics and tests),
-    /// counting an event that waits for its fan-out as one.
+    /// Deliveries not yet finished, over every tenant (for tools, benchmarks
+    /// and tests: whether the queue has drained), counting an event that waits
+    /// for its fan-out as one, and an event that an enabled endpoint behind in
+    /// the stream has yet to catch up on as one per such endpoint (whether it
+    /// takes that type or not: its catch-up passes it either way). The latter
+    /// is a count over the stream per endpoint behind, too dear for a scrape.
     pub async fn unfinished_deliveries(&self) -> CoreResult<i64> {
+        let backend = self.db().backend();
         let sql = format!(
             "select (select count(*) from webhook_deliveries where state in ('pending', 'delivering')) \
-             + ({})",
-            super::fanout::count_pending(self.db().backend())
+             + ({}) \
+             + (select count(*) from webhook_endpoints w join events on events.tenant_id = w.tenant_id \
+                where w.fanout_mark is not null and w.enabled and not w.receiver \
+                and not events.directed and not events.fanout_pending and {})",
+            super::fanout::count_pending(backend),
+            super::catch_up::owed(super::fanout::position(backend)),
         );
         Ok(with_db!(self.db(), |pool| sqlx::query_scalar(&sql)
             .fetch_one(pool)
