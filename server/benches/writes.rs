@@ -370,8 +370,10 @@ async fn run_backend(backend: Backend, rows: &mut Vec<Row>) -> Result<(), String
     subscribe(&fan, &failing_urls(9, 10).await).await;
     // Its baseline: a second tenant with the one answering endpoint, measured
     // in turn with the twenty, round after round, so that the machine's drift
-    // falls on both; the median round is the figure. The first round has the
-    // nineteen fresh, before any of their attempts came back.
+    // falls on both; the median round is the figure. Each phase starts once
+    // the answering endpoints have sent everything, so neither inherits the
+    // other's queue. The first round has the nineteen fresh, before any of
+    // their attempts came back.
     let solo_tenant = add_tenant(&observer, "Fan-out, one endpoint").await;
     let solo = Target {
         base: target.base.clone(),
@@ -385,7 +387,9 @@ async fn run_backend(backend: Backend, rows: &mut Vec<Row>) -> Result<(), String
     );
     let mut rounds = Vec::new();
     for round in 1..=FANOUT_ROUNDS {
+        settle(&observer, &answering).await;
         let twenty = open_loop(&fan, half, 4, seconds).await;
+        settle(&observer, &answering).await;
         let alone = open_loop(&solo, half, 4, seconds).await;
         let (p99_one, p99_twenty) = (percentile(&alone.latencies, 99.0), percentile(&twenty.latencies, 99.0));
         let ratio = ms(p99_twenty) / ms(p99_one).max(1e-6);

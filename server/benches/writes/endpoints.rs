@@ -98,3 +98,31 @@ pub(crate) async fn subscribe(target: &Target, urls: &[String]) {
         );
     }
 }
+
+/// Waits (up to 30 s) until the endpoints at `url_prefix` have sent every
+/// event: none waits for its fan-out, none of theirs is queued or behind. A
+/// phase that measures them then starts from an empty queue, not from what
+/// the phase before left.
+pub(crate) async fn settle(observer: &Db, url_prefix: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pattern = format!("{url_prefix}%");
+    loop {
+        let left: i64 = with_db!(observer, |pool| sqlx::query_scalar(
+            "select (select count(*) from events where fanout_pending) \
+             + (select count(*) from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id \
+                where w.url like $1 and d.state in ('pending', 'delivering')) \
+             + (select count(*) from webhook_endpoints where url like $1 and fanout_mark is not null)"
+        )
+        .bind(&pattern)
+        .fetch_one(pool)
+        .await)
+        .unwrap_or(0);
+        if left == 0 || Instant::now() >= deadline {
+            if left > 0 {
+                println!("settle: {left} still unsent after 30 s");
+            }
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
