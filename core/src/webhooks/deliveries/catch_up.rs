@@ -138,13 +138,7 @@ pub(crate) async fn open_gap(
          on conflict (endpoint_id, gap_from) do update set gap_to = null",
         end = stream_end(backend, 2)
     );
-    with_tx!(tx, |conn| sqlx::query(&sql)
-        .bind(endpoint_id)
-        .bind(tenant_id)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected()))?;
-    Ok(())
+    run_on_endpoint(tx, &sql, tenant_id, endpoint_id).await
 }
 
 /// Closes endpoint `endpoint_id`'s open gap, if any, at the stream's end: run
@@ -160,7 +154,12 @@ pub(crate) async fn close_gap(
          and exists (select 1 from webhook_endpoints w where w.id = $1 and w.tenant_id = $2 and not w.enabled)",
         end = stream_end(backend, 2)
     );
-    with_tx!(tx, |conn| sqlx::query(&sql)
+    run_on_endpoint(tx, &sql, tenant_id, endpoint_id).await
+}
+
+/// Runs `sql` in `tx` with `$1`: the endpoint, `$2`: its tenant.
+async fn run_on_endpoint(tx: &mut crate::db::Tx, sql: &str, tenant_id: &TenantId, endpoint_id: &str) -> CoreResult<()> {
+    with_tx!(tx, |conn| sqlx::query(sql)
         .bind(endpoint_id)
         .bind(tenant_id)
         .execute(conn)
@@ -185,7 +184,7 @@ pub(super) fn statements(backend: Backend, now: i64) -> Vec<(String, Vec<WorkPar
 
 /// The end of a tenant's event stream, as an SQL expression over parameter
 /// `$tenant`: the position of its last event (0 when it has none).
-pub(crate) fn stream_end(backend: Backend, tenant: usize) -> String {
+fn stream_end(backend: Backend, tenant: usize) -> String {
     format!(
         "(select coalesce(max({pos}), 0) from events where events.tenant_id = ${tenant})",
         pos = position(backend)
