@@ -17,9 +17,9 @@
 //! 3. fan-out after commit: the create p99 of a tenant with 20 webhook endpoints (1
 //!    answering in 50 ms, 9 that do not resolve, 10 answering 500) against that of a
 //!    tenant with the answering one alone, at the rate of figure 2, measured in turn
-//!    for five rounds, which of the two goes first alternating, the p99 of all five
-//!    rounds' creates against theirs (target: within 1.2×; each round is printed,
-//!    and the median round's ratio); and enqueue → first attempt p99 at
+//!    for five rounds (which goes first alternates): the p99 of all five rounds'
+//!    creates against theirs (target: within 1.2×; each round and the median
+//!    round are printed); and enqueue → first attempt p99 at
 //!    the answering endpoint while those creates flow, against the same delay for
 //!    creates made one at a time (target: 100 ms);
 //! 4. the same p99 while a neighbour tenant's 20 webhook endpoints fail (10 hosts
@@ -413,10 +413,10 @@ async fn run_backend(backend: Backend, rows: &mut Vec<Row>) -> Result<(), String
         all_one.extend(alone.latencies);
     }
     // The figure: the p99 of every create of the five phases with 20
-    // endpoints against that of the five with 1. A phase's p99 is its 17th
-    // worst create or so, which one stall of the machine moves; pooled, such a
-    // stall is a fifth as many of the samples, and the rounds' drift falls on
-    // both sides.
+    // endpoints against that of the five with 1. One phase's p99 is its worst
+    // 1 %, which a single stall of the machine fills; pooled, that stall is a
+    // fifth of the worst 1 % at most, and the rounds' drift falls on both
+    // sides.
     rounds.sort_by(f64::total_cmp);
     all_twenty.sort();
     all_one.sort();
