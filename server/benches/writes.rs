@@ -389,7 +389,7 @@ async fn run_backend(backend: Backend, rows: &mut Vec<Row>) -> Result<(), String
         ms(percentile(&one.latencies, 99.0))
     );
     let mut rounds = Vec::new();
-    let (mut all_twenty, mut all_one) = (Vec::new(), Vec::new());
+    let (mut twenties, mut alones) = (Vec::new(), Vec::new());
     for round in 1..=FANOUT_ROUNDS {
         // Which goes first alternates, so that neither always follows the
         // other's background work.
@@ -409,8 +409,8 @@ async fn run_backend(backend: Backend, rows: &mut Vec<Row>) -> Result<(), String
             alone.errors + twenty.errors
         );
         rounds.push(ratio);
-        all_twenty.extend(twenty.latencies);
-        all_one.extend(alone.latencies);
+        twenties.push(twenty);
+        alones.push(alone);
     }
     // The figure: the p99 of every create of the five phases with 20
     // endpoints against that of the five with 1. One phase's p99 is its worst
@@ -418,8 +418,10 @@ async fn run_backend(backend: Backend, rows: &mut Vec<Row>) -> Result<(), String
     // fifth of the worst 1 % at most, and the rounds' drift falls on both
     // sides.
     rounds.sort_by(f64::total_cmp);
-    all_twenty.sort();
-    all_one.sort();
+    let (all_twenty, all_one) = (
+        Load::merge(twenties, Duration::ZERO).latencies,
+        Load::merge(alones, Duration::ZERO).latencies,
+    );
     let (p99_twenty, p99_one) = (percentile(&all_twenty, 99.0), percentile(&all_one, 99.0));
     let ratio = ms(p99_twenty) / ms(p99_one).max(1e-6);
     println!(
