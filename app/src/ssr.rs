@@ -250,7 +250,7 @@ pub fn actor(user: &SessionUser) -> rapport_core::audit::Actor {
         .map(str::to_string);
     rapport_core::audit::Actor {
         kind: rapport_core::audit::ActorKind::User,
-        id: user.id.clone(),
+        id: user.id.to_string(),
         ip,
         request_id,
     }

@@ -17,7 +17,7 @@ use crate::{
     crypto::{random_token, token_digest, verify_password},
     db::TenantTable,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{TenantId, UserId},
     model::{ApiKey, ApiKeyKind, CreatedApiKey, Page, PageRequest, Role, SessionUser},
     sign_ins::{SignInDevice, SESSION_MAX_MS},
     time::{from_ms, now_ms},
@@ -48,7 +48,7 @@ pub enum Principal {
     /// A platform key: tenant management only.
     Platform {
         /// The platform admin who owns the key.
-        user_id: String,
+        user_id: UserId,
         /// The key used.
         key_id: String,
     },
@@ -86,13 +86,13 @@ pub struct LoginOutcome {
 
 #[derive(sqlx::FromRow)]
 struct LoginRow {
-    id: String,
+    id: UserId,
     password_hash: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
 struct SessionUserRow {
-    id: String,
+    id: UserId,
     email: String,
     display_name: Option<String>,
     role_id: String,
@@ -214,7 +214,7 @@ impl Services {
     }
 
     /// Starts a new dashboard session for a user; returns the cookie value.
-    pub(crate) async fn open_session(&self, user_id: &str, device: &SignInDevice) -> CoreResult<String> {
+    pub(crate) async fn open_session(&self, user_id: &UserId, device: &SignInDevice) -> CoreResult<String> {
         let token = random_token(32);
         let now = now_ms();
         with_db!(self.writer(), |pool| {
@@ -286,7 +286,7 @@ impl Services {
     }
 
     /// Creates a platform key for a platform admin.
-    pub async fn create_platform_key(&self, user_id: &str, name: &str, actor: &Actor) -> CoreResult<CreatedApiKey> {
+    pub async fn create_platform_key(&self, user_id: &UserId, name: &str, actor: &Actor) -> CoreResult<CreatedApiKey> {
         let is_platform_admin: Option<bool> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select platform_admin from users where id = $1"
         )
@@ -392,7 +392,7 @@ impl Services {
     }
 
     /// A platform admin's own platform keys, newest first.
-    pub async fn list_platform_keys(&self, user_id: &str) -> CoreResult<Vec<ApiKey>> {
+    pub async fn list_platform_keys(&self, user_id: &UserId) -> CoreResult<Vec<ApiKey>> {
         let sql = format!(
             "select {KEY_COLUMNS} from api_keys where kind = 'platform' and created_by = $1 order by created_at desc, id desc"
         );
@@ -404,7 +404,7 @@ impl Services {
     }
 
     /// Revokes one of a platform admin's own platform keys.
-    pub async fn revoke_platform_key(&self, user_id: &str, key_id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn revoke_platform_key(&self, user_id: &UserId, key_id: &str, actor: &Actor) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let done = with_tx!(&mut tx, |conn| {
             sqlx::query(
@@ -438,7 +438,7 @@ impl Services {
             id: String,
             kind: String,
             tenant_id: Option<TenantId>,
-            created_by: Option<String>,
+            created_by: Option<UserId>,
             last_used_at: Option<i64>,
             owner_is_platform_admin: Option<bool>,
         }

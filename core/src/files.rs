@@ -21,7 +21,7 @@ use crate::{
     conversations::Message,
     crypto::{random_token, token_digest},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     media_store::{MediaKind, MediaStore, ObjectStream},
     time::now_ms,
     validate::Checks,
@@ -142,7 +142,7 @@ impl Services {
     pub(crate) async fn store_file(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         upload: FileUpload<'_>,
     ) -> CoreResult<(String, String)> {
         let max_bytes = self.max_file_bytes();
@@ -217,7 +217,12 @@ impl Services {
 
     /// Whether `url` is the download link of a file this customer uploaded
     /// (any name after the token: the token alone names the file).
-    pub(crate) async fn is_own_file(&self, tenant_id: &TenantId, customer_id: &str, url: &str) -> CoreResult<bool> {
+    pub(crate) async fn is_own_file(
+        &self,
+        tenant_id: &TenantId,
+        customer_id: &CustomerId,
+        url: &str,
+    ) -> CoreResult<bool> {
         let prefix = format!("{}/files/", self.public_url());
         let Some(token) = url
             .strip_prefix(&prefix)

@@ -95,12 +95,35 @@ macro_rules! id_type {
                 &self.0 == other
             }
         }
+
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                self == &other.0
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
     };
 }
 
 id_type!(
     /// A tenant (workspace). Every tenant-owned query takes one.
     TenantId
+);
+
+id_type!(
+    /// A customer, and so their one conversation (a conversation is named by
+    /// its customer's id).
+    CustomerId
+);
+
+id_type!(
+    /// A user of the dashboard: an agent, a supervisor or an admin.
+    UserId
 );
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use crate::{
     audit::{self, Actor, ActorKind},
     crypto::{random_token, token_digest},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{TenantId, UserId},
     time::{from_ms, now_ms},
     validate::Checks,
     with_db, with_tx, Services,
@@ -159,7 +159,7 @@ pub struct LiveViewGrant {
     /// The tenant of the session.
     pub tenant_id: TenantId,
     /// The user on whose behalf the view was opened.
-    pub user_id: String,
+    pub user_id: UserId,
     /// The one visitor session it shows.
     pub session_id: String,
     /// UI language.
@@ -392,7 +392,7 @@ impl Services {
         #[derive(sqlx::FromRow)]
         struct Row {
             tenant_id: TenantId,
-            user_id: String,
+            user_id: UserId,
             session_id: String,
             language: String,
         }
@@ -430,7 +430,7 @@ impl Services {
             kind: ActorKind::User,
             id: opened_by
                 .filter(|(tenant, _)| row.tenant_id == *tenant)
-                .map_or_else(|| row.user_id.clone(), |(_, user)| user.to_string()),
+                .map_or_else(|| row.user_id.to_string(), |(_, user)| user.to_string()),
             ip,
             request_id: None,
         };
@@ -459,7 +459,7 @@ impl Services {
         #[derive(sqlx::FromRow)]
         struct Row {
             tenant_id: TenantId,
-            user_id: String,
+            user_id: UserId,
             session_id: String,
             language: String,
             grant_idle_until: i64,

@@ -25,7 +25,7 @@ use crate::{
     backoff::Backoff,
     db::{TenantTable, Tx},
     error::CoreResult,
-    ids::TenantId,
+    ids::{TenantId, UserId},
     jobs::{self, JobKind},
     model::{Page, PageRequest},
     sealing::{Purpose, Sealer},
@@ -244,7 +244,7 @@ impl Services {
         let appointment = self.get_appointment(tenant_id, appointment_id).await?;
         let tenant = self.get_tenant(tenant_id).await?;
         let organiser = match appointment.owner.as_deref() {
-            Some(owner) => match self.get_user(tenant_id, owner).await {
+            Some(owner) => match self.get_user(tenant_id, &UserId::from(owner)).await {
                 Ok(user) => user.display_name.filter(|n| !n.is_empty()).unwrap_or(user.email),
                 Err(_) => tenant.name.clone(),
             },

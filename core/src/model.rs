@@ -1,7 +1,7 @@
 //! Types shared by the server and the browser: what a tenant, a user, an API key
 //! look like on the wire. Field names are camelCase, as in the interface spec.
 
-use crate::ids::TenantId;
+use crate::ids::{CustomerId, TenantId, UserId};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -111,7 +111,7 @@ pub struct Tenant {
 #[serde(rename_all = "camelCase")]
 pub struct SessionUser {
     /// User id.
-    pub id: String,
+    pub id: UserId,
     /// E-mail address.
     pub email: String,
     /// Name shown in the UI.
@@ -286,7 +286,8 @@ pub struct RoutingRecord {
     /// When it was made.
     pub at: DateTime<Utc>,
     /// The customer (conversation).
-    pub customer_id: String,
+    #[cfg_attr(feature = "server", schema(value_type = String))]
+    pub customer_id: CustomerId,
     /// Why routing ran: `NEW`, `REOPENED`, `NO_ANSWER`, `AGENT_OFFLINE`, `QUEUE_TIMEOUT` or
     /// `CALL_REQUESTED`.
     pub reason: String,
@@ -302,7 +303,8 @@ pub struct RoutingRecord {
     /// do) or `NO_MATCH`. A queued conversation assigned later reads `ASSIGNED`.
     pub result: String,
     /// The agent it went to.
-    pub user_id: Option<String>,
+    #[cfg_attr(feature = "server", schema(value_type = Option<String>))]
+    pub user_id: Option<UserId>,
 }
 
 /// A rule the routing engine tried.

@@ -12,7 +12,7 @@ use crate::{
     audit::{self, Actor},
     db::{keyed_page, placeholders},
     error::CoreResult,
-    ids::TenantId,
+    ids::{TenantId, UserId},
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::Paging,
@@ -78,7 +78,7 @@ impl Services {
     pub async fn list_notifications(
         &self,
         tenant_id: &TenantId,
-        user_id: &str,
+        user_id: &UserId,
         page: &PageRequest,
     ) -> CoreResult<Page<Notification>> {
         let paging = Paging::from_request(page)?;
@@ -96,7 +96,7 @@ impl Services {
     }
 
     /// How many of the user's notifications are unread.
-    pub async fn unread_notifications(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<i64> {
+    pub async fn unread_notifications(&self, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<i64> {
         Ok(with_db!(self.db(), |pool| sqlx::query_scalar(
             "select count(*) from notifications where tenant_id = $1 and user_id = $2 and read_at is null"
         )
@@ -111,7 +111,7 @@ impl Services {
     pub async fn mark_notifications_read(
         &self,
         tenant_id: &TenantId,
-        user_id: &str,
+        user_id: &UserId,
         which: MarkRead<'_>,
         actor: &Actor,
     ) -> CoreResult<u64> {

@@ -15,7 +15,7 @@ use crate::{
     conversations::ConversationStatus,
     db::{page, Arg, Db},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     model::{Page, PageRequest},
     time::from_ms,
     validate::Paging,
@@ -49,7 +49,8 @@ pub struct SearchHit {
     /// What matched.
     pub kind: HitKind,
     /// The customer (the conversation).
-    pub customer_id: String,
+    #[schema(value_type = String)]
+    pub customer_id: CustomerId,
     /// How the customer is called.
     pub customer_name: String,
     /// The conversation's status.
@@ -143,7 +144,7 @@ pub fn unmark(marked: &str) -> (String, Vec<[usize; 2]>) {
 #[derive(sqlx::FromRow)]
 struct HitRow {
     kind: String,
-    customer_id: String,
+    customer_id: CustomerId,
     message_id: Option<String>,
     at: i64,
     snippet: String,
@@ -166,7 +167,7 @@ impl From<HitRow> for SearchHit {
             .collect::<Vec<_>>()
             .join(" ");
         let customer_name = if name.is_empty() {
-            r.email.or(r.external_id).unwrap_or_else(|| r.customer_id.clone())
+            r.email.or(r.external_id).unwrap_or_else(|| r.customer_id.to_string())
         } else {
             name
         };

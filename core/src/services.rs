@@ -8,7 +8,7 @@ use tokio::sync::Notify;
 
 use crate::{
     db::{Backend, Db},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     key_cache::KeyCache,
     live::{LiveEvent, LiveHub, LiveUpdate},
     media_store::MediaStore,
@@ -147,11 +147,11 @@ impl Services {
     }
 
     /// After a commit: wake the delivery worker, and tell live screens.
-    pub(crate) fn after_commit(&self, tenant_id: &TenantId, customer_id: &str, event: LiveEvent) {
+    pub(crate) fn after_commit(&self, tenant_id: &TenantId, customer_id: &CustomerId, event: LiveEvent) {
         self.outbox.notify_one();
         self.live.publish(LiveUpdate {
             tenant_id: tenant_id.clone(),
-            customer_id: customer_id.to_string(),
+            customer_id: customer_id.clone(),
             event,
         });
     }

@@ -11,7 +11,7 @@ use crate::{
     audit::{self, Actor},
     crypto::token_digest,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{TenantId, UserId},
     model::SignInSession,
     time::{from_ms, now_ms},
     with_db, with_tx, Services,
@@ -88,7 +88,11 @@ struct SessionRow {
 impl Services {
     /// The user's live sessions, most recently used first; `current_token` (the
     /// asking browser's cookie) marks its own.
-    pub async fn sign_in_sessions(&self, user_id: &str, current_token: Option<&str>) -> CoreResult<Vec<SignInSession>> {
+    pub async fn sign_in_sessions(
+        &self,
+        user_id: &UserId,
+        current_token: Option<&str>,
+    ) -> CoreResult<Vec<SignInSession>> {
         let now = now_ms();
         let rows: Vec<SessionRow> = with_db!(self.db(), |pool| sqlx::query_as(
             "select token_hash, created_at, last_seen_at, expires_at, ip, user_agent from sessions \
@@ -117,7 +121,7 @@ impl Services {
     /// Ends one of the user's sessions, named by its handle: that browser is
     /// signed out at its next request. Only the user's own sessions; another's
     /// handle is 404. Audited as `session.end`.
-    pub async fn end_sign_in_session(&self, user_id: &str, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn end_sign_in_session(&self, user_id: &UserId, id: &str, actor: &Actor) -> CoreResult<()> {
         let tenant_id = self.user_tenant(user_id).await?;
         let mut tx = self.db().begin().await?;
         let ended = with_tx!(&mut tx, |conn| sqlx::query(
@@ -139,7 +143,7 @@ impl Services {
     /// how many ended. Audited as `session.end_others`.
     pub async fn end_other_sign_in_sessions(
         &self,
-        user_id: &str,
+        user_id: &UserId,
         current_token: &str,
         actor: &Actor,
     ) -> CoreResult<u64> {
@@ -166,7 +170,7 @@ impl Services {
         Ok(ended)
     }
 
-    async fn user_tenant(&self, user_id: &str) -> CoreResult<TenantId> {
+    async fn user_tenant(&self, user_id: &UserId) -> CoreResult<TenantId> {
         let tenant: Option<TenantId> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select tenant_id from users where id = $1"
         )

@@ -7,7 +7,7 @@ use crate::{
     audit::{self, Actor},
     db::{placeholders, TenantTable, Tx},
     error::CoreResult,
-    ids::TenantId,
+    ids::{TenantId, UserId},
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::{Checks, Paging, MAX_TAGS},
@@ -261,7 +261,7 @@ fn team_from(row: TeamRow, members: &[(String, String)]) -> Team {
 }
 
 /// Removes a user from every team of the tenant (when the user is deleted).
-pub(crate) async fn remove_member_everywhere(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
+pub(crate) async fn remove_member_everywhere(tx: &mut Tx, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "delete from team_members where user_id = $2 and team_id in (select id from teams where tenant_id = $1)"
     )

@@ -16,7 +16,7 @@ use crate::{
     crypto::{generate_password, hash_password},
     db::{unique_violation, Db, TenantTable, Tx},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{TenantId, UserId},
     model::{Page, PageRequest, Role},
     time::{from_ms, now_ms},
     validate::{Checks, Paging, MAX_CHATS_RANGE, MAX_TAGS},
@@ -28,7 +28,8 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 pub struct User {
     /// Unique id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: UserId,
     /// E-mail address, unique in the tenant (stored lower-case).
     pub email: String,
     /// The client's own id for this user, unique in the tenant.
@@ -130,7 +131,7 @@ pub struct NewUser {
 #[derive(Debug, Clone)]
 pub struct CreatedUser {
     /// The new user's id.
-    pub id: String,
+    pub id: UserId,
     /// The stored (lower-cased) e-mail.
     pub email: String,
     /// The generated password, shown once; `None` if the caller chose one.
@@ -139,7 +140,7 @@ pub struct CreatedUser {
 
 #[derive(sqlx::FromRow)]
 struct UserRow {
-    id: String,
+    id: UserId,
     email: String,
     external_id: Option<String>,
     display_name: Option<String>,
@@ -287,7 +288,7 @@ impl Services {
         self.get_tenant(&input.tenant_id)
             .await
             .map_err(|_| CoreError::invalid("tenantId", "unknown_reference", "tenant does not exist"))?;
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = UserId::new(uuid::Uuid::now_v7().to_string());
         let mut tx = self.db().begin().await?;
         insert_user(&mut tx, &input.tenant_id, &id, &valid, input.platform_admin).await?;
         audit::record(&mut tx, Some(&input.tenant_id), actor, "user.create", "user", Some(&id)).await?;
@@ -303,10 +304,10 @@ impl Services {
     /// create/override). An `id` that does not exist in the tenant is a 404.
     pub async fn save_user(&self, tenant_id: &TenantId, input: UserIn, actor: &Actor) -> CoreResult<User> {
         if let Some(id) = input.id.clone() {
-            return self.update_user(tenant_id, &id, input, actor).await;
+            return self.update_user(tenant_id, &UserId::from(id), input, actor).await;
         }
         let valid = validate_user(&input)?;
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = UserId::new(uuid::Uuid::now_v7().to_string());
         let mut tx = self.db().begin().await?;
         insert_user(&mut tx, tenant_id, &id, &valid, false).await?;
         audit::record(&mut tx, Some(tenant_id), actor, "user.create", "user", Some(&id)).await?;
@@ -315,7 +316,13 @@ impl Services {
     }
 
     /// Replaces a user's fields; an omitted password keeps the current one.
-    pub async fn update_user(&self, tenant_id: &TenantId, id: &str, input: UserIn, actor: &Actor) -> CoreResult<User> {
+    pub async fn update_user(
+        &self,
+        tenant_id: &TenantId,
+        id: &UserId,
+        input: UserIn,
+        actor: &Actor,
+    ) -> CoreResult<User> {
         let current = self.get_user(tenant_id, id).await?;
         ensure_within_reach(self.db(), tenant_id, id, actor).await?;
         let valid = validate_user(&input)?;
@@ -363,7 +370,7 @@ impl Services {
     }
 
     /// One user of the tenant.
-    pub async fn get_user(&self, tenant_id: &TenantId, id: &str) -> CoreResult<User> {
+    pub async fn get_user(&self, tenant_id: &TenantId, id: &UserId) -> CoreResult<User> {
         USERS.get(self.db(), tenant_id, id).await.map(UserRow::into_user)
     }
 
@@ -429,7 +436,7 @@ impl Services {
 
     /// Deletes a user: their sessions end, they leave their teams, and customers
     /// assigned to them become unassigned. The tenant's last admin cannot be deleted.
-    pub async fn delete_user(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_user(&self, tenant_id: &TenantId, id: &UserId, actor: &Actor) -> CoreResult<()> {
         let user = self.get_user(tenant_id, id).await?;
         let platform_admin = ensure_within_reach(self.db(), tenant_id, id, actor).await?;
         let mut tx = self.db().begin().await?;
@@ -459,7 +466,7 @@ impl Services {
     pub async fn set_password(
         &self,
         tenant_id: &TenantId,
-        user_id: &str,
+        user_id: &UserId,
         password: &str,
         actor: &Actor,
     ) -> CoreResult<()> {
@@ -609,7 +616,7 @@ async fn ensure_another_admin(tx: &mut Tx, tenant_id: &TenantId, except: &str) -
 
 /// An agent as routing weighs them: id, capacity, last assignment, tags, open
 /// conversations and presence (2 online, 1 away, 0 offline).
-pub(crate) type AgentRow = (String, i64, Option<i64>, String, i64, i64);
+pub(crate) type AgentRow = (UserId, i64, Option<i64>, String, i64, i64);
 
 /// Each agent of the tenant that `filter` (SQL over `u`, with `$2` bound to
 /// `value` where it names `$2`) keeps: id, capacity, last assignment, tags, open conversations and

@@ -24,7 +24,7 @@ async fn tenant(s: &Services, name: &str) -> TenantId {
     .id
 }
 
-async fn platform_admin(s: &Services, tenant_id: &str, email: &str) -> String {
+async fn platform_admin(s: &Services, tenant_id: &str, email: &str) -> rapport_core::ids::UserId {
     s.create_user(
         NewUser {
             tenant_id: tenant_id.into(),

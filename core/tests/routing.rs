@@ -3,6 +3,7 @@
 //! order, timers reroute and escalate, and every decision reaches the match log and
 //! the rule report. Timers are fired by claiming their jobs as the runner does.
 
+use rapport_core::ids::{CustomerId, UserId};
 use rapport_core::{
     audit::Actor,
     backend_tests,
@@ -60,7 +61,7 @@ impl Fixture {
         .unwrap();
     }
 
-    async fn agent(&self, email: &str, status: PresenceStatus) -> String {
+    async fn agent(&self, email: &str, status: PresenceStatus) -> UserId {
         let id = self
             .s
             .create_user(
@@ -81,7 +82,7 @@ impl Fixture {
         id
     }
 
-    async fn team(&self, members: &[&String]) -> String {
+    async fn team(&self, members: &[&UserId]) -> String {
         self.s
             .save_team(
                 &self.tenant,
@@ -108,7 +109,7 @@ impl Fixture {
     }
 
     /// A customer (by external id) writes; returns the customer's id.
-    async fn writes(&self, external_id: &str, text: &str) -> String {
+    async fn writes(&self, external_id: &str, text: &str) -> CustomerId {
         let m = self
             .s
             .receive_message(
@@ -127,12 +128,13 @@ impl Fixture {
         m.customer_id
     }
 
-    async fn assignee(&self, customer_id: &str) -> Option<String> {
+    async fn assignee(&self, customer_id: &CustomerId) -> Option<UserId> {
         self.s
             .get_customer(&self.tenant, customer_id)
             .await
             .unwrap()
             .assigned_user
+            .map(UserId::from)
     }
 
     async fn queued(&self) -> Vec<String> {
@@ -191,7 +193,7 @@ impl Fixture {
             .unwrap()
     }
 
-    async fn close(&self, customer_id: &str) {
+    async fn close(&self, customer_id: &CustomerId) {
         self.s
             .set_conversation_status(
                 &self.tenant,
@@ -304,7 +306,7 @@ async fn balance_capacity_and_the_queue(t: TestDb) {
         TeamIn {
             id: Some(team.clone()),
             name: Some("Support".into()),
-            members: Some(vec![a.clone(), b.clone(), c.clone(), d.clone()]),
+            members: Some(vec![a.to_string(), b.to_string(), c.to_string(), d.to_string()]),
             ..Default::default()
         },
         &actor(),
@@ -378,7 +380,7 @@ async fn unanswered_messages_are_routed_again(t: TestDb) {
     f.s.send_message(
         &f.tenant,
         MessageIn {
-            customer_id: Some(answered.clone()),
+            customer_id: Some(answered.to_string()),
             is_external_id: Some(false),
             kind: Some(MessageType::Message),
             message: Some("Hi, how can I help?".into()),
@@ -487,17 +489,14 @@ async fn sla_clocks_are_met_or_missed_and_alert(t: TestDb) {
         .id
         .unwrap();
     let customer = f.writes("s1", "help").await;
-    let deadlines =
-        f.s.sla_deadlines(&f.tenant, std::slice::from_ref(&customer))
-            .await
-            .unwrap();
+    let deadlines = f.s.sla_deadlines(&f.tenant, &[customer.to_string()]).await.unwrap();
     assert_eq!(deadlines.len(), 1);
     let left = (deadlines[0].1 - chrono::Utc::now()).num_seconds();
     assert!((55..=60).contains(&left), "{left}");
     f.s.send_message(
         &f.tenant,
         MessageIn {
-            customer_id: Some(customer.clone()),
+            customer_id: Some(customer.to_string()),
             is_external_id: Some(false),
             kind: Some(MessageType::Message),
             message: Some("On it".into()),
@@ -510,7 +509,7 @@ async fn sla_clocks_are_met_or_missed_and_alert(t: TestDb) {
     .unwrap();
     assert!(f
         .s
-        .sla_deadlines(&f.tenant, std::slice::from_ref(&customer))
+        .sla_deadlines(&f.tenant, &[customer.to_string()])
         .await
         .unwrap()
         .is_empty());
@@ -575,7 +574,7 @@ async fn an_sla_on_slow_answers_starts_once_the_wait_is_long(t: TestDb) {
     f.s.send_message(
         &f.tenant,
         MessageIn {
-            customer_id: Some(quick.clone()),
+            customer_id: Some(quick.to_string()),
             is_external_id: Some(false),
             kind: Some(MessageType::Message),
             message: Some("Hello!".into()),
@@ -646,7 +645,7 @@ async fn a_tag_reaches_agents_through_their_team(t: TestDb) {
             &f.tenant,
             TeamIn {
                 name: Some(name.into()),
-                members: Some(vec![members.clone()]),
+                members: Some(vec![members.to_string()]),
                 tags: Some(vec![tags.into()]),
                 ..Default::default()
             },

@@ -390,9 +390,9 @@ async fn user_names_are_read_for_the_tenant_only(t: TestDb) {
         .await
         .unwrap();
     assert_eq!(names.len(), 1, "another tenant's user stays unknown: {names:?}");
-    assert_eq!(names[&kim.id], "Kim Agent");
+    assert_eq!(names[kim.id.as_str()], "Kim Agent");
     let names = s.user_names(&b, &[lee.id.as_str()]).await.unwrap();
-    assert_eq!(names[&lee.id], "lee@example.com", "no display name: the e-mail");
+    assert_eq!(names[lee.id.as_str()], "lee@example.com", "no display name: the e-mail");
     assert!(s.user_names(&a, &[]).await.unwrap().is_empty());
 }
 

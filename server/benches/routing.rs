@@ -189,7 +189,7 @@ async fn agents(s: &Services, tenant_id: &TenantId) -> (String, String) {
             tenant_id,
             TeamIn {
                 name: Some("Everyone".into()),
-                members: Some(ids.clone()),
+                members: Some(ids.iter().map(ToString::to_string).collect()),
                 ..Default::default()
             },
             &actor(),
@@ -205,7 +205,7 @@ async fn agents(s: &Services, tenant_id: &TenantId) -> (String, String) {
     .await
     .map(|r| r.rows_affected()))
     .unwrap();
-    (team, ids[0].clone())
+    (team, ids[0].to_string())
 }
 
 /// Prints p50 and p99 of `samples`; returns them in milliseconds.

@@ -305,7 +305,7 @@ async fn measure_latency(
             .save_customer(tenant_id, CustomerIn::default(), &actor)
             .await
             .unwrap();
-        enqueued.push((customer.id, t0));
+        enqueued.push((customer.id.into_string(), t0));
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let arrived = arrivals.at.lock().unwrap();

@@ -103,7 +103,7 @@ pub async fn read_audit_log(#[server(default)] query: AuditQuery) -> Result<Audi
             ctx.services
                 .find_user(&user.tenant_id, a)
                 .await
-                .map(|u| u.id)
+                .map(|u| u.id.into_string())
                 .unwrap_or_else(|_| a.to_string()),
         ),
         a => Some(a.to_string()),
@@ -135,7 +135,7 @@ pub async fn read_audit_log(#[server(default)] query: AuditQuery) -> Result<Audi
             if !emails.contains_key(&e.actor_id) {
                 let email = ctx
                     .services
-                    .get_user(&user.tenant_id, &e.actor_id)
+                    .get_user(&user.tenant_id, &rapport_core::ids::UserId::from(e.actor_id.as_str()))
                     .await
                     .ok()
                     .map(|u| u.email);

@@ -190,11 +190,12 @@ mod server {
                 )
                 .await?;
             let done = page.results.len() < all.page_size.unwrap_or_default() as usize;
-            users.extend(
-                page.results
-                    .into_iter()
-                    .map(|u| (u.id, u.display_name.filter(|n| !n.is_empty()).unwrap_or(u.email))),
-            );
+            users.extend(page.results.into_iter().map(|u| {
+                (
+                    u.id.into_string(),
+                    u.display_name.filter(|n| !n.is_empty()).unwrap_or(u.email),
+                )
+            }));
             if done {
                 break;
             }
@@ -217,7 +218,7 @@ mod server {
             .await?
             .into_iter()
             .filter(|r| !r.rule_names.is_empty())
-            .map(|r| (r.customer_id, r.rule_names.join(" › ")))
+            .map(|r| (r.customer_id.into_string(), r.rule_names.join(" › ")))
             .collect();
         let deadlines = services
             .sla_deadlines(tenant_id, ids)
@@ -232,7 +233,7 @@ mod server {
     pub(super) async fn routing_of(
         services: &Services,
         tenant_id: &rapport_core::ids::TenantId,
-        customer_id: &str,
+        customer_id: &rapport_core::ids::CustomerId,
     ) -> rapport_core::error::CoreResult<(Option<RoutingLine>, Vec<RoutingLine>)> {
         let ids = [customer_id.to_string()];
         let latest = services.latest_routing(tenant_id, &ids).await?;
@@ -271,17 +272,17 @@ pub async fn inbox_list(status: String, mine: bool, shown: Option<i64>) -> Resul
         .map_err(crate::ssr::to_server_error)?;
     let more = items.len() as i64 > shown;
     items.truncate(shown as usize);
-    let ids: Vec<String> = items.iter().map(|i| i.customer_id.clone()).collect();
+    let ids: Vec<String> = items.iter().map(|i| i.customer_id.to_string()).collect();
     let (routed, deadlines) = server::routing_and_deadlines(services, tenant, &ids)
         .await
         .map_err(crate::ssr::to_server_error)?;
     let rows = items
         .into_iter()
         .map(|i| InboxRow {
-            routed_by: routed.get(&i.customer_id).cloned(),
-            sla_due_ms: deadlines.get(&i.customer_id).copied(),
+            routed_by: routed.get(i.customer_id.as_str()).cloned(),
+            sla_due_ms: deadlines.get(i.customer_id.as_str()).copied(),
             assignee: i.assignee_name,
-            customer_id: i.customer_id,
+            customer_id: i.customer_id.into_string(),
             name: i.display_name,
             status: i.status.as_str().to_string(),
             last_text: i.last_text,
@@ -300,6 +301,7 @@ pub async fn inbox_list(status: String, mine: bool, shown: Option<i64>) -> Resul
 /// A conversation's customer, status, assignment and newest messages.
 #[server(endpoint = "inbox_thread")]
 pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     use rapport_core::{conversations::Direction, model::PageRequest, model::Role};
     let (ctx, user) = crate::ssr::require_role(Role::Agent).await?;
     let services = &ctx.services;
@@ -383,7 +385,7 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         .rev()
         .filter(|n| n.created_at.timestamp_millis() >= oldest_shown)
         .map(|n| NoteView {
-            mentions_me: n.mentions.contains(&user.id),
+            mentions_me: n.mentions.iter().any(|m| *m == user.id),
             author: n
                 .author_id
                 .as_ref()
@@ -410,7 +412,7 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
         .map(|s| s.id);
     Ok(ThreadView {
         recording,
-        customer_id,
+        customer_id: customer_id.into_string(),
         name: customer_name,
         email: customer.email,
         status: conversation.status.as_str().to_string(),
@@ -442,6 +444,7 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
 /// `message_id`: the visitor sees "Seen" under their messages up to it.
 #[server(endpoint = "inbox_read")]
 pub async fn inbox_read(customer_id: String, message_id: String) -> Result<(), ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     use rapport_core::conversations::{ReadIn, Reader};
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
     let input = ReadIn {
@@ -458,6 +461,7 @@ pub async fn inbox_read(customer_id: String, message_id: String) -> Result<(), S
 /// name> is typing…", and so do the other agents.
 #[server(endpoint = "inbox_typing")]
 pub async fn inbox_typing(customer_id: String, typing: bool) -> Result<(), ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     use rapport_core::conversations::AgentTypingIn;
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
     // The display name only: an agent without one is not shown to visitors
@@ -483,7 +487,7 @@ pub async fn inbox_assignees() -> Result<Assignees, ServerFnError> {
         .map_err(crate::ssr::to_server_error)?;
     Ok(Assignees {
         admin: user.role.includes(rapport_core::model::Role::Admin),
-        me: user.id,
+        me: user.id.into_string(),
         users,
         teams,
     })
@@ -523,6 +527,7 @@ pub async fn inbox_reply(
 /// tells that colleague.
 #[server(endpoint = "inbox_note")]
 pub async fn inbox_note(customer_id: String, text: String) -> Result<(), ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
     ctx.services
         .add_note(
@@ -541,6 +546,7 @@ pub async fn inbox_note(customer_id: String, text: String) -> Result<(), ServerF
 /// call's join link.
 #[server(endpoint = "inbox_call")]
 pub async fn inbox_call(customer_id: String) -> Result<String, ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
     let call = ctx
         .services
@@ -560,6 +566,7 @@ pub async fn inbox_call(customer_id: String) -> Result<String, ServerFnError> {
 /// Sets a conversation's status.
 #[server(endpoint = "inbox_status")]
 pub async fn inbox_status(customer_id: String, status: String) -> Result<(), ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     use rapport_core::conversations::{ConversationStatus, StatusIn};
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
     let status = ConversationStatus::parse(&status).ok_or_else(|| {
@@ -585,6 +592,7 @@ pub async fn inbox_status(customer_id: String, status: String) -> Result<(), Ser
 /// removes one (`remove`); either may be empty.
 #[server(endpoint = "inbox_tags")]
 pub async fn inbox_tags(customer_id: String, add: Option<String>, remove: Option<String>) -> Result<(), ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
     let add: Vec<String> = add
         .unwrap_or_default()
@@ -612,11 +620,12 @@ pub async fn inbox_tags(customer_id: String, add: Option<String>, remove: Option
 /// nobody.
 #[server(endpoint = "inbox_assign")]
 pub async fn inbox_assign(customer_id: String, to: String) -> Result<(), ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     use rapport_core::customers::Assignment;
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
     let assignment = match to.split_once(':') {
         Some(("user", id)) => Assignment {
-            user_id: Some(id.to_string()),
+            user_id: Some(rapport_core::ids::UserId::from(id)),
             team_id: None,
         },
         Some(("team", id)) => Assignment {

@@ -107,6 +107,7 @@ pub async fn get_session(id: String) -> Result<SessionView, ServerFnError> {
 /// The latest recorded session of a conversation's customer, if any.
 #[server(endpoint = "customer_session")]
 pub async fn customer_session(customer_id: String) -> Result<Option<SessionView>, ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     use crate::ssr::{require_role, to_server_error};
     let (ctx, user) = require_role(rapport_core::model::Role::Agent).await?;
     ctx.services

@@ -150,29 +150,31 @@ pub(crate) mod server {
         let mut customers: HashMap<String, String> = HashMap::new();
         if with_customers {
             for r in &records {
-                if customers.contains_key(&r.customer_id) {
+                if customers.contains_key(r.customer_id.as_str()) {
                     continue;
                 }
                 // A customer deleted since keeps its id as its name.
                 let name = match services.get_customer(tenant_id, &r.customer_id).await {
                     Ok(c) => rapport_core::conversations::customer_name(&c),
-                    Err(_) => r.customer_id.clone(),
+                    Err(_) => r.customer_id.to_string(),
                 };
-                customers.insert(r.customer_id.clone(), name);
+                customers.insert(r.customer_id.to_string(), name);
             }
         }
         Ok(records
             .into_iter()
             .map(|r| RoutingLine {
                 at: r.at.with_timezone(&zone).format("%Y-%m-%d %H:%M %Z").to_string(),
-                customer: customers.get(&r.customer_id).cloned(),
+                customer: customers.get(r.customer_id.as_str()).cloned(),
                 reason: reason_label(&r.reason),
                 rules: (!r.rule_names.is_empty()).then(|| r.rule_names.join(" › ")),
                 result: result_label(&r.result),
-                agent: r.user_id.map(|u| names.get(&u).cloned().unwrap_or(u)),
+                agent: r
+                    .user_id
+                    .map(|u| names.get(u.as_str()).cloned().unwrap_or_else(|| u.into_string())),
                 actions: r.actions.iter().map(|a| named(a, &names)).collect(),
                 tried: r.tried.into_iter().map(|t| (t.name, t.matched)).collect(),
-                customer_id: r.customer_id,
+                customer_id: r.customer_id.into_string(),
             })
             .collect())
     }

@@ -238,7 +238,7 @@ pub(crate) async fn references(
                 Some(name) => format!("{name} · {}", u.email),
                 None => u.email,
             };
-            (u.id, label)
+            (u.id.into_string(), label)
         }));
         if last {
             break;

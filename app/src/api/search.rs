@@ -72,7 +72,7 @@ pub async fn inbox_search(
     let query = SearchQuery {
         q,
         status: status.as_deref().and_then(ConversationStatus::parse),
-        agent: mine.unwrap_or(false).then(|| user.id.clone()),
+        agent: mine.unwrap_or(false).then(|| user.id.to_string()),
         tag: tag.filter(|t| !t.trim().is_empty()),
         from: None,
         to: None,
@@ -97,7 +97,7 @@ pub async fn inbox_search(
             .into_iter()
             .map(|h| HitView {
                 pieces: pieces(&h.snippet, &h.highlights),
-                customer_id: h.customer_id,
+                customer_id: h.customer_id.into_string(),
                 name: h.customer_name,
                 status: h.status.as_str().to_string(),
                 in_message: h.kind == rapport_core::search::HitKind::Message,

@@ -151,7 +151,7 @@ pub async fn team_candidates() -> Result<Vec<Member>, ServerFnError> {
         members.extend(
             page.results
                 .into_iter()
-                .map(|u| (u.id, u.display_name.unwrap_or_default(), u.email)),
+                .map(|u| (u.id.into_string(), u.display_name.unwrap_or_default(), u.email)),
         );
         if last {
             break;

@@ -83,7 +83,10 @@ mod server {
             language: b.language.unwrap_or_default(),
             text: b.text,
             scope,
-            owner: b.team_id.or(b.user_id).unwrap_or_default(),
+            owner: b
+                .team_id
+                .or(b.user_id.map(rapport_core::ids::UserId::into_string))
+                .unwrap_or_default(),
             uses: b.uses,
         }
     }
@@ -110,7 +113,9 @@ mod server {
             text: Some(text),
             scope: Some(scope),
             team_id: team_id.filter(|_| scope == Scope::Team),
-            user_id: user_id.filter(|_| scope == Scope::User),
+            user_id: user_id
+                .filter(|_| scope == Scope::User)
+                .map(rapport_core::ids::UserId::from),
         }
     }
 }
@@ -219,6 +224,7 @@ pub async fn remove_text_block(id: String) -> Result<(), ServerFnError> {
 /// filled in, and the flows they may send.
 #[server(endpoint = "inbox_picker")]
 pub async fn inbox_picker(customer_id: String) -> Result<Picker, ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     use rapport_core::config::{flows::Flow, ConfigKind};
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
     let blocks = ctx
@@ -251,6 +257,7 @@ pub async fn inbox_picker(customer_id: String) -> Result<Picker, ServerFnError> 
 /// Sends a flow to the customer, by the signed-in agent.
 #[server(endpoint = "inbox_send_flow")]
 pub async fn inbox_send_flow(customer_id: String, flow_id: String) -> Result<(), ServerFnError> {
+    let customer_id = rapport_core::ids::CustomerId::from(customer_id);
     let (ctx, user) = crate::ssr::require_role(rapport_core::model::Role::Agent).await?;
     ctx.services
         .send_flow_by_hand(&user.tenant_id, &customer_id, &flow_id, &crate::ssr::actor(&user))

@@ -57,7 +57,7 @@ pub struct PasswordShown {
 #[cfg(feature = "ssr")]
 fn view(u: rapport_core::users::User) -> UserView {
     UserView {
-        id: u.id,
+        id: u.id.into_string(),
         email: u.email,
         external_id: u.external_id,
         display_name: u.display_name,
@@ -112,6 +112,7 @@ pub async fn list_users(search: Option<String>, page: Option<i64>) -> Result<Use
 /// One user.
 #[server(endpoint = "get_user")]
 pub async fn get_user(id: String) -> Result<UserView, ServerFnError> {
+    let id = rapport_core::ids::UserId::from(id);
     let (ctx, user) = admin().await?;
     ctx.services
         .get_user(&user.tenant_id, &id)
@@ -200,6 +201,7 @@ pub async fn take_user_password() -> Result<Option<PasswordShown>, ServerFnError
 /// Changes a user; the password stays as it is.
 #[server(endpoint = "edit_user")]
 pub async fn edit_user(id: String, form: UserForm) -> Result<UserView, ServerFnError> {
+    let id = rapport_core::ids::UserId::from(id);
     let (ctx, user) = admin().await?;
     ctx.services
         .update_user(&user.tenant_id, &id, user_in(form, None)?, &crate::ssr::actor(&user))
@@ -211,6 +213,7 @@ pub async fn edit_user(id: String, form: UserForm) -> Result<UserView, ServerFnE
 /// Gives a user a new generated password, shown once, and ends their sessions.
 #[server(endpoint = "reset_user_password")]
 pub async fn reset_user_password(id: String) -> Result<PasswordShown, ServerFnError> {
+    let id = rapport_core::ids::UserId::from(id);
     let (ctx, user) = admin().await?;
     let target = ctx
         .services
@@ -234,6 +237,7 @@ pub async fn reset_user_password(id: String) -> Result<PasswordShown, ServerFnEr
 /// Deletes a user, then shows the list.
 #[server(endpoint = "remove_user")]
 pub async fn remove_user(id: String) -> Result<(), ServerFnError> {
+    let id = rapport_core::ids::UserId::from(id);
     let (ctx, user) = admin().await?;
     ctx.services
         .delete_user(&user.tenant_id, &id, &crate::ssr::actor(&user))

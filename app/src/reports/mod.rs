@@ -143,7 +143,7 @@ async fn agent_names(
         };
         let page = services.list_users(tenant_id, None, &page).await?;
         for user in page.results {
-            names.insert(user.id.clone(), user.display_name.unwrap_or(user.email));
+            names.insert(user.id.to_string(), user.display_name.unwrap_or(user.email));
         }
         if page.page.page_number + 1 >= page.page.total_pages {
             return Ok(names);
@@ -452,7 +452,10 @@ async fn presence_timeline(
         .iter()
         .map(|t| {
             (
-                names.get(&t.user_id).cloned().unwrap_or_else(|| t.user_id.clone()),
+                names
+                    .get(t.user_id.as_str())
+                    .cloned()
+                    .unwrap_or_else(|| t.user_id.to_string()),
                 t.time_ranges
                     .iter()
                     .map(|r| (hours(r.start.timestamp_millis()), hours(r.end.timestamp_millis())))

@@ -24,7 +24,7 @@ use crate::{
     audit::Actor,
     conversations::{Channel, Message, MessageIn, MessageType},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     time::now_ms,
     with_db, Services,
 };
@@ -51,7 +51,7 @@ impl Services {
     pub async fn start_call(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         owner: Option<&str>,
         waiting_room: bool,
         channel: Channel,
@@ -88,7 +88,7 @@ impl Services {
             .send_message(
                 tenant_id,
                 MessageIn {
-                    customer_id: Some(customer.id),
+                    customer_id: Some(customer.id.into_string()),
                     is_external_id: Some(false),
                     kind: Some(MessageType::Card),
                     message: Some("Let's talk face to face: join the video call.".into()),
@@ -110,7 +110,7 @@ impl Services {
     pub(crate) async fn open_call_invitation(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
     ) -> CoreResult<Option<Message>> {
         let since = now_ms() - i64::from(CALL_MINUTES + CALL_LINK_HOURS * 60) * 60_000;
         let latest: Option<(String, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(

@@ -30,7 +30,7 @@ use crate::{
     crypto::{random_token, token_digest},
     db::TenantTable,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     live::LiveEvent,
     model::{Page, PageRequest},
     sealing::{Purpose, Sealer},
@@ -127,7 +127,8 @@ pub struct AppointmentIn {
     /// `mail_allowance_spent` and changes nothing.
     pub send_invite_email: Option<bool>,
     /// Id of a customer of the tenant.
-    pub customer_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub customer_id: Option<CustomerId>,
     /// Whether the join link works at all (default true).
     pub valid: Option<bool>,
     /// Hours after the end the link still works (`HOURS` only, 0–8760).
@@ -193,7 +194,8 @@ pub struct Appointment {
     /// Whether invitations are sent.
     pub send_invite_email: bool,
     /// Customer id.
-    pub customer_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub customer_id: Option<CustomerId>,
     /// Whether the join link works at all.
     pub valid: bool,
     /// Hours after the end (`HOURS`).
@@ -247,7 +249,7 @@ struct AppointmentRow {
     has_password: bool,
     attendees: String,
     send_invite_email: bool,
-    customer_id: Option<String>,
+    customer_id: Option<CustomerId>,
     valid: bool,
     valid_type: String,
     valid_after: Option<i32>,
@@ -441,7 +443,8 @@ impl Services {
             appointment_id: id.to_string(),
             record: v.record,
         };
-        self.commit_live(tx, tenant_id, "", switched).await?;
+        self.commit_live(tx, tenant_id, &CustomerId::default(), switched)
+            .await?;
         if v.send_invite_email {
             self.invite_attendees(tenant_id, id, true, actor).await?;
         }
@@ -481,7 +484,8 @@ impl Services {
             appointment_id: id.to_string(),
             record,
         };
-        self.commit_live(tx, tenant_id, "", switched).await?;
+        self.commit_live(tx, tenant_id, &CustomerId::default(), switched)
+            .await?;
         self.get_appointment(tenant_id, id).await
     }
 

@@ -7,7 +7,7 @@ use super::{AppointmentIn, AppointmentPermissions, ValidType};
 use crate::{
     crypto::hash_password,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     validate::{is_email, Checks},
     Services,
 };
@@ -20,11 +20,11 @@ pub(super) struct ValidAppointment {
     pub(super) starts_at: i64,
     pub(super) timezone_id: String,
     pub(super) record: bool,
-    pub(super) owner: Option<String>,
+    pub(super) owner: Option<UserId>,
     pub(super) password_hash: Option<String>,
     pub(super) attendees: Vec<String>,
     pub(super) send_invite_email: bool,
-    pub(super) customer_id: Option<String>,
+    pub(super) customer_id: Option<CustomerId>,
     pub(super) valid: bool,
     pub(super) valid_type: ValidType,
     pub(super) valid_after: Option<i32>,
@@ -119,7 +119,7 @@ impl Services {
             None => None,
         };
         let customer_id = match input.customer_id.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
-            Some(c) => match self.get_customer(tenant_id, c).await {
+            Some(c) => match self.get_customer(tenant_id, &CustomerId::from(c)).await {
                 Ok(found) => Some(found.id),
                 Err(CoreError::NotFound(_)) => {
                     checks.push(

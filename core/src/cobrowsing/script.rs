@@ -16,7 +16,7 @@ use super::record_handover;
 use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     live::{LiveEvent, LiveUpdate},
     reports::facts::{MeetingFact, MeetingKind},
     time::now_ms,
@@ -221,7 +221,7 @@ impl Services {
                 message: "the visitor has left: this session has ended".into(),
             });
         }
-        let user_id = agent.user_id().ok_or(CoreError::Forbidden)?.to_string();
+        let user_id = UserId::from(agent.user_id().ok_or(CoreError::Forbidden)?);
         let user = self.get_user(tenant_id, &user_id).await?;
         let name = user
             .display_name
@@ -282,7 +282,7 @@ impl Services {
                         id,
                         state: ScriptState::Requested,
                         control: false,
-                        agent_user_id: Some(user_id),
+                        agent_user_id: Some(user_id.into_string()),
                         agent_name: name,
                         agent_seen_at: now,
                     }
@@ -305,7 +305,7 @@ impl Services {
         &self,
         tenant_id: &TenantId,
         session_id: &str,
-        user_id: &str,
+        user_id: &UserId,
         acts: bool,
         message: String,
     ) -> CoreResult<()> {
@@ -419,7 +419,7 @@ impl Services {
         &self,
         tenant_id: &TenantId,
         session_id: &str,
-        user_id: &str,
+        user_id: &UserId,
     ) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
@@ -571,7 +571,7 @@ impl Services {
     ) -> CoreResult<()> {
         self.signal_live(LiveUpdate {
             tenant_id: tenant_id.clone(),
-            customer_id: String::new(),
+            customer_id: CustomerId::default(),
             event: LiveEvent::Cobrowse {
                 session_id: session_id.to_string(),
                 to_visitor,

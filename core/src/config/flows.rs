@@ -21,7 +21,7 @@ use crate::{
     conversations::{self, Channel, Message, MessageType},
     db::Tx,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     validate::Checks,
     with_tx, Services,
 };
@@ -164,7 +164,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         flow_id: &str,
         actor: &Actor,
     ) -> CoreResult<Vec<Message>> {

@@ -16,7 +16,7 @@ use super::{lock_conversation, ConversationStatus};
 use crate::{
     db::{unique_violation, Tx},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     time::{from_ms, now_ms},
     validate::Checks,
     with_db, with_tx, Services,
@@ -36,7 +36,8 @@ pub struct Csat {
     /// What the visitor added, if anything.
     pub comment: Option<String>,
     /// The agent the conversation was assigned to when it was closed.
-    pub user_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub user_id: Option<UserId>,
     /// When the conversation was set to `DONE`: the closing this rating answers.
     pub closed_at: DateTime<Utc>,
     /// When the visitor rated it.
@@ -70,7 +71,7 @@ pub struct CsatPrompt {
 }
 
 /// A stored rating's columns, in [`CSAT_COLUMNS`] order.
-type CsatRow = (i64, Option<String>, Option<String>, i64, i64);
+type CsatRow = (i64, Option<String>, Option<UserId>, i64, i64);
 
 /// A rating from its columns (`rating, comment, user_id, closed_at,
 /// created_at`).
@@ -89,13 +90,13 @@ struct Closing {
     enabled: bool,
     status: ConversationStatus,
     closed_at: Option<i64>,
-    assignee: Option<String>,
+    assignee: Option<UserId>,
 }
 
 /// Locks the customer's conversation and reads its closing.
-async fn lock_closing(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Closing> {
+async fn lock_closing(tx: &mut Tx, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<Closing> {
     let status = lock_conversation(tx, tenant_id, customer_id).await?;
-    let (enabled, closed_at, assignee): (bool, Option<i64>, Option<String>) = with_tx!(tx, |conn| sqlx::query_as(
+    let (enabled, closed_at, assignee): (bool, Option<i64>, Option<UserId>) = with_tx!(tx, |conn| sqlx::query_as(
         "select t.csat_enabled, c.status_changed_at, c.assigned_user_id from customers c \
          join tenants t on t.id = c.tenant_id where c.tenant_id = $1 and c.id = $2"
     )
@@ -116,7 +117,12 @@ async fn lock_closing(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> C
 /// the workspace does not ask (`csat_disabled`) and when this closing was
 /// rated already (`already_rated`): one answer per closing, so a script cannot
 /// stuff the report.
-pub(crate) async fn rate_in(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str, input: &CsatIn) -> CoreResult<Csat> {
+pub(crate) async fn rate_in(
+    tx: &mut Tx,
+    tenant_id: &TenantId,
+    customer_id: &CustomerId,
+    input: &CsatIn,
+) -> CoreResult<Csat> {
     let mut checks = Checks::new();
     match input.rating {
         None => checks.push("rating", "required", "rating is required"),
@@ -179,7 +185,7 @@ pub(crate) async fn rate_in(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str
 impl Services {
     /// Whether the customer's widget should ask for a rating now (see
     /// [`CsatPrompt::ask`]).
-    pub async fn csat_prompt(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<CsatPrompt> {
+    pub async fn csat_prompt(&self, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<CsatPrompt> {
         let row: Option<(bool, String, Option<i64>)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select t.csat_enabled and not exists (select 1 from csat_ratings r where r.tenant_id = c.tenant_id \
              and r.customer_id = c.id and r.closed_at = c.status_changed_at), c.status, c.status_changed_at \

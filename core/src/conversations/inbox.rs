@@ -10,13 +10,19 @@
 use serde::{Deserialize, Serialize};
 
 use super::ConversationStatus;
-use crate::{customers::Customer, error::CoreResult, ids::TenantId, time::from_ms, with_db, Services};
+use crate::{
+    customers::Customer,
+    error::CoreResult,
+    ids::{CustomerId, TenantId},
+    time::from_ms,
+    with_db, Services,
+};
 
 /// One conversation as the inbox lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InboxItem {
     /// The customer, whose conversation this is.
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     /// The customer's name, else e-mail, else external id, else "Visitor".
     pub display_name: String,
     /// Conversation status.
@@ -67,7 +73,7 @@ const INBOX_SQL: &str = "select c.id, c.first_name, c.last_name, c.email, c.exte
      order by coalesce(c.last_message_at, c.created_at) desc, c.id desc limit $4";
 
 type InboxRow = (
-    String,
+    CustomerId,
     Option<String>,
     Option<String>,
     Option<String>,

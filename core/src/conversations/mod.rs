@@ -65,7 +65,7 @@ use crate::{
     db::{TenantTable, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     model::{Page, PageRequest},
     reports::facts,
     time::now_ms,
@@ -157,7 +157,8 @@ pub struct LastMessage {
 #[schema(example = json!({"customerId": "0190c3d2-8c1e-7b7a-9f1e-3f2a1b0c9d8e", "status": "UNREAD", "lastMessage": {"test": "Where is my order?", "text": "Where is my order?"}, "url": "https://rapport.example.com/inbox/0190c3d2-8c1e-7b7a-9f1e-3f2a1b0c9d8e"}))]
 pub struct Conversation {
     /// The customer, whose conversation this is.
-    pub customer_id: String,
+    #[schema(value_type = String)]
+    pub customer_id: CustomerId,
     /// `UNREAD`, `DONE` or `UNRESOLVED`.
     pub status: ConversationStatus,
     /// The last message, either direction.
@@ -213,14 +214,14 @@ const CONVERSATION_COLUMNS: &str = "c.id, c.status, c.visitor_read_at, c.agent_r
 /// A conversation, as [`CONVERSATION_COLUMNS`] reads it.
 #[derive(sqlx::FromRow)]
 struct ConversationRow {
-    id: String,
+    id: CustomerId,
     status: String,
     visitor_read_at: Option<i64>,
     agent_read_at: Option<i64>,
     last_text: Option<String>,
     rating: Option<i64>,
     comment: Option<String>,
-    rated_user_id: Option<String>,
+    rated_user_id: Option<UserId>,
     closed_at: Option<i64>,
     rated_at: Option<i64>,
 }
@@ -243,7 +244,7 @@ fn conversation_page_sql() -> String {
 pub(crate) async fn lock_conversation(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
 ) -> CoreResult<ConversationStatus> {
     // A write first: PostgreSQL locks the row, SQLite takes its write lock, so the
     // read below cannot go stale before this transaction commits.
@@ -270,7 +271,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
     ) -> CoreResult<Conversation> {
         let sql = conversation_sql();
         let row: Option<ConversationRow> = with_tx!(tx, |conn| sqlx::query_as(&sql)
@@ -313,7 +314,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         trigger: Trigger,
         actor: &Actor,
     ) -> CoreResult<(ConversationStatus, ConversationStatus)> {
@@ -328,7 +329,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         from: ConversationStatus,
         trigger: Trigger,
         actor: &Actor,
@@ -364,7 +365,7 @@ impl Services {
     }
 
     /// The conversation of a customer.
-    pub async fn get_conversation(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Conversation> {
+    pub async fn get_conversation(&self, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<Conversation> {
         let sql = conversation_sql();
         let row: Option<ConversationRow> = with_db!(self.db(), |pool| sqlx::query_as(&sql)
             .bind(tenant_id)

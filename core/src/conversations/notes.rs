@@ -16,7 +16,7 @@ use crate::{
     audit::{Actor, ActorKind},
     db::{keyed_page, Tx},
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::Paging,
@@ -33,7 +33,8 @@ pub struct Note {
     /// Id.
     pub id: String,
     /// The customer whose conversation it is in.
-    pub customer_id: String,
+    #[schema(value_type = String)]
+    pub customer_id: CustomerId,
     /// Who wrote it: `user` (an agent) or `apikey` (an integration).
     pub author_type: ActorKind,
     /// The user's or key's id.
@@ -127,7 +128,7 @@ pub fn mentioned_users(names: &[String], users: &[(String, String)]) -> Vec<Stri
 #[derive(sqlx::FromRow)]
 struct NoteRow {
     id: String,
-    customer_id: String,
+    customer_id: CustomerId,
     author_kind: String,
     author_id: Option<String>,
     body: String,
@@ -164,14 +165,14 @@ pub(crate) async fn users_in(tx: &mut Tx, tenant_id: &TenantId) -> CoreResult<Ve
 pub(crate) async fn insert_in(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     author: &Actor,
     text: &str,
     mentions: &[String],
 ) -> CoreResult<Note> {
     let note = Note {
         id: uuid::Uuid::now_v7().to_string(),
-        customer_id: customer_id.to_string(),
+        customer_id: customer_id.clone(),
         author_type: author.kind,
         author_id: Some(author.id.clone()),
         text: text.to_string(),
@@ -203,7 +204,7 @@ impl Services {
     pub async fn list_notes(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         page: &PageRequest,
     ) -> CoreResult<Page<Note>> {
         let paging = Paging::from_request(page)?;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     db::{TenantTable, Tx},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     live::LiveEvent,
     time::from_ms,
     validate::Checks,
@@ -65,7 +65,7 @@ const CUSTOMERS: TenantTable = TenantTable::new("customers", "customer");
 
 impl Services {
     /// How far each side of a customer's conversation has read.
-    pub async fn read_state(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<ReadState> {
+    pub async fn read_state(&self, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<ReadState> {
         let (visitor, agent): (Option<i64>, Option<i64>) = CUSTOMERS
             .read(self.db(), tenant_id, customer_id, "visitor_read_at, agent_read_at")
             .await?;
@@ -79,7 +79,7 @@ impl Services {
     pub async fn mark_read(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         reader: Reader,
         input: &ReadIn,
     ) -> CoreResult<ReadState> {
@@ -135,7 +135,7 @@ impl Services {
 async fn message_time(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     message_id: &str,
 ) -> CoreResult<Option<i64>> {
     let row: Option<(i64,)> = with_tx!(tx, |conn| sqlx::query_as(

@@ -22,7 +22,7 @@ use crate::{
     customers::add_visitor_token,
     db::Tx,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     jobs::{self, JobKind},
     mail::{self, NewMail},
     time::now_ms,
@@ -50,7 +50,7 @@ pub struct ContinueLink {
 /// In the transaction that sends an agent's reply: the customer's replies go
 /// by mail `replyByMailMinutes` from now unless a page carries them first.
 /// Moving the one job per customer makes a burst of replies one mail.
-pub(crate) async fn schedule_in(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
+pub(crate) async fn schedule_in(tx: &mut Tx, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<()> {
     let (minutes,): (i64,) = with_tx!(tx, |conn| sqlx::query_as(
         "select reply_by_mail_minutes from tenants where id = $1"
     )
@@ -77,7 +77,7 @@ pub(crate) async fn schedule_in(tx: &mut Tx, tenant_id: &TenantId, customer_id: 
 pub(crate) async fn remember_reply_to(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     email: &str,
 ) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
@@ -120,7 +120,7 @@ impl Services {
     /// no page has carried since they were sent, if the customer has an
     /// address. Once the workspace's mails of the day are spent, they wait in
     /// the conversation.
-    pub async fn mail_unseen_replies(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
+    pub async fn mail_unseen_replies(&self, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let row: Option<Recipient> = with_tx!(&mut tx, |conn| {
             sqlx::query_as(
@@ -200,8 +200,8 @@ impl Services {
         self.continue_link_row(token).await.map(|(link, ..)| link)
     }
 
-    async fn continue_link_row(&self, token: &str) -> CoreResult<(ContinueLink, TenantId, String)> {
-        let row: Option<(String, String, String, TenantId, String)> = with_db!(self.db(), |pool| {
+    async fn continue_link_row(&self, token: &str) -> CoreResult<(ContinueLink, TenantId, CustomerId)> {
+        let row: Option<(String, String, String, TenantId, CustomerId)> = with_db!(self.db(), |pool| {
             sqlx::query_as(
             "select t.name, coalesce(t.widget_key, ''), t.language, l.tenant_id, l.customer_id from continue_links l \
              join tenants t on t.id = l.tenant_id where l.token_digest = $1 and l.expires_at > $2"

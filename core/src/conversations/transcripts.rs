@@ -18,7 +18,7 @@ use crate::{
     audit::{self, Actor},
     db::{TenantTable, Tx},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     mail::{self, NewMail},
     time::now_ms,
     validate::{is_email, Checks},
@@ -67,7 +67,7 @@ struct Line {
 async fn transcript_mail(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     to: &str,
 ) -> CoreResult<(NewMail, usize)> {
     let (workspace, zone): (String, String) = with_tx!(tx, |conn| sqlx::query_as(
@@ -149,7 +149,7 @@ impl Services {
     pub async fn mail_transcript(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         input: &TranscriptIn,
         actor: &Actor,
     ) -> CoreResult<TranscriptQueued> {
@@ -207,7 +207,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
     ) -> CoreResult<()> {
         let (on, email): (bool, Option<String>) = with_tx!(tx, |conn| sqlx::query_as(
             "select t.transcript_on_close, c.email from customers c join tenants t on t.id = c.tenant_id \

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     db::TenantTable,
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     live::{LiveEvent, LiveUpdate},
     validate::Checks,
     Services,
@@ -65,7 +65,7 @@ impl Services {
     pub async fn visitor_typing(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         input: &VisitorTypingIn,
     ) -> CoreResult<()> {
         let mut checks = Checks::new();
@@ -83,7 +83,7 @@ impl Services {
         let draft = draft.filter(|_| preview && active).map(str::to_string);
         self.signal_live(LiveUpdate {
             tenant_id: tenant_id.clone(),
-            customer_id: customer_id.to_string(),
+            customer_id: customer_id.clone(),
             event: LiveEvent::Typing {
                 by_visitor: true,
                 user_id: None,
@@ -100,7 +100,7 @@ impl Services {
     pub async fn agent_typing(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         user_id: Option<&str>,
         input: &AgentTypingIn,
     ) -> CoreResult<()> {
@@ -113,10 +113,10 @@ impl Services {
             .await?;
         self.signal_live(LiveUpdate {
             tenant_id: tenant_id.clone(),
-            customer_id: customer_id.to_string(),
+            customer_id: customer_id.clone(),
             event: LiveEvent::Typing {
                 by_visitor: false,
-                user_id: user_id.map(str::to_string),
+                user_id: user_id.map(UserId::from),
                 name,
                 draft: None,
                 active,

@@ -23,7 +23,7 @@ use crate::{
         NewVisitor, TagList,
     },
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     model::{Page, PageRequest},
     time::now_ms,
     validate::Checks,
@@ -108,7 +108,8 @@ pub struct VisitorProfile {
     /// The visitor's customer: another one than before when a signed
     /// `externalId` named a customer the workspace already had, whose
     /// conversation the visitor continues (its token now stands for it).
-    pub customer_id: String,
+    #[schema(value_type = String)]
+    pub customer_id: CustomerId,
     /// Whether the customer's identity was signed by the site.
     pub identity_verified: bool,
 }
@@ -153,7 +154,8 @@ impl WidgetMessageIn {
 #[serde(rename_all = "camelCase")]
 pub struct VisitorIdentity {
     /// The customer the visitor is.
-    pub customer_id: String,
+    #[schema(value_type = String)]
+    pub customer_id: CustomerId,
     /// Bearer token of this visitor (shown once; store it in the browser).
     pub visitor_token: String,
 }
@@ -285,7 +287,7 @@ impl Services {
             add_visitor_token(&mut tx, &tenant_id, &known.id, &token_digest(&token)).await?;
             tx.commit().await?;
             actor.kind = ActorKind::Customer;
-            actor.id = known.id.clone();
+            actor.id = known.id.to_string();
             self.apply_profile(&tenant_id, &known, input.profile, &claims, &actor)
                 .await?;
             return Ok((
@@ -306,9 +308,9 @@ impl Services {
             external_id: claims.verified_external_id(),
             ..input.profile
         };
-        let customer_id = uuid::Uuid::now_v7().to_string();
+        let customer_id = CustomerId::new(uuid::Uuid::now_v7().to_string());
         actor.kind = ActorKind::Customer;
-        actor.id = customer_id.clone();
+        actor.id = customer_id.to_string();
         let visitor = NewVisitor {
             token_hash: &token_digest(&token),
             page_url: page_url.as_deref(),
@@ -376,7 +378,7 @@ impl Services {
     pub async fn identify_visitor(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         visitor_token: &str,
         input: VisitorProfileIn,
         actor: &Actor,
@@ -409,7 +411,7 @@ impl Services {
             _ => {}
         }
         let mut actor = actor.clone();
-        actor.id = current.id.clone();
+        actor.id = current.id.to_string();
         let customer = self
             .apply_profile(tenant_id, &current, input.profile, &claims, &actor)
             .await?;
@@ -472,9 +474,9 @@ impl Services {
         visitor_token: &str,
         actor: &Actor,
     ) -> CoreResult<Customer> {
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = CustomerId::new(uuid::Uuid::now_v7().to_string());
         let mut actor = actor.clone();
-        actor.id = id.clone();
+        actor.id = id.to_string();
         let customer = self
             .create_customer_with_id(tenant_id, &id, CustomerIn::default(), None, &actor)
             .await?;
@@ -523,7 +525,7 @@ impl Services {
     /// The tenant and customer a widget key and visitor token stand for.
     pub async fn visitor(&self, widget_key: &str, visitor_token: &str) -> CoreResult<(TenantId, Customer)> {
         let tenant_id = self.tenant_by_widget_key(widget_key).await?;
-        let id: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+        let id: Option<CustomerId> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select customer_id from visitor_tokens where tenant_id = $1 and token_hash = $2"
         )
         .bind(&tenant_id)
@@ -539,7 +541,7 @@ impl Services {
     pub async fn add_visitor_tags(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         input: VisitorTagsIn,
         actor: &Actor,
     ) -> CoreResult<VisitorTags> {
@@ -559,7 +561,7 @@ impl Services {
     pub async fn visitor_messages(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         page: &PageRequest,
     ) -> CoreResult<Page<Message>> {
         let page = self.list_messages(tenant_id, customer_id, page).await?;

@@ -26,7 +26,7 @@ use crate::{
     crypto::random_token,
     db::Tx,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     sealing::Purpose,
     time::now_ms,
     validate::{is_email, Checks},
@@ -120,7 +120,7 @@ pub(crate) struct NewVisitor<'a> {
 pub(crate) async fn add_visitor_token(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     token_hash: &str,
 ) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
@@ -142,7 +142,7 @@ pub(crate) async fn move_visitor_token(
     tx: &mut Tx,
     tenant_id: &TenantId,
     token_hash: &str,
-    customer_id: &str,
+    customer_id: &CustomerId,
 ) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "update visitor_tokens set customer_id = $3 where tenant_id = $1 and token_hash = $2"

@@ -25,7 +25,7 @@ use crate::{
     db::{unique_violation, TenantTable, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     live::LiveEvent,
     time::{from_ms, now_ms},
     validate::{is_email, Checks},
@@ -71,7 +71,8 @@ impl Gender {
 #[serde(rename_all = "camelCase")]
 pub struct Customer {
     /// Unique id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: CustomerId,
     /// E-mail address.
     pub email: Option<String>,
     /// First name.
@@ -168,7 +169,8 @@ impl CustomerIn {
 #[serde(rename_all = "camelCase")]
 pub struct Assignment {
     /// Id or e-mail of a user of this tenant.
-    pub user_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub user_id: Option<UserId>,
     /// Id of a team of this tenant (not with `userId`).
     pub team_id: Option<String>,
 }
@@ -182,7 +184,7 @@ impl Assignment {
 
 #[derive(sqlx::FromRow)]
 struct CustomerRow {
-    id: String,
+    id: CustomerId,
     email: Option<String>,
     first_name: Option<String>,
     last_name: Option<String>,
@@ -350,7 +352,7 @@ impl Services {
         }
         let user = match user {
             Some(u) => match self.find_user(tenant_id, u).await {
-                Ok(found) => Some(found.id),
+                Ok(found) => Some(found.id.into_string()),
                 Err(CoreError::NotFound(_)) => {
                     checks.push(user_field, "unknown_reference", format!("no user {u} in this tenant"));
                     None
@@ -377,9 +379,11 @@ impl Services {
     /// A new customer fires `customer.created` and `conversation.created` (spec 6).
     pub async fn save_customer(&self, tenant_id: &TenantId, input: CustomerIn, actor: &Actor) -> CoreResult<Customer> {
         if let Some(id) = input.id.clone() {
-            return self.update_customer(tenant_id, &id, input, actor).await;
+            return self
+                .update_customer(tenant_id, &CustomerId::from(id), input, actor)
+                .await;
         }
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = CustomerId::new(uuid::Uuid::now_v7().to_string());
         self.create_customer_with_id(tenant_id, &id, input, None, actor).await
     }
 
@@ -388,7 +392,7 @@ impl Services {
     pub(crate) async fn create_customer_with_id(
         &self,
         tenant_id: &TenantId,
-        id: &str,
+        id: &CustomerId,
         input: CustomerIn,
         visitor: Option<NewVisitor<'_>>,
         actor: &Actor,
@@ -458,7 +462,7 @@ impl Services {
     pub async fn update_customer(
         &self,
         tenant_id: &TenantId,
-        id: &str,
+        id: &CustomerId,
         input: CustomerIn,
         actor: &Actor,
     ) -> CoreResult<Customer> {
@@ -504,7 +508,7 @@ impl Services {
     }
 
     /// One customer of the tenant.
-    pub async fn get_customer(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Customer> {
+    pub async fn get_customer(&self, tenant_id: &TenantId, id: &CustomerId) -> CoreResult<Customer> {
         CUSTOMERS
             .get::<CustomerRow>(self.db(), tenant_id, id)
             .await
@@ -525,7 +529,7 @@ impl Services {
     /// Deletes a customer row and what cascades from it, nothing else: for a
     /// customer merged into another (`hand_visitor_over`), whose data has moved.
     /// Deleting a customer as a person asks is [`Services::erase_customer`].
-    pub async fn delete_customer(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_customer(&self, tenant_id: &TenantId, id: &CustomerId, actor: &Actor) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let customer = customer_in(&mut tx, tenant_id, id).await?;
         with_tx!(&mut tx, |conn| sqlx::query(
@@ -539,7 +543,7 @@ impl Services {
         count_customers(&mut tx, tenant_id, -1).await?;
         audit::record(&mut tx, Some(tenant_id), actor, "customer.delete", "customer", Some(id)).await?;
         let erased = CustomerErased {
-            id: customer.id.clone(),
+            id: customer.id.to_string(),
             external_id: customer.external_id.clone(),
         };
         events::enqueue(&mut tx, tenant_id, actor, EventType::CustomerDeleted, Some(id), &erased).await?;
@@ -566,7 +570,7 @@ pub struct CustomerErased {
 pub(crate) async fn assign_in(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    id: &str,
+    id: &CustomerId,
     user: Option<&str>,
     team: Option<&str>,
     actor: &Actor,
@@ -591,7 +595,7 @@ pub(crate) async fn assign_in(
 }
 
 /// A customer read inside `tx`.
-pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &TenantId, id: &str) -> CoreResult<Customer> {
+pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &TenantId, id: &CustomerId) -> CoreResult<Customer> {
     CUSTOMERS
         .get_in::<CustomerRow>(tx, tenant_id, id)
         .await
@@ -599,7 +603,7 @@ pub(crate) async fn customer_in(tx: &mut Tx, tenant_id: &TenantId, id: &str) -> 
 }
 
 /// Unassigns every customer of a user (when the user is deleted).
-pub(crate) async fn unassign_user_everywhere(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
+pub(crate) async fn unassign_user_everywhere(tx: &mut Tx, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "update customers set assigned_user_id = null where tenant_id = $1 and assigned_user_id = $2"
     )

@@ -7,7 +7,7 @@ use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     time::now_ms,
     validate::Checks,
     with_tx, Services,
@@ -47,7 +47,7 @@ impl Services {
     pub async fn change_customer_tags(
         &self,
         tenant_id: &TenantId,
-        id: &str,
+        id: &CustomerId,
         list: TagList,
         add: &[String],
         remove: &[String],

@@ -13,6 +13,7 @@
 //!   the choice is deterministic.
 
 use crate::config::rules::AgentState;
+use crate::ids::UserId;
 
 /// An agent's dashboard status, as balancing sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +30,7 @@ pub enum Presence {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     /// The user's id.
-    pub user_id: String,
+    pub user_id: UserId,
     /// Open conversations assigned to them.
     pub load: i64,
     /// How many they may hold at once.
@@ -76,7 +77,7 @@ mod tests {
 
     fn agent(id: &str, load: i64, capacity: i64, presence: Presence, last: Option<i64>) -> Candidate {
         Candidate {
-            user_id: id.to_string(),
+            user_id: UserId::from(id),
             load,
             capacity,
             presence,

@@ -7,7 +7,7 @@ use crate::{
     customers::{self, Customer},
     db::Tx,
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     live::LiveEvent,
     Services,
 };
@@ -20,7 +20,11 @@ impl Services {
     /// rules for `CALL` (`CALL_REQUESTED`), and whoever has it then is
     /// notified (or, when the call is queued, whoever the queue gives it to
     /// later). Returns that user, if any.
-    pub(crate) async fn route_call(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Option<String>> {
+    pub(crate) async fn route_call(
+        &self,
+        tenant_id: &TenantId,
+        customer_id: &CustomerId,
+    ) -> CoreResult<Option<String>> {
         let mut tx = self.db().begin().await?;
         lock_conversation(&mut tx, tenant_id, customer_id).await?;
         let facts = snapshot::conversation_facts(&mut tx, tenant_id, customer_id).await?;
@@ -28,14 +32,17 @@ impl Services {
         let customer = customers::customer_in(&mut tx, tenant_id, customer_id).await?;
         let assigned = customer.assigned_user.clone();
         let notified = match &assigned {
-            Some(user_id) => self.tell_of_call(&mut tx, tenant_id, &customer, user_id).await?,
+            Some(user_id) => {
+                self.tell_of_call(&mut tx, tenant_id, &customer, &UserId::from(user_id.as_str()))
+                    .await?
+            }
             None => None,
         };
         effects.announce(self, &mut tx, tenant_id).await?;
         tx.commit().await?;
         effects.publish(self, tenant_id);
         if let Some(event) = notified {
-            self.after_commit(tenant_id, "", event);
+            self.after_commit(tenant_id, &CustomerId::default(), event);
         }
         Ok(assigned)
     }
@@ -47,7 +54,7 @@ impl Services {
         tx: &mut Tx,
         tenant_id: &TenantId,
         customer: &Customer,
-        user_id: &str,
+        user_id: &UserId,
     ) -> CoreResult<Option<LiveEvent>> {
         let alert = alerts::Alert::new(
             CALL_REQUESTED,
@@ -62,9 +69,10 @@ impl Services {
             return Ok(None);
         }
         let event = LiveEvent::Notification {
-            user_id: user_id.to_string(),
+            user_id: user_id.clone(),
         };
-        self.announce_live(tx, tenant_id, "", &event).await?;
+        self.announce_live(tx, tenant_id, &CustomerId::default(), &event)
+            .await?;
         Ok(Some(event))
     }
 }

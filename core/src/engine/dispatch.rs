@@ -36,7 +36,7 @@ use crate::{
     customers::{self, Customer},
     db::Tx,
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     jobs::{self, Job, JobKind},
     live::LiveEvent,
     reports::{catalogue, facts},
@@ -93,7 +93,7 @@ impl Reason {
 #[derive(Debug, Default)]
 pub(crate) struct Effects {
     /// Per customer, what changed.
-    pub live: Vec<(String, LiveEvent)>,
+    pub live: Vec<(CustomerId, LiveEvent)>,
 }
 
 impl Effects {
@@ -120,7 +120,7 @@ fn engine_actor() -> Actor {
 
 /// The conversation was answered (a person's or an integration's message): its
 /// `NO_ANSWER` timers and SLA clocks stop.
-pub(crate) async fn answered(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
+pub(crate) async fn answered(tx: &mut Tx, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<()> {
     let prefix = format!("{tenant_id}:{customer_id}:");
     jobs::cancel_prefix(tx, JobKind::NoAnswer, &prefix).await?;
     super::sla::stop_clocks(tx, tenant_id, customer_id, "MET").await
@@ -128,14 +128,14 @@ pub(crate) async fn answered(tx: &mut Tx, tenant_id: &TenantId, customer_id: &st
 
 /// A person assigned the conversation: it leaves the routing queue, and the
 /// tenant's queue is offered again (the previous agent may have room now).
-pub(crate) async fn assigned_by_hand(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
+pub(crate) async fn assigned_by_hand(tx: &mut Tx, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<()> {
     leave_queue(tx, tenant_id, customer_id).await?;
     schedule_drain(tx, tenant_id).await
 }
 
 /// The conversation was closed: timers, clocks and queue place go, and its agent
 /// has room for the next one.
-pub(crate) async fn closed(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
+pub(crate) async fn closed(tx: &mut Tx, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<()> {
     let prefix = format!("{tenant_id}:{customer_id}:");
     jobs::cancel_prefix(tx, JobKind::NoAnswer, &prefix).await?;
     super::sla::stop_clocks(tx, tenant_id, customer_id, "CLOSED").await?;
@@ -147,7 +147,7 @@ pub(crate) async fn closed(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str)
 struct Applied {
     actions: Vec<String>,
     result: &'static str,
-    user_id: Option<String>,
+    user_id: Option<UserId>,
 }
 
 /// Assigns a customer in `tx`, by hand or by routing, and tells the
@@ -155,7 +155,7 @@ struct Applied {
 pub(crate) async fn assign(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     user: Option<&str>,
     team: Option<&str>,
     actor: &Actor,
@@ -174,7 +174,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         from: ConversationStatus,
         waiting_before: Option<i64>,
     ) -> CoreResult<Effects> {
@@ -199,7 +199,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         from: ConversationStatus,
         to: ConversationStatus,
     ) -> CoreResult<Effects> {
@@ -218,7 +218,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         since: i64,
     ) -> CoreResult<()> {
         let rules = Services::routing_rules_in_order_in(tx, tenant_id).await?;
@@ -232,7 +232,7 @@ impl Services {
                 &format!("{tenant_id}:{customer_id}:{seconds}"),
                 since + seconds * 1000,
                 &NoAnswer {
-                    customer_id: customer_id.to_string(),
+                    customer_id: customer_id.clone(),
                     since,
                     seconds: Some(seconds),
                 },
@@ -316,7 +316,7 @@ impl Services {
                                 customer.assigned_user.clone().unwrap_or_default()
                             ));
                             applied.result = "ASSIGNED";
-                            applied.user_id = customer.assigned_user.clone();
+                            applied.user_id = customer.assigned_user.clone().map(UserId::from);
                             effects.live.push((facts.customer_id.clone(), LiveEvent::Assigned));
                         }
                         None => {
@@ -415,7 +415,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         target: &QueueTarget,
         state: AgentState,
         exclude: Option<&str>,
@@ -440,8 +440,8 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
-        user_id: &str,
+        customer_id: &CustomerId,
+        user_id: &UserId,
     ) -> CoreResult<Customer> {
         with_tx!(tx, |conn| sqlx::query(
             "update users set last_assigned_at = $3 where tenant_id = $1 and id = $2"
@@ -471,7 +471,7 @@ impl Services {
         else {
             return Ok(());
         };
-        let customer_id = customer_id.as_str();
+        let customer_id = &customer_id;
         let mut tx = self.db().begin().await?;
         let Some(mut facts) = snapshot::still_waiting(&mut tx, tenant_id, customer_id, since).await? else {
             return Ok(());
@@ -490,8 +490,8 @@ impl Services {
 
     /// An agent went offline: each open conversation assigned to them is routed
     /// again, each in a transaction of its own.
-    pub(crate) async fn agent_went_offline(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
-        let held: Vec<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+    pub(crate) async fn agent_went_offline(&self, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<()> {
+        let held: Vec<CustomerId> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select id from customers where tenant_id = $1 and assigned_user_id = $2 and status <> 'DONE'"
         )
         .bind(tenant_id)
@@ -521,7 +521,7 @@ impl Services {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct NoAnswer {
     /// The customer whose message waits.
-    customer_id: String,
+    customer_id: CustomerId,
     /// When the waiting message came, unix ms: a later message is another wait.
     since: i64,
     /// The threshold, seconds (timers set before it was carried have none).

@@ -6,7 +6,7 @@ use super::{dispatch::Reason, routing::Decision};
 use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     model::{RoutingRecord, TriedRule},
     time::{from_ms, now_ms},
     with_db, with_tx, Services,
@@ -111,14 +111,14 @@ pub(crate) async fn assigned_from_queue(
 type Row = (
     String,
     i64,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    String,
-    String,
+    CustomerId,
     String,
     Option<String>,
+    Option<String>,
+    String,
+    String,
+    String,
+    Option<UserId>,
 );
 
 const COLUMNS: &str = "id, at, customer_id, reason, rule_id, rule_path, tried, actions, result, user_id";
@@ -144,7 +144,7 @@ impl Services {
     pub async fn routing_log_of_conversation(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         limit: i64,
     ) -> CoreResult<Vec<RoutingRecord>> {
         self.routing_log_where("customer_id", tenant_id, customer_id, limit)

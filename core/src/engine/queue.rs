@@ -16,14 +16,14 @@ use crate::{
     conversations::lock_conversation,
     db::Tx,
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     jobs::{self, Job, JobKind},
     live::LiveEvent,
     time::now_ms,
     with_db, with_tx, Services,
 };
 
-fn queue_key(tenant_id: &TenantId, customer_id: &str) -> String {
+fn queue_key(tenant_id: &TenantId, customer_id: &CustomerId) -> String {
     format!("{tenant_id}:{customer_id}")
 }
 
@@ -44,7 +44,7 @@ pub(crate) async fn schedule_drain(tx: &mut Tx, tenant_id: &TenantId) -> CoreRes
     jobs::schedule(tx, Some(tenant_id), JobKind::Drain, tenant_id, now_ms(), &json!({})).await
 }
 
-pub(super) async fn leave_queue(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<()> {
+pub(super) async fn leave_queue(tx: &mut Tx, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<()> {
     let removed = with_tx!(tx, |conn| sqlx::query(
         "delete from routing_queue where tenant_id = $1 and customer_id = $2"
     )
@@ -63,7 +63,7 @@ pub(super) async fn leave_queue(tx: &mut Tx, tenant_id: &TenantId, customer_id: 
 pub(super) async fn enqueue(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     from: &RulePath,
     channel: Channel,
     target: &QueueTarget,
@@ -109,7 +109,7 @@ pub(super) async fn enqueue(
         &queue_key(tenant_id, customer_id),
         deadline,
         &QueueTimeout {
-            customer_id: customer_id.to_string(),
+            customer_id: customer_id.clone(),
             enqueued_at: now,
         },
     )
@@ -121,7 +121,7 @@ pub(super) async fn enqueue(
 #[serde(rename_all = "camelCase")]
 pub(crate) struct QueueTimeout {
     /// The customer whose conversation waits.
-    customer_id: String,
+    customer_id: CustomerId,
     /// When it was queued, unix ms: a later queuing is another wait.
     enqueued_at: i64,
 }
@@ -134,7 +134,7 @@ impl Services {
     /// Offers the tenant's queued conversations again, oldest first; each in a
     /// transaction of its own. Returns how many were assigned.
     pub(crate) async fn drain_queue(&self, tenant_id: &TenantId) -> CoreResult<usize> {
-        type Entry = (String, String, String, i64, String, String);
+        type Entry = (CustomerId, String, String, i64, String, String);
         let entries: Vec<Entry> = with_db!(self.db(), |pool| sqlx::query_as(
             "select customer_id, target, agent_state, enqueued_at, decision_id, channel from routing_queue \
              where tenant_id = $1 order by enqueued_at, customer_id limit 1000"
@@ -186,13 +186,16 @@ impl Services {
                     .await?;
                     // A visitor waiting for a call: its agent is told now.
                     let told = match (&customer.assigned_user, channel.as_str()) {
-                        (Some(user_id), "CALL") => self.tell_of_call(&mut tx, tenant_id, &customer, user_id).await?,
+                        (Some(user_id), "CALL") => {
+                            self.tell_of_call(&mut tx, tenant_id, &customer, &UserId::from(user_id.as_str()))
+                                .await?
+                        }
                         _ => None,
                     };
                     self.commit_live(tx, tenant_id, &customer_id, LiveEvent::Assigned)
                         .await?;
                     if let Some(event) = told {
-                        self.after_commit(tenant_id, "", event);
+                        self.after_commit(tenant_id, &CustomerId::default(), event);
                     }
                     assigned += 1;
                 }
@@ -214,7 +217,7 @@ impl Services {
         else {
             return Ok(());
         };
-        let customer_id = customer_id.as_str();
+        let customer_id = &customer_id;
         let mut tx = self.db().begin().await?;
         if lock_conversation(&mut tx, tenant_id, customer_id).await.is_err() {
             return Ok(());

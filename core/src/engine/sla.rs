@@ -35,7 +35,7 @@ use crate::{
     },
     db::Tx,
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     jobs::{self, Job, JobKind},
     reports::{catalogue, facts},
     time::{from_ms, now_ms},
@@ -50,13 +50,18 @@ fn no_answer_seconds(condition: &Condition) -> Option<i64> {
     }
 }
 
-fn clock_key(tenant_id: &TenantId, customer_id: &str, clock_id: &str) -> String {
+fn clock_key(tenant_id: &TenantId, customer_id: &CustomerId, clock_id: &str) -> String {
     format!("{tenant_id}:{customer_id}:{clock_id}")
 }
 
 /// Stops a conversation's running clocks in `tx`, ending them as `state` (`MET` or
 /// `CLOSED`), and cancels their deadlines.
-pub(crate) async fn stop_clocks(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str, state: &str) -> CoreResult<()> {
+pub(crate) async fn stop_clocks(
+    tx: &mut Tx,
+    tenant_id: &TenantId,
+    customer_id: &CustomerId,
+    state: &str,
+) -> CoreResult<()> {
     let stopped = with_tx!(tx, |conn| {
         sqlx::query(
         "update sla_clocks set state = $3, ended_at = $4 where tenant_id = $1 and customer_id = $2 and state = 'RUNNING'"
@@ -150,7 +155,7 @@ impl Services {
         else {
             return Ok(());
         };
-        let (customer_id, rule_id) = (customer_id.as_str(), rule_id.as_str());
+        let (customer_id, rule_id) = (&customer_id, rule_id.as_str());
         let mut tx = self.db().begin().await?;
         let Some(mut facts) = snapshot::still_waiting(&mut tx, tenant_id, customer_id, since).await? else {
             return Ok(());
@@ -274,7 +279,7 @@ impl Services {
         if missed == 0 {
             return Ok(());
         }
-        type ClockRow = (String, String, i64, i64, Option<String>, Option<String>);
+        type ClockRow = (CustomerId, String, i64, i64, Option<String>, Option<String>);
         let (customer_id, rule_id, trigger_no, started_at, user, team): ClockRow =
             with_tx!(&mut tx, |conn| sqlx::query_as(
                 "select k.customer_id, k.rule_id, k.trigger_no, k.started_at, c.assigned_user_id, c.assigned_team_id \
@@ -331,7 +336,7 @@ impl Services {
         let who = customer
             .as_ref()
             .map(crate::conversations::customer_name)
-            .unwrap_or_else(|| customer_id.clone());
+            .unwrap_or_else(|| customer_id.to_string());
         let alert = alerts::Alert::new(
             alerts::SLA_MISSED,
             format!("SLA missed: {name}"),
@@ -391,7 +396,7 @@ fn user_receiver(user_id: &str) -> WatchdogReceiver {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SlaStart {
     /// The customer whose message waits.
-    customer_id: String,
+    customer_id: CustomerId,
     /// When the waiting message came, unix ms: a later message is another wait.
     since: i64,
     /// The rule whose clock may start.

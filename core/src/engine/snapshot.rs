@@ -17,7 +17,7 @@ use crate::{
     conversations::ConversationStatus,
     db::{TenantTable, Tx},
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     with_tx, Services,
 };
 
@@ -25,7 +25,7 @@ use crate::{
 #[derive(Debug, Clone)]
 pub struct ConversationFacts {
     /// The customer's id.
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     /// The customer's external id.
     pub external_id: Option<String>,
     /// The customer's tags, set by agents and integrations.
@@ -71,7 +71,7 @@ type FactsRow = (
 pub(crate) async fn still_waiting(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     since: i64,
 ) -> CoreResult<Option<ConversationFacts>> {
     if crate::conversations::lock_conversation(tx, tenant_id, customer_id)
@@ -89,7 +89,7 @@ pub(crate) async fn still_waiting(
 pub(crate) async fn conversation_facts(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
 ) -> CoreResult<ConversationFacts> {
     let row: FactsRow = TenantTable::new("customers", "customer")
         .read_in(
@@ -114,7 +114,7 @@ pub(crate) async fn conversation_facts(
         routing,
     ) = row;
     Ok(ConversationFacts {
-        customer_id: customer_id.to_string(),
+        customer_id: customer_id.clone(),
         external_id,
         tags: serde_json::from_str(&tags).unwrap_or_default(),
         page_tags: serde_json::from_str(&page_tags).unwrap_or_default(),
@@ -206,7 +206,7 @@ pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &TenantId, target: &Queue
     // The members of teams that carry the tag.
     let mut in_tagged_team = std::collections::HashSet::new();
     if target.kind == QueueTargetType::Tag {
-        let members: Vec<(String, String)> = with_tx!(tx, |conn| sqlx::query_as(
+        let members: Vec<(UserId, String)> = with_tx!(tx, |conn| sqlx::query_as(
             "select m.user_id, tm.tags from team_members m join teams tm on tm.id = m.team_id \
              where tm.tenant_id = $1 and lower(tm.tags) like '%' || lower($2) || '%'"
         )
@@ -243,7 +243,7 @@ pub(crate) async fn candidates(tx: &mut Tx, tenant_id: &TenantId, target: &Queue
 /// Locks `user_id`'s row for the rest of `tx` and counts their open conversations
 /// again: two transactions assigning to one agent at once are serialised here, so
 /// capacity holds under concurrency.
-pub(crate) async fn lock_agent_load(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<i64> {
+pub(crate) async fn lock_agent_load(tx: &mut Tx, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<i64> {
     with_tx!(tx, |conn| sqlx::query(
         "update users set last_assigned_at = last_assigned_at where tenant_id = $1 and id = $2"
     )

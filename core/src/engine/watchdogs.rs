@@ -35,7 +35,7 @@ use crate::{
     customers::Customer,
     db::Tx,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     jobs::{self, Job, JobKind},
     time::now_ms,
     validate::Checks,
@@ -285,7 +285,12 @@ pub(crate) async fn script_errors(
 }
 
 /// `FORM_SUBMISSION`: a visitor sent a form, stored as its message.
-pub(crate) async fn form_submitted(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str, text: &str) -> CoreResult<()> {
+pub(crate) async fn form_submitted(
+    tx: &mut Tx,
+    tenant_id: &TenantId,
+    customer_id: &CustomerId,
+    text: &str,
+) -> CoreResult<()> {
     let link = format!("/inbox/{customer_id}");
     fire(tx, tenant_id, WatchdogType::FormSubmission, text, Some(&link)).await
 }

@@ -27,7 +27,7 @@ pub use rooms::{Room, Subscription};
 use crate::{
     db::{Db, Tx},
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     Services,
 };
 
@@ -58,7 +58,7 @@ pub enum LiveEvent {
     /// an empty customer): only that user's screens hear it.
     Notification {
         /// The user it is for.
-        user_id: String,
+        user_id: UserId,
     },
     /// A batch of a recorded session's events was stored (published with an
     /// empty customer): its live viewers read it.
@@ -109,7 +109,7 @@ pub enum LiveEvent {
         /// Whether the visitor types (else an agent or an integration).
         by_visitor: bool,
         /// The typing agent, so that their own screens can leave it out.
-        user_id: Option<String>,
+        user_id: Option<UserId>,
         /// The name the other side is shown.
         name: Option<String>,
         /// The visitor's draft so far (the end of it).
@@ -137,7 +137,7 @@ pub struct LiveUpdate {
     /// Tenant of the change.
     pub tenant_id: TenantId,
     /// The customer (conversation) it concerns.
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     /// What changed.
     pub event: LiveEvent,
 }
@@ -164,7 +164,7 @@ impl Default for LiveHub {
 struct Announcement {
     origin: String,
     tenant: TenantId,
-    customer: String,
+    customer: CustomerId,
     #[serde(flatten)]
     changed: Changed,
 }
@@ -183,7 +183,7 @@ enum Changed {
     Assigned,
     /// A notification for a user; nothing to read back, the screen asks for
     /// its own count.
-    Notification { user: String },
+    Notification { user: UserId },
     /// A stored batch of a recorded session; viewers read it from storage.
     Recording { session: String, seq: i64 },
     /// A live viewer watches a recorded session.
@@ -202,7 +202,7 @@ enum Changed {
     /// [`crate::conversations::MAX_DRAFT`] characters).
     Typing {
         visitor: bool,
-        user: Option<String>,
+        user: Option<UserId>,
         name: Option<String>,
         draft: Option<String>,
         active: bool,
@@ -237,7 +237,7 @@ impl Services {
         &self,
         mut tx: Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         event: LiveEvent,
     ) -> CoreResult<()> {
         self.announce_live(&mut tx, tenant_id, customer_id, &event).await?;
@@ -255,7 +255,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         event: &LiveEvent,
     ) -> CoreResult<()> {
         let changed = match event {
@@ -310,7 +310,7 @@ impl Services {
             let announcement = Announcement {
                 origin: self.live().origin.to_string(),
                 tenant: tenant_id.clone(),
-                customer: customer_id.to_string(),
+                customer: customer_id.clone(),
                 changed,
             };
             let payload =
@@ -356,7 +356,7 @@ impl Services {
                 // announced in between is lost.
                 self.live().publish(LiveUpdate {
                     tenant_id: TenantId::default(),
-                    customer_id: String::new(),
+                    customer_id: CustomerId::default(),
                     event: LiveEvent::Resync,
                 });
                 continue;

@@ -21,7 +21,7 @@ use std::{
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::{LiveEvent, LiveUpdate};
-use crate::ids::TenantId;
+use crate::ids::{CustomerId, TenantId};
 
 /// What a live screen hears.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -38,7 +38,7 @@ pub enum Room {
         /// The tenant.
         tenant_id: TenantId,
         /// The customer.
-        customer_id: String,
+        customer_id: CustomerId,
     },
     /// One recorded session: its batches, viewers, end and co-browse messages,
     /// for its live viewers and its visitor's script.
@@ -163,7 +163,7 @@ impl Subscription {
             Ok(update) => update,
             Err(RecvError::Lagged(_)) => Arc::new(LiveUpdate {
                 tenant_id: TenantId::default(),
-                customer_id: String::new(),
+                customer_id: CustomerId::default(),
                 event: LiveEvent::Resync,
             }),
             // The room's sender lives in the hub while this subscription

@@ -22,7 +22,7 @@
 use super::SESSION_IDLE_MS;
 use crate::{
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     live::LiveEvent,
     reports::{catalogue::SESSION, facts::Fact},
     with_db, with_tx, Services,
@@ -45,7 +45,7 @@ const SLACK_MS: i64 = 60_000;
 #[derive(sqlx::FromRow)]
 struct OpenSession {
     visitor_id: String,
-    customer_id: Option<String>,
+    customer_id: Option<CustomerId>,
     started_at: i64,
     /// When its last batch was stored (its start, before any).
     last_at: i64,
@@ -125,7 +125,7 @@ impl Services {
             let event = LiveEvent::RecordingEnded {
                 session_id: session_id.to_string(),
             };
-            self.commit_live(tx, tenant_id, "", event).await?;
+            self.commit_live(tx, tenant_id, &CustomerId::default(), event).await?;
         } else {
             tx.commit().await?;
         }

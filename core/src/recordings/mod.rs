@@ -41,7 +41,7 @@ use crate::{
     crypto::{random_token, token_digest},
     db::TenantTable,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     limits::Meter,
     live::LiveEvent,
     media_store::{MediaKind, MediaStore},
@@ -486,7 +486,7 @@ impl Services {
                 session_id: session_id.to_string(),
                 seq: batch.seq,
             };
-            self.commit_live(tx, tenant_id, "", event).await?;
+            self.commit_live(tx, tenant_id, &CustomerId::default(), event).await?;
         } else {
             tx.commit().await?;
         }
@@ -508,7 +508,7 @@ impl Services {
     pub async fn latest_recording_of_customer(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
     ) -> CoreResult<Option<RecordedSession>> {
         let id: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
             "select id from recorded_sessions where tenant_id = $1 and customer_id = $2 \

@@ -2,6 +2,7 @@
 //! and the visitor script streams while it is.
 
 use super::*;
+use crate::ids::CustomerId;
 
 impl Services {
     /// Whether a live viewer watches the session now.
@@ -33,6 +34,6 @@ impl Services {
         let event = LiveEvent::RecordingWatched {
             session_id: session_id.to_string(),
         };
-        self.commit_live(tx, tenant_id, "", event).await
+        self.commit_live(tx, tenant_id, &CustomerId::default(), event).await
     }
 }

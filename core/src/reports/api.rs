@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::ids::UserId;
+
 /// The spec's `grouping` enum: which period a report covers and how it is cut
 /// into buckets. Bucket sizes (all cut in the report's time zone):
 ///
@@ -251,7 +253,8 @@ pub struct TimeRange {
 #[serde(rename_all = "camelCase")]
 pub struct AgentTimes {
     /// The agent's user id.
-    pub user_id: String,
+    #[cfg_attr(feature = "server", schema(value_type = String))]
+    pub user_id: UserId,
     /// The intervals, oldest first.
     pub time_ranges: Vec<TimeRange>,
     /// Their total length in whole minutes (rounded down).

@@ -57,7 +57,7 @@ pub fn agent_times(times: &[AgentTimes]) -> String {
         times.iter().flat_map(|t| {
             t.time_ranges.iter().map(move |r| {
                 vec![
-                    t.user_id.clone(),
+                    t.user_id.to_string(),
                     r.start.to_rfc3339(),
                     r.end.to_rfc3339(),
                     ((r.end - r.start).num_seconds() / 60).to_string(),

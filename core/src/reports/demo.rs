@@ -18,7 +18,7 @@ use crate::{
     audit::Actor,
     db::Tx,
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{TenantId, UserId},
     time::now_ms,
     users::UserIn,
     with_db, Services,
@@ -132,7 +132,7 @@ impl Writer<'_> {
         self.counted(1).await
     }
 
-    async fn interval(&mut self, user: &str, state: &str, start: i64, end: i64) -> CoreResult<()> {
+    async fn interval(&mut self, user: &UserId, state: &str, start: i64, end: i64) -> CoreResult<()> {
         let tenant_id = self.tenant_id;
         insert_closed(self.tx().await?, tenant_id, user, state, start, end).await?;
         self.counted(1).await
@@ -452,11 +452,11 @@ impl Services {
     }
 
     /// The demo agents, created when missing (without a password: they cannot sign in).
-    async fn demo_agents(&self, tenant_id: &TenantId, count: u32) -> CoreResult<Vec<String>> {
+    async fn demo_agents(&self, tenant_id: &TenantId, count: u32) -> CoreResult<Vec<UserId>> {
         let mut ids = Vec::new();
         for n in 1..=count {
             let email = format!("agent{n:02}@demo.rapport.invalid");
-            let existing: Option<String> = with_db!(self.db(), |pool| sqlx::query_scalar(
+            let existing: Option<UserId> = with_db!(self.db(), |pool| sqlx::query_scalar(
                 "select id from users where tenant_id = $1 and email = $2"
             )
             .bind(tenant_id)

@@ -19,7 +19,7 @@ use super::{
 use crate::{
     db::{TenantTable, Tx},
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     time::now_ms,
     validate::Checks,
     with_tx, Services,
@@ -330,7 +330,7 @@ struct ConversationClock {
     awaiting_since: Option<i64>,
 }
 
-async fn clock(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<ConversationClock> {
+async fn clock(tx: &mut Tx, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<ConversationClock> {
     type Row = (Option<String>, Option<i64>, Option<i64>, Option<i64>);
     let (assignee, started_at, first_reply_at, awaiting_since): Row = TenantTable::new("customers", "customer")
         .read_in(
@@ -358,7 +358,7 @@ fn agent_of<'a>(acting_user: Option<&'a str>, clock: &'a ConversationClock) -> O
 pub(crate) async fn conversation_started(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     acting_user: Option<&str>,
 ) -> CoreResult<()> {
     let now = now_ms();
@@ -389,7 +389,7 @@ pub(crate) async fn conversation_started(
 pub(crate) async fn status_changed(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     to: &str,
     acting_user: Option<&str>,
 ) -> CoreResult<()> {
@@ -417,7 +417,7 @@ pub(crate) async fn status_changed(
 pub(crate) async fn message_stored(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     inbound: bool,
     message_type: &str,
     acting_user: Option<&str>,
@@ -471,7 +471,11 @@ pub(crate) async fn message_stored(
 }
 
 /// Since when a conversation's oldest unanswered customer message waits.
-pub(crate) async fn awaiting_since(tx: &mut Tx, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Option<i64>> {
+pub(crate) async fn awaiting_since(
+    tx: &mut Tx,
+    tenant_id: &TenantId,
+    customer_id: &CustomerId,
+) -> CoreResult<Option<i64>> {
     Ok(clock(tx, tenant_id, customer_id).await?.awaiting_since)
 }
 
@@ -480,7 +484,7 @@ pub(crate) async fn awaiting_since(tx: &mut Tx, tenant_id: &TenantId, customer_i
 pub(crate) async fn message_counted(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     message_type: &str,
 ) -> CoreResult<()> {
     let fact = Fact {
@@ -498,7 +502,7 @@ pub(crate) async fn message_counted(
 async fn set_clock(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     set: &str,
     value: Option<i64>,
 ) -> CoreResult<()> {

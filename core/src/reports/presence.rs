@@ -12,14 +12,20 @@ use super::{
     days::rollup_zone,
     facts::{add_rollup, rollup_pieces},
 };
-use crate::{db::Tx, error::CoreResult, ids::TenantId, time::now_ms, with_db, with_tx, Services};
+use crate::{
+    db::Tx,
+    error::CoreResult,
+    ids::{TenantId, UserId},
+    time::now_ms,
+    with_db, with_tx, Services,
+};
 
 const LOGGED_IN: &str = "LOGGED_IN";
 const ONLINE: &str = "ONLINE";
 const AWAY: &str = "AWAY";
 
 /// Serialises presence changes of one user: a write to their row first.
-async fn lock_user(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<bool> {
+async fn lock_user(tx: &mut Tx, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<bool> {
     let n = with_tx!(tx, |conn| sqlx::query(
         "update users set id = id where tenant_id = $1 and id = $2"
     )
@@ -31,7 +37,7 @@ async fn lock_user(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResu
     Ok(n == 1)
 }
 
-async fn open_states(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreResult<Vec<(String, String)>> {
+async fn open_states(tx: &mut Tx, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<Vec<(String, String)>> {
     Ok(with_tx!(tx, |conn| sqlx::query_as(
         "select id, state from presence_intervals where tenant_id = $1 and user_id = $2 and ended_at is null"
     )
@@ -41,7 +47,7 @@ async fn open_states(tx: &mut Tx, tenant_id: &TenantId, user_id: &str) -> CoreRe
     .await)?)
 }
 
-async fn open(tx: &mut Tx, tenant_id: &TenantId, user_id: &str, state: &str, now: i64) -> CoreResult<()> {
+async fn open(tx: &mut Tx, tenant_id: &TenantId, user_id: &UserId, state: &str, now: i64) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(
         "insert into presence_intervals (id, tenant_id, user_id, state, started_at, last_seen_at) \
          values ($1, $2, $3, $4, $5, $5)"
@@ -60,7 +66,7 @@ async fn open(tx: &mut Tx, tenant_id: &TenantId, user_id: &str, state: &str, now
 /// Ends interval `id` at `end` (never before its start) and rolls it up. With
 /// `seen_before`, only if no heartbeat came since (a sweep racing a heartbeat).
 async fn close(tx: &mut Tx, tenant_id: &TenantId, id: &str, end: i64, seen_before: Option<i64>) -> CoreResult<()> {
-    let row: Option<(String, String, i64)> = with_tx!(tx, |conn| sqlx::query_as(
+    let row: Option<(UserId, String, i64)> = with_tx!(tx, |conn| sqlx::query_as(
         "update presence_intervals set ended_at = case when started_at > $3 then started_at else $3 end \
          where tenant_id = $1 and id = $2 and ended_at is null and ($4 is null or last_seen_at < $4) \
          returning user_id, state, started_at"
@@ -81,7 +87,7 @@ async fn close(tx: &mut Tx, tenant_id: &TenantId, id: &str, end: i64, seen_befor
 pub(crate) async fn insert_closed(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    user_id: &str,
+    user_id: &UserId,
     state: &str,
     start: i64,
     end: i64,
@@ -106,7 +112,7 @@ pub(crate) async fn insert_closed(
 async fn roll_up(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    user_id: &str,
+    user_id: &UserId,
     state: &str,
     start: i64,
     end: i64,
@@ -125,7 +131,7 @@ async fn roll_up(
 pub(crate) async fn set_in(
     tx: &mut Tx,
     tenant_id: &TenantId,
-    user_id: &str,
+    user_id: &UserId,
     status: PresenceStatus,
     now: i64,
 ) -> CoreResult<Option<PresenceStatus>> {
@@ -155,8 +161,8 @@ pub(crate) async fn set_in(
 /// Closes every open interval whose last heartbeat is before `cutoff`, at that
 /// heartbeat (500 at a time). Returns how many closed, and the agents who
 /// were online or away among them, once each: they are gone.
-pub(crate) async fn close_stale(db: &crate::db::Db, cutoff: i64) -> CoreResult<(usize, Vec<(TenantId, String)>)> {
-    let stale: Vec<(TenantId, String, i64, String, String)> = with_db!(db, |pool| sqlx::query_as(
+pub(crate) async fn close_stale(db: &crate::db::Db, cutoff: i64) -> CoreResult<(usize, Vec<(TenantId, UserId)>)> {
+    let stale: Vec<(TenantId, String, i64, UserId, String)> = with_db!(db, |pool| sqlx::query_as(
         "select tenant_id, id, last_seen_at, user_id, state from presence_intervals \
          where ended_at is null and last_seen_at < $1 limit 500"
     )
@@ -171,7 +177,7 @@ pub(crate) async fn close_stale(db: &crate::db::Db, cutoff: i64) -> CoreResult<(
         close(&mut tx, tenant_id, id, *last_seen, Some(cutoff)).await?;
     }
     tx.commit().await?;
-    let mut gone: Vec<(TenantId, String)> = stale
+    let mut gone: Vec<(TenantId, UserId)> = stale
         .iter()
         .filter(|(_, _, _, _, state)| state != LOGGED_IN)
         .map(|(tenant_id, _, _, user_id, _)| (tenant_id.clone(), user_id.clone()))
@@ -183,7 +189,7 @@ pub(crate) async fn close_stale(db: &crate::db::Db, cutoff: i64) -> CoreResult<(
 
 /// Closes every open interval of the agent now, in `tx`. Whether they were
 /// online or away until then.
-pub(crate) async fn close_all(tx: &mut Tx, tenant_id: &TenantId, user_id: &str, now: i64) -> CoreResult<bool> {
+pub(crate) async fn close_all(tx: &mut Tx, tenant_id: &TenantId, user_id: &UserId, now: i64) -> CoreResult<bool> {
     if !lock_user(tx, tenant_id, user_id).await? {
         return Ok(false);
     }
@@ -201,7 +207,7 @@ impl Services {
     pub async fn record_presence_interval(
         &self,
         tenant_id: &TenantId,
-        user_id: &str,
+        user_id: &UserId,
         state: &str,
         start: i64,
         end: i64,
@@ -223,13 +229,13 @@ impl Services {
     }
 
     /// The agent signed in to the dashboard: a `LOGGED_IN` interval opens.
-    pub(crate) async fn presence_signed_in(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
+    pub(crate) async fn presence_signed_in(&self, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<()> {
         self.presence_heartbeat(tenant_id, user_id).await.map(|_| ())
     }
 
     /// The dashboard is open: keeps the open intervals alive (opening `LOGGED_IN`
     /// again after a timeout) and returns the agent's status.
-    pub async fn presence_heartbeat(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<PresenceStatus> {
+    pub async fn presence_heartbeat(&self, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<PresenceStatus> {
         let now = now_ms();
         let mut tx = self.db().begin().await?;
         if !lock_user(&mut tx, tenant_id, user_id).await? {
@@ -255,7 +261,7 @@ impl Services {
     }
 
     /// The agent's current status.
-    pub async fn presence_status(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<PresenceStatus> {
+    pub async fn presence_status(&self, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<PresenceStatus> {
         let states: Vec<(String, String)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select id, state from presence_intervals where tenant_id = $1 and user_id = $2 and ended_at is null"
         )

@@ -26,7 +26,13 @@ use super::{
     window::Window,
     zones::{ZoneCheck, CHECK_SQL},
 };
-use crate::{db::Db, error::CoreResult, ids::TenantId, time::now_ms, Services};
+use crate::{
+    db::Db,
+    error::CoreResult,
+    ids::{TenantId, UserId},
+    time::now_ms,
+    Services,
+};
 
 /// SQLite refuses a compound statement of more than 500 parts; a report rarely
 /// has more than twenty, but a long custom range crossing many offset changes
@@ -379,11 +385,11 @@ impl Reads {
 
     /// The planned reads' presence intervals, uncut: (user, start, end or
     /// `None` while open). The agent time lists read them so.
-    pub async fn intervals(&self, services: &Services) -> CoreResult<Vec<(String, i64, Option<i64>)>> {
+    pub async fn intervals(&self, services: &Services) -> CoreResult<Vec<(UserId, i64, Option<i64>)>> {
         let mut out = Vec::new();
         self.fetch(services, |tag, _, user, start, end| {
             if tag < CHECK_TAG {
-                out.push((user.to_string(), start, (end != OPEN).then_some(end)));
+                out.push((UserId::from(user), start, (end != OPEN).then_some(end)));
             }
         })
         .await?;

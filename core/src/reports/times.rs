@@ -12,7 +12,13 @@ use super::{
     reads::Reads,
     window::MAX_CUSTOM_SPAN,
 };
-use crate::{error::CoreResult, ids::TenantId, time::from_ms, time::now_ms, Services};
+use crate::{
+    error::CoreResult,
+    ids::{TenantId, UserId},
+    time::from_ms,
+    time::now_ms,
+    Services,
+};
 
 /// Which presence state a time list reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +107,7 @@ impl Services {
                     period,
                     false,
                 );
-                let mut by_user: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
+                let mut by_user: BTreeMap<UserId, Vec<(i64, i64)>> = BTreeMap::new();
                 for (user, start, end) in reads.intervals(self).await? {
                     let (s, e) = (start.max(window.start), end.unwrap_or(now).min(window.end));
                     if s < e {

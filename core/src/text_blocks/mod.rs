@@ -23,7 +23,7 @@ use crate::{
     audit::{self, Actor},
     db::{page, unique_violation, Arg, TenantTable, Tx},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     model::{Page, PageRequest},
     reports::{catalogue::TEXT_BLOCK_USED, facts},
     time::{from_ms, now_ms},
@@ -88,7 +88,8 @@ pub struct TextBlock {
     /// With `TEAM`: the team.
     pub team_id: Option<String>,
     /// With `USER`: the user.
-    pub user_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub user_id: Option<UserId>,
     /// How many messages were sent from it.
     pub uses: i64,
     /// When it was created.
@@ -136,7 +137,8 @@ pub struct TextBlockIn {
     /// With scope `TEAM` (and only then, required): the team, of this workspace.
     pub team_id: Option<String>,
     /// With scope `USER` (and only then, required): the user, of this workspace.
-    pub user_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub user_id: Option<UserId>,
 }
 
 impl TextBlockIn {
@@ -204,7 +206,7 @@ struct TextBlockRow {
     body: String,
     scope: String,
     team_id: Option<String>,
-    user_id: Option<String>,
+    user_id: Option<UserId>,
     uses: i64,
     created_at: i64,
     updated_at: i64,
@@ -509,8 +511,8 @@ impl Services {
     pub async fn text_block_choices(
         &self,
         tenant_id: &TenantId,
-        user_id: &str,
-        customer_id: &str,
+        user_id: &UserId,
+        customer_id: &CustomerId,
     ) -> CoreResult<Vec<TextBlockChoice>> {
         let customer = self.get_customer(tenant_id, customer_id).await?;
         let sql = format!(
@@ -526,7 +528,7 @@ impl Services {
             .await)?;
         let blocks: Vec<TextBlock> = rows.into_iter().map(TextBlock::from).collect();
         let workspace = self.engine_settings(tenant_id).await?.language;
-        let agent = self.user_names(tenant_id, &[user_id]).await?.remove(user_id);
+        let agent = self.user_names(tenant_id, &[user_id]).await?.remove(user_id.as_str());
         let variables = Variables {
             customer_first_name: customer.first_name.clone(),
             customer_last_name: customer.last_name.clone(),

@@ -6,7 +6,7 @@ use crate::{
     customers::{Assignment, Customer},
     engine::dispatch,
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     live::LiveEvent,
     validate::Checks,
     Services,
@@ -17,7 +17,7 @@ impl Services {
     pub async fn assign_customer(
         &self,
         tenant_id: &TenantId,
-        id: &str,
+        id: &CustomerId,
         assignment: Assignment,
         actor: &Actor,
     ) -> CoreResult<Customer> {

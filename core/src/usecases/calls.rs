@@ -8,7 +8,7 @@ use crate::{
     audit::Actor,
     conversations::{Channel, Message},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     Services,
 };
 
@@ -20,7 +20,7 @@ impl Services {
     /// asking again returns its invitation and starts nothing; while the
     /// workspace is closed (its business hours), nothing is started
     /// (`Conflict`, code `closed`).
-    pub async fn request_call(&self, tenant_id: &TenantId, customer_id: &str) -> CoreResult<Message> {
+    pub async fn request_call(&self, tenant_id: &TenantId, customer_id: &CustomerId) -> CoreResult<Message> {
         if let Some(invitation) = self.open_call_invitation(tenant_id, customer_id).await? {
             return Ok(invitation);
         }

@@ -11,7 +11,7 @@ use crate::{
     conversations::{csat, Csat, CsatIn},
     error::CoreResult,
     events::{self, EventType},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     live::LiveEvent,
     reports::{
         catalogue::CSAT,
@@ -25,7 +25,8 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 pub struct CsatSubmitted {
     /// The customer whose conversation was rated.
-    pub customer_id: String,
+    #[schema(value_type = String)]
+    pub customer_id: CustomerId,
     /// The rating.
     #[serde(flatten)]
     pub csat: Csat,
@@ -37,7 +38,7 @@ impl Services {
     pub async fn submit_csat(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         input: &CsatIn,
         actor: &Actor,
     ) -> CoreResult<Csat> {
@@ -53,7 +54,7 @@ impl Services {
         };
         facts::record(&mut tx, tenant_id, &fact).await?;
         let body = CsatSubmitted {
-            customer_id: customer_id.to_string(),
+            customer_id: customer_id.clone(),
             csat: rating.clone(),
         };
         events::enqueue(

@@ -34,7 +34,7 @@ use crate::{
     db::{placeholders, Tx},
     error::CoreResult,
     events::{self, EventType},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     live::LiveEvent,
     with_tx, Services,
 };
@@ -100,7 +100,12 @@ async fn run_in(tx: &mut Tx, sql: &str, fixed: &[&str], ids: &[String]) -> CoreR
 impl Services {
     /// Erases a customer and everything held about them (see the module docs).
     /// 404 for a customer that is not the tenant's.
-    pub async fn erase_customer(&self, tenant_id: &TenantId, customer_id: &str, actor: &Actor) -> CoreResult<Erased> {
+    pub async fn erase_customer(
+        &self,
+        tenant_id: &TenantId,
+        customer_id: &CustomerId,
+        actor: &Actor,
+    ) -> CoreResult<Erased> {
         let mut tx = self.db().begin().await?;
         lock_conversation(&mut tx, tenant_id, customer_id).await?;
         let (t, c) = (tenant_id.as_str(), customer_id);

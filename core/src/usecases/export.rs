@@ -16,7 +16,7 @@ use crate::{
     customers::Customer,
     db::{placeholders, Db},
     error::CoreResult,
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     usecases::erasure::VISITORS_OF,
     with_db, Services,
 };
@@ -138,7 +138,7 @@ impl Services {
     pub async fn export_customer(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         actor: &Actor,
     ) -> CoreResult<CustomerExport> {
         let customer = self.get_customer(tenant_id, customer_id).await?;

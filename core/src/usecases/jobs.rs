@@ -10,6 +10,7 @@ use std::future::Future;
 
 use crate::{
     error::{CoreError, CoreResult},
+    ids::CustomerId,
     jobs::{Job, JobKind},
     Services,
 };
@@ -49,7 +50,10 @@ impl Services {
             JobKind::WatchdogSummary => self.watchdog_summary(job).await,
             JobKind::Alert => self.run_alert_job(job).await,
             JobKind::ReplyByMail => match job.tenant_id.as_ref() {
-                Some(tenant_id) => self.mail_unseen_replies(tenant_id, &job.key).await,
+                Some(tenant_id) => {
+                    self.mail_unseen_replies(tenant_id, &CustomerId::from(job.key.as_str()))
+                        .await
+                }
                 None => Ok(()),
             },
             JobKind::MediaCleanup => self.run_media_cleanup(job).await.map(|_| ()),

@@ -29,7 +29,7 @@ use crate::{
     error::{CoreError, CoreResult},
     events::{self, EventType},
     files::FileUpload,
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     live::LiveEvent,
     reports::facts,
     text_blocks,
@@ -43,7 +43,7 @@ impl Services {
     pub async fn visitor_message(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         input: WidgetMessageIn,
         actor: &Actor,
     ) -> CoreResult<Message> {
@@ -96,7 +96,7 @@ impl Services {
     pub async fn visitor_form(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         input: FormIn,
         actor: &Actor,
     ) -> CoreResult<Message> {
@@ -163,7 +163,7 @@ impl Services {
     pub(crate) async fn record_inbound(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         content: Content,
         channel: Channel,
         greeting: Option<Greeting>,
@@ -240,7 +240,7 @@ impl Services {
         &self,
         tx: &mut crate::db::Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         from: crate::conversations::ConversationStatus,
         greeting: Greeting,
     ) -> CoreResult<Vec<Message>> {
@@ -330,7 +330,7 @@ impl Services {
     pub async fn send_flow_by_hand(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         flow_id: &str,
         actor: &Actor,
     ) -> CoreResult<Vec<Message>> {
@@ -361,7 +361,7 @@ impl Services {
     pub async fn visitor_file(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         upload: FileUpload<'_>,
         actor: &Actor,
     ) -> CoreResult<Message> {
@@ -380,7 +380,7 @@ impl Services {
     pub async fn agent_file(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         upload: FileUpload<'_>,
         actor: &Actor,
     ) -> CoreResult<Message> {

@@ -16,7 +16,7 @@ use crate::{
     engine::alerts::{notify_user, Alert},
     error::CoreResult,
     events::{self, EventType},
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     live::LiveEvent,
     validate::Checks,
     Services,
@@ -31,7 +31,7 @@ impl Services {
     pub async fn add_note(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         input: &NoteIn,
         actor: &Actor,
     ) -> CoreResult<Note> {
@@ -88,7 +88,7 @@ impl Services {
         )
         .await?;
         let mut updates = vec![(
-            customer_id.to_string(),
+            customer_id.clone(),
             LiveEvent::Note {
                 note_id: note.id.clone(),
             },
@@ -102,11 +102,11 @@ impl Services {
                 count: 1,
                 at: note.created_at.timestamp_millis(),
             };
-            if notify_user(&mut tx, tenant_id, user_id, &alert).await? {
+            if notify_user(&mut tx, tenant_id, &UserId::from(user_id.as_str()), &alert).await? {
                 updates.push((
-                    String::new(),
+                    CustomerId::default(),
                     LiveEvent::Notification {
-                        user_id: user_id.clone(),
+                        user_id: UserId::from(user_id.as_str()),
                     },
                 ));
             }

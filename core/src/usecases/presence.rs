@@ -7,7 +7,7 @@
 use crate::{
     engine::queue,
     error::CoreResult,
-    ids::TenantId,
+    ids::{TenantId, UserId},
     reports::presence::{self, PresenceStatus},
     time::now_ms,
     Services,
@@ -16,7 +16,7 @@ use crate::{
 impl Services {
     /// Sets the agent's status: the current `ONLINE`/`AWAY` interval closes and the
     /// new one opens (none for `OFFLINE`); the agent counts as signed in.
-    pub async fn set_presence(&self, tenant_id: &TenantId, user_id: &str, status: PresenceStatus) -> CoreResult<()> {
+    pub async fn set_presence(&self, tenant_id: &TenantId, user_id: &UserId, status: PresenceStatus) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let Some(before) = presence::set_in(&mut tx, tenant_id, user_id, status, now_ms()).await? else {
             return tx.commit().await;
@@ -46,7 +46,7 @@ impl Services {
 
     /// The agent signed out: every open interval closes now, and an agent who
     /// was online or away hands their conversations on.
-    pub(crate) async fn presence_signed_out(&self, tenant_id: &TenantId, user_id: &str) -> CoreResult<()> {
+    pub(crate) async fn presence_signed_out(&self, tenant_id: &TenantId, user_id: &UserId) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         let was_present = presence::close_all(&mut tx, tenant_id, user_id, now_ms()).await?;
         tx.commit().await?;

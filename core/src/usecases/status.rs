@@ -9,7 +9,7 @@ use crate::{
     audit::{self, Actor},
     conversations::{Conversation, ConversationStatus, StatusIn, Trigger},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     live::LiveEvent,
     Services,
 };
@@ -20,7 +20,7 @@ impl Services {
     pub async fn set_conversation_status(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         input: StatusIn,
         actor: &Actor,
     ) -> CoreResult<Conversation> {

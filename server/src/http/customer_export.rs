@@ -9,6 +9,7 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
+use rapport_core::ids::CustomerId;
 use rapport_core::{audit::ActorKind, model::Role, CoreError};
 
 use crate::{
@@ -17,7 +18,7 @@ use crate::{
 };
 
 /// `GET /inbox/{customerId}/export`.
-pub async fn download(State(state): State<AppState>, Path(customer_id): Path<String>, parts: Parts) -> Response {
+pub async fn download(State(state): State<AppState>, Path(customer_id): Path<CustomerId>, parts: Parts) -> Response {
     let user = match dashboard_user(&state.services, &parts.headers, Role::Admin).await {
         Ok(user) => user,
         Err(refusal) => return refusal.into_response(),

@@ -226,7 +226,7 @@ impl FromRequestParts<AppState> for TenantAuth {
 #[derive(Debug, Clone)]
 pub struct PlatformAuth {
     /// The platform admin owning the key.
-    pub user_id: String,
+    pub user_id: rapport_core::ids::UserId,
     /// The key, client and request, for the audit log.
     pub actor: Actor,
 }

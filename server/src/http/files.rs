@@ -19,7 +19,7 @@ use axum::{
 use rapport_core::{
     audit::ActorKind,
     files::{shown_inline, FileUpload},
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     model::Role,
     CoreError,
 };
@@ -136,7 +136,7 @@ impl FromRequestParts<AppState> for Agent {
 pub async fn send_from_inbox(
     State(state): State<AppState>,
     agent: Agent,
-    Path(customer_id): Path<String>,
+    Path(customer_id): Path<CustomerId>,
     mut form: Multipart,
 ) -> Response {
     let mut back = String::from(rapport_app::api::inbox::INBOX_PATH);

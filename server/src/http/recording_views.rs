@@ -277,7 +277,10 @@ fn for_agent(data: &str, agent_id: Option<&str>) -> bool {
 /// The agent watching is there: a co-browse they asked for goes on.
 async fn agent_present(services: &Services, tenant_id: &TenantId, id: &str, agent_id: Option<&str>) {
     let Some(agent_id) = agent_id else { return };
-    if let Err(err) = services.cobrowse_agent_present(tenant_id, id, agent_id).await {
+    if let Err(err) = services
+        .cobrowse_agent_present(tenant_id, id, &rapport_core::ids::UserId::from(agent_id))
+        .await
+    {
         tracing::warn!(error = %err, "live view: renewing the agent's co-browse failed");
     }
 }
@@ -323,7 +326,7 @@ pub async fn cobrowse(
     };
     let actor = Actor {
         kind: ActorKind::User,
-        id: user.id.clone(),
+        id: user.id.to_string(),
         ip: Some(client.to_string()),
         request_id: None,
     };

@@ -80,7 +80,7 @@ pub async fn login(
             state.limiters.login_succeeded(ip, &form.email).await;
             let actor = Actor {
                 kind: ActorKind::User,
-                id: outcome.user.id.clone(),
+                id: outcome.user.id.to_string(),
                 ip: Some(ip.to_string()),
                 request_id: headers
                     .get("x-request-id")

@@ -95,7 +95,9 @@ pub async fn join_socket(
     // agent's cookie gets a guest's rights at most.
     let host = match session_token(&headers) {
         Some(token) if is_same_origin(&headers, &state.config) => match state.services.session_user(&token).await {
-            Ok(Some(user)) if user.tenant_id == tenant_id && user.role.includes(Role::Agent) => Some(user.id),
+            Ok(Some(user)) if user.tenant_id == tenant_id && user.role.includes(Role::Agent) => {
+                Some(user.id.into_string())
+            }
             _ => None,
         },
         _ => None,

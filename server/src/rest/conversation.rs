@@ -6,6 +6,7 @@ use axum::{
     http::StatusCode,
     Json,
 };
+use rapport_core::ids::CustomerId;
 use rapport_core::{
     appointments::calls::StartedCall,
     conversations::{
@@ -88,7 +89,7 @@ async fn list_conversations(
 async fn get_conversation(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(customer_id): Path<String>,
+    Path(customer_id): Path<CustomerId>,
 ) -> ApiResult<Json<Conversation>> {
     Ok(Json(
         state.services.get_conversation(&auth.tenant_id, &customer_id).await?,
@@ -104,7 +105,7 @@ async fn get_conversation(
 async fn set_status(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(customer_id): Path<String>,
+    Path(customer_id): Path<CustomerId>,
     ApiJson(input): ApiJson<StatusIn>,
 ) -> ApiResult<Json<Conversation>> {
     Ok(Json(
@@ -128,7 +129,7 @@ async fn set_status(
 async fn start_call(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(customer_id): Path<String>,
+    Path(customer_id): Path<CustomerId>,
 ) -> ApiResult<(StatusCode, Json<StartedCall>)> {
     let call = state
         .services
@@ -149,7 +150,7 @@ async fn start_call(
 async fn typing(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(customer_id): Path<String>,
+    Path(customer_id): Path<CustomerId>,
     ApiJson(input): ApiJson<AgentTypingIn>,
 ) -> ApiResult<StatusCode> {
     state
@@ -171,7 +172,7 @@ async fn typing(
 async fn mark_read(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(customer_id): Path<String>,
+    Path(customer_id): Path<CustomerId>,
     ApiJson(input): ApiJson<ReadIn>,
 ) -> ApiResult<Json<ReadState>> {
     Ok(Json(
@@ -295,7 +296,7 @@ async fn receive_message(
 async fn list_messages(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(customer_id): Path<String>,
+    Path(customer_id): Path<CustomerId>,
     ApiQuery(page): ApiQuery<PageRequest>,
 ) -> ApiResult<Json<Page<Message>>> {
     Ok(Json(

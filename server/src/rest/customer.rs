@@ -11,6 +11,7 @@ use axum::{
     http::StatusCode,
     Json,
 };
+use rapport_core::ids::CustomerId;
 use rapport_core::{
     customers::{Assignment, Customer, CustomerFilter, CustomerIn},
     model::{Page, PageRequest},
@@ -120,7 +121,7 @@ async fn create_customer(
 async fn get_customer(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<CustomerId>,
 ) -> ApiResult<Json<Customer>> {
     Ok(Json(state.services.get_customer(&auth.tenant_id, &id).await?))
 }
@@ -134,7 +135,7 @@ async fn get_customer(
 async fn update_customer(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<CustomerId>,
     ApiJson(input): ApiJson<CustomerIn>,
 ) -> ApiResult<Json<Customer>> {
     Ok(Json(
@@ -158,7 +159,7 @@ async fn update_customer(
 async fn delete_customer(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<CustomerId>,
 ) -> ApiResult<StatusCode> {
     state.services.erase_customer(&auth.tenant_id, &id, &auth.actor).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -176,7 +177,7 @@ async fn delete_customer(
 async fn export_customer(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<CustomerId>,
 ) -> ApiResult<impl axum::response::IntoResponse> {
     let export = state
         .services
@@ -195,7 +196,7 @@ async fn export_customer(
 async fn assign_customer(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<CustomerId>,
     ApiJson(input): ApiJson<Assignment>,
 ) -> ApiResult<Json<Customer>> {
     Ok(Json(

@@ -34,7 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn list_notes(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<rapport_core::ids::CustomerId>,
     ApiQuery(page): ApiQuery<PageRequest>,
 ) -> ApiResult<Json<Page<Note>>> {
     Ok(Json(state.services.list_notes(&auth.tenant_id, &id, &page).await?))
@@ -51,7 +51,7 @@ async fn list_notes(
 async fn add_note(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<rapport_core::ids::CustomerId>,
     ApiJson(input): ApiJson<NoteIn>,
 ) -> ApiResult<(StatusCode, Json<Note>)> {
     let note = state

@@ -8,6 +8,7 @@ use axum::{
     extract::{Path, State},
     Json,
 };
+use rapport_core::ids::CustomerId;
 use rapport_core::{config::rules::RoutingRule, model::RoutingRecord, validate::Checks};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -118,7 +119,7 @@ async fn rule_matches(
 async fn conversation_routing(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(customer_id): Path<String>,
+    Path(customer_id): Path<CustomerId>,
     ApiQuery(query): ApiQuery<LogQuery>,
 ) -> ApiResult<Json<Vec<RoutingRecord>>> {
     let limit = query.limit()?;

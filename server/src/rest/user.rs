@@ -5,6 +5,7 @@ use axum::{
     http::StatusCode,
     Json,
 };
+use rapport_core::ids::UserId;
 use rapport_core::{
     model::{Page, PageRequest},
     users::{User, UserIn},
@@ -94,7 +95,7 @@ async fn create_user(
 #[utoipa::path(get, path = "/user/{id}", tag = "user", params(("id" = String, Path, description = "User id")),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 200, body = User), AuthErrors, NotFoundError))]
-async fn get_user(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<User>> {
+async fn get_user(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<UserId>) -> ApiResult<Json<User>> {
     Ok(Json(state.services.get_user(&auth.tenant_id, &id).await?))
 }
 
@@ -108,7 +109,7 @@ async fn get_user(auth: TenantAuth, State(state): State<AppState>, Path(id): Pat
 async fn update_user(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<UserId>,
     ApiJson(input): ApiJson<UserIn>,
 ) -> ApiResult<Json<User>> {
     Ok(Json(
@@ -126,7 +127,7 @@ async fn update_user(
 #[utoipa::path(delete, path = "/user/{id}", tag = "user", params(("id" = String, Path, description = "User id")),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 204, description = "Deleted"), AuthErrors, NotFoundError, ConflictError))]
-async fn delete_user(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
+async fn delete_user(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<UserId>) -> ApiResult<StatusCode> {
     state.services.delete_user(&auth.tenant_id, &id, &auth.actor).await?;
     Ok(StatusCode::NO_CONTENT)
 }

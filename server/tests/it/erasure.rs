@@ -193,7 +193,7 @@ async fn an_erased_customer_leaves_no_trace(db: TestDb) {
     // A co-browse of that session, by Sam.
     let sam = Actor {
         kind: ActorKind::User,
-        id: agent_id.clone(),
+        id: agent_id.to_string(),
         ip: None,
         request_id: None,
     };

@@ -63,7 +63,10 @@ async fn unseen_replies_go_by_mail_with_a_link_that_continues_the_chat(db: TestD
     assert_eq!(job_due().await, 1, "one job for the customer, moved by each reply");
 
     // The job falls due: one mail with both replies, and a continue link.
-    app.services.mail_unseen_replies(&tenant, &customer).await.unwrap();
+    app.services
+        .mail_unseen_replies(&tenant, &customer.as_str().into())
+        .await
+        .unwrap();
     let mails = outbox().await;
     assert_eq!(mails.len(), 1);
     let mail = &mails[0];
@@ -83,7 +86,10 @@ async fn unseen_replies_go_by_mail_with_a_link_that_continues_the_chat(db: TestD
         .expect("a continue link")
         .to_string();
     // Each reply goes once.
-    app.services.mail_unseen_replies(&tenant, &customer).await.unwrap();
+    app.services
+        .mail_unseen_replies(&tenant, &customer.as_str().into())
+        .await
+        .unwrap();
     assert_eq!(outbox().await.len(), 1);
 
     // A reply a page carried is not mailed.
@@ -95,7 +101,10 @@ async fn unseen_replies_go_by_mail_with_a_link_that_continues_the_chat(db: TestD
         StatusCode::OK,
     )
     .await;
-    app.services.mail_unseen_replies(&tenant, &customer).await.unwrap();
+    app.services
+        .mail_unseen_replies(&tenant, &customer.as_str().into())
+        .await
+        .unwrap();
     assert_eq!(outbox().await.len(), 1);
 
     // The link: a button first (a scanner's GET spends nothing), then the chat

@@ -120,7 +120,7 @@ async fn known_facts_give_known_numbers(db: TestDb) {
     let mut times = times.as_array().unwrap().clone();
     times.sort_by_key(|t| t["sumMinutes"].as_i64());
     assert_eq!(times.len(), 2);
-    assert_eq!(times[0]["userId"], ann);
+    assert_eq!(times[0]["userId"], ann.as_str());
     assert_eq!(times[0]["sumMinutes"], 10);
     assert_eq!(times[0]["timeRanges"][0]["start"], "2026-11-03T23:00:00Z");
     assert_eq!(times[1]["sumMinutes"], 30);

@@ -50,7 +50,12 @@ async fn tenant(services: &Services) -> TenantId {
         .id
 }
 
-async fn agent(services: &Services, tenant_id: &TenantId, email: &str, status: PresenceStatus) -> String {
+async fn agent(
+    services: &Services,
+    tenant_id: &TenantId,
+    email: &str,
+    status: PresenceStatus,
+) -> rapport_core::ids::UserId {
     let id = services
         .create_user(
             NewUser {

@@ -305,7 +305,7 @@ async fn public_requests_wait_for_their_workspaces_turn(db: TestDb) {
     drop(turn);
     let created = ok_json(waiting.await.unwrap(), StatusCode::CREATED).await;
     let customer = created["customerId"].as_str().unwrap();
-    let kept = app.services.get_customer(&tenant, customer).await.unwrap();
+    let kept = app.services.get_customer(&tenant, &customer.into()).await.unwrap();
     assert_eq!(kept.first_name.as_deref(), Some("Wanda"), "the body waited with it");
     // Requests without a widget key (agents, integrations) take no share.
     let (_, api) = app.tenant_with_key("Integrations").await;

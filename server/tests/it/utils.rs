@@ -1,7 +1,14 @@
 //! Test helpers: start the app on port 0, talk to it with reqwest.
 
 use rapport_core::{
-    audit::Actor, db::Db, ids::TenantId, model::Role, tenants::NewTenant, testing::TestDb, users::NewUser, Services,
+    audit::Actor,
+    db::Db,
+    ids::{TenantId, UserId},
+    model::Role,
+    tenants::NewTenant,
+    testing::TestDb,
+    users::NewUser,
+    Services,
 };
 use rapport_server::{config::ServeConfig, serve};
 use reqwest::{Method, Response, StatusCode};
@@ -164,13 +171,13 @@ impl TestApp {
     }
 
     /// A user in `tenant_id` with password `password-123`.
-    pub async fn user(&self, tenant_id: &TenantId, email: &str, role: Role, platform_admin: bool) -> String {
+    pub async fn user(&self, tenant_id: &TenantId, email: &str, role: Role, platform_admin: bool) -> UserId {
         self.create_user(tenant_id, email, role, platform_admin, None).await
     }
 
     /// An agent in `tenant_id` shown as `name` (visitors see display names),
     /// with password `password-123`.
-    pub async fn named_agent(&self, tenant_id: &TenantId, email: &str, name: &str) -> String {
+    pub async fn named_agent(&self, tenant_id: &TenantId, email: &str, name: &str) -> UserId {
         self.create_user(tenant_id, email, Role::Agent, false, Some(name.into()))
             .await
     }
@@ -182,7 +189,7 @@ impl TestApp {
         role: Role,
         platform_admin: bool,
         display_name: Option<String>,
-    ) -> String {
+    ) -> UserId {
         self.services
             .create_user(
                 NewUser {

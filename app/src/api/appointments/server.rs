@@ -190,7 +190,7 @@ pub(crate) async fn owners(services: &Services, user: &SessionUser) -> CoreResul
         let last = page.page.page_number + 1 >= page.page.total_pages;
         users.extend(page.results.into_iter().map(|u| {
             let name = u.display_name.filter(|n| !n.is_empty()).unwrap_or(u.email);
-            (u.id, name)
+            (u.id.into_string(), name)
         }));
         if last {
             break;
@@ -199,7 +199,7 @@ pub(crate) async fn owners(services: &Services, user: &SessionUser) -> CoreResul
     users.sort_by_key(|(_, name)| name.to_lowercase());
     Ok(OwnerChoices {
         users,
-        me: user.id.clone(),
+        me: user.id.to_string(),
         zone: tenant_zone(services, &user.tenant_id).await?.name().into(),
     })
 }
@@ -355,7 +355,7 @@ pub(crate) async fn save(
     let saved = match id {
         None => {
             if input.owner.is_none() {
-                input.owner = Some(user.id.clone());
+                input.owner = Some(user.id.to_string());
             }
             services.create_appointment(&user.tenant_id, input, &actor).await?
         }

@@ -1,7 +1,10 @@
 //! Reading messages back: one, a customer's history, and marking them delivered.
 
 use super::*;
-use crate::{db::keyed_page, ids::TenantId};
+use crate::{
+    db::keyed_page,
+    ids::{CustomerId, TenantId},
+};
 
 impl Services {
     /// One message of the tenant.
@@ -22,7 +25,7 @@ impl Services {
     pub async fn list_messages(
         &self,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         page: &PageRequest,
     ) -> CoreResult<Page<Message>> {
         let paging = Paging::from_request(page)?;
@@ -44,7 +47,7 @@ impl Services {
     }
 
     /// Marks outbound messages as received by the customer's widget.
-    pub async fn mark_delivered(&self, tenant_id: &TenantId, customer_id: &str, ids: &[&str]) -> CoreResult<()> {
+    pub async fn mark_delivered(&self, tenant_id: &TenantId, customer_id: &CustomerId, ids: &[&str]) -> CoreResult<()> {
         let sql = format!(
             "update messages set delivered_at = $3 where tenant_id = $1 and customer_id = $2 \
              and delivered_at is null and id in ({})",

@@ -16,6 +16,7 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
+    ids::CustomerId,
     model::{Page, PageRequest},
     reports::facts,
     time::{from_ms, now_ms},
@@ -124,7 +125,8 @@ pub struct Message {
     /// Unique id.
     pub id: String,
     /// The customer the conversation belongs to.
-    pub customer_id: String,
+    #[schema(value_type = String)]
+    pub customer_id: CustomerId,
     /// The customer's `externalId`, when it has one.
     pub external_id: Option<String>,
     /// `INBOUND` (from the customer) or `OUTBOUND`.
@@ -284,7 +286,7 @@ pub(crate) fn validate_content(
 #[derive(sqlx::FromRow)]
 struct MessageRow {
     id: String,
-    customer_id: String,
+    customer_id: CustomerId,
     external_id: Option<String>,
     direction: String,
     r#type: String,

@@ -3,7 +3,7 @@
 //! (`usecases::messages`).
 
 use super::*;
-use crate::ids::TenantId;
+use crate::ids::{CustomerId, TenantId};
 
 impl Services {
     /// Checks spec 2.3's message input, all fields at once: the customer it
@@ -12,7 +12,7 @@ impl Services {
         &self,
         tenant_id: &TenantId,
         input: &MessageIn,
-    ) -> CoreResult<(Option<String>, Content)> {
+    ) -> CoreResult<(Option<CustomerId>, Content)> {
         let mut checks = Checks::new();
         let customer = self.resolve_message_customer(tenant_id, input, &mut checks).await;
         let content = validate_content(
@@ -33,7 +33,7 @@ impl Services {
         tenant_id: &TenantId,
         input: &MessageIn,
         checks: &mut Checks,
-    ) -> Option<String> {
+    ) -> Option<CustomerId> {
         let id = checks.required_text("customerId", input.customer_id.as_deref(), 200);
         let Some(external) = input.is_external_id else {
             checks.push("isExternalId", "required", "isExternalId is required");
@@ -48,7 +48,7 @@ impl Services {
                 Err(_) => None,
             }
         } else {
-            Some(id)
+            Some(CustomerId::from(id))
         }
     }
 
@@ -67,7 +67,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         from: crate::conversations::ConversationStatus,
         content: Content,
         channel: Channel,
@@ -119,7 +119,7 @@ impl Services {
         &self,
         tx: &mut Tx,
         tenant_id: &TenantId,
-        customer_id: &str,
+        customer_id: &CustomerId,
         direction: Direction,
         content: Content,
         channel: Channel,

@@ -35,7 +35,7 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    ids::TenantId,
+    ids::{CustomerId, TenantId, UserId},
     jobs::{self, Job, JobKind},
     live::LiveEvent,
     mail::{self, NewMail},
@@ -206,7 +206,7 @@ impl Services {
                     about: Some(format!("alert:{}", alert.kind)),
                 }),
                 ReceiverType::User => {
-                    if notify_user(tx, tenant_id, &receiver.value, alert).await? {
+                    if notify_user(tx, tenant_id, &UserId::from(receiver.value.as_str()), alert).await? {
                         notified.users.push(receiver.value.clone());
                     }
                 }
@@ -265,15 +265,16 @@ impl Services {
             .users
             .iter()
             .map(|user_id| LiveEvent::Notification {
-                user_id: user_id.clone(),
+                user_id: UserId::from(user_id.as_str()),
             })
             .collect();
         for event in &events {
-            self.announce_live(&mut tx, tenant_id, "", event).await?;
+            self.announce_live(&mut tx, tenant_id, &CustomerId::default(), event)
+                .await?;
         }
         tx.commit().await?;
         for event in events {
-            self.after_commit(tenant_id, "", event);
+            self.after_commit(tenant_id, &CustomerId::default(), event);
         }
         if notified.webhooks {
             self.wake_outbox();
@@ -293,7 +294,12 @@ impl Services {
 
 /// Writes a notification for `user_id` unless no such user is left in the
 /// tenant. Returns whether it was written.
-pub(crate) async fn notify_user(tx: &mut Tx, tenant_id: &TenantId, user_id: &str, alert: &Alert) -> CoreResult<bool> {
+pub(crate) async fn notify_user(
+    tx: &mut Tx,
+    tenant_id: &TenantId,
+    user_id: &UserId,
+    alert: &Alert,
+) -> CoreResult<bool> {
     let written = with_tx!(tx, |conn| sqlx::query(
         "insert into notifications (id, tenant_id, user_id, kind, title, body, link, created_at) \
          select $1, $2, $3, $4, $5, $6, $7, $8 where exists (select 1 from users where tenant_id = $2 and id = $3)"

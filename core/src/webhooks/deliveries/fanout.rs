@@ -26,6 +26,7 @@
 
 use super::*;
 use crate::events::{insert_deliveries, takes, QueuedDelivery};
+use crate::ids::CustomerId;
 
 /// Events read for one fan-out transaction.
 pub const FANOUT_BATCH: i64 = 256;
@@ -96,7 +97,7 @@ pub(super) struct StreamEvent {
     pub(super) tenant_id: TenantId,
     #[sqlx(rename = "type")]
     pub(super) event_type: String,
-    pub(super) customer_id: Option<String>,
+    pub(super) customer_id: Option<CustomerId>,
     pub(super) created_at: i64,
 }
 

@@ -19,7 +19,7 @@ use rapport_core::{
     },
     customers::{IdentitySettings, IdentitySettingsIn},
     files::FileUpload,
-    ids::TenantId,
+    ids::{CustomerId, TenantId},
     model::{Page, PageRequest},
     reports::ingest::{TrackBatch, TrackResult},
     CoreError,
@@ -97,7 +97,7 @@ struct WidgetKey {
 /// A visitor: widget key plus visitor token.
 struct Visitor {
     tenant_id: TenantId,
-    customer_id: String,
+    customer_id: CustomerId,
     /// The visitor token (never logged): identify may move it to another customer.
     token: String,
     actor: Actor,
