@@ -136,7 +136,9 @@ pub enum LiveEvent {
 pub struct LiveUpdate {
     /// Tenant of the change.
     pub tenant_id: TenantId,
-    /// The customer (conversation) it concerns.
+    /// The customer (conversation) it concerns; empty (`CustomerId::default()`)
+    /// for a change that concerns no one customer (a notification, an
+    /// appointment, a recording) or all of them (`Resync`).
     pub customer_id: CustomerId,
     /// What changed.
     pub event: LiveEvent,
