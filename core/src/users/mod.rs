@@ -9,19 +9,27 @@
 //! conversations routing gives them at once (1–100); `null` means the tenant's
 //! default (`maxChats` of the workspace settings).
 
+mod agents;
+mod guards;
+mod validation;
+
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    audit::{self, Actor, ActorKind},
+    audit::{self, Actor},
     crypto::{generate_password, hash_password},
-    db::{unique_violation, Db, TenantTable, Tx},
+    db::{TenantTable, Tx},
     error::{CoreError, CoreResult},
     ids::{TenantId, UserId},
     model::{Page, PageRequest, Role},
     time::{from_ms, now_ms},
-    validate::{Checks, Paging, MAX_CHATS_RANGE, MAX_TAGS},
+    validate::{Checks, Paging},
     with_db, with_tx, Services,
 };
+
+pub(crate) use agents::{agent_rows, agents_now, emails_by_id};
+use guards::{ensure_another_admin, ensure_another_platform_admin, ensure_within_reach};
+use validation::{user_conflict, validate_user, ValidUser};
 
 /// A user as the API shows it (never the password).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -185,93 +193,6 @@ const USERS: TenantTable = TenantTable {
     what: "user",
     narrow: "",
 };
-
-/// A checked [`UserIn`].
-struct ValidUser {
-    email: String,
-    external_id: Option<String>,
-    display_name: Option<String>,
-    description: Option<String>,
-    role: Role,
-    password: Option<String>,
-    tags: Vec<String>,
-    mco_enabled: bool,
-    max_chats: Option<i64>,
-}
-
-fn validate_user(input: &UserIn) -> CoreResult<ValidUser> {
-    let mut checks = Checks::new();
-    let email = checks.email("email", input.email.as_deref());
-    let external_id = checks.optional_text("externalId", input.external_id.as_deref(), 200);
-    let display_name = checks.optional_text("displayName", input.display_name.as_deref(), 200);
-    let description = checks.optional_text("description", input.description.as_deref(), 2000);
-    let role = match (input.role_id.as_deref(), input.admin) {
-        (Some(r), admin) => match Role::parse(r) {
-            Some(role) => {
-                if admin.is_some_and(|a| a != (role == Role::Admin)) {
-                    checks.push(
-                        "admin",
-                        "conflicting_value",
-                        "admin must be true exactly when roleId is ADMIN",
-                    );
-                }
-                role
-            }
-            None => {
-                checks.push(
-                    "roleId",
-                    "invalid_enum",
-                    "roleId must be one of ADMIN, SUPERVISOR, AGENT",
-                );
-                Role::Agent
-            }
-        },
-        (None, Some(true)) => Role::Admin,
-        (None, _) => Role::Agent,
-    };
-    if let Some(p) = input.password.as_deref() {
-        checks.password("password", p);
-    }
-    let tags = input.tags.clone().unwrap_or_default();
-    checks.tags("tags", &tags, MAX_TAGS);
-    if let Some(n) = input.max_concurrent_chats {
-        checks.in_range("maxConcurrentChats", n, MAX_CHATS_RANGE);
-    }
-    checks.finish()?;
-    Ok(ValidUser {
-        email,
-        external_id,
-        display_name,
-        description,
-        role,
-        password: input.password.clone(),
-        tags,
-        mco_enabled: input.mco_enabled.unwrap_or(false),
-        max_chats: input.max_concurrent_chats,
-    })
-}
-
-fn user_conflict(err: sqlx::Error) -> CoreError {
-    if unique_violation(&err, "users_tenant_email_key", "users.tenant_id, users.email") {
-        CoreError::Conflict {
-            field: Some("email".into()),
-            code: "email_taken",
-            message: "a user with this e-mail already exists in the tenant".into(),
-        }
-    } else if unique_violation(
-        &err,
-        "users_tenant_external_id_key",
-        "users.tenant_id, users.external_id",
-    ) {
-        CoreError::Conflict {
-            field: Some("externalId".into()),
-            code: "external_id_taken",
-            message: "a user with this externalId already exists in the tenant".into(),
-        }
-    } else {
-        err.into()
-    }
-}
 
 impl Services {
     /// Creates a user from code (bootstrap, CLI, a new tenant's first admin).
@@ -499,66 +420,6 @@ impl Services {
     }
 }
 
-/// Refuses a change to user `id` of the tenant that `actor` may not make,
-/// before anything is validated or written; returns whether the user has
-/// platform rights. Every write to a user (its fields, password, role,
-/// deletion, and so its sessions) starts here.
-///
-/// A user with platform rights manages every tenant, so only a platform
-/// admin changes them: a platform key (valid only while its owner holds
-/// those rights), a signed-in platform admin (rights read again here, not
-/// taken from the request), or Rapport itself (the CLI, on the machine).
-/// Anyone else, a tenant's API key or admin included, gets 403
-/// `platform_admin_protected`. Not 404: the same caller reads the user with
-/// 200, so "not found" would be untrue, and would hide nothing.
-async fn ensure_within_reach(db: &Db, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<bool> {
-    let (platform_admin,): (bool,) = USERS.read(db, tenant_id, id, "platform_admin").await?;
-    if !platform_admin {
-        return Ok(false);
-    }
-    let allowed = match actor.kind {
-        ActorKind::System | ActorKind::Platformkey => true,
-        ActorKind::User => {
-            let actor_is_platform_admin: Option<bool> = with_db!(db, |pool| sqlx::query_scalar(
-                "select platform_admin from users where id = $1"
-            )
-            .bind(&actor.id)
-            .fetch_optional(pool)
-            .await)?;
-            actor_is_platform_admin == Some(true)
-        }
-        ActorKind::Apikey | ActorKind::Customer => false,
-    };
-    if !allowed {
-        return Err(CoreError::Denied {
-            code: "platform_admin_protected",
-            message: "this user has platform rights; only a platform admin can change them".into(),
-        });
-    }
-    Ok(true)
-}
-
-/// Refuses to remove the installation's last platform admin, who alone can
-/// manage tenants.
-async fn ensure_another_platform_admin(tx: &mut Tx, except: &str) -> CoreResult<()> {
-    let others: i64 = with_tx!(tx, |conn| sqlx::query_scalar(
-        "select count(*) from users where platform_admin = $1 and id <> $2"
-    )
-    .bind(true)
-    .bind(except)
-    .fetch_one(conn)
-    .await)?;
-    if others == 0 {
-        return Err(CoreError::Conflict {
-            field: None,
-            code: "last_platform_admin",
-            message: "the installation keeps at least one platform admin; make another user platform admin first"
-                .into(),
-        });
-    }
-    Ok(())
-}
-
 async fn insert_user(
     tx: &mut Tx,
     tenant_id: &TenantId,
@@ -594,79 +455,4 @@ async fn insert_user(
     .map(|r| r.rows_affected()))
     .map_err(user_conflict)?;
     Ok(())
-}
-
-async fn ensure_another_admin(tx: &mut Tx, tenant_id: &TenantId, except: &str) -> CoreResult<()> {
-    let others: i64 = with_tx!(tx, |conn| sqlx::query_scalar(
-        "select count(*) from users where tenant_id = $1 and role_id = 'ADMIN' and id <> $2"
-    )
-    .bind(tenant_id)
-    .bind(except)
-    .fetch_one(conn)
-    .await)?;
-    if others == 0 {
-        return Err(CoreError::Conflict {
-            field: Some("roleId".into()),
-            code: "last_admin",
-            message: "a tenant keeps at least one admin; make another user admin first".into(),
-        });
-    }
-    Ok(())
-}
-
-/// An agent as routing weighs them: id, capacity, last assignment, tags, open
-/// conversations and presence (2 online, 1 away, 0 offline).
-pub(crate) type AgentRow = (UserId, i64, Option<i64>, String, i64, i64);
-
-/// Each agent of the tenant that `filter` (SQL over `u`, with `$2` bound to
-/// `value` where it names `$2`) keeps: id, capacity, last assignment, tags, open conversations and
-/// presence (2 online, 1 away, 0 offline).
-pub(crate) async fn agent_rows(
-    tx: &mut crate::db::Tx,
-    tenant_id: &TenantId,
-    filter: &str,
-    value: &str,
-) -> CoreResult<Vec<AgentRow>> {
-    let sql = format!(
-        "select u.id, coalesce(u.max_chats, t.max_chats), u.last_assigned_at, u.tags, \
-           (select count(*) from customers c where c.tenant_id = u.tenant_id and c.assigned_user_id = u.id \
-              and c.status <> 'DONE'), \
-           (select cast(coalesce(max(case p.state when 'ONLINE' then 2 when 'AWAY' then 1 else 0 end), 0) as bigint) \
-              from presence_intervals p where p.tenant_id = u.tenant_id and p.user_id = u.id and p.ended_at is null) \
-         from users u join tenants t on t.id = u.tenant_id where u.tenant_id = $1 {filter}"
-    );
-    let names_value = filter.contains("$2");
-    Ok(with_tx!(tx, |conn| {
-        let query = sqlx::query_as(&sql).bind(tenant_id);
-        let query = if names_value { query.bind(value) } else { query };
-        query.fetch_all(conn).await
-    })?)
-}
-
-/// Every user's e-mail address by user id: reports keyed by agent e-mail.
-pub(crate) async fn emails_by_id(
-    db: &crate::db::Db,
-    tenant_id: &TenantId,
-) -> CoreResult<std::collections::HashMap<String, String>> {
-    let rows: Vec<(String, String)> = with_db!(db, |pool| {
-        sqlx::query_as("select id, email from users where tenant_id = $1")
-            .bind(tenant_id)
-            .fetch_all(pool)
-            .await
-    })?;
-    Ok(rows.into_iter().collect())
-}
-
-/// Whether any agent of the tenant is online, and whether any online agent has
-/// room for another conversation: the action rules' agent conditions.
-pub(crate) async fn agents_now(
-    tx: &mut crate::db::Tx,
-    tenant_id: &TenantId,
-) -> CoreResult<crate::config::rules::action::AgentsNow> {
-    let rows = agent_rows(tx, tenant_id, "", "").await?;
-    let online = || rows.iter().filter(|r| r.5 == 2);
-    Ok(crate::config::rules::action::AgentsNow {
-        online: online().next().is_some(),
-        available: online().any(|r| r.4 < r.1),
-    })
 }
