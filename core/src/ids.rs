@@ -128,7 +128,7 @@ id_type!(
 
 #[cfg(test)]
 mod tests {
-    use super::TenantId;
+    use super::{CustomerId, TenantId, UserId};
 
     #[test]
     fn an_id_is_its_text_on_the_wire() {
@@ -138,5 +138,17 @@ mod tests {
         assert_eq!(back, id);
         assert_eq!(id, "0190c3d2-8c1e");
         assert_eq!(id.to_string(), "0190c3d2-8c1e");
+    }
+
+    #[test]
+    fn an_id_compares_with_its_text_either_way_round() {
+        let id = CustomerId::new("c-1");
+        let (text, owned, other) = ("c-1", String::from("c-1"), "c-2");
+        assert_eq!(id, text);
+        assert_eq!(text, id);
+        assert_eq!(id, owned);
+        assert_eq!(owned, id);
+        assert_ne!(other, id);
+        assert_eq!(UserId::from("u-1").as_str(), "u-1");
     }
 }
