@@ -57,10 +57,6 @@ use axum::{http::StatusCode, routing::any, Router};
 use rapport_core::{audit::Actor, db::Db, tenants::NewTenant, with_db, Services};
 use sqlx::Connection;
 
-/// Rounds of figure 3, each a phase with 20 endpoints and one with 1, whose
-/// creates are pooled for the figure.
-const FANOUT_ROUNDS: usize = 5;
-
 /// How long each measured phase runs.
 fn phase_seconds() -> Duration {
     Duration::from_secs_f64(env_f64("BENCH_SECONDS", 10.0))
@@ -85,6 +81,9 @@ use load::*;
 #[path = "writes/endpoints.rs"]
 mod endpoints;
 use endpoints::*;
+#[path = "writes/fan_out.rs"]
+mod fan_out;
+use fan_out::FanOut;
 
 // ---------------------------------------------------------------------------
 // The baseline: the rows of one create, as one raw transaction
@@ -374,8 +373,8 @@ async fn run_backend(backend: Backend, rows: &mut Vec<Row>) -> Result<(), String
     });
     subscribe(&fan, &failing_urls(9, 10).await).await;
     // Its baseline: a second tenant with the one answering endpoint, measured
-    // in turn with the twenty, round after round, so that the machine's drift
-    // falls on both; all rounds pooled are the figure. Each phase starts once
+    // with the twenty in turn and then side by side (`fan_out`), round after
+    // round, so that the machine's drift falls on both. Each round starts once
     // the answering endpoints have sent everything, so neither inherits the
     // other's queue. The first round has the nineteen fresh, before any of
     // their attempts came back.
@@ -390,102 +389,37 @@ async fn run_backend(backend: Backend, rows: &mut Vec<Row>) -> Result<(), String
         "creates at {half:.0}/s on 4 connections before the 19 were added: p99 {:.2} ms with 1 endpoint",
         ms(percentile(&one.latencies, 99.0))
     );
-    let mut rounds = Vec::new();
-    let (mut twenties, mut alones) = (Vec::new(), Vec::new());
-    for round in 1..=FANOUT_ROUNDS {
-        // Which goes first alternates, so that neither always follows the
-        // other's background work.
-        let twenty_first = round % 2 == 1;
-        let (first, second) = if twenty_first { (&fan, &solo) } else { (&solo, &fan) };
-        settle(&observer, &answering).await;
-        let first = open_loop(first, half, 4, seconds).await;
-        settle(&observer, &answering).await;
-        let second = open_loop(second, half, 4, seconds).await;
-        let (twenty, alone) = if twenty_first { (first, second) } else { (second, first) };
-        let (p99_one, p99_twenty) = (percentile(&alone.latencies, 99.0), percentile(&twenty.latencies, 99.0));
-        let ratio = ms(p99_twenty) / ms(p99_one).max(1e-6);
-        println!(
-            "round {round}: creates at {half:.0}/s on 4 connections: p99 {:.2} ms with 20 endpoints, {:.2} ms with 1: {ratio:.2} (errors {})",
-            ms(p99_twenty),
-            ms(p99_one),
-            alone.errors + twenty.errors
-        );
-        rounds.push(ratio);
-        twenties.push(twenty);
-        alones.push(alone);
+    let fan_out = FanOut {
+        observer: &observer,
+        answering: &answering,
+        twenty: &fan,
+        one: &solo,
+        rate: half,
+        seconds,
+    };
+    // The target is the side-by-side figure's; in turn is for information.
+    for (pooled, figure, checked) in [
+        (
+            fan_out.in_turn().await,
+            "create p99, 20 endpoints, in turn (pooled)",
+            false,
+        ),
+        (
+            fan_out.side_by_side().await,
+            "create p99, 20 endpoints, side by side (pooled)",
+            true,
+        ),
+    ] {
+        let ((p99_twenty, p99_one), ratio) = (pooled.p99s(), pooled.ratio());
+        rows.push(Row {
+            backend,
+            figure,
+            value: format!("{:.2} ms", ms(p99_twenty)),
+            baseline: format!("{:.2} ms with 1", ms(p99_one)),
+            ratio: format!("{ratio:.2}"),
+            target: checked.then_some(("<= 1.2", ratio <= 1.2)),
+        });
     }
-    // The figure: the p99 of every create of the five phases with 20
-    // endpoints against that of the five with 1. One phase's p99 is its worst
-    // 1 %, which a single stall of the machine fills; pooled, that stall is a
-    // fifth of the worst 1 % at most, and the rounds' drift falls on both
-    // sides.
-    rounds.sort_by(f64::total_cmp);
-    let (all_twenty, all_one) = (
-        Load::merge(twenties, Duration::ZERO).latencies,
-        Load::merge(alones, Duration::ZERO).latencies,
-    );
-    let (p99_twenty, p99_one) = (percentile(&all_twenty, 99.0), percentile(&all_one, 99.0));
-    let ratio = ms(p99_twenty) / ms(p99_one).max(1e-6);
-    println!(
-        "all {FANOUT_ROUNDS} rounds: p99 {:.2} ms with 20 endpoints ({} creates), {:.2} ms with 1 ({}): {ratio:.2}; median round {:.2}",
-        ms(p99_twenty),
-        all_twenty.len(),
-        ms(p99_one),
-        all_one.len(),
-        rounds[rounds.len() / 2]
-    );
-    rows.push(Row {
-        backend,
-        figure: "create p99, 20 endpoints, in turn (pooled)",
-        value: format!("{:.2} ms", ms(p99_twenty)),
-        baseline: format!("{:.2} ms with 1", ms(p99_one)),
-        ratio: format!("{ratio:.2}"),
-        target: None,
-    });
-    // The same two tenants side by side: each round, both create at once, each
-    // at half the rate on 2 of the 4 connections, so that every stall of the
-    // machine and every piece of the worker's background work falls on both
-    // alike, and what differs is what a create costs its own tenant. Measured
-    // in turn, above, a phase with 20 endpoints also carries the work their
-    // failures cause the whole server; figure 4 holds that to its own target.
-    let (mut twenties, mut alones) = (Vec::new(), Vec::new());
-    for round in 1..=FANOUT_ROUNDS {
-        settle(&observer, &answering).await;
-        let (twenty, alone) = tokio::join!(
-            open_loop(&fan, half / 2.0, 2, seconds),
-            open_loop(&solo, half / 2.0, 2, seconds)
-        );
-        println!(
-            "side by side, round {round}: creates at {:.0}/s each on 2 connections each: p99 {:.2} ms with 20 endpoints, {:.2} ms with 1 (errors {})",
-            half / 2.0,
-            ms(percentile(&twenty.latencies, 99.0)),
-            ms(percentile(&alone.latencies, 99.0)),
-            alone.errors + twenty.errors
-        );
-        twenties.push(twenty);
-        alones.push(alone);
-    }
-    let (all_twenty, all_one) = (
-        Load::merge(twenties, Duration::ZERO).latencies,
-        Load::merge(alones, Duration::ZERO).latencies,
-    );
-    let (p99_twenty, p99_one) = (percentile(&all_twenty, 99.0), percentile(&all_one, 99.0));
-    let ratio = ms(p99_twenty) / ms(p99_one).max(1e-6);
-    println!(
-        "side by side, all {FANOUT_ROUNDS} rounds: p99 {:.2} ms with 20 endpoints ({} creates), {:.2} ms with 1 ({}): {ratio:.2}",
-        ms(p99_twenty),
-        all_twenty.len(),
-        ms(p99_one),
-        all_one.len(),
-    );
-    rows.push(Row {
-        backend,
-        figure: "create p99, 20 endpoints, side by side (pooled)",
-        value: format!("{:.2} ms", ms(p99_twenty)),
-        baseline: format!("{:.2} ms with 1", ms(p99_one)),
-        ratio: format!("{ratio:.2}"),
-        target: Some(("<= 1.2", ratio <= 1.2)),
-    });
 
     // 4. The same p99 while another tenant's 20 endpoints fail, 5,000 events behind
     // each (100,000 deliveries owed), against the p99 just measured, on the database
