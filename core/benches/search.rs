@@ -150,15 +150,15 @@ async fn load(services: &Services, name: &str, messages: u64, rng: &mut Rng, zip
 }
 
 async fn exec(tx: &mut rapport_core::db::Tx, sql: &str, args: &[String]) {
-    match tx {
-        rapport_core::db::Tx::Sqlite(t) => {
+    match tx.conn_mut() {
+        rapport_core::db::TxConn::Sqlite(t) => {
             let mut q = sqlx::query(sql);
             for a in args {
                 q = q.bind(a);
             }
             q.execute(&mut **t).await.unwrap();
         }
-        rapport_core::db::Tx::Postgres(t) => {
+        rapport_core::db::TxConn::Postgres(t) => {
             let mut q = sqlx::query(sql);
             for a in args {
                 q = q.bind(a);

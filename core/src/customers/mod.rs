@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    db::{unique_violation, TenantTable, Tx},
+    db::{unique_violation, SumTable, TenantTable, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
     ids::{CustomerId, TenantId, UserId},
@@ -453,7 +453,7 @@ impl Services {
         )
         .await?;
         crate::reports::facts::conversation_started(&mut tx, tenant_id, id, actor.user_id()).await?;
-        count_customers(&mut tx, tenant_id, 1).await?;
+        count_customers(&mut tx, tenant_id, 1);
         self.commit_live(tx, tenant_id, id, LiveEvent::Conversation).await?;
         Ok(customer)
     }
@@ -540,7 +540,7 @@ impl Services {
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
-        count_customers(&mut tx, tenant_id, -1).await?;
+        count_customers(&mut tx, tenant_id, -1);
         audit::record(&mut tx, Some(tenant_id), actor, "customer.delete", "customer", Some(id)).await?;
         let erased = CustomerErased {
             id: customer.id.to_string(),
@@ -615,19 +615,17 @@ pub(crate) async fn unassign_user_everywhere(tx: &mut Tx, tenant_id: &TenantId, 
     Ok(())
 }
 
+/// Each tenant's kept customer count.
+static CUSTOMER_COUNTS: SumTable = SumTable {
+    table: "customer_counts",
+    keys: &["tenant_id"],
+    values: &["customers"],
+};
+
 /// Adds `delta` to the tenant's kept customer count, in the transaction of the
-/// create or delete. Called last before the commit, so that on PostgreSQL the
-/// count's row lock, which orders concurrent creates of one tenant, is held only
-/// for the commit itself.
-pub(crate) async fn count_customers(tx: &mut Tx, tenant_id: &TenantId, delta: i64) -> CoreResult<()> {
-    with_tx!(tx, |conn| sqlx::query(
-        "insert into customer_counts (tenant_id, customers) values ($1, $2) \
-         on conflict (tenant_id) do update set customers = customer_counts.customers + $2"
-    )
-    .bind(tenant_id)
-    .bind(delta)
-    .execute(conn)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(())
+/// create or delete. The row is added to as the transaction commits
+/// ([`Tx::add`]): on PostgreSQL its lock orders every create of the tenant, and
+/// is then held for the commit alone.
+pub(crate) fn count_customers(tx: &mut Tx, tenant_id: &TenantId, delta: i64) {
+    tx.add(&CUSTOMER_COUNTS, vec![tenant_id.as_str().into()], &[delta]);
 }

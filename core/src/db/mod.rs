@@ -34,7 +34,9 @@ use sqlx::{
 use crate::error::{CoreError, CoreResult};
 
 mod scoped;
+mod sums;
 pub use scoped::{keyed_page, page, AnyRow, Arg, TenantTable};
+pub use sums::{KeyPart, SumTable};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -67,8 +69,16 @@ pub enum Backend {
     Postgres,
 }
 
-/// An open transaction on either backend. Dropping it without [`Tx::commit`] rolls back.
-pub enum Tx {
+/// An open transaction on either backend, with the additions to shared rows it
+/// holds back to its commit ([`sums`]). Dropping it without [`Tx::commit`] rolls
+/// back, additions included.
+pub struct Tx {
+    conn: TxConn,
+    sums: sums::Sums,
+}
+
+/// The connection of an open [`Tx`], on its backend.
+pub enum TxConn {
     /// A SQLite transaction.
     Sqlite(Transaction<'static, Sqlite>),
     /// A PostgreSQL transaction.
@@ -94,12 +104,12 @@ macro_rules! with_db {
 #[macro_export]
 macro_rules! with_tx {
     ($tx:expr, |$conn:ident| $body:expr) => {
-        match $tx {
-            $crate::db::Tx::Sqlite(t) => {
+        match ($tx).conn_mut() {
+            $crate::db::TxConn::Sqlite(t) => {
                 let $conn = &mut **t;
                 $body
             }
-            $crate::db::Tx::Postgres(t) => {
+            $crate::db::TxConn::Postgres(t) => {
                 let $conn = &mut **t;
                 $body
             }
@@ -199,9 +209,13 @@ impl Db {
     /// then writes can never fail on a lock upgrade (another process, the CLI, may
     /// still hold it; then it waits up to the busy timeout).
     pub async fn begin(&self) -> CoreResult<Tx> {
-        Ok(match self {
-            Db::Sqlite(pools) => Tx::Sqlite(pools.writes.begin_with("BEGIN IMMEDIATE").await?),
-            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        let conn = match self {
+            Db::Sqlite(pools) => TxConn::Sqlite(pools.writes.begin_with("BEGIN IMMEDIATE").await?),
+            Db::Postgres(pool) => TxConn::Postgres(pool.begin().await?),
+        };
+        Ok(Tx {
+            conn,
+            sums: sums::Sums::default(),
         })
     }
 
@@ -224,11 +238,46 @@ impl Db {
 }
 
 impl Tx {
-    /// Commits the transaction.
-    pub async fn commit(self) -> CoreResult<()> {
-        match self {
-            Tx::Sqlite(t) => t.commit().await?,
-            Tx::Postgres(t) => t.commit().await?,
+    /// The connection, for [`with_tx!`](crate::with_tx).
+    pub fn conn_mut(&mut self) -> &mut TxConn {
+        &mut self.conn
+    }
+
+    /// Notes `deltas` (one per value column of `table`) for its row `key`, to be
+    /// added just before the commit ([`sums`]).
+    pub fn add(&mut self, table: &'static SumTable, key: Vec<KeyPart>, deltas: &[i64]) {
+        self.sums.add(table, key, deltas);
+    }
+
+    /// Adds what [`Tx::add`] noted so far, now. [`Tx::commit`] does it anyway;
+    /// call this only to read such a row back inside the transaction.
+    pub async fn apply_sums(&mut self) -> CoreResult<()> {
+        for (sql, rows) in self.sums.take() {
+            with_tx!(&mut *self, |conn| {
+                let mut q = sqlx::query(&sql);
+                for (key, sums) in &rows {
+                    for part in key {
+                        q = match part {
+                            KeyPart::Text(text) => q.bind(text),
+                            KeyPart::Int(n) => q.bind(n),
+                        };
+                    }
+                    for sum in sums {
+                        q = q.bind(sum);
+                    }
+                }
+                q.execute(conn).await.map(|r| r.rows_affected())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Adds what [`Tx::add`] noted, then commits the transaction.
+    pub async fn commit(mut self) -> CoreResult<()> {
+        self.apply_sums().await?;
+        match self.conn {
+            TxConn::Sqlite(t) => t.commit().await?,
+            TxConn::Postgres(t) => t.commit().await?,
         }
         Ok(())
     }

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use rooms::{Room, Subscription};
 
 use crate::{
-    db::{Db, Tx},
+    db::{Db, Tx, TxConn},
     error::CoreResult,
     ids::{CustomerId, TenantId, UserId},
     Services,
@@ -308,7 +308,7 @@ impl Services {
             }),
             LiveEvent::Resync => None,
         };
-        if let (Tx::Postgres(t), Some(changed)) = (tx, changed) {
+        if let (TxConn::Postgres(t), Some(changed)) = (tx.conn_mut(), changed) {
             let announcement = Announcement {
                 origin: self.live().origin.to_string(),
                 tenant: tenant_id.clone(),

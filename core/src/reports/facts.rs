@@ -1,10 +1,12 @@
 //! Recording facts, and keeping the hourly and daily rollups in step.
 //!
 //! Every fact is written in the transaction of what it records, together with its
-//! rollup rows (hourly, and daily in the tenant's zone): one for the total, one for its agent, one for its second dimension
-//! (and, for visits, one for its visitor). A fact is never changed afterwards, so
-//! rollups only ever grow by the values of new facts, and recomputing a report from
-//! the raw facts gives the same numbers (the property tests check exactly that).
+//! rollup rows (hourly, and daily in the tenant's zone): one for the total, one for
+//! its agent, one for its second dimension (and, for visits, one for its visitor).
+//! The rollup rows are added to as the transaction commits ([`add_rollup`]). A
+//! fact is never changed afterwards, so rollups only ever grow by the values of new
+//! facts, and recomputing a report from the raw facts gives the same numbers (the
+//! property tests check exactly that).
 
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +19,7 @@ use super::{
     window::HOUR,
 };
 use crate::{
-    db::{TenantTable, Tx},
+    db::{SumTable, TenantTable, Tx},
     error::CoreResult,
     ids::{CustomerId, TenantId},
     time::now_ms,
@@ -88,7 +90,7 @@ pub(crate) async fn record(tx: &mut Tx, tenant_id: &TenantId, fact: &Fact<'_>) -
         groups.push(("DIM", dim));
     }
     let zone = rollup_zone(tx, tenant_id).await?;
-    add_rollup(tx, tenant_id, zone, fact.kind, fact.at, fact.value, 1, &groups).await?;
+    add_rollup(tx, tenant_id, zone, fact.kind, fact.at, fact.value, 1, &groups);
     Ok(true)
 }
 
@@ -110,12 +112,30 @@ pub(crate) fn rollup_pieces(zone: Tz, start: i64, end: i64) -> Vec<(i64, i64)> {
     out
 }
 
+/// The hourly rollups: one row per kind, group and UTC hour.
+static HOURLY: SumTable = SumTable {
+    table: "report_rollups",
+    keys: &["tenant_id", "kind", "group_kind", "hour", "group_key"],
+    values: &["total", "samples"],
+};
+
+/// The daily rollups: one row per kind, group and local day in a zone.
+static DAILY: SumTable = SumTable {
+    table: "report_day_rollups",
+    keys: &["tenant_id", "zone", "kind", "group_kind", "day", "group_key"],
+    values: &["total", "samples"],
+};
+
 /// Adds `total`/`samples`, for something at instant `at`, to the rollup rows of
 /// `kind`: the total row and one row per `(group_kind, key)`, both in the UTC
 /// hour of `at` and in its local day in `zone` (the tenant's day-rollup zone).
 /// Visitors are not kept per day: [`super::visitors`] counts them.
+///
+/// The rows are added to when the transaction commits ([`crate::db::Tx::add`]):
+/// every write of a tenant adds to the same few rows, and on PostgreSQL the
+/// first addition would otherwise lock them for the rest of the transaction.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn add_rollup(
+pub(crate) fn add_rollup(
     tx: &mut Tx,
     tenant_id: &TenantId,
     zone: Tz,
@@ -124,56 +144,24 @@ pub(crate) async fn add_rollup(
     total: i64,
     samples: i64,
     groups: &[(&str, &str)],
-) -> CoreResult<()> {
-    let rows: Vec<(&str, &str)> = std::iter::once(("", "")).chain(groups.iter().copied()).collect();
-    let day_rows: Vec<(&str, &str)> = rows.iter().copied().filter(|(g, _)| *g != "VISITOR").collect();
-    let values = |n: usize, first: usize, zone: bool| {
-        (0..n)
-            .map(|i| {
-                let p = first + i * 2;
-                let zone = if zone { "$6, " } else { "" };
-                format!("($1, {zone}$2, ${p}, $3, ${}, $4, $5)", p + 1)
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let hourly = format!(
-        "insert into report_rollups (tenant_id, kind, group_kind, hour, group_key, total, samples) values {} \
-         on conflict (tenant_id, kind, group_kind, hour, group_key) do update \
-         set total = report_rollups.total + excluded.total, samples = report_rollups.samples + excluded.samples",
-        values(rows.len(), 6, false)
-    );
-    let daily = format!(
-        "insert into report_day_rollups (tenant_id, zone, kind, group_kind, day, group_key, total, samples) \
-         values {} on conflict (tenant_id, zone, kind, group_kind, day, group_key) do update \
-         set total = report_day_rollups.total + excluded.total, \
-         samples = report_day_rollups.samples + excluded.samples",
-        values(day_rows.len(), 7, true)
-    );
-    with_tx!(tx, |conn| {
-        let mut q = sqlx::query(&hourly)
-            .bind(tenant_id)
-            .bind(kind)
-            .bind(hour_of(at))
-            .bind(total)
-            .bind(samples);
-        for (group_kind, key) in &rows {
-            q = q.bind(*group_kind).bind(*key);
+) {
+    let tenant = tenant_id.as_str();
+    let (hour, day) = (hour_of(at), day_start(zone, at));
+    for (group_kind, key) in std::iter::once(("", "")).chain(groups.iter().copied()) {
+        let hourly = vec![tenant.into(), kind.into(), group_kind.into(), hour.into(), key.into()];
+        tx.add(&HOURLY, hourly, &[total, samples]);
+        if group_kind != "VISITOR" {
+            let daily = vec![
+                tenant.into(),
+                zone.name().into(),
+                kind.into(),
+                group_kind.into(),
+                day.into(),
+                key.into(),
+            ];
+            tx.add(&DAILY, daily, &[total, samples]);
         }
-        q.execute(&mut *conn).await?;
-        let mut q = sqlx::query(&daily)
-            .bind(tenant_id)
-            .bind(kind)
-            .bind(day_start(zone, at))
-            .bind(total)
-            .bind(samples)
-            .bind(zone.name());
-        for (group_kind, key) in &day_rows {
-            q = q.bind(*group_kind).bind(*key);
-        }
-        q.execute(&mut *conn).await.map(|r| r.rows_affected())
-    })?;
-    Ok(())
+    }
 }
 
 /// Which rule engine matched.

@@ -487,9 +487,8 @@ pub(crate) async fn store_visit(
         v.duration_ms,
         1,
         &[("DIM", &path), ("VISITOR", &v.visitor_id)],
-    )
-    .await?;
-    add_rollup(tx, tenant_id, zone, "PAGE_VIEW", at, v.page_views, 1, &[("DIM", &path)]).await?;
+    );
+    add_rollup(tx, tenant_id, zone, "PAGE_VIEW", at, v.page_views, 1, &[("DIM", &path)]);
     mark_visitor_day(tx, tenant_id, zone, &v.visitor_id, v.started_at).await?;
     Ok(true)
 }

@@ -120,7 +120,7 @@ async fn roll_up(
     let kind = format!("PRESENCE_{state}");
     let zone = rollup_zone(tx, tenant_id).await?;
     for (at, ms) in rollup_pieces(zone, start, end) {
-        add_rollup(tx, tenant_id, zone, &kind, at, ms, 1, &[("AGENT", user_id)]).await?;
+        add_rollup(tx, tenant_id, zone, &kind, at, ms, 1, &[("AGENT", user_id)]);
     }
     Ok(())
 }

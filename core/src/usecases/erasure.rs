@@ -301,7 +301,7 @@ impl Services {
             &[t, c],
         )
         .await?;
-        count_customers(&mut tx, tenant_id, -1).await?;
+        count_customers(&mut tx, tenant_id, -1);
 
         // 5. The record of it, without the data.
         audit::record(&mut tx, Some(tenant_id), actor, "customer.erase", "customer", Some(c)).await?;
