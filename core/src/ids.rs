@@ -126,6 +126,11 @@ id_type!(
     UserId
 );
 
+id_type!(
+    /// A team of users, a target of routing and assignment.
+    TeamId
+);
+
 #[cfg(test)]
 mod tests {
     use super::{CustomerId, TenantId, UserId};

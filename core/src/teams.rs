@@ -7,7 +7,7 @@ use crate::{
     audit::{self, Actor},
     db::{placeholders, TenantTable, Tx},
     error::CoreResult,
-    ids::{TenantId, UserId},
+    ids::{TeamId, TenantId, UserId},
     model::{Page, PageRequest},
     time::{from_ms, now_ms},
     validate::{Checks, Paging, MAX_TAGS},
@@ -22,7 +22,8 @@ pub const MAX_MEMBERS: usize = 500;
 #[serde(rename_all = "camelCase")]
 pub struct Team {
     /// Unique id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: TeamId,
     /// Name.
     pub name: String,
     /// Ids of the member users, in the order given.
@@ -63,7 +64,7 @@ const TEAMS: TenantTable = TenantTable {
 
 #[derive(sqlx::FromRow)]
 struct TeamRow {
-    id: String,
+    id: TeamId,
     name: String,
     tags: String,
     created_at: i64,
@@ -74,16 +75,22 @@ impl Services {
     /// Creates a team, or, when `id` is given, overrides that team (404 if unknown).
     pub async fn save_team(&self, tenant_id: &TenantId, input: TeamIn, actor: &Actor) -> CoreResult<Team> {
         match input.id.clone() {
-            Some(id) => self.update_team(tenant_id, &id, input, actor).await,
+            Some(id) => self.update_team(tenant_id, &TeamId::from(id), input, actor).await,
             None => {
-                self.write_team(tenant_id, &uuid::Uuid::now_v7().to_string(), input, false, actor)
-                    .await
+                let id = TeamId::new(uuid::Uuid::now_v7().to_string());
+                self.write_team(tenant_id, &id, input, false, actor).await
             }
         }
     }
 
     /// Replaces a team's fields.
-    pub async fn update_team(&self, tenant_id: &TenantId, id: &str, input: TeamIn, actor: &Actor) -> CoreResult<Team> {
+    pub async fn update_team(
+        &self,
+        tenant_id: &TenantId,
+        id: &TeamId,
+        input: TeamIn,
+        actor: &Actor,
+    ) -> CoreResult<Team> {
         self.get_team(tenant_id, id).await?;
         self.write_team(tenant_id, id, input, true, actor).await
     }
@@ -91,7 +98,7 @@ impl Services {
     async fn write_team(
         &self,
         tenant_id: &TenantId,
-        id: &str,
+        id: &TeamId,
         input: TeamIn,
         existing: bool,
         actor: &Actor,
@@ -161,13 +168,13 @@ impl Services {
             .map(|r| r.rows_affected()))?;
         }
         let action = if existing { "team.update" } else { "team.create" };
-        audit::record(&mut tx, Some(tenant_id), actor, action, "team", Some(id)).await?;
+        audit::record(&mut tx, Some(tenant_id), actor, action, "team", Some(id.as_str())).await?;
         tx.commit().await?;
         self.get_team(tenant_id, id).await
     }
 
     /// One team of the tenant.
-    pub async fn get_team(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Team> {
+    pub async fn get_team(&self, tenant_id: &TenantId, id: &TeamId) -> CoreResult<Team> {
         let row: TeamRow = TEAMS.get(self.db(), tenant_id, id).await?;
         let members = self.team_members(std::slice::from_ref(&row.id)).await?;
         Ok(team_from(row, &members))
@@ -177,13 +184,13 @@ impl Services {
     pub async fn list_teams(&self, tenant_id: &TenantId, page: &PageRequest) -> CoreResult<Page<Team>> {
         let paging = Paging::from_request(page)?;
         let (total, rows): (i64, Vec<TeamRow>) = TEAMS.page(self.db(), tenant_id, "name, id", &paging).await?;
-        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let ids: Vec<TeamId> = rows.iter().map(|r| r.id.clone()).collect();
         let members = self.team_members(&ids).await?;
         Ok(paging.page(total, rows.into_iter().map(|r| team_from(r, &members)).collect()))
     }
 
     /// Deletes a team; customers assigned to it become unassigned.
-    pub async fn delete_team(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_team(&self, tenant_id: &TenantId, id: &TeamId, actor: &Actor) -> CoreResult<()> {
         self.get_team(tenant_id, id).await?;
         let mut tx = self.db().begin().await?;
         with_tx!(&mut tx, |conn| sqlx::query(
@@ -202,12 +209,20 @@ impl Services {
         .execute(conn)
         .await
         .map(|r| r.rows_affected()))?;
-        audit::record(&mut tx, Some(tenant_id), actor, "team.delete", "team", Some(id)).await?;
+        audit::record(
+            &mut tx,
+            Some(tenant_id),
+            actor,
+            "team.delete",
+            "team",
+            Some(id.as_str()),
+        )
+        .await?;
         tx.commit().await
     }
 
     /// `(team id, user id)` of the members of these teams, in member order; one query.
-    async fn team_members(&self, team_ids: &[String]) -> CoreResult<Vec<(String, String)>> {
+    async fn team_members(&self, team_ids: &[TeamId]) -> CoreResult<Vec<(TeamId, String)>> {
         if team_ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -215,7 +230,7 @@ impl Services {
             "select team_id, user_id from team_members where team_id in ({}) order by team_id, position",
             placeholders(1, team_ids.len())
         );
-        let rows: Vec<(String, String)> = with_db!(self.db(), |pool| {
+        let rows: Vec<(TeamId, String)> = with_db!(self.db(), |pool| {
             let mut query = sqlx::query_as(&sql);
             for id in team_ids {
                 query = query.bind(id);
@@ -245,7 +260,7 @@ impl Services {
     }
 }
 
-fn team_from(row: TeamRow, members: &[(String, String)]) -> Team {
+fn team_from(row: TeamRow, members: &[(TeamId, String)]) -> Team {
     Team {
         members: members
             .iter()

@@ -96,6 +96,7 @@ impl Fixture {
             .await
             .unwrap()
             .id
+            .into_string()
     }
 
     async fn rule(&self, rule: RoutingRule) -> String {

@@ -205,7 +205,7 @@ async fn agents(s: &Services, tenant_id: &TenantId) -> (String, String) {
     .await
     .map(|r| r.rows_affected()))
     .unwrap();
-    (team, ids[0].to_string())
+    (team.into_string(), ids[0].to_string())
 }
 
 /// Prints p50 and p99 of `samples`; returns them in milliseconds.

@@ -202,7 +202,11 @@ mod server {
             number += 1;
         }
         let teams = services.list_teams(tenant_id, &all).await?;
-        let teams = teams.results.into_iter().map(|t| (t.id, t.name)).collect();
+        let teams = teams
+            .results
+            .into_iter()
+            .map(|t| (t.id.into_string(), t.name))
+            .collect();
         Ok((users, teams))
     }
 

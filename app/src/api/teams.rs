@@ -44,7 +44,7 @@ mod server {
 
     pub(super) fn view(t: Team) -> TeamView {
         TeamView {
-            id: t.id,
+            id: t.id.into_string(),
             name: t.name,
             members: t.members,
             tags: t.tags,
@@ -87,7 +87,7 @@ pub(crate) async fn all_team_names(
     Ok(server::all_teams(services, tenant_id)
         .await?
         .into_iter()
-        .map(|t| (t.id, t.name))
+        .map(|t| (t.id.into_string(), t.name))
         .collect())
 }
 
@@ -165,7 +165,7 @@ pub async fn team_candidates() -> Result<Vec<Member>, ServerFnError> {
 pub async fn get_team(id: String) -> Result<TeamView, ServerFnError> {
     let (ctx, user) = admin().await?;
     ctx.services
-        .get_team(&user.tenant_id, &id)
+        .get_team(&user.tenant_id, &rapport_core::ids::TeamId::from(id))
         .await
         .map(server::view)
         .map_err(crate::ssr::to_server_error)
@@ -204,7 +204,7 @@ pub async fn edit_team(
     ctx.services
         .update_team(
             &user.tenant_id,
-            &id,
+            &rapport_core::ids::TeamId::from(id),
             team_in(name, tags, members),
             &crate::ssr::actor(&user),
         )
@@ -218,7 +218,11 @@ pub async fn edit_team(
 pub async fn remove_team(id: String) -> Result<(), ServerFnError> {
     let (ctx, user) = admin().await?;
     ctx.services
-        .delete_team(&user.tenant_id, &id, &crate::ssr::actor(&user))
+        .delete_team(
+            &user.tenant_id,
+            &rapport_core::ids::TeamId::from(id),
+            &crate::ssr::actor(&user),
+        )
         .await
         .map_err(crate::ssr::to_server_error)?;
     leptos_axum::redirect(TEAMS_PATH);

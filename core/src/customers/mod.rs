@@ -25,7 +25,7 @@ use crate::{
     db::{unique_violation, SumTable, TenantTable, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    ids::{CustomerId, TenantId, UserId},
+    ids::{CustomerId, TeamId, TenantId, UserId},
     live::LiveEvent,
     time::{from_ms, now_ms},
     validate::{is_email, Checks},
@@ -362,8 +362,8 @@ impl Services {
             None => None,
         };
         let team = match team {
-            Some(t) => match self.get_team(tenant_id, t).await {
-                Ok(found) => Some(found.id),
+            Some(t) => match self.get_team(tenant_id, &TeamId::from(t)).await {
+                Ok(found) => Some(found.id.into_string()),
                 Err(CoreError::NotFound(_)) => {
                     checks.push(team_field, "unknown_reference", format!("no team {t} in this tenant"));
                     None

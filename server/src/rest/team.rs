@@ -6,6 +6,7 @@ use axum::{
     Json,
 };
 use rapport_core::{
+    ids::TeamId,
     model::{Page, PageRequest},
     teams::{Team, TeamIn},
 };
@@ -62,7 +63,7 @@ async fn create_team(
 #[utoipa::path(get, path = "/team/{id}", tag = "team", params(("id" = String, Path, description = "Team id")),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 200, body = Team), AuthErrors, NotFoundError))]
-async fn get_team(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Team>> {
+async fn get_team(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<TeamId>) -> ApiResult<Json<Team>> {
     Ok(Json(state.services.get_team(&auth.tenant_id, &id).await?))
 }
 
@@ -74,7 +75,7 @@ async fn get_team(auth: TenantAuth, State(state): State<AppState>, Path(id): Pat
 async fn update_team(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<TeamId>,
     ApiJson(input): ApiJson<TeamIn>,
 ) -> ApiResult<Json<Team>> {
     Ok(Json(
@@ -89,7 +90,7 @@ async fn update_team(
 #[utoipa::path(delete, path = "/team/{id}", tag = "team", params(("id" = String, Path, description = "Team id")),
     security(("tenantKey" = []), ("tenantKeyQuery" = [])),
     responses((status = 204, description = "Deleted"), AuthErrors, NotFoundError))]
-async fn delete_team(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
+async fn delete_team(auth: TenantAuth, State(state): State<AppState>, Path(id): Path<TeamId>) -> ApiResult<StatusCode> {
     state.services.delete_team(&auth.tenant_id, &id, &auth.actor).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -183,7 +183,11 @@ impl Services {
             }
         }
         for (at, id) in refs.teams {
-            if self.get_team(tenant_id, &id).await.is_err() {
+            if self
+                .get_team(tenant_id, &crate::ids::TeamId::from(id.as_str()))
+                .await
+                .is_err()
+            {
                 checks.push(&at, "unknown_reference", format!("no team {id} in this tenant"));
             }
         }
