@@ -75,6 +75,8 @@ pub enum Backend {
 pub struct Tx {
     conn: TxConn,
     sums: sums::Sums,
+    /// On PostgreSQL, the pool and the notifications to send once committed.
+    notices: Option<(PgPool, Vec<(&'static str, String)>)>,
 }
 
 /// The connection of an open [`Tx`], on its backend.
@@ -209,13 +211,14 @@ impl Db {
     /// then writes can never fail on a lock upgrade (another process, the CLI, may
     /// still hold it; then it waits up to the busy timeout).
     pub async fn begin(&self) -> CoreResult<Tx> {
-        let conn = match self {
-            Db::Sqlite(pools) => TxConn::Sqlite(pools.writes.begin_with("BEGIN IMMEDIATE").await?),
-            Db::Postgres(pool) => TxConn::Postgres(pool.begin().await?),
+        let (conn, notices) = match self {
+            Db::Sqlite(pools) => (TxConn::Sqlite(pools.writes.begin_with("BEGIN IMMEDIATE").await?), None),
+            Db::Postgres(pool) => (TxConn::Postgres(pool.begin().await?), Some((pool.clone(), Vec::new()))),
         };
         Ok(Tx {
             conn,
             sums: sums::Sums::default(),
+            notices,
         })
     }
 
@@ -272,15 +275,61 @@ impl Tx {
         Ok(())
     }
 
-    /// Adds what [`Tx::add`] noted, then commits the transaction.
+    /// Whether [`Tx::notify_after_commit`] sends anything: on PostgreSQL.
+    pub fn notifies(&self) -> bool {
+        self.notices.is_some()
+    }
+
+    /// On PostgreSQL, sends `NOTIFY channel, payload` once this transaction has
+    /// committed, in a transaction of its own; on SQLite (one instance, nobody
+    /// else to tell) nothing.
+    ///
+    /// Not in this transaction, because PostgreSQL serialises the commits of
+    /// every transaction that notifies, in the whole database, for the length of
+    /// each one's flush to disk: with the notification inside it, every write of
+    /// every tenant waited for the flushes of all the others in turn. The
+    /// notification's own transaction waits for no flush
+    /// (`synchronous_commit` off: it stores nothing). What this costs: an
+    /// instance that dies between the two commits announces nothing of that
+    /// write, and the other instances' screens show it when they next read it.
+    pub fn notify_after_commit(&mut self, channel: &'static str, payload: String) {
+        if let Some((_, notices)) = &mut self.notices {
+            notices.push((channel, payload));
+        }
+    }
+
+    /// Adds what [`Tx::add`] noted, commits the transaction, then sends what
+    /// [`Tx::notify_after_commit`] noted.
     pub async fn commit(mut self) -> CoreResult<()> {
         self.apply_sums().await?;
         match self.conn {
             TxConn::Sqlite(t) => t.commit().await?,
             TxConn::Postgres(t) => t.commit().await?,
         }
+        if let Some((pool, notices)) = self.notices.filter(|(_, notices)| !notices.is_empty()) {
+            // The write has committed: a notification that fails is logged, not
+            // returned, so that the caller does not take the write for failed.
+            if let Err(e) = notify(&pool, &notices).await {
+                tracing::warn!(error = %e, "could not announce a committed change to the other instances");
+            }
+        }
         Ok(())
     }
+}
+
+/// Sends `notices` in one statement, in a transaction that does not wait for
+/// its commit to reach the disk (see [`Tx::notify_after_commit`]).
+async fn notify(pool: &PgPool, notices: &[(&'static str, String)]) -> Result<(), sqlx::Error> {
+    let (channels, payloads): (Vec<&str>, Vec<&str>) = notices.iter().map(|(c, p)| (*c, p.as_str())).unzip();
+    sqlx::query(
+        "select set_config('synchronous_commit', 'off', true), pg_notify(n.channel, n.payload) \
+         from unnest($1::text[], $2::text[]) with ordinality as n(channel, payload, i) order by n.i",
+    )
+    .bind(channels)
+    .bind(payloads)
+    .execute(pool)
+    .await
+    .map(|_| ())
 }
 
 /// If `err` is a violation of the unique constraint `constraint`, returns true.

@@ -9,8 +9,9 @@
 //! resync and catches up from storage, which stays the source of truth.
 //!
 //! Several instances share one PostgreSQL database. Each change is then also
-//! announced with `NOTIFY` in the transaction that makes it, so it goes out on
-//! commit and in commit order; every instance listens ([`Services::relay_live_changes`])
+//! announced with `NOTIFY` as the transaction that makes it commits
+//! ([`Tx::notify_after_commit`]: just after, never for a write that did not
+//! commit); every instance listens ([`Services::relay_live_changes`])
 //! and publishes what the others announced to its own subscribers. An
 //! announcement names the change, as a [`LiveEvent`] does (a payload is
 //! limited to 8,000 bytes, a message is not). SQLite
@@ -25,7 +26,7 @@ use serde::{Deserialize, Serialize};
 pub use rooms::{Room, Subscription};
 
 use crate::{
-    db::{Db, Tx, TxConn},
+    db::{Db, Tx},
     error::CoreResult,
     ids::{CustomerId, TenantId, UserId},
     Services,
@@ -233,8 +234,8 @@ impl LiveHub {
 
 impl Services {
     /// Commits a change and tells the live screens: this instance's at once,
-    /// and on PostgreSQL every other instance's, through a `NOTIFY` sent in the
-    /// transaction (see the module doc).
+    /// and on PostgreSQL every other instance's, through a `NOTIFY` sent as the
+    /// transaction commits (see the module doc).
     pub(crate) async fn commit_live(
         &self,
         mut tx: Tx,
@@ -249,7 +250,7 @@ impl Services {
     }
 
     /// On PostgreSQL, announces a change to the other instances with a `NOTIFY`
-    /// in `tx`, heard only if `tx` commits. The caller publishes it to this
+    /// sent once `tx` commits, so heard only if it does. The caller publishes it to this
     /// instance after the commit (`after_commit`). For a transaction that changes
     /// more than one thing screens show (a message that also gets the
     /// conversation assigned); [`Services::commit_live`] covers the usual one.
@@ -308,7 +309,7 @@ impl Services {
             }),
             LiveEvent::Resync => None,
         };
-        if let (TxConn::Postgres(t), Some(changed)) = (tx.conn_mut(), changed) {
+        if let (true, Some(changed)) = (tx.notifies(), changed) {
             let announcement = Announcement {
                 origin: self.live().origin.to_string(),
                 tenant: tenant_id.clone(),
@@ -317,11 +318,7 @@ impl Services {
             };
             let payload =
                 serde_json::to_string(&announcement).map_err(|e| crate::CoreError::Internal(e.to_string()))?;
-            sqlx::query("select pg_notify($1, $2)")
-                .bind(CHANNEL)
-                .bind(payload)
-                .execute(&mut **t)
-                .await?;
+            tx.notify_after_commit(CHANNEL, payload);
         }
         Ok(())
     }
