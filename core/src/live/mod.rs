@@ -250,9 +250,9 @@ impl Services {
     }
 
     /// On PostgreSQL, announces a change to the other instances with a `NOTIFY`
-    /// sent once `tx` commits, so heard only if it does. The caller publishes it to this
-    /// instance after the commit (`after_commit`). For a transaction that changes
-    /// more than one thing screens show (a message that also gets the
+    /// sent once `tx` commits, so heard only if it does. The caller publishes it
+    /// to this instance after the commit (`after_commit`). For a transaction that
+    /// changes more than one thing screens show (a message that also gets the
     /// conversation assigned); [`Services::commit_live`] covers the usual one.
     pub(crate) async fn announce_live(
         &self,
