@@ -131,6 +131,17 @@ id_type!(
     TeamId
 );
 
+id_type!(
+    /// A video-conference appointment, and so its conference room and the
+    /// recordings made in it.
+    AppointmentId
+);
+
+id_type!(
+    /// A webhook endpoint (a subscription), and so its deliveries.
+    WebhookId
+);
+
 #[cfg(test)]
 mod tests {
     use super::{CustomerId, TenantId, UserId};

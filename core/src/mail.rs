@@ -25,7 +25,7 @@ use crate::{
     backoff::Backoff,
     db::{TenantTable, Tx},
     error::CoreResult,
-    ids::{TenantId, UserId},
+    ids::{AppointmentId, TenantId, UserId},
     jobs::{self, JobKind},
     model::{Page, PageRequest},
     sealing::{Purpose, Sealer},
@@ -237,7 +237,7 @@ impl Services {
     pub async fn invite_attendees(
         &self,
         tenant_id: &TenantId,
-        appointment_id: &str,
+        appointment_id: &AppointmentId,
         updated: bool,
         actor: &Actor,
     ) -> CoreResult<usize> {

@@ -7,7 +7,13 @@
 //! `rapport_t_<unix seconds>_<random>` created from the admin URL. Databases left by
 //! earlier runs are dropped once they are an hour old.
 
-use crate::{db::Db, error::CoreResult, ids::TenantId, media_store::MediaStore, Services};
+use crate::{
+    db::Db,
+    error::CoreResult,
+    ids::{TenantId, WebhookId},
+    media_store::MediaStore,
+    Services,
+};
 
 /// The environment variable naming the PostgreSQL server for tests, e.g.
 /// `postgres://postgres@127.0.0.1:5432/test`.
@@ -94,7 +100,7 @@ impl TestDb {
 pub async fn queue_backlog(
     services: &Services,
     tenant_id: &TenantId,
-    endpoint_ids: &[String],
+    endpoint_ids: &[WebhookId],
     per_endpoint: usize,
 ) -> CoreResult<usize> {
     // Events per statement: 7 parameters each, and a delivery row per endpoint.

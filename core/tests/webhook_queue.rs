@@ -12,7 +12,7 @@ use rapport_core::{
     backend_tests,
     backoff::Backoff,
     db::Backend,
-    ids::TenantId,
+    ids::{TenantId, WebhookId},
     tenants::NewTenant,
     testing::{queue_backlog, TestDb},
     time::now_ms,
@@ -32,7 +32,7 @@ fn actor() -> Actor {
 }
 
 /// A webhook endpoint at `url`, of a new tenant `name`.
-async fn endpoint(s: &Services, name: &str, url: &str) -> (TenantId, String) {
+async fn endpoint(s: &Services, name: &str, url: &str) -> (TenantId, WebhookId) {
     let tenant = s
         .create_tenant(
             NewTenant {
@@ -117,7 +117,7 @@ async fn a_failing_endpoint_is_held_whole_and_others_are_served(db: TestDb) {
     assert!(first.iter().all(|d| d.endpoint_id == dead && d.attempt == 1));
     // With its share in flight it gets nothing more.
     let in_flight = Busy {
-        endpoints: HashMap::from([(dead.clone(), 16)]),
+        endpoints: HashMap::from([(dead.to_string(), 16)]),
         ..Default::default()
     };
     assert!(s.claim_deliveries(&limits(), &in_flight).await.unwrap().is_empty());

@@ -11,8 +11,10 @@
 //! (`wasm-bindgen-cli-support`, pinned in the workspace to the exact `wasm-bindgen`
 //! version, so the JS glue always matches), then binaryen's `wasm-opt` from npm.
 
+mod bench;
 mod s3;
 mod site;
+mod tally;
 mod tasks;
 mod tools;
 mod visitor;
@@ -25,8 +27,8 @@ fn main() -> ExitCode {
         Some("run") => tasks::run(&args[1..]),
         Some("test") => tasks::test(&args[1..]),
         Some("build") => tasks::build(&args[1..]),
-        Some("bench") => tasks::bench(&args[1..]),
-        Some("budget") => tasks::budget(&args[1..]),
+        Some("bench") => bench::bench(&args[1..]),
+        Some("budget") => bench::budget(&args[1..]),
         Some("site") => {
             let profile = if args.iter().any(|a| a == "--release") {
                 site::SiteProfile::Release

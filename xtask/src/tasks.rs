@@ -1,7 +1,6 @@
 //! The `run`, `build` and `test` commands.
 
 use std::{
-    io::{BufRead, BufReader},
     net::TcpListener,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
@@ -12,6 +11,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::{
     site::{build_site, SiteProfile},
+    tally::{parse_cargo_line, parse_nextest_line, parse_playwright_line, run_counting, Output, Tally},
     tools::{cargo, ensure_npm_packages, has_program, root, run as run_cmd, site_dir, target_dir},
 };
 
@@ -30,126 +30,6 @@ pub fn build(args: &[String]) -> Result<()> {
         cmd.arg("--release");
     }
     run_cmd(&mut cmd)
-}
-
-/// `cargo xtask bench [webhooks|writes|routing|recording|timers|reports|search|conference|cobrowse|abuse|soak]`:
-/// the benchmarks, in release mode, each with ratios to a baseline measured in
-/// the same run: webhook delivery throughput and latency, the write path of the
-/// `rapport` process over HTTP (creates, their latency, reads beside them, memory
-/// in a soak), routing decisions and message-to-assignment latency, recording
-/// ingest against direct writes, the job runner's timer lateness behind 100,000
-/// pending timers, report latency over 10 million facts, video calls (join
-/// to first frame, SFU CPU per forwarded stream, most participants flowing), and
-/// universal co-browsing (input to frame, frames per participant, CPU and memory
-/// per session, sessions held at 10 fps), and one tenant's public endpoints
-/// abused (idle streams, a flood) against a neighbour's creates and chat, and
-/// a soak of two instances on one PostgreSQL under a mixed load (p99 per
-/// operation, errors, each instance's memory over time).
-pub fn bench(args: &[String]) -> Result<()> {
-    // The package of each one's `cargo bench`; `conference` has only its
-    // browser part.
-    let all = [
-        (Some("rapport-server"), "webhooks"),
-        (Some("rapport-server"), "writes"),
-        (Some("rapport-server"), "routing"),
-        (Some("rapport-server"), "recording"),
-        (Some("rapport-server"), "timers"),
-        (Some("rapport-core"), "reports"),
-        (Some("rapport-core"), "search"),
-        (None, "conference"),
-        (None, "cobrowse"),
-        (Some("rapport-server"), "abuse"),
-        (Some("rapport-server"), "soak"),
-    ];
-    let chosen: Vec<_> = all
-        .iter()
-        .filter(|(_, name)| args.is_empty() || args.iter().any(|a| a == name))
-        .collect();
-    if chosen.is_empty() {
-        bail!("unknown benchmark; choose from webhooks, writes, routing, recording, timers, reports, search, conference, cobrowse, abuse, soak");
-    }
-    for (package, name) in chosen {
-        if let Some(package) = package {
-            run_cmd(cargo().args(["bench", "--package", package, "--bench", name]))?;
-        }
-        match *name {
-            // Storage per minute on the demo shop, live-view lag.
-            "recording" => browser_bench("recording", "recording-bench.mjs")?,
-            // Join to first frame, SFU CPU per stream, most participants.
-            "conference" => browser_bench("conference", "conference-bench.mjs")?,
-            // Input to frame, frames and bytes per participant, CPU and memory
-            // per session, sessions held at 10 fps.
-            "cobrowse" => browser_bench("cobrowse", "cobrowse-bench.mjs")?,
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// A benchmark's figures that need a browser: `end2end/<script>` run by node
-/// against a release server with its demo shop on a fresh database. Sets
-/// BASE_URL, DEMO_URL, ADMIN_EMAIL, ADMIN_PASSWORD, API_TOKEN_FILE (a tenant
-/// API key, in a file), CHROMIUM_PATH and RAPPORT_PID (the server's process
-/// id, for its CPU time); the server logs to `target/bench-<name>-server.log`.
-fn browser_bench(name: &str, script: &str) -> Result<()> {
-    build(&["--release".to_string()])?;
-    ensure_chromium()?;
-    let e2e = root().join("end2end");
-    ensure_npm_packages(&e2e)?;
-    let data = tempdir()?;
-    let log_path = target_dir().join(format!("bench-{name}-server.log"));
-    let (server, base_url, demo_url) = start_server("release", &data, &log_path)?;
-    let key_name = format!("{name} bench");
-    let key = Command::new(target_dir().join("release").join("rapport"))
-        .args([
-            "admin",
-            "create-api-key",
-            "--tenant",
-            "default",
-            "--name",
-            key_name.as_str(),
-        ])
-        .env("RAPPORT_DATA_DIR", &data)
-        .env_remove("DATABASE_URL")
-        .output()
-        .context("cannot create an API key for the bench")?;
-    if !key.status.success() {
-        bail!("creating an API key failed: {}", String::from_utf8_lossy(&key.stderr));
-    }
-    // The key goes through a file: the command line is echoed, and tokens are
-    // never printed.
-    let token_file = data.join("api-token");
-    std::fs::write(&token_file, String::from_utf8_lossy(&key.stdout).trim())?;
-    // The benchmarks run many co-browsing sessions, and many people in a call
-    // or session, in one workspace: more than a tenant's defaults allow.
-    run_cmd(
-        Command::new(target_dir().join("release").join("rapport"))
-            .args([
-                "admin",
-                "set-limits",
-                "--tenant",
-                "default",
-                "--limits",
-                r#"{"cobrowseSessions": 64, "cobrowseParticipants": 100}"#,
-            ])
-            .env("RAPPORT_DATA_DIR", &data)
-            .env_remove("DATABASE_URL"),
-    )?;
-    let measured = run_cmd(
-        Command::new("node")
-            .arg(script)
-            .current_dir(&e2e)
-            .env("BASE_URL", &base_url)
-            .env("DEMO_URL", &demo_url)
-            .env("ADMIN_EMAIL", E2E_ADMIN_EMAIL)
-            .env("ADMIN_PASSWORD", E2E_ADMIN_PASSWORD)
-            .env("API_TOKEN_FILE", &token_file)
-            .env("CHROMIUM_PATH", CHROMIUM)
-            .env("RAPPORT_PID", server.0.id().to_string()),
-    );
-    drop(server);
-    let _ = std::fs::remove_dir_all(&data);
-    measured
 }
 
 /// `cargo xtask run [-- <rapport serve flags>]`: builds what a first start
@@ -203,15 +83,6 @@ pub fn run(args: &[String]) -> Result<()> {
         bail!("rapport exited with {status}");
     }
     Ok(())
-}
-
-/// Totals over every runner, and the names of the tests that failed: CI shows
-/// only the end of a run's output, so the end must say what broke.
-#[derive(Default)]
-struct Tally {
-    passed: u64,
-    failed: u64,
-    failures: Vec<String>,
 }
 
 /// The host crates every test command builds, with one feature selection, so
@@ -342,109 +213,9 @@ impl Steps {
     }
 }
 
-/// Which of a test runner's streams carries its results.
-#[derive(Clone, Copy)]
-enum Output {
-    Stdout,
-    Stderr,
-}
-
-/// Runs a command, echoing its output and counting results with `parse` from the
-/// stream `results`.
-fn run_counting(cmd: &mut Command, results: Output, tally: &mut Tally, parse: fn(&str, &mut Tally)) -> Result<bool> {
-    eprintln!("xtask: {}", crate::tools::shown(cmd));
-    cmd.current_dir(cmd.get_current_dir().map(Path::to_path_buf).unwrap_or_else(root));
-    match results {
-        Output::Stdout => cmd.stdout(Stdio::piped()),
-        Output::Stderr => cmd.stderr(Stdio::piped()),
-    };
-    let mut child = cmd.spawn().context("cannot start test runner")?;
-    let stream: Box<dyn std::io::Read> = match results {
-        Output::Stdout => Box::new(child.stdout.take().expect("piped stdout")),
-        Output::Stderr => Box::new(child.stderr.take().expect("piped stderr")),
-    };
-    for line in BufReader::new(stream).lines() {
-        let line = line?;
-        match results {
-            Output::Stdout => println!("{line}"),
-            Output::Stderr => eprintln!("{line}"),
-        }
-        parse(&line, tally);
-    }
-    Ok(child.wait()?.success())
-}
-
-/// `test result: ok. 12 passed; 0 failed; ...`, and `test name ... FAILED`.
-fn parse_cargo_line(line: &str, tally: &mut Tally) {
-    if let Some(name) = line.strip_prefix("test ").and_then(|l| l.strip_suffix(" ... FAILED")) {
-        tally.failures.push(name.to_string());
-        return;
-    }
-    let Some(rest) = line.strip_prefix("test result: ") else {
-        return;
-    };
-    for part in rest.split(';') {
-        let words: Vec<&str> = part.split_whitespace().collect();
-        if let Some(pos) = words.iter().position(|w| *w == "passed") {
-            tally.passed += words.get(pos.wrapping_sub(1)).and_then(|n| n.parse().ok()).unwrap_or(0);
-        }
-        if let Some(pos) = words.iter().position(|w| *w == "failed") {
-            tally.failed += words.get(pos.wrapping_sub(1)).and_then(|n| n.parse().ok()).unwrap_or(0);
-        }
-    }
-}
-
-/// nextest's summary, `Summary [ 368.1s] 500 tests run: 498 passed (3 slow), 2
-/// failed, 4 skipped`, and a failed test's line, `FAIL [ 1.2s] rapport-server::it
-/// cobrowsing::idle` (each attempt's, and again in the final list).
-fn parse_nextest_line(line: &str, tally: &mut Tally) {
-    let line = line.trim_start();
-    if let Some(rest) = line.strip_prefix("FAIL [") {
-        if let Some((_, name)) = rest.split_once(']') {
-            let name = name.trim().to_string();
-            if !tally.failures.contains(&name) {
-                tally.failures.push(name);
-            }
-        }
-        return;
-    }
-    let Some(rest) = line.strip_prefix("Summary [") else {
-        return;
-    };
-    let Some((_, counts)) = rest.split_once(" run: ") else {
-        return;
-    };
-    for part in counts.split(',') {
-        let words: Vec<&str> = part.split_whitespace().collect();
-        match (words.first().and_then(|n| n.parse::<u64>().ok()), words.get(1)) {
-            (Some(n), Some(&"passed")) => tally.passed += n,
-            (Some(n), Some(&"failed")) | (Some(n), Some(&"timed")) => tally.failed += n,
-            _ => {}
-        }
-    }
-}
-
-/// Playwright's list reporter ends with `  12 passed (30.1s)` and `  1 failed`;
-/// a failed test's own line starts with `✘`.
-fn parse_playwright_line(line: &str, tally: &mut Tally) {
-    if let Some(rest) = line.trim_start().strip_prefix('✘') {
-        tally.failures.push(rest.trim().to_string());
-        return;
-    }
-    let words: Vec<&str> = line.split_whitespace().collect();
-    if words.len() >= 2 {
-        let n: Option<u64> = words[0].parse().ok();
-        match (n, words[1]) {
-            (Some(n), "passed") => tally.passed += n,
-            (Some(n), "failed") | (Some(n), "flaky") => tally.failed += n,
-            _ => {}
-        }
-    }
-}
-
-const CHROMIUM: &str = "/usr/bin/chromium";
-const E2E_ADMIN_EMAIL: &str = "admin@rapport.test";
-const E2E_ADMIN_PASSWORD: &str = "e2e-admin-password";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const E2E_ADMIN_EMAIL: &str = "admin@rapport.test";
+pub(crate) const E2E_ADMIN_PASSWORD: &str = "e2e-admin-password";
 
 /// Starts a real server on a fresh SQLite database and runs Playwright against it.
 fn end_to_end(tally: &mut Tally) -> Result<bool> {
@@ -484,34 +255,10 @@ fn end_to_end(tally: &mut Tally) -> Result<bool> {
     Ok(ok)
 }
 
-/// `cargo xtask budget`: the dashboard's performance budget (first-load bytes
-/// and time to first byte), measured by `end2end/budget.mjs` against a release
-/// build serving a month of demo data.
-pub fn budget(_args: &[String]) -> Result<()> {
-    build(&["--release".to_string()])?;
-    let e2e = root().join("end2end");
-    ensure_npm_packages(&e2e)?;
-    let data = tempdir()?;
-    let log_path = target_dir().join("budget-server.log");
-    let (server, base_url, _) = start_server("release", &data, &log_path)?;
-    demo_data("release", &data, &["--days", "30", "--agents", "10"])?;
-    let measured = run_cmd(
-        Command::new("node")
-            .arg("budget.mjs")
-            .current_dir(&e2e)
-            .env("BASE_URL", &base_url)
-            .env("ADMIN_EMAIL", E2E_ADMIN_EMAIL)
-            .env("ADMIN_PASSWORD", E2E_ADMIN_PASSWORD),
-    );
-    drop(server);
-    let _ = std::fs::remove_dir_all(&data);
-    measured
-}
-
 /// Starts `target/<profile>/rapport serve` on a fresh SQLite database in `data`,
 /// with the test admin, logging to `log_path`, on a fresh port with the demo
 /// shop on another: returns the server and both base URLs.
-fn start_server(profile: &str, data: &Path, log_path: &Path) -> Result<(Server, String, String)> {
+pub(crate) fn start_server(profile: &str, data: &Path, log_path: &Path) -> Result<(Server, String, String)> {
     let port = free_port()?;
     let demo_port = free_port()?;
     let log = std::fs::File::create(log_path)?;
@@ -546,7 +293,7 @@ fn start_server(profile: &str, data: &Path, log_path: &Path) -> Result<(Server, 
 }
 
 /// Fills the default tenant of the database in `data` with demo history.
-fn demo_data(profile: &str, data: &Path, sizes: &[&str]) -> Result<()> {
+pub(crate) fn demo_data(profile: &str, data: &Path, sizes: &[&str]) -> Result<()> {
     run_cmd(
         Command::new(target_dir().join(profile).join("rapport"))
             .args(["admin", "demo-data", "--tenant", "default"])
@@ -558,7 +305,7 @@ fn demo_data(profile: &str, data: &Path, sizes: &[&str]) -> Result<()> {
 }
 
 /// Kills the server when the tests are done, even on error.
-struct Server(Child);
+pub(crate) struct Server(pub(crate) Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -598,7 +345,7 @@ fn wait_ready(base_url: &str, child: &mut Child) -> Result<()> {
     bail!("rapport did not become ready within 60 s")
 }
 
-fn ensure_chromium() -> Result<()> {
+pub(crate) fn ensure_chromium() -> Result<()> {
     if Path::new(CHROMIUM).exists() {
         return Ok(());
     }
@@ -613,44 +360,9 @@ fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-fn tempdir() -> Result<PathBuf> {
+pub(crate) fn tempdir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("rapport-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_cargo_and_playwright_results() {
-        let mut t = Tally::default();
-        parse_cargo_line(
-            "test result: ok. 12 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out",
-            &mut t,
-        );
-        parse_playwright_line("  4 passed (12.3s)", &mut t);
-        parse_playwright_line("  2 failed", &mut t);
-        parse_playwright_line("  ✓  1 [chromium] › login.spec.ts:3:1 › signs in (2.1s)", &mut t);
-        parse_playwright_line("  ✘  2 [chromium] › calls.spec.ts:9:1 › rings (30.0s)", &mut t);
-        parse_cargo_line("test it::cobrowsing::idle ... FAILED", &mut t);
-        parse_cargo_line("test it::cobrowsing::ends ... ok", &mut t);
-        parse_nextest_line("        FAIL [   1.204s] rapport-server::it cobrowsing::ends", &mut t);
-        parse_nextest_line("        FAIL [   1.204s] rapport-server::it cobrowsing::ends", &mut t);
-        parse_nextest_line(
-            "     Summary [ 368.100s] 503 tests run: 500 passed (3 slow), 2 failed, 1 timed out, 4 skipped",
-            &mut t,
-        );
-        assert_eq!((t.passed, t.failed), (516, 6));
-        assert_eq!(
-            t.failures,
-            [
-                "2 [chromium] › calls.spec.ts:9:1 › rings (30.0s)",
-                "it::cobrowsing::idle",
-                "rapport-server::it cobrowsing::ends"
-            ]
-        );
-    }
 }

@@ -60,7 +60,7 @@ pub struct AttemptView {
 #[cfg(feature = "ssr")]
 fn view(w: rapport_core::webhooks::WebhookEndpoint) -> WebhookView {
     WebhookView {
-        id: w.id,
+        id: w.id.into_string(),
         url: w.url,
         description: w.description,
         event_types: w.event_types.iter().map(|t| t.as_str().to_string()).collect(),
@@ -155,6 +155,7 @@ pub async fn take_webhook_secret(id: Option<String>) -> Result<Option<WebhookSec
 /// One subscription.
 #[server(endpoint = "get_webhook")]
 pub async fn get_webhook(id: String) -> Result<WebhookView, ServerFnError> {
+    let id = rapport_core::ids::WebhookId::from(id);
     let (ctx, user) = admin().await?;
     ctx.services
         .get_webhook(&user.tenant_id, &id)
@@ -172,6 +173,7 @@ pub async fn update_webhook(
     event_types: Option<Vec<String>>,
     enabled: Option<String>,
 ) -> Result<WebhookView, ServerFnError> {
+    let id = rapport_core::ids::WebhookId::from(id);
     let (ctx, user) = admin().await?;
     let input = rapport_core::webhooks::WebhookIn {
         url: Some(url.trim().to_string()),
@@ -190,6 +192,7 @@ pub async fn update_webhook(
 /// Deletes a subscription, then shows the list.
 #[server(endpoint = "delete_webhook")]
 pub async fn delete_webhook(id: String) -> Result<(), ServerFnError> {
+    let id = rapport_core::ids::WebhookId::from(id);
     let (ctx, user) = admin().await?;
     ctx.services
         .delete_webhook(&user.tenant_id, &id, &crate::ssr::actor(&user))
@@ -205,6 +208,7 @@ pub async fn rotate_webhook_secret(
     id: String,
     overlap_seconds: Option<i64>,
 ) -> Result<WebhookSecretView, ServerFnError> {
+    let id = rapport_core::ids::WebhookId::from(id);
     let (ctx, user) = admin().await?;
     let rotated = ctx
         .services
@@ -227,6 +231,7 @@ pub async fn rotate_webhook_secret(
 /// Sends a `webhook.test` event to the endpoint; returns its event id.
 #[server(endpoint = "send_test_webhook")]
 pub async fn send_test_webhook(id: String) -> Result<String, ServerFnError> {
+    let id = rapport_core::ids::WebhookId::from(id);
     let (ctx, user) = admin().await?;
     ctx.services
         .send_test_event(&user.tenant_id, &id, &crate::ssr::actor(&user))
@@ -237,6 +242,7 @@ pub async fn send_test_webhook(id: String) -> Result<String, ServerFnError> {
 /// The latest attempts of a subscription, newest first.
 #[server(endpoint = "webhook_attempts")]
 pub async fn webhook_attempts(id: String) -> Result<Vec<AttemptView>, ServerFnError> {
+    let id = rapport_core::ids::WebhookId::from(id);
     let (ctx, user) = admin().await?;
     let page = rapport_core::model::PageRequest {
         page_size: Some(100),
@@ -266,6 +272,7 @@ pub async fn webhook_attempts(id: String) -> Result<Vec<AttemptView>, ServerFnEr
 /// Sends a delivery again with its original `webhook-id`.
 #[server(endpoint = "replay_webhook_delivery")]
 pub async fn replay_webhook_delivery(id: String, delivery_id: String) -> Result<(), ServerFnError> {
+    let id = rapport_core::ids::WebhookId::from(id);
     let (ctx, user) = admin().await?;
     ctx.services
         .replay_delivery(&user.tenant_id, &id, &delivery_id, &crate::ssr::actor(&user))

@@ -21,7 +21,7 @@ use crate::erase::EraseView;
 use crate::{
     api::inbox::{
         inbox_assignees, inbox_list, inbox_thread, Assignees, InboxAssign, InboxCall, InboxNote, InboxReply, InboxRow,
-        InboxStatus, InboxTags, MessageView, ThreadView, INBOX_LIMIT, INBOX_MOST_SHOWN, INBOX_PATH,
+        InboxStatus, InboxTags, ThreadView, INBOX_LIMIT, INBOX_MOST_SHOWN, INBOX_PATH,
     },
     components::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
@@ -29,6 +29,7 @@ use crate::{
     },
     pages::inbox_blocks::{BlockPicker, Draft},
     pages::inbox_customer::CustomerFacts,
+    pages::inbox_message::{AttachForm, MessageItem},
     pages::inbox_notes::{NoteForm, NoteItem},
     pages::inbox_presence::{typing_signal, LiveMarks, SeenMark, TypingNotes},
     pages::inbox_routing::{ticking_clock, RoutingWhy, SlaCountdown},
@@ -39,16 +40,16 @@ const TABS: [(&str, &str); 3] = [("UNREAD", "Unread"), ("UNRESOLVED", "Unresolve
 
 /// The inbox's view: tab, "only mine", how many conversations, open conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct InboxState {
-    status: String,
-    mine: bool,
-    shown: i64,
-    open: Option<String>,
+pub(crate) struct InboxState {
+    pub(crate) status: String,
+    pub(crate) mine: bool,
+    pub(crate) shown: i64,
+    pub(crate) open: Option<String>,
 }
 
 impl InboxState {
     /// The URL of this view.
-    fn href(&self) -> String {
+    pub(crate) fn href(&self) -> String {
         let mut href = format!("{INBOX_PATH}?status={}", self.status);
         if self.mine {
             href.push_str("&mine=1");
@@ -124,7 +125,7 @@ pub fn InboxPage() -> impl IntoView {
     );
     let assignees = Resource::new(|| (), |_| inbox_assignees());
     #[cfg(feature = "hydrate")]
-    live::follow(state, list_tick, thread_tick, connected, marks);
+    crate::pages::inbox_live::follow(state, list_tick, thread_tick, connected, marks);
     #[cfg(not(feature = "hydrate"))]
     let _ = (list_tick, thread_tick);
 
@@ -426,219 +427,6 @@ fn Thread(
     }
 }
 
-/// Sends a file to the customer: a plain multipart form to
-/// `/inbox/{customerId}/file` (see `server/src/http/files.rs`), which returns to
-/// this view, with `file_error=<code>` when the file was refused.
-#[component]
-fn AttachForm(customer_id: String, back: String) -> impl IntoView {
-    let error = use_query_map()
-        .with_untracked(|q| q.get("file_error"))
-        .map(|code| match code.as_str() {
-            "file_too_large" => "The file is larger than this server accepts.",
-            "file_storage_full" => "This workspace's file storage is full. Delete old conversations' files first.",
-            "empty" => "The file is empty.",
-            "files_off" => "This server does not accept files.",
-            "missing" => "Choose a file first.",
-            _ => "The file could not be sent. Try again.",
-        });
-    view! {
-        <form class="attach" method="post" enctype="multipart/form-data"
-            action=format!("/inbox/{}/file", encode_query(&customer_id))>
-            // Before the file: the server reads the way back first.
-            <input type="hidden" name="back" value=back />
-            <label for="attach-file">"Attach a file"</label>
-            <input id="attach-file" type="file" name="file" required=true
-                aria-invalid=error.map(|_| "true") aria-describedby="attach-file-error" />
-            {error.map(|message| view! { <p class="field-error" id="attach-file-error" role="alert">{message}</p> })}
-            <button type="submit" class="button secondary">"Send file"</button>
-        </form>
-    }
-}
-
-/// One message, rendered by its type.
-#[component]
-fn MessageItem(message: MessageView, seen: Option<AnyView>) -> impl IntoView {
-    let MessageView {
-        inbound,
-        kind,
-        text,
-        url,
-        button,
-        sender,
-        at,
-        ..
-    } = message;
-    let caption = text.map(|t| view! { <p class="text">{t}</p> });
-    let body = match (kind.as_str(), url) {
-        ("AUDIO", Some(url)) => view! {
-            <audio controls=true preload="none" src=url.clone()></audio>
-            <a class="muted" href=url target="_blank" rel="noopener noreferrer">"Open the audio"</a>
-        }
-        .erase(),
-        ("VIDEO", Some(url)) => view! {
-            <video controls=true preload="none" src=url.clone()></video>
-            <a class="muted" href=url target="_blank" rel="noopener noreferrer">"Open the video"</a>
-        }
-        .erase(),
-        ("FILE", Some(url)) => {
-            let name = file_name(&url);
-            view! { <a class="file" href=url target="_blank" rel="noopener noreferrer">"📎 " {name}</a> }.erase()
-        }
-        _ => ().erase(),
-    };
-    let card = button.map(|(label, link)| {
-        view! { <a class="button secondary card-button" href=link target="_blank" rel="noopener noreferrer">{label}</a> }
-    });
-    view! {
-        <li class=if inbound { "message inbound" } else { "message outbound" }>
-            <p class="meta"><span class="who">{sender}</span> " · " <time>{at}</time>{seen}</p>
-            {caption}
-            {body}
-            {card}
-        </li>
-    }
-}
-
-/// The last path segment of a URL, for a file link's text.
-fn file_name(url: &str) -> String {
-    let path = url.split(['?', '#']).next().unwrap_or(url);
-    path.rsplit('/')
-        .find(|s| !s.is_empty())
-        .filter(|s| !s.contains(':'))
-        .unwrap_or("Download the file")
-        .to_string()
-}
-
-#[cfg(feature = "hydrate")]
-mod live {
-    //! The browser's side of `GET /inbox/events`.
-
-    use leptos::prelude::*;
-    use wasm_bindgen::{closure::Closure, JsCast};
-
-    use super::{InboxState, LiveMarks};
-
-    /// What the stream's callbacks update.
-    #[derive(Clone, Copy)]
-    struct Targets {
-        state: Memo<InboxState>,
-        marks: LiveMarks,
-        list_tick: RwSignal<u32>,
-        thread_tick: RwSignal<u32>,
-        connected: RwSignal<Option<bool>>,
-        /// The open stream, closed when the page goes.
-        current: StoredValue<Option<web_sys::EventSource>, LocalStorage>,
-        /// Whether the page is still shown (no reconnecting after it went).
-        shown: StoredValue<bool>,
-    }
-
-    /// Opens the event stream for as long as the page is shown.
-    pub(super) fn follow(
-        state: Memo<InboxState>,
-        list_tick: RwSignal<u32>,
-        thread_tick: RwSignal<u32>,
-        connected: RwSignal<Option<bool>>,
-        marks: LiveMarks,
-    ) {
-        let targets = Targets {
-            state,
-            marks,
-            list_tick,
-            thread_tick,
-            connected,
-            current: StoredValue::new_local(None),
-            shown: StoredValue::new(true),
-        };
-        connect(targets);
-        on_cleanup(move || {
-            targets.shown.set_value(false);
-            targets.current.with_value(|s| {
-                if let Some(s) = s {
-                    s.close();
-                }
-            });
-        });
-    }
-
-    /// The browser reconnects by itself after a network error; after an error
-    /// answer (a proxy's 502 while the server restarts) it gives up, so then
-    /// this opens a new stream a few seconds later.
-    fn connect(t: Targets) {
-        let Ok(source) = web_sys::EventSource::new("/inbox/events") else {
-            t.connected.set(Some(false));
-            return;
-        };
-        let reload_all = move || {
-            t.list_tick.update(|n| *n = n.wrapping_add(1));
-            t.thread_tick.update(|n| *n = n.wrapping_add(1));
-        };
-        let on_open = Closure::<dyn FnMut()>::new(move || {
-            // Back after an outage: events in between are lost, so read again.
-            if t.connected.get_untracked() == Some(false) {
-                reload_all();
-            }
-            t.connected.set(Some(true));
-        });
-        let failed = source.clone();
-        let on_error = Closure::<dyn FnMut()>::new(move || {
-            t.connected.set(Some(false));
-            if failed.ready_state() == web_sys::EventSource::CLOSED && t.shown.get_value() {
-                set_timeout(move || connect(t), std::time::Duration::from_secs(5));
-            }
-        });
-        let on_event = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
-            if ev.type_() == "resync" {
-                reload_all();
-                return;
-            }
-            let data = ev.data().as_string().unwrap_or_default();
-            let data = serde_json::from_str::<serde_json::Value>(&data).unwrap_or_default();
-            let customer = data.get("customerId").and_then(|c| c.as_str()).map(str::to_string);
-            // Typing and read marks change no list: they go to the thread's notes.
-            let text = |key: &str| data.get(key).and_then(|v| v.as_str()).map(str::to_string);
-            let by_visitor = text("by").as_deref() == Some("VISITOR");
-            match (ev.type_().as_str(), customer.clone()) {
-                ("typing", Some(c)) => {
-                    let active = data.get("typing").and_then(|v| v.as_bool()).unwrap_or(false);
-                    let shown = if by_visitor { text("draft") } else { text("name") };
-                    return t.marks.heard_typing(c, by_visitor, shown, active);
-                }
-                ("read", Some(c)) => {
-                    if let (true, Some(at)) = (by_visitor, data.get("upTo").and_then(|v| v.as_i64())) {
-                        t.marks.heard_visitor_read(c, at);
-                    }
-                    return;
-                }
-                ("message", Some(c)) => t.marks.heard_message(&c),
-                _ => {}
-            }
-            t.list_tick.update(|n| *n = n.wrapping_add(1));
-            if customer.is_some() && customer == t.state.get_untracked().open {
-                t.thread_tick.update(|n| *n = n.wrapping_add(1));
-            }
-        });
-        source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
-        source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        for name in [
-            "message",
-            "note",
-            "conversation",
-            "assigned",
-            "resync",
-            "typing",
-            "read",
-        ] {
-            let _ = source.add_event_listener_with_callback(name, on_event.as_ref().unchecked_ref());
-        }
-        // The closures live as long as the source; once it is closed they are
-        // never called again.
-        on_open.forget();
-        on_error.forget();
-        on_event.forget();
-        t.current.set_value(Some(source));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -654,12 +442,5 @@ mod tests {
         assert_eq!(s.href(), "/inbox?status=DONE&mine=1&c=a%20b");
         let longer = InboxState { shown: 200, ..s };
         assert_eq!(longer.href(), "/inbox?status=DONE&mine=1&shown=200&c=a%20b");
-    }
-
-    #[test]
-    fn file_links_are_named_after_the_file() {
-        assert_eq!(file_name("https://cdn.example.com/docs/invoice.pdf?x=1"), "invoice.pdf");
-        assert_eq!(file_name("https://cdn.example.com/"), "cdn.example.com");
-        assert_eq!(file_name("https://"), "Download the file");
     }
 }

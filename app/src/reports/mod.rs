@@ -9,23 +9,25 @@ use rapport_core::{
     error::CoreResult,
     model::PageRequest,
     reports::{
-        api::{
-            AggregationResponse, DateFilter, Grouping, MetricEntry, ReportRequest, ResourceFilter, ScriptErrorFilter,
-        },
-        catalogue::{Measure, MetricDef, Report, METRICS},
+        api::{AggregationResponse, DateFilter, Grouping, MetricEntry, ReportRequest},
+        catalogue::{MetricDef, Report, METRICS},
         query::Strategy,
-        times::TimesKind,
     },
     validate::Checks,
     Services,
 };
 
 use crate::{
-    api::reports::{Chart, ChartSpec, Column, DetailTable, Family, ReportQuery, ReportView, Series, Summary},
+    api::reports::{Chart, ChartSpec, Column, Family, ReportQuery, ReportView, Series, Summary},
     charts,
 };
 
+mod agents;
 mod download;
+mod visitor_script;
+
+use agents::{per_agent, presence_timeline};
+use visitor_script::{resources, script_errors};
 
 pub use download::csv;
 
@@ -350,293 +352,14 @@ fn chart(title: String, spec: ChartSpec) -> Chart {
     }
 }
 
-/// One metric per agent: the table has a column per agent, the chart stacks them.
-async fn per_agent(
-    services: &Services,
-    tenant_id: &rapport_core::ids::TenantId,
-    family: Family,
-    def: &'static MetricDef,
-    filter: &DateFilter,
-    view: &mut ReportView,
-) -> CoreResult<()> {
-    let request = request_for(&[def], Some("AGENT"), filter);
-    let answer = services
-        .aggregate_report(tenant_id, def.report, &request, Strategy::Rollups)
-        .await?;
-    let totals = services
-        .report_totals(tenant_id, def.report, &request, Strategy::Rollups)
-        .await?;
-    for total in totals {
-        view.summary.push(summary(
-            label_of(def, family),
-            def.unit.as_str(),
-            total.current,
-            total.previous,
-        ));
-    }
-    let names = agent_names(services, tenant_id).await?;
-    let mut agents: Vec<String> = answer.results.values().flat_map(|b| b.keys().cloned()).collect();
-    agents.sort_unstable();
-    agents.dedup();
-    let name = |id: &String| names.get(id).cloned().unwrap_or_else(|| format!("Former agent {id}"));
-    agents.sort_by_key(|id| name(id).to_lowercase());
-    view.by_agent = Some(key_of(def, family));
-    view.labels = answer.results.keys().cloned().collect();
-    view.columns = agents
-        .iter()
-        .map(|id| Column {
-            key: id.clone(),
-            label: name(id),
-            unit: def.unit.as_str().to_string(),
-        })
-        .collect();
-    view.cells = answer
-        .results
-        .values()
-        .map(|bucket| {
-            agents
-                .iter()
-                .map(|a| bucket.get(a).cloned().unwrap_or_default())
-                .collect()
-        })
-        .collect();
-    let series: Vec<Series> = view
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            (
-                c.label.clone(),
-                view.cells.iter().map(|row| number(row.get(i))).collect(),
-            )
-        })
-        .collect();
-    let unit = def.unit.as_str();
-    // Sums and counts stack; averages and rates do not add up, so they are lines.
-    let (labels, y_desc) = (view.labels.clone(), unit.to_string());
-    let spec = if matches!(def.measure, Measure::Sum(_) | Measure::Count(_)) {
-        ChartSpec::StackedBars { labels, series, y_desc }
-    } else {
-        ChartSpec::Lines { labels, series, y_desc }
-    };
-    view.charts
-        .push(chart(format!("{} per agent ({unit})", label_of(def, family)), spec));
-    Ok(())
-}
-
-async fn presence_timeline(
-    services: &Services,
-    tenant_id: &rapport_core::ids::TenantId,
-    filter: &DateFilter,
-    tz: chrono_tz::Tz,
-    view: &mut ReportView,
-) -> CoreResult<()> {
-    let times = services.agent_times(tenant_id, TimesKind::Online, filter).await?;
-    let names = agent_names(services, tenant_id).await?;
-    let ranges: Vec<(i64, i64)> = times
-        .iter()
-        .flat_map(|t| t.time_ranges.iter())
-        .map(|r| (r.start.timestamp_millis(), r.end.timestamp_millis()))
-        .collect();
-    let (Some(start), Some(end)) = (ranges.iter().map(|r| r.0).min(), ranges.iter().map(|r| r.1).max()) else {
-        return Ok(());
-    };
-    // From the first local midnight on or before the first interval.
-    let origin = tz
-        .timestamp_millis_opt(start)
-        .single()
-        .and_then(|t| tz.from_local_datetime(&t.date_naive().and_hms_opt(0, 0, 0)?).earliest())
-        .map_or(start, |t| t.timestamp_millis());
-    let hours = |ms: i64| (ms - origin) as f64 / 3_600_000.0;
-    let rows: Vec<(String, Vec<(f64, f64)>)> = times
-        .iter()
-        .map(|t| {
-            (
-                names
-                    .get(t.user_id.as_str())
-                    .cloned()
-                    .unwrap_or_else(|| t.user_id.to_string()),
-                t.time_ranges
-                    .iter()
-                    .map(|r| (hours(r.start.timestamp_millis()), hours(r.end.timestamp_millis())))
-                    .collect(),
-            )
-        })
-        .collect();
-    let span = hours(end);
-    view.charts.push(chart(
-        "Online time per agent".into(),
-        ChartSpec::Timeline {
-            ticks: charts::timeline_ticks(tz, origin, end),
-            rows,
-            span,
-        },
-    ));
-    Ok(())
-}
-
-async fn resources(
-    services: &Services,
-    tenant_id: &rapport_core::ids::TenantId,
-    filter: &DateFilter,
-    view: &mut ReportView,
-) -> CoreResult<()> {
-    let request = ResourceFilter {
-        date_filter: filter.clone(),
-        ..Default::default()
-    };
-    let report = services.resource_report(tenant_id, &request, Strategy::Rollups).await?;
-    bucket_table(
-        view,
-        &report.results,
-        &["RESOURCE_LOADS", "RESOURCE_ERRORS", "AVG_RESOURCE_DURATION"],
-    );
-    view.details = Some(DetailTable {
-        caption: "Most loaded resources".into(),
-        headers: ["Resource", "Type", "Loads", "Average ms", "Slowest ms", "Errors"]
-            .map(String::from)
-            .to_vec(),
-        rows: report
-            .rows
-            .iter()
-            .take(50)
-            .map(|r| {
-                vec![
-                    r.resource_name.clone(),
-                    r.kind.clone(),
-                    r.count.to_string(),
-                    r.avg_duration_ms.to_string(),
-                    r.max_duration_ms.to_string(),
-                    r.error_count.to_string(),
-                ]
-            })
-            .collect(),
-    });
-    Ok(())
-}
-
-async fn script_errors(
-    services: &Services,
-    tenant_id: &rapport_core::ids::TenantId,
-    filter: &DateFilter,
-    view: &mut ReportView,
-) -> CoreResult<()> {
-    let request = ScriptErrorFilter {
-        date_filter: filter.clone(),
-        ..Default::default()
-    };
-    let report = services
-        .script_error_report(tenant_id, &request, Strategy::Rollups)
-        .await?;
-    bucket_table(view, &report.results, &["SCRIPT_ERRORS", "AFFECTED_VISITORS"]);
-    view.details = Some(DetailTable {
-        caption: "Most frequent errors".into(),
-        headers: [
-            "Message",
-            "File",
-            "Line",
-            "Count",
-            "Visitors",
-            "Last seen",
-            "Top of the stack",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: report
-            .errors
-            .iter()
-            .take(50)
-            .map(|e| {
-                vec![
-                    e.message.clone(),
-                    e.file_name.clone().unwrap_or_default(),
-                    e.line.map(|l| l.to_string()).unwrap_or_default(),
-                    e.count.to_string(),
-                    e.visitors.to_string(),
-                    e.last_seen.format("%Y-%m-%d %H:%M UTC").to_string(),
-                    e.stack.as_deref().map(top_frames).unwrap_or_default(),
-                ]
-            })
-            .collect(),
-    });
-    Ok(())
-}
-
-/// The innermost frames of a stack trace, for a table cell: its first two
-/// `at …` (Chromium) or `name@…` (Firefox, Safari) lines, innermost first.
-fn top_frames(stack: &str) -> String {
-    stack
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("at ") || l.contains('@'))
-        .take(2)
-        .collect::<Vec<_>>()
-        .join(" ← ")
-}
-
-/// Table, totals and chart of a search report's per-bucket results.
-fn bucket_table(
-    view: &mut ReportView,
-    results: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
-    keys: &[&str],
-) {
-    view.labels = results.keys().cloned().collect();
-    view.columns = keys
-        .iter()
-        .map(|k| Column {
-            key: k.to_string(),
-            label: sentence_case(k),
-            unit: if k.starts_with("AVG") { "ms" } else { "count" }.to_string(),
-        })
-        .collect();
-    view.cells = results
-        .values()
-        .map(|b| keys.iter().map(|k| b.get(*k).cloned().unwrap_or_default()).collect())
-        .collect();
-    let series: Vec<Series> = view
-        .columns
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.unit == "count")
-        .map(|(i, c)| {
-            (
-                c.label.clone(),
-                view.cells.iter().map(|row| number(row.get(i))).collect(),
-            )
-        })
-        .collect();
-    view.charts.push(chart(
-        format!("{} over time", view.family.title()),
-        ChartSpec::Lines {
-            labels: view.labels.clone(),
-            series,
-            y_desc: "count".into(),
-        },
-    ));
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{sentence_case, top_frames};
+    use super::sentence_case;
 
     #[test]
     fn metric_names_read_as_sentences_with_acronyms_kept() {
         assert_eq!(sentence_case("RESOURCE_LOADS"), "Resource loads");
         assert_eq!(sentence_case("CSAT_AVERAGE"), "CSAT average");
         assert_eq!(sentence_case("SLA_HIT_RATE"), "SLA hit rate");
-    }
-
-    #[test]
-    fn the_top_of_a_stack_is_its_innermost_frames() {
-        let chromium = "TypeError: x is undefined\n    at add (https://shop.test/cart.js:12:5)\n    at https://shop.test/cart.js:40:3\n    at main (https://shop.test/app.js:1:1)";
-        assert_eq!(
-            top_frames(chromium),
-            "at add (https://shop.test/cart.js:12:5) ← at https://shop.test/cart.js:40:3"
-        );
-        assert_eq!(
-            top_frames("add@https://shop.test/cart.js:12:5"),
-            "add@https://shop.test/cart.js:12:5"
-        );
-        assert_eq!(top_frames("no frames here"), "");
     }
 }

@@ -1,7 +1,11 @@
 //! What the conference of an appointment needs from storage: whether a
 //! password opens it, and what the conference report counts when it ends.
 
-use crate::{error::CoreResult, ids::TenantId, Services};
+use crate::{
+    error::CoreResult,
+    ids::{AppointmentId, TenantId},
+    Services,
+};
 
 impl Services {
     /// Whether `password` opens the appointment's conference: true when it
@@ -9,7 +13,7 @@ impl Services {
     pub async fn appointment_password_matches(
         &self,
         tenant_id: &TenantId,
-        id: &str,
+        id: &AppointmentId,
         password: &str,
     ) -> CoreResult<bool> {
         let (hash,): (Option<String>,) = super::APPOINTMENTS
@@ -28,7 +32,7 @@ impl Services {
     pub async fn record_conference(
         &self,
         tenant_id: &TenantId,
-        appointment_id: &str,
+        appointment_id: &AppointmentId,
         started_at: i64,
         ended_at: i64,
         host: Option<&str>,

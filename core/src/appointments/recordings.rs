@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     audit::{self, Actor},
     error::{CoreError, CoreResult},
-    ids::TenantId,
+    ids::{AppointmentId, TenantId},
     media_store::{MediaKind, MediaStore, RowMedia},
     time::{from_ms, now_ms},
     with_db, with_tx, Services,
@@ -64,7 +64,8 @@ pub struct ConferenceRecording {
     /// Id.
     pub id: String,
     /// The appointment whose call it recorded.
-    pub appointment_id: String,
+    #[schema(value_type = String)]
+    pub appointment_id: AppointmentId,
     /// The participant's name, as they gave it when joining.
     pub participant: String,
     /// What it shows.
@@ -83,7 +84,7 @@ pub struct ConferenceRecording {
 #[derive(Debug, Clone)]
 pub struct NewConferenceRecording {
     /// The appointment.
-    pub appointment_id: String,
+    pub appointment_id: AppointmentId,
     /// The participant's name.
     pub participant: String,
     /// Camera or screen.
@@ -99,7 +100,7 @@ pub struct NewConferenceRecording {
 #[derive(sqlx::FromRow)]
 struct RecordingRow {
     id: String,
-    appointment_id: String,
+    appointment_id: AppointmentId,
     participant: String,
     source: String,
     started_at: i64,
@@ -276,7 +277,7 @@ impl Services {
     pub async fn list_conference_recordings(
         &self,
         tenant_id: &TenantId,
-        appointment_id: &str,
+        appointment_id: &AppointmentId,
     ) -> CoreResult<Vec<ConferenceRecording>> {
         self.get_appointment(tenant_id, appointment_id).await?;
         let sql = format!(
@@ -295,7 +296,7 @@ impl Services {
     pub async fn conference_recording(
         &self,
         tenant_id: &TenantId,
-        appointment_id: &str,
+        appointment_id: &AppointmentId,
         id: &str,
     ) -> CoreResult<ConferenceRecording> {
         let sql = format!(

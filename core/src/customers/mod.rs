@@ -10,177 +10,28 @@
 mod identity;
 mod list;
 mod tags;
+mod types;
+mod validation;
 mod visitor;
 
 pub(crate) use identity::{add_visitor_token, keep_claims, move_visitor_token, Claims, NewVisitor};
 pub use identity::{identity_signature, IdentitySettings, IdentitySettingsIn};
 pub use list::CustomerFilter;
 pub use tags::TagList;
+pub use types::{Assignment, Customer, CustomerErased, CustomerIn, Gender, MAX_CUSTOMER_TAGS};
+use validation::{check_language, conflict};
 pub(crate) use visitor::check_visitor_context;
-
-use serde::{Deserialize, Serialize};
 
 use crate::{
     audit::{self, Actor},
-    db::{unique_violation, SumTable, TenantTable, Tx},
+    db::{SumTable, TenantTable, Tx},
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    ids::{CustomerId, TeamId, TenantId, UserId},
+    ids::{CustomerId, TenantId, UserId},
     live::LiveEvent,
     time::{from_ms, now_ms},
-    validate::{is_email, Checks},
     with_db, with_tx, Services,
 };
-
-/// Most tags on one customer.
-pub const MAX_CUSTOMER_TAGS: usize = 50;
-
-/// Gender, as the spec spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Gender {
-    /// female
-    Female,
-    /// other
-    Other,
-    /// male
-    Male,
-    /// none
-    None,
-}
-
-impl Gender {
-    fn as_str(self) -> &'static str {
-        match self {
-            Gender::Female => "female",
-            Gender::Other => "other",
-            Gender::Male => "male",
-            Gender::None => "none",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Gender> {
-        [Gender::Female, Gender::Other, Gender::Male, Gender::None]
-            .into_iter()
-            .find(|g| g.as_str() == s)
-    }
-}
-
-/// A customer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Customer {
-    /// Unique id.
-    #[schema(value_type = String)]
-    pub id: CustomerId,
-    /// E-mail address.
-    pub email: Option<String>,
-    /// First name.
-    pub first_name: Option<String>,
-    /// Last name.
-    pub last_name: Option<String>,
-    /// `female`, `other`, `male` or `none`.
-    pub gender: Option<Gender>,
-    /// The client's own id for this customer, unique in the tenant.
-    pub external_id: Option<String>,
-    /// Id of the user the customer is assigned to.
-    pub assigned_user: Option<String>,
-    /// Id of the team the customer is assigned to (exclusive with `assignedUser`).
-    pub assigned_team: Option<String>,
-    /// Tags, which routing and SLA rules match (`HAS_TAG`); our extension.
-    #[schema(value_type = Vec<crate::validate::Tag>, max_items = 50)]
-    pub tags: Vec<String>,
-    /// The customer's language, a BCP 47 tag (`de-CH`): routing rules send system
-    /// messages in it. Our extension.
-    pub language: Option<String>,
-    /// The page the visitor was last on, as the widget reported it (`URL`
-    /// routing conditions match it). Our extension; read-only here.
-    pub page_url: Option<String>,
-    /// Tags the visitor's page set (the visitor script's `tag`), kept apart
-    /// from `tags` because any page can set them. `HAS_TAG` conditions say
-    /// which they read. Our extension; read-only here.
-    #[schema(value_type = Vec<crate::validate::Tag>, max_items = 50)]
-    pub page_tags: Vec<String>,
-    /// Whether the visitor's `externalId` and `email` were signed by the
-    /// workspace's site (identity verification, `GET /widget/identity`). Our
-    /// extension; read-only here.
-    pub identity_verified: bool,
-    /// An e-mail address the visitor gave without a valid signature: only a
-    /// claim, never the customer's `email`. Our extension; read-only here.
-    pub claimed_email: Option<String>,
-    /// An external id the visitor gave without a valid signature: only a
-    /// claim, which no message to that external id reaches. Our extension;
-    /// read-only here.
-    pub claimed_external_id: Option<String>,
-    /// When the customer was created.
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    /// When the customer was last changed.
-    pub updated_at: chrono::DateTime<chrono::Utc>,
-}
-
-/// Input to create, override or update a customer (spec 2.1).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(example = json!({"email": "eve@example.com", "firstName": "Eve", "lastName": "Ng", "gender": "female", "externalId": "crm-1042", "assignedUser": "agent@example.com"}))]
-pub struct CustomerIn {
-    /// Optional id of an existing customer to override (create/override); unknown ids are 404.
-    pub id: Option<String>,
-    /// E-mail address.
-    #[schema(format = Email, max_length = 254)]
-    pub email: Option<String>,
-    /// First name (at most 200 characters).
-    #[schema(max_length = 200)]
-    pub first_name: Option<String>,
-    /// Last name (at most 200 characters).
-    #[schema(max_length = 200)]
-    pub last_name: Option<String>,
-    /// `female`, `other`, `male` or `none`.
-    pub gender: Option<Gender>,
-    /// The client's own id, unique in the tenant (at most 200 characters).
-    #[schema(max_length = 200)]
-    pub external_id: Option<String>,
-    /// Id or e-mail of a user of this tenant to assign the customer to.
-    pub assigned_user: Option<String>,
-    /// Id of a team of this tenant to assign the customer to (not with `assignedUser`).
-    pub assigned_team: Option<String>,
-    /// Our extension: tags (unique, at most 50, each 1–64 characters). They replace
-    /// the customer's tags; omitted, the customer keeps its tags; `[]` removes them.
-    #[schema(value_type = Option<Vec<crate::validate::Tag>>, max_items = 50)]
-    pub tags: Option<Vec<String>>,
-    /// Our extension: a BCP 47 language tag (`en`, `de-CH`). Omitted, the customer
-    /// keeps its language; an empty string removes it.
-    #[schema(
-        max_length = 35,
-        pattern = r"^\s*$|^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?$",
-        example = "de-CH"
-    )]
-    pub language: Option<String>,
-}
-
-impl CustomerIn {
-    /// `assignedUser` and `assignedTeam` exclude each other, as a JSON Schema condition.
-    pub fn schema_conditions() -> serde_json::Value {
-        serde_json::json!([{"not": {"required": ["assignedUser", "assignedTeam"]}}])
-    }
-}
-
-/// Assignment of a customer: a user, a team, or (both omitted) nobody.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Assignment {
-    /// Id or e-mail of a user of this tenant.
-    #[schema(value_type = Option<String>)]
-    pub user_id: Option<UserId>,
-    /// Id of a team of this tenant (not with `userId`).
-    pub team_id: Option<String>,
-}
-
-impl Assignment {
-    /// `userId` and `teamId` exclude each other, as a JSON Schema condition.
-    pub fn schema_conditions() -> serde_json::Value {
-        serde_json::json!([{"not": {"required": ["userId", "teamId"]}}])
-    }
-}
 
 #[derive(sqlx::FromRow)]
 struct CustomerRow {
@@ -247,134 +98,7 @@ const CUSTOMERS: TenantTable = TenantTable {
     narrow: "",
 };
 
-pub(crate) struct ValidCustomer {
-    email: Option<String>,
-    first_name: Option<String>,
-    last_name: Option<String>,
-    gender: Option<Gender>,
-    external_id: Option<String>,
-    user: Option<String>,
-    team: Option<String>,
-    /// The stored JSON of the new tags; `None` keeps the customer's.
-    tags: Option<String>,
-    /// `None` keeps the customer's language; `Some(None)` removes it.
-    language: Option<Option<String>>,
-}
-
-/// A customer's language, as given: omitted keeps (`None`), blank removes
-/// (`Some(None)`), else a BCP 47 tag.
-fn check_language(checks: &mut Checks, field: &str, value: Option<&str>) -> Option<Option<String>> {
-    let value = value?;
-    match checks.optional_text(field, Some(value), 35) {
-        None => Some(None),
-        Some(language) => Some(checks.language(field, &language)),
-    }
-}
-
-fn conflict(err: sqlx::Error) -> CoreError {
-    if unique_violation(
-        &err,
-        "customers_tenant_external_id_key",
-        "customers.tenant_id, customers.external_id",
-    ) {
-        CoreError::Conflict {
-            field: Some("externalId".into()),
-            code: "external_id_taken",
-            message: "a customer with this externalId already exists".into(),
-        }
-    } else {
-        err.into()
-    }
-}
-
 impl Services {
-    /// Checks a customer's fields as a create or update would (422 naming each
-    /// field), without writing.
-    pub(crate) async fn validate_customer(
-        &self,
-        tenant_id: &TenantId,
-        input: &CustomerIn,
-    ) -> CoreResult<ValidCustomer> {
-        let mut checks = Checks::new();
-        let email = checks
-            .optional_text("email", input.email.as_deref(), 254)
-            .map(|e| e.to_lowercase());
-        if email.as_deref().is_some_and(|e| !is_email(e)) {
-            checks.push("email", "invalid_email", "email must be an e-mail address");
-        }
-        let first_name = checks.optional_text("firstName", input.first_name.as_deref(), 200);
-        let last_name = checks.optional_text("lastName", input.last_name.as_deref(), 200);
-        let external_id = checks.optional_text("externalId", input.external_id.as_deref(), 200);
-        let tags = input.tags.as_ref().map(|tags| {
-            let tags: Vec<String> = tags.iter().map(|t| t.trim().to_string()).collect();
-            checks.tags("tags", &tags, MAX_CUSTOMER_TAGS);
-            write_tags(&tags)
-        });
-        let language = check_language(&mut checks, "language", input.language.as_deref());
-        let (user, team) = self
-            .resolve_assignment(
-                tenant_id,
-                &mut checks,
-                ("assignedUser", input.assigned_user.as_deref()),
-                ("assignedTeam", input.assigned_team.as_deref()),
-            )
-            .await?;
-        checks.finish()?;
-        Ok(ValidCustomer {
-            email,
-            first_name,
-            last_name,
-            gender: input.gender,
-            external_id,
-            user,
-            team,
-            tags,
-            language,
-        })
-    }
-
-    pub(crate) async fn resolve_assignment(
-        &self,
-        tenant_id: &TenantId,
-        checks: &mut Checks,
-        (user_field, user): (&str, Option<&str>),
-        (team_field, team): (&str, Option<&str>),
-    ) -> CoreResult<(Option<String>, Option<String>)> {
-        let user = user.map(str::trim).filter(|s| !s.is_empty());
-        let team = team.map(str::trim).filter(|s| !s.is_empty());
-        if user.is_some() && team.is_some() {
-            checks.push(
-                team_field,
-                "mutually_exclusive",
-                format!("assign to a user or a team, not both ({user_field} is set)"),
-            );
-            return Ok((None, None));
-        }
-        let user = match user {
-            Some(u) => match self.find_user(tenant_id, u).await {
-                Ok(found) => Some(found.id.into_string()),
-                Err(CoreError::NotFound(_)) => {
-                    checks.push(user_field, "unknown_reference", format!("no user {u} in this tenant"));
-                    None
-                }
-                Err(e) => return Err(e),
-            },
-            None => None,
-        };
-        let team = match team {
-            Some(t) => match self.get_team(tenant_id, &TeamId::from(t)).await {
-                Ok(found) => Some(found.id.into_string()),
-                Err(CoreError::NotFound(_)) => {
-                    checks.push(team_field, "unknown_reference", format!("no team {t} in this tenant"));
-                    None
-                }
-                Err(e) => return Err(e),
-            },
-            None => None,
-        };
-        Ok((user, team))
-    }
-
     /// Creates a customer, or, when `id` is given, overrides that customer (404 if unknown).
     /// A new customer fires `customer.created` and `conversation.created` (spec 6).
     pub async fn save_customer(&self, tenant_id: &TenantId, input: CustomerIn, actor: &Actor) -> CoreResult<Customer> {
@@ -551,16 +275,6 @@ impl Services {
         self.wake_outbox();
         Ok(())
     }
-}
-
-/// The body of `customer.deleted`: whom integrators should forget.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomerErased {
-    /// The customer's id.
-    pub id: String,
-    /// The id the customer had in the integrator's system, if any.
-    pub external_id: Option<String>,
 }
 
 /// Assigns a customer to `user` or `team` (or neither) in `tx`: audited, and

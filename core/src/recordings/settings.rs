@@ -1,6 +1,8 @@
 //! What a workspace records of its visitors' pages, and for how long: read by
 //! the visitor script when it starts, set by admins (audited).
 
+use serde::{Deserialize, Serialize};
+
 use super::*;
 
 /// What a workspace records of its visitors' pages.

@@ -13,182 +13,26 @@
 //! the workspace's language.
 
 mod fill;
+mod types;
+mod validation;
 
-use serde::{Deserialize, Serialize};
-
-use fill::placeholders;
 pub use fill::{best_fit, render, Variables, VARIABLES};
+pub use types::{
+    Scope, TextBlock, TextBlockChoice, TextBlockFilter, TextBlockIn, MAX_TEXT, SHORTCUT_PATTERN, TEXT_PATTERN,
+};
+use validation::{check_owner, taken, validate};
 
 use crate::{
     audit::{self, Actor},
-    db::{page, unique_violation, Arg, TenantTable, Tx},
+    db::{page, Arg, TenantTable, Tx},
     error::{CoreError, CoreResult},
     ids::{CustomerId, TenantId, UserId},
     model::{Page, PageRequest},
     reports::{catalogue::TEXT_BLOCK_USED, facts},
     time::{from_ms, now_ms},
-    validate::{Checks, Paging},
+    validate::Paging,
     with_db, with_tx, Services,
 };
-
-/// The shape of a shortcut, as the OpenAPI document states it.
-pub const SHORTCUT_PATTERN: &str = "^[a-z0-9][a-z0-9_-]{0,39}$";
-/// The text a block takes, as the OpenAPI document states it: not blank, and
-/// each `{` that a `}` closes on its line names one of [`VARIABLES`], with an
-/// optional `|fallback`.
-pub const TEXT_PATTERN: &str = r"^(?=[\s\S]*\S)(?:[^{]|\{[^}\n]*(?:\n|$)|\{\s*(?:customer\.firstName|customer\.lastName|customer\.name|agent\.displayName|agent\.firstName)\s*(?:\|[^}\n]*)?\})*$";
-/// Longest text of a block, in characters.
-pub const MAX_TEXT: usize = 4000;
-/// Who shares a block.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[schema(as = TextBlockScope)]
-pub enum Scope {
-    /// Every agent of the workspace.
-    #[default]
-    Tenant,
-    /// The members of `teamId`.
-    Team,
-    /// The user `userId` alone.
-    User,
-}
-
-impl Scope {
-    fn as_str(self) -> &'static str {
-        match self {
-            Scope::Tenant => "TENANT",
-            Scope::Team => "TEAM",
-            Scope::User => "USER",
-        }
-    }
-
-    fn parse(text: &str) -> Scope {
-        match text {
-            "TEAM" => Scope::Team,
-            "USER" => Scope::User,
-            _ => Scope::Tenant,
-        }
-    }
-}
-
-/// A text block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TextBlock {
-    /// Id.
-    pub id: String,
-    /// What an agent types after `/` to insert it.
-    pub shortcut: String,
-    /// The language it is written in (BCP 47); null: every language.
-    pub language: Option<String>,
-    /// The text, with variables such as `{customer.firstName}`.
-    pub text: String,
-    /// Who shares it.
-    pub scope: Scope,
-    /// With `TEAM`: the team.
-    pub team_id: Option<String>,
-    /// With `USER`: the user.
-    #[schema(value_type = Option<String>)]
-    pub user_id: Option<UserId>,
-    /// How many messages were sent from it.
-    pub uses: i64,
-    /// When it was created.
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    /// When it was last changed.
-    pub updated_at: chrono::DateTime<chrono::Utc>,
-}
-
-/// A text block to create or replace.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(example = json!({"shortcut": "hello", "language": "en", "text": "Hi {customer.firstName|there}, I am {agent.displayName}. How can I help?"}))]
-pub struct TextBlockIn {
-    /// What an agent types after `/`: 1–40 lowercase letters, digits, `_` or
-    /// `-`, starting with a letter or digit.
-    #[schema(
-        required = true,
-        nullable = false,
-        pattern = "^[a-z0-9][a-z0-9_-]{0,39}$",
-        example = "hello"
-    )]
-    pub shortcut: Option<String>,
-    /// The language it is written in (BCP 47); omitted or null: every language.
-    #[schema(
-        max_length = 35,
-        pattern = r"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?$",
-        example = "en"
-    )]
-    pub language: Option<String>,
-    /// The text (1–4000 characters). `{customer.firstName}`,
-    /// `{customer.lastName}`, `{customer.name}`, `{agent.displayName}` and
-    /// `{agent.firstName}` are filled in when it is inserted; `{name|fallback}`
-    /// gives the text for a value the customer lacks. Any other `{…}` is refused
-    /// (`unknown_variable`).
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 4000,
-        pattern = r"^(?=[\s\S]*\S)(?:[^{]|\{[^}\n]*(?:\n|$)|\{\s*(?:customer\.firstName|customer\.lastName|customer\.name|agent\.displayName|agent\.firstName)\s*(?:\|[^}\n]*)?\})*$"
-    )]
-    pub text: Option<String>,
-    /// Who shares it (default `TENANT`).
-    pub scope: Option<Scope>,
-    /// With scope `TEAM` (and only then, required): the team, of this workspace.
-    pub team_id: Option<String>,
-    /// With scope `USER` (and only then, required): the user, of this workspace.
-    #[schema(value_type = Option<String>)]
-    pub user_id: Option<UserId>,
-}
-
-impl TextBlockIn {
-    /// A `TEAM` block names its team and a `USER` block its user, and no other
-    /// block names either, as JSON Schema conditions.
-    pub fn schema_conditions() -> serde_json::Value {
-        let given =
-            |field: &str| serde_json::json!({"required": [field], "not": {"properties": {field: {"type": "null"}}}});
-        let absent = |field: &str| {
-            serde_json::json!({"anyOf": [
-                {"not": {"required": [field]}},
-                {"properties": {field: {"type": "null"}}},
-            ]})
-        };
-        let scope_is =
-            |scope: &str| serde_json::json!({"required": ["scope"], "properties": {"scope": {"const": scope}}});
-        serde_json::json!([
-            {"if": scope_is("TEAM"), "then": {"allOf": [given("teamId"), absent("userId")]}},
-            {"if": scope_is("USER"), "then": {"allOf": [given("userId"), absent("teamId")]}},
-            {"if": {"not": {"anyOf": [scope_is("TEAM"), scope_is("USER")]}}, "then": {"allOf": [absent("teamId"), absent("userId")]}},
-        ])
-    }
-}
-
-/// Which blocks a list shows.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TextBlockFilter {
-    /// Shortcuts starting with this.
-    pub shortcut: Option<String>,
-    /// Only blocks of this language (`""`: only blocks for every language).
-    pub language: Option<String>,
-    /// Only blocks shared this way.
-    pub scope: Option<Scope>,
-}
-
-/// A block as an agent inserts it in one conversation: chosen for the
-/// customer's language and filled in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TextBlockChoice {
-    /// The block's id (sent back with the message, to count the use).
-    pub id: String,
-    /// Its shortcut.
-    pub shortcut: String,
-    /// Its language; `None`: every language.
-    pub language: Option<String>,
-    /// Who shares it.
-    pub scope: Scope,
-    /// The text, variables filled in.
-    pub text: String,
-}
 
 /// The text blocks table.
 const TEXT_BLOCKS: TenantTable = TenantTable {
@@ -227,126 +71,6 @@ impl From<TextBlockRow> for TextBlock {
             updated_at: from_ms(r.updated_at),
         }
     }
-}
-
-/// A block's fields after validation.
-struct Valid {
-    shortcut: String,
-    language: Option<String>,
-    text: String,
-    scope: Scope,
-    team_id: Option<String>,
-    user_id: Option<String>,
-}
-
-fn validate(input: &TextBlockIn) -> CoreResult<Valid> {
-    let mut checks = Checks::new();
-    let shortcut = checks.required_text("shortcut", input.shortcut.as_deref(), 40);
-    if !shortcut.is_empty() {
-        let mut chars = shortcut.chars();
-        let first_ok = chars
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-        if !first_ok || !chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-') {
-            checks.push(
-                "shortcut",
-                "invalid_shortcut",
-                "shortcut takes lowercase letters, digits, _ and -, starting with a letter or digit",
-            );
-        }
-    }
-    let language = match checks.optional_text("language", input.language.as_deref(), 35) {
-        Some(language) => checks.language("language", &language),
-        None => None,
-    };
-    let text = checks.required_text("text", input.text.as_deref(), MAX_TEXT);
-    {
-        for p in placeholders(&text) {
-            if !VARIABLES.contains(&p.name) {
-                checks.push(
-                    "text",
-                    "unknown_variable",
-                    format!(
-                        "{{{}}} is not a variable; the variables are {}",
-                        p.name,
-                        VARIABLES.map(|v| format!("{{{v}}}")).join(", ")
-                    ),
-                );
-                break;
-            }
-        }
-    }
-    let scope = input.scope.unwrap_or_default();
-    let mut owner = |field: &str, value: Option<&str>, wanted: bool| -> Option<String> {
-        match (value.map(str::trim).filter(|v| !v.is_empty()), wanted) {
-            (Some(v), true) => Some(v.to_string()),
-            (None, true) => {
-                checks.push(
-                    field,
-                    "required",
-                    format!("a {} block names its {field}", scope.as_str()),
-                );
-                None
-            }
-            (Some(_), false) => {
-                checks.push(
-                    field,
-                    "not_allowed",
-                    format!("a {} block takes no {field}", scope.as_str()),
-                );
-                None
-            }
-            (None, false) => None,
-        }
-    };
-    let team_id = owner("teamId", input.team_id.as_deref(), scope == Scope::Team);
-    let user_id = owner("userId", input.user_id.as_deref(), scope == Scope::User);
-    checks.finish()?;
-    Ok(Valid {
-        shortcut,
-        language,
-        text,
-        scope,
-        team_id,
-        user_id,
-    })
-}
-
-fn taken(err: sqlx::Error) -> CoreError {
-    if unique_violation(&err, "text_blocks_owner_shortcut_idx", "text_blocks_owner_shortcut_idx")
-        || unique_violation(&err, "text_blocks_owner_shortcut_idx", "text_blocks.shortcut")
-    {
-        CoreError::Conflict {
-            field: Some("shortcut".into()),
-            code: "shortcut_taken",
-            message: "this owner already has a block with this shortcut in this language".into(),
-        }
-    } else {
-        err.into()
-    }
-}
-
-/// Checks that a block's team or user is the tenant's (422 `unknown_reference`).
-async fn check_owner(tx: &mut Tx, tenant_id: &TenantId, valid: &Valid) -> CoreResult<()> {
-    let (table, field, id) = match (&valid.team_id, &valid.user_id) {
-        (Some(team), _) => ("teams", "teamId", team),
-        (None, Some(user)) => ("users", "userId", user),
-        (None, None) => return Ok(()),
-    };
-    let sql = format!("select count(*) from {table} where tenant_id = $1 and id = $2");
-    let n: i64 = with_tx!(tx, |conn| sqlx::query_scalar(&sql)
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_one(conn)
-        .await)?;
-    if n == 0 {
-        return Err(CoreError::invalid(
-            field,
-            "unknown_reference",
-            format!("{field} names no {} of this workspace", &table[..table.len() - 1]),
-        ));
-    }
-    Ok(())
 }
 
 impl Services {

@@ -22,7 +22,7 @@ use crate::{
     db::TenantTable,
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    ids::TenantId,
+    ids::{TenantId, WebhookId},
     model::{Page, PageRequest},
     sealing::Purpose,
     time::{from_ms, now_ms},
@@ -35,7 +35,8 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 pub struct WebhookEndpoint {
     /// Unique id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: WebhookId,
     /// Where deliveries are POSTed.
     pub url: String,
     /// A note for admins.
@@ -114,7 +115,7 @@ pub fn new_secret() -> String {
 
 #[derive(sqlx::FromRow)]
 struct EndpointRow {
-    id: String,
+    id: WebhookId,
     url: String,
     description: Option<String>,
     event_types: String,
@@ -200,7 +201,7 @@ impl Services {
         actor: &Actor,
     ) -> CoreResult<WebhookWithSecret> {
         let valid = validate(&input)?;
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = WebhookId::new(uuid::Uuid::now_v7().to_string());
         let secret = new_secret();
         let sealed = self.sealer().seal(Purpose::SigningSecret, &secret);
         let now = now_ms();
@@ -229,7 +230,7 @@ impl Services {
     }
 
     /// One subscription.
-    pub async fn get_webhook(&self, tenant_id: &TenantId, id: &str) -> CoreResult<WebhookEndpoint> {
+    pub async fn get_webhook(&self, tenant_id: &TenantId, id: &WebhookId) -> CoreResult<WebhookEndpoint> {
         let row: EndpointRow = SUBSCRIPTIONS.get(self.db(), tenant_id, id).await?;
         Ok(WebhookEndpoint::from(row))
     }
@@ -250,7 +251,7 @@ impl Services {
     pub async fn update_webhook(
         &self,
         tenant_id: &TenantId,
-        id: &str,
+        id: &WebhookId,
         input: WebhookIn,
         actor: &Actor,
     ) -> CoreResult<WebhookEndpoint> {
@@ -291,7 +292,7 @@ impl Services {
     }
 
     /// Deletes a subscription with its queue and log.
-    pub async fn delete_webhook(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
+    pub async fn delete_webhook(&self, tenant_id: &TenantId, id: &WebhookId, actor: &Actor) -> CoreResult<()> {
         let mut tx = self.db().begin().await?;
         // Attempts reference deliveries, deliveries reference the endpoint; both cascade.
         let deleted = with_tx!(&mut tx, |conn| sqlx::query(
@@ -314,7 +315,7 @@ impl Services {
     pub async fn rotate_webhook_secret(
         &self,
         tenant_id: &TenantId,
-        id: &str,
+        id: &WebhookId,
         input: RotateSecretIn,
         actor: &Actor,
     ) -> CoreResult<WebhookWithSecret> {
@@ -359,7 +360,7 @@ impl Services {
 
     /// Queues a `webhook.test` event to this endpoint only, whatever its filter.
     /// Returns the event id (its `webhook-id`).
-    pub async fn send_test_event(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<String> {
+    pub async fn send_test_event(&self, tenant_id: &TenantId, id: &WebhookId, actor: &Actor) -> CoreResult<String> {
         self.get_webhook(tenant_id, id).await?;
         let body = serde_json::json!({
             "message": "Test event from Rapport: this endpoint receives signed deliveries.",

@@ -12,6 +12,7 @@ use axum::{
 };
 use rapport_core::{
     appointments::recordings::{ConferenceRecording, CHUNK_BYTES},
+    ids::AppointmentId,
     model::Role,
     CoreError, Services,
 };
@@ -169,7 +170,7 @@ fn percent_encode(name: &str) -> String {
 /// for the tenant's signed-in agents and above.
 pub async fn download(
     State(state): State<AppState>,
-    Path((appointment_id, recording_id)): Path<(String, String)>,
+    Path((appointment_id, recording_id)): Path<(AppointmentId, String)>,
     headers: HeaderMap,
 ) -> Response {
     let user = match dashboard_user(&state.services, &headers, Role::Agent).await {

@@ -27,7 +27,7 @@ pub mod webm;
 use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
 use rapport_core::{
-    ids::TenantId,
+    ids::{AppointmentId, TenantId},
     live::{LiveEvent, Room},
     Services,
 };
@@ -171,7 +171,10 @@ async fn hear_recording_switch(
 async fn read_switches(services: &Services, rooms: &rooms::Rooms) -> Vec<(String, TenantId, bool)> {
     let mut switches = Vec::new();
     for (room, tenant_id) in rooms.open() {
-        if let Ok(appointment) = services.get_appointment(&tenant_id, &room).await {
+        if let Ok(appointment) = services
+            .get_appointment(&tenant_id, &AppointmentId::from(room.as_str()))
+            .await
+        {
             switches.push((room, tenant_id, appointment.record));
         }
     }

@@ -10,6 +10,7 @@ use rapport_core::{
     appointments::{
         recordings::ConferenceRecording, Appointment, AppointmentFilter, AppointmentIn, AppointmentRecordPatch,
     },
+    ids::AppointmentId,
     model::{Page, PageRequest},
 };
 use serde::Deserialize;
@@ -107,7 +108,7 @@ async fn create_appointment(
 async fn get_appointment(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<AppointmentId>,
 ) -> ApiResult<Json<Appointment>> {
     Ok(Json(state.services.get_appointment(&auth.tenant_id, &id).await?))
 }
@@ -121,7 +122,7 @@ async fn get_appointment(
 async fn update_appointment(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<AppointmentId>,
     ApiJson(input): ApiJson<AppointmentIn>,
 ) -> ApiResult<Json<Appointment>> {
     Ok(Json(
@@ -140,7 +141,7 @@ async fn update_appointment(
 async fn patch_appointment(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<AppointmentId>,
     ApiJson(input): ApiJson<AppointmentRecordPatch>,
 ) -> ApiResult<Json<Appointment>> {
     Ok(Json(
@@ -159,7 +160,7 @@ async fn patch_appointment(
 async fn delete_appointment(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<AppointmentId>,
 ) -> ApiResult<StatusCode> {
     state
         .services
@@ -178,7 +179,7 @@ async fn delete_appointment(
 async fn list_recordings(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<AppointmentId>,
 ) -> ApiResult<Json<Vec<ConferenceRecording>>> {
     Ok(Json(
         state.services.list_conference_recordings(&auth.tenant_id, &id).await?,
@@ -207,7 +208,7 @@ async fn list_recordings(
 async fn download_recording(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path((id, recording_id)): Path<(String, String)>,
+    Path((id, recording_id)): Path<(AppointmentId, String)>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let recording = state

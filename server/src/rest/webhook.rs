@@ -7,6 +7,7 @@ use axum::{
     Json,
 };
 use rapport_core::{
+    ids::WebhookId,
     model::{Page, PageRequest},
     webhooks::{
         deliveries::{event_catalogue, Attempt, Delivery},
@@ -110,7 +111,7 @@ async fn event_types(_auth: TenantAuth) -> Json<Vec<EventTypeInfo>> {
 async fn get_webhook(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WebhookId>,
 ) -> ApiResult<Json<WebhookEndpoint>> {
     Ok(Json(state.services.get_webhook(&auth.tenant_id, &id).await?))
 }
@@ -125,7 +126,7 @@ async fn get_webhook(
 async fn update_webhook(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WebhookId>,
     ApiJson(input): ApiJson<WebhookIn>,
 ) -> ApiResult<Json<WebhookEndpoint>> {
     Ok(Json(
@@ -143,7 +144,7 @@ async fn update_webhook(
 async fn delete_webhook(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WebhookId>,
 ) -> ApiResult<StatusCode> {
     state.services.delete_webhook(&auth.tenant_id, &id, &auth.actor).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -159,7 +160,7 @@ async fn delete_webhook(
 async fn rotate_secret(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WebhookId>,
     ApiJson(input): ApiJson<RotateSecretIn>,
 ) -> ApiResult<Json<WebhookWithSecret>> {
     Ok(Json(
@@ -177,7 +178,7 @@ async fn rotate_secret(
 async fn send_test(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WebhookId>,
 ) -> ApiResult<(StatusCode, Json<Queued>)> {
     let event_id = state
         .services
@@ -194,7 +195,7 @@ async fn send_test(
 async fn list_deliveries(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WebhookId>,
     ApiQuery(page): ApiQuery<PageRequest>,
 ) -> ApiResult<Json<Page<Delivery>>> {
     Ok(Json(state.services.list_deliveries(&auth.tenant_id, &id, &page).await?))
@@ -209,7 +210,7 @@ async fn list_deliveries(
 async fn list_attempts(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WebhookId>,
     ApiQuery(page): ApiQuery<PageRequest>,
 ) -> ApiResult<Json<Page<Attempt>>> {
     Ok(Json(state.services.list_attempts(&auth.tenant_id, &id, &page).await?))
@@ -223,7 +224,7 @@ async fn list_attempts(
 async fn replay(
     auth: TenantAuth,
     State(state): State<AppState>,
-    Path((id, delivery_id)): Path<(String, String)>,
+    Path((id, delivery_id)): Path<(WebhookId, String)>,
 ) -> ApiResult<StatusCode> {
     state
         .services

@@ -268,7 +268,7 @@ async fn record(
             match services.record_attempts(&batch, &policy).await {
                 Ok(disabled) => {
                     for endpoint in disabled {
-                        tracing::warn!(endpoint, "webhook endpoint disabled");
+                        tracing::warn!(endpoint = %endpoint, "webhook endpoint disabled");
                     }
                     break;
                 }

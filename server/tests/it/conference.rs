@@ -362,7 +362,13 @@ async fn chat_and_what_guests_may_do(db: TestDb) {
 
 /// The appointment's id behind a join token.
 pub(crate) async fn appointment_id(app: &TestApp, join: &str) -> String {
-    app.services.appointment_by_join_token(join).await.unwrap().1.id
+    app.services
+        .appointment_by_join_token(join)
+        .await
+        .unwrap()
+        .1
+        .id
+        .into_string()
 }
 
 async fn the_recording_switch_reaches_the_call(db: TestDb) {

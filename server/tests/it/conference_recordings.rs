@@ -19,7 +19,7 @@ async fn stored(app: &TestApp, tenant: &TenantId, appointment: &str, bytes: &[u8
     use rapport_core::appointments::recordings::{NewConferenceRecording, RecordingSource};
     let ended = (chrono::Utc::now() - ago).timestamp_millis();
     let recording = NewConferenceRecording {
-        appointment_id: appointment.to_string(),
+        appointment_id: appointment.into(),
         participant: "Ann Example".into(),
         source: RecordingSource::Camera,
         started_at: ended - 95_000,

@@ -210,7 +210,7 @@ async fn an_erased_customer_leaves_no_trace(db: TestDb) {
     let calls = ok_json(app.get("/rest/v1/appointment?pageSize=50", &key).await, StatusCode::OK).await;
     let appointment = calls["results"][0]["id"].as_str().unwrap().to_string();
     let recording = NewConferenceRecording {
-        appointment_id: appointment.clone(),
+        appointment_id: appointment.clone().into(),
         participant: "Zeldaunique".into(),
         source: RecordingSource::Camera,
         started_at: now,

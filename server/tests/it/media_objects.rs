@@ -163,7 +163,7 @@ async fn call_recording(app: &TestApp, tenant: &TenantId, appointment: &str, byt
     use rapport_core::appointments::recordings::{NewConferenceRecording, RecordingSource};
     let ended = now_ms();
     let recording = NewConferenceRecording {
-        appointment_id: appointment.to_string(),
+        appointment_id: appointment.into(),
         participant: "Ann Example".into(),
         source: RecordingSource::Camera,
         started_at: ended - 60_000,

@@ -410,7 +410,9 @@ async fn a_failing_backlog_leaves_other_tenants_and_writes_on_time(db: TestDb) {
     urls.push(closed);
     urls.push(erroring.url.clone());
     for url in &urls {
-        failing.push(subscribe(&app, &ta, url, &[]).await.0);
+        failing.push(rapport_core::ids::WebhookId::from(
+            subscribe(&app, &ta, url, &[]).await.0,
+        ));
     }
     let queued = queue_backlog(&app.services, &alpha, &failing, BACKLOG).await.unwrap();
     assert_eq!(queued, failing.len() * BACKLOG);

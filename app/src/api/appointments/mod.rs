@@ -186,6 +186,7 @@ pub async fn appointment_owners() -> Result<OwnerChoices, ServerFnError> {
 /// One appointment.
 #[server(endpoint = "get_appointment")]
 pub async fn get_appointment(id: String) -> Result<AppointmentView, ServerFnError> {
+    let id = rapport_core::ids::AppointmentId::from(id);
     let (ctx, user) = agent().await?;
     server::get(&ctx.services, &user.tenant_id, &id)
         .await
@@ -206,6 +207,7 @@ pub async fn add_appointment(form: AppointmentForm) -> Result<AppointmentView, S
 /// Replaces an appointment (its join link stays the same).
 #[server(endpoint = "edit_appointment")]
 pub async fn edit_appointment(id: String, form: AppointmentForm) -> Result<AppointmentView, ServerFnError> {
+    let id = rapport_core::ids::AppointmentId::from(id);
     let (ctx, user) = agent().await?;
     server::save(&ctx.services, &user, Some(id), form)
         .await
@@ -215,6 +217,7 @@ pub async fn edit_appointment(id: String, form: AppointmentForm) -> Result<Appoi
 /// The recordings of an appointment's calls, oldest first.
 #[server(endpoint = "appointment_recordings")]
 pub async fn appointment_recordings(id: String) -> Result<Vec<CallRecordingView>, ServerFnError> {
+    let id = rapport_core::ids::AppointmentId::from(id);
     let (ctx, user) = agent().await?;
     server::recordings(&ctx.services, &user.tenant_id, &id)
         .await
@@ -224,6 +227,7 @@ pub async fn appointment_recordings(id: String) -> Result<Vec<CallRecordingView>
 /// Switches automatic recording on or off.
 #[server(endpoint = "set_appointment_recording")]
 pub async fn set_appointment_recording(id: String, record: bool) -> Result<AppointmentView, ServerFnError> {
+    let id = rapport_core::ids::AppointmentId::from(id);
     let (ctx, user) = agent().await?;
     ctx.services
         .set_appointment_record(&user.tenant_id, &id, record, &crate::ssr::actor(&user))
@@ -237,6 +241,7 @@ pub async fn set_appointment_recording(id: String, record: bool) -> Result<Appoi
 /// Writes an invitation to every attendee; returns how many.
 #[server(endpoint = "send_appointment_invitations")]
 pub async fn send_appointment_invitations(id: String) -> Result<usize, ServerFnError> {
+    let id = rapport_core::ids::AppointmentId::from(id);
     let (ctx, user) = agent().await?;
     ctx.services
         .invite_attendees(&user.tenant_id, &id, false, &crate::ssr::actor(&user))
@@ -247,6 +252,7 @@ pub async fn send_appointment_invitations(id: String) -> Result<usize, ServerFnE
 /// Deletes an appointment, then shows the calendar.
 #[server(endpoint = "remove_appointment")]
 pub async fn remove_appointment(id: String) -> Result<(), ServerFnError> {
+    let id = rapport_core::ids::AppointmentId::from(id);
     let (ctx, user) = agent().await?;
     ctx.services
         .delete_appointment(&user.tenant_id, &id, &crate::ssr::actor(&user))

@@ -58,7 +58,7 @@ fn view_of(a: Appointment, calendar_zone: Tz) -> AppointmentView {
         calendar_day: start.format("%Y-%m-%d").to_string(),
         calendar_time: format!("{}–{}", start.format("%H:%M"), end.format("%H:%M")),
         calendar_hour: start.hour(),
-        id: a.id,
+        id: a.id.into_string(),
         title: a.title,
         description: a.description.unwrap_or_default(),
         timezone_id: a.timezone_id,
@@ -208,7 +208,7 @@ pub(crate) async fn owners(services: &Services, user: &SessionUser) -> CoreResul
 pub(crate) async fn get(
     services: &Services,
     tenant_id: &rapport_core::ids::TenantId,
-    id: &str,
+    id: &rapport_core::ids::AppointmentId,
 ) -> CoreResult<AppointmentView> {
     let zone = tenant_zone(services, tenant_id).await?;
     Ok(view_of(services.get_appointment(tenant_id, id).await?, zone))
@@ -218,7 +218,7 @@ pub(crate) async fn get(
 pub(crate) async fn recordings(
     services: &Services,
     tenant_id: &rapport_core::ids::TenantId,
-    id: &str,
+    id: &rapport_core::ids::AppointmentId,
 ) -> CoreResult<Vec<CallRecordingView>> {
     let zone = tenant_zone(services, tenant_id).await?;
     let listed = services.list_conference_recordings(tenant_id, id).await?;
@@ -347,7 +347,7 @@ pub(crate) fn input(form: AppointmentForm) -> CoreResult<AppointmentIn> {
 pub(crate) async fn save(
     services: &Services,
     user: &SessionUser,
-    id: Option<String>,
+    id: Option<rapport_core::ids::AppointmentId>,
     form: AppointmentForm,
 ) -> CoreResult<AppointmentView> {
     let actor = crate::ssr::actor(user);

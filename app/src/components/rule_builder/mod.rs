@@ -13,12 +13,17 @@ use leptos::prelude::*;
 
 use crate::api::{
     problem::Problem,
-    rules::{ActionDraft, ConditionDraft, RuleChoices, RuleDraft, RuleKind, ACTION_TYPES, CONDITION_TYPES},
+    rules::{RuleChoices, RuleDraft, RuleKind},
     watchdogs::RECEIVER_TYPES,
 };
 use crate::erase::EraseView;
 
+mod actions;
+mod conditions;
 mod visitor;
+
+use actions::actions;
+use conditions::conditions;
 
 /// Deepest nesting of else-rules (the service's limit).
 const MAX_DEPTH: usize = 5;
@@ -330,140 +335,6 @@ fn sla_fields(b: Builder, rule: &RuleDraft) -> impl IntoView {
     }
 }
 
-/// Draws one condition of a rule: routing and SLA rules share one, action rules have their own.
-type ConditionRow = fn(Builder, &[usize], usize, ConditionDraft) -> AnyView;
-
-fn conditions(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
-    let prefix = field_prefix(path);
-    let p = path.to_vec();
-    let (row, matches_all): (ConditionRow, _) = match b.kind {
-        RuleKind::Action => (visitor::condition_view, "No condition: the rule matches on every page."),
-        _ => (condition_view, "No condition: the rule matches every conversation."),
-    };
-    view! {
-        <fieldset>
-            <legend>"When all of these hold"</legend>
-            {rule.conditions.is_empty().then(|| view! { <p class="hint">{matches_all}</p> })}
-            <ol class="rule-parts">
-                {rule.conditions.iter().cloned().enumerate().map(|(i, c)| row(b, path, i, c)).collect_view()}
-            </ol>
-            <button type="button" class="button secondary"
-                on:click=move |_| b.reshape(&p, |r| r.conditions.push(ConditionDraft::default()))>"Add a condition"</button>
-            {error_line(b.exact(format!("{prefix}conditions")))}
-        </fieldset>
-    }
-}
-
-fn condition_view(b: Builder, path: &[usize], i: usize, c: ConditionDraft) -> AnyView {
-    let prefix = field_prefix(path);
-    let id = {
-        let ids = id_prefix(path);
-        move |part: &str| format!("{ids}-condition-{i}-{part}")
-    };
-    let set = {
-        let p = path.to_vec();
-        move |change: Box<dyn FnOnce(&mut ConditionDraft)>| {
-            b.edit(&p, move |r| {
-                if let Some(c) = r.conditions.get_mut(i) {
-                    change(c)
-                }
-            })
-        }
-    };
-    let p = path.to_vec();
-    let on_kind = move |ev| {
-        let v = event_target_value(&ev);
-        b.reshape(&p, |r| {
-            if let Some(c) = r.conditions.get_mut(i) {
-                c.kind = v
-            }
-        })
-    };
-    let p = path.to_vec();
-    let remove = move |_| {
-        b.reshape(&p, |r| {
-            if i < r.conditions.len() {
-                r.conditions.remove(i);
-            }
-        })
-    };
-    let fields = match c.kind.as_str() {
-        "NO_ANSWER" => {
-            let set = set.clone();
-            view! {
-                <div class="field">
-                    <label for=id("seconds")>"Seconds without an answer"</label>
-                    {number_input(id("seconds"), c.seconds, move |v| set(Box::new(move |c| c.seconds = v)))}
-                </div>
-            }
-            .erase()
-        }
-        "OPENING_HOUR" => {
-            let hours = b.refs.with_value(|r| r.opening_hours.clone());
-            let (set_a, set_b) = (set.clone(), set.clone());
-            view! {
-                <div class="field">
-                    <label for=id("hours")>"Opening hours"</label>
-                    <select id=id("hours") on:change=move |ev| { let v = event_target_value(&ev); set_a(Box::new(move |c| c.opening_hours_id = v)) }>
-                        {options(&hours, &c.opening_hours_id)}
-                    </select>
-                </div>
-                <div class="field">
-                    <label for=id("inside")>"When"</label>
-                    <select id=id("inside") on:change=move |ev| { let v = event_target_value(&ev) == "inside"; set_b(Box::new(move |c| c.inside = v)) }>
-                        <option value="inside" selected=c.inside>"inside these hours"</option>
-                        <option value="outside" selected=!c.inside>"outside these hours"</option>
-                    </select>
-                </div>
-            }
-            .erase()
-        }
-        kind => {
-            let (label, hint) = match kind {
-                "HAS_ID" => ("Customer ids or external ids", "Separate them with commas."),
-                "URL" => ("Page addresses", "* matches anything: https://shop.example.com/*"),
-                _ => ("Tags", "Separate them with commas."),
-            };
-            let (set_a, set_b, set_c) = (set.clone(), set.clone(), set.clone());
-            view! {
-                <div class="field grow">
-                    <label for=id("list")>{label}</label>
-                    <input id=id("list") type="text" prop:value=c.list.clone() autocomplete="off" aria-describedby=id("hint")
-                        on:input=move |ev| { let v = event_target_value(&ev); set_a(Box::new(move |c| c.list = v)) } />
-                    <p class="hint" id=id("hint")>{hint}</p>
-                </div>
-                {(kind == "HAS_TAG").then(|| view! {
-                    <div class="field">
-                        <label for=id("match")>"Match"</label>
-                        <select id=id("match") on:change=move |ev| { let v = event_target_value(&ev) == "ALL"; set_b(Box::new(move |c| c.all = v)) }>
-                            <option value="ANY" selected=!c.all>"any of the tags"</option>
-                            <option value="ALL" selected=c.all>"every tag"</option>
-                        </select>
-                    </div>
-                    <div class="field">
-                        <label for=id("source")>"Set by"</label>
-                        <select id=id("source") aria-describedby=id("source-hint")
-                            on:change=move |ev| { let v = event_target_value(&ev); set_c(Box::new(move |c| c.source = v)) }>
-                            <option value="ANY" selected=c.source == "ANY">"anyone"</option>
-                            <option value="TRUSTED" selected=c.source == "TRUSTED">"agents and integrations"</option>
-                            <option value="PAGE" selected=c.source == "PAGE">"the visitor's page"</option>
-                        </select>
-                        <p class="hint" id=id("source-hint")>"Any page can set its own tags: route privileges (vip) on tags agents and integrations set."</p>
-                    </div>
-                })}
-            }
-            .erase()
-        }
-    };
-    let part = Part {
-        list: "conditions",
-        noun: "Condition",
-        types: &CONDITION_TYPES,
-    };
-    part.row(b, &prefix, i, id("type"), &c.kind, on_kind, fields, remove)
-        .erase()
-}
-
 /// Which list of a rule a row belongs to: conditions or actions.
 struct Part {
     /// The list's field name, for the row's problems (`conditions[2]`).
@@ -508,136 +379,6 @@ impl Part {
             </li>
         }
     }
-}
-
-fn actions(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {
-    let prefix = field_prefix(path);
-    let p = path.to_vec();
-    view! {
-        <fieldset>
-            <legend>"Then"</legend>
-            <ol class="rule-parts">
-                {rule.actions.iter().cloned().enumerate().map(|(i, a)| action_view(b, path, i, a)).collect_view()}
-            </ol>
-            <button type="button" class="button secondary"
-                on:click=move |_| b.reshape(&p, |r| r.actions.push(ActionDraft::default()))>"Add an action"</button>
-            {error_line(b.exact(format!("{prefix}actions")))}
-        </fieldset>
-    }
-}
-
-fn action_view(b: Builder, path: &[usize], i: usize, a: ActionDraft) -> impl IntoView {
-    let prefix = field_prefix(path);
-    let id = {
-        let ids = id_prefix(path);
-        move |part: &str| format!("{ids}-action-{i}-{part}")
-    };
-    let p = path.to_vec();
-    let set = move |reshape: bool, change: Box<dyn FnOnce(&mut ActionDraft)>| {
-        let apply = move |r: &mut RuleDraft| {
-            if let Some(a) = r.actions.get_mut(i) {
-                change(a)
-            }
-        };
-        if reshape {
-            b.reshape(&p, apply)
-        } else {
-            b.edit(&p, apply)
-        }
-    };
-    let p = path.to_vec();
-    let remove = move |_| {
-        b.reshape(&p, |r| {
-            if i < r.actions.len() {
-                r.actions.remove(i);
-            }
-        })
-    };
-    let on_kind = {
-        let set = set.clone();
-        move |ev| {
-            let v = event_target_value(&ev);
-            set(true, Box::new(move |a| a.kind = v))
-        }
-    };
-    let refs = b.refs.get_value();
-    let fields = match a.kind.as_str() {
-        "SYSTEM_MESSAGE" | "ROUTING_TO" | "SEND_FLOW" => {
-            let (label, list) = match a.kind.as_str() {
-                "SYSTEM_MESSAGE" => ("System message", refs.system_messages),
-                "SEND_FLOW" => ("Flow", refs.flows),
-                _ => {
-                    let own = b.self_id.get_value().unwrap_or_default();
-                    (
-                        "Routing rule",
-                        refs.routing_rules.into_iter().filter(|(rid, _)| *rid != own).collect(),
-                    )
-                }
-            };
-            view! {
-                <div class="field grow">
-                    <label for=id("reference")>{label}</label>
-                    <select id=id("reference") on:change=move |ev| { let v = event_target_value(&ev); set(false, Box::new(move |a| a.reference = v)) }>
-                        {options(&list, &a.reference)}
-                    </select>
-                </div>
-            }
-            .erase()
-        }
-        _ => {
-            let (s1, s2, s3, s4) = (set.clone(), set.clone(), set.clone(), set.clone());
-            let target = match a.target_kind.as_str() {
-                "USER" | "TEAM" => {
-                    let list = if a.target_kind == "USER" { refs.users } else { refs.teams };
-                    view! {
-                        <select id=id("target") on:change=move |ev| { let v = event_target_value(&ev); s2(false, Box::new(move |a| a.target = v)) }>
-                            {options(&list, &a.target)}
-                        </select>
-                    }
-                    .erase()
-                }
-                _ => view! {
-                    <input id=id("target") type="text" prop:value=a.target.clone() autocomplete="off" placeholder="support"
-                        on:input=move |ev| { let v = event_target_value(&ev); s2(false, Box::new(move |a| a.target = v)) } />
-                }
-                .erase(),
-            };
-            view! {
-                <div class="field">
-                    <label for=id("target-kind")>"Queue for a"</label>
-                    <select id=id("target-kind")
-                        on:change=move |ev| { let v = event_target_value(&ev); s1(true, Box::new(move |a| { a.target_kind = v; a.target.clear() })) }>
-                        {[("TEAM", "team"), ("USER", "user"), ("TAG", "tag (skill)")].map(|(v, label)| view! {
-                            <option value=v selected=a.target_kind == v>{label}</option>
-                        }).collect_view()}
-                    </select>
-                </div>
-                <div class="field grow">
-                    <label for=id("target")>"Who"</label>
-                    {target}
-                </div>
-                <div class="field">
-                    <label for=id("state")>"Agents who are"</label>
-                    <select id=id("state") on:change=move |ev| { let v = event_target_value(&ev); s3(false, Box::new(move |a| a.agent_state = v)) }>
-                        {[("ANY", "in any state"), ("ONLINE", "online"), ("AVAILABLE", "available")].map(|(v, label)| view! {
-                            <option value=v selected=a.agent_state == v>{label}</option>
-                        }).collect_view()}
-                    </select>
-                </div>
-                <div class="field">
-                    <label for=id("wait")>"Longest wait (seconds)"</label>
-                    {number_input(id("wait"), a.max_wait_seconds, move |v| s4(false, Box::new(move |a| a.max_wait_seconds = v)))}
-                </div>
-            }
-            .erase()
-        }
-    };
-    let part = Part {
-        list: "actions",
-        noun: "Action",
-        types: &ACTION_TYPES,
-    };
-    part.row(b, &prefix, i, id("type"), &a.kind, on_kind, fields, remove)
 }
 
 fn else_rules(b: Builder, path: &[usize], rule: &RuleDraft) -> impl IntoView {

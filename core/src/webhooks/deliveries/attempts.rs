@@ -1,7 +1,7 @@
 //! Recording what came of attempts: done, a retry, failed, or a disabled endpoint.
 
 use super::{circuit::CircuitRow, *};
-use crate::ids::TenantId;
+use crate::ids::{TenantId, WebhookId};
 
 /// Attempts written per `insert` (10 parameters each, well within both backends'
 /// limits).
@@ -22,7 +22,7 @@ impl Services {
     /// statement per [`ATTEMPT_ROWS`], successes with one per status code; only
     /// failures (which the circuits keep few) take a statement each. Returns the ids
     /// of endpoints disabled now.
-    pub async fn record_attempts(&self, results: &[AttemptResult], policy: &RetryPolicy) -> CoreResult<Vec<String>> {
+    pub async fn record_attempts(&self, results: &[AttemptResult], policy: &RetryPolicy) -> CoreResult<Vec<WebhookId>> {
         if results.is_empty() {
             return Ok(vec![]);
         }
@@ -182,7 +182,7 @@ async fn disable_endpoint(
     tx: &mut crate::db::Tx,
     backend: Backend,
     tenant_id: &TenantId,
-    endpoint_id: &str,
+    endpoint_id: &WebhookId,
     reason: &str,
 ) -> CoreResult<bool> {
     super::open_gap(tx, backend, tenant_id, endpoint_id).await?;

@@ -127,7 +127,7 @@ pub(crate) async fn open_gap(
     tx: &mut crate::db::Tx,
     backend: Backend,
     tenant_id: &TenantId,
-    endpoint_id: &str,
+    endpoint_id: &WebhookId,
 ) -> CoreResult<()> {
     // The `where` clause also settles SQLite's parse of `insert … select …
     // on conflict`.
@@ -147,7 +147,7 @@ pub(crate) async fn close_gap(
     tx: &mut crate::db::Tx,
     backend: Backend,
     tenant_id: &TenantId,
-    endpoint_id: &str,
+    endpoint_id: &WebhookId,
 ) -> CoreResult<()> {
     let sql = format!(
         "update webhook_fanout_gaps set gap_to = {end} where endpoint_id = $1 and gap_to is null \
@@ -158,7 +158,12 @@ pub(crate) async fn close_gap(
 }
 
 /// Runs `sql` in `tx` with `$1`: the endpoint, `$2`: its tenant.
-async fn run_on_endpoint(tx: &mut crate::db::Tx, sql: &str, tenant_id: &TenantId, endpoint_id: &str) -> CoreResult<()> {
+async fn run_on_endpoint(
+    tx: &mut crate::db::Tx,
+    sql: &str,
+    tenant_id: &TenantId,
+    endpoint_id: &WebhookId,
+) -> CoreResult<()> {
     with_tx!(tx, |conn| sqlx::query(sql)
         .bind(endpoint_id)
         .bind(tenant_id)
@@ -194,7 +199,7 @@ fn stream_end(backend: Backend, tenant: usize) -> String {
 /// An endpoint behind in the stream, as a catch-up reads it.
 #[derive(sqlx::FromRow)]
 struct BehindEndpoint {
-    id: String,
+    id: WebhookId,
     tenant_id: TenantId,
     event_types: String,
     fanout_mark: i64,
@@ -229,7 +234,7 @@ impl Services {
     /// One batch of one endpoint's catch-up, in one transaction under the
     /// fan-out's lock, the endpoint read again in it (it may have caught up,
     /// or failed, since it was listed).
-    async fn catch_up(&self, endpoint_id: &str) -> CoreResult<usize> {
+    async fn catch_up(&self, endpoint_id: &WebhookId) -> CoreResult<usize> {
         let mut tx = self.db().begin().await?;
         if !self.take_fanout_lock(&mut tx).await? {
             tx.commit().await?;

@@ -65,7 +65,7 @@ impl Circuit {
 /// An endpoint's circuit as stored, with the endpoint it belongs to.
 #[derive(sqlx::FromRow)]
 pub(super) struct CircuitRow {
-    pub(super) id: String,
+    pub(super) id: WebhookId,
     pub(super) tenant_id: TenantId,
     failures: i64,
     next_attempt_at: i64,

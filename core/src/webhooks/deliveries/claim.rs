@@ -159,14 +159,14 @@ impl Services {
             .await
             .map(|r| r.rows_affected()))?;
         let due_endpoints = format!("{DUE_ENDPOINTS} {lock}");
-        let endpoints: Vec<(String, String, i64)> = with_tx!(&mut tx, |conn| sqlx::query_as(&due_endpoints)
+        let endpoints: Vec<(WebhookId, String, i64)> = with_tx!(&mut tx, |conn| sqlx::query_as(&due_endpoints)
             .bind(now)
             .bind(i64::try_from(limits.total).unwrap_or(i64::MAX))
             .fetch_all(conn)
             .await)?;
         let mut seqs: Vec<i64> = Vec::new();
-        let mut served: Vec<String> = Vec::new();
-        let mut probed: Vec<String> = Vec::new();
+        let mut served: Vec<WebhookId> = Vec::new();
+        let mut probed: Vec<WebhookId> = Vec::new();
         let mut tenants: HashMap<String, usize> = busy.tenants.clone();
         for (endpoint, tenant, failures) in endpoints {
             let left = limits.total.saturating_sub(seqs.len());
@@ -176,7 +176,7 @@ impl Services {
             } else {
                 limits
                     .per_endpoint
-                    .saturating_sub(busy.endpoints.get(&endpoint).copied().unwrap_or(0))
+                    .saturating_sub(busy.endpoints.get(endpoint.as_str()).copied().unwrap_or(0))
             };
             let tenant_room = limits
                 .per_tenant

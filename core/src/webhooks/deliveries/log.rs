@@ -8,7 +8,7 @@ impl Services {
     pub async fn list_deliveries(
         &self,
         tenant_id: &TenantId,
-        endpoint_id: &str,
+        endpoint_id: &WebhookId,
         page: &PageRequest,
     ) -> CoreResult<Page<Delivery>> {
         let paging = Paging::from_request(page)?;
@@ -49,7 +49,7 @@ impl Services {
     pub async fn list_attempts(
         &self,
         tenant_id: &TenantId,
-        endpoint_id: &str,
+        endpoint_id: &WebhookId,
         page: &PageRequest,
     ) -> CoreResult<Page<Attempt>> {
         let paging = Paging::from_request(page)?;
@@ -91,7 +91,7 @@ impl Services {
     pub async fn replay_delivery(
         &self,
         tenant_id: &TenantId,
-        endpoint_id: &str,
+        endpoint_id: &WebhookId,
         delivery_id: &str,
         actor: &Actor,
     ) -> CoreResult<()> {

@@ -61,7 +61,7 @@ use crate::{
     db::{placeholders, Backend},
     error::{CoreError, CoreResult},
     events::EventType,
-    ids::TenantId,
+    ids::{TenantId, WebhookId},
     model::{Page, PageRequest},
     sealing::Purpose,
     time::{duration_ms, from_ms, now_ms},
@@ -103,7 +103,7 @@ pub struct ClaimedDelivery {
     /// Tenant.
     pub tenant_id: TenantId,
     /// Endpoint.
-    pub endpoint_id: String,
+    pub endpoint_id: WebhookId,
     /// Where to POST.
     pub url: String,
     /// Secrets to sign with: the current one, then the previous one during a rotation.
@@ -144,7 +144,7 @@ pub struct AttemptResult {
     /// Its tenant.
     pub tenant_id: TenantId,
     /// Its endpoint.
-    pub endpoint_id: String,
+    pub endpoint_id: WebhookId,
     /// Attempt number in the schedule.
     pub attempt: i64,
     /// When the request started, unix ms.
@@ -220,7 +220,7 @@ struct ClaimRow {
     seq: i64,
     id: String,
     tenant_id: TenantId,
-    endpoint_id: String,
+    endpoint_id: WebhookId,
     url: String,
     secret: String,
     previous_secret: Option<String>,

@@ -14,10 +14,8 @@ use axum::{
 use rapport_core::{
     audit::{Actor, ActorKind},
     conversations::{
-        Csat, CsatIn, CsatPrompt, FormIn, Message, TranscriptIn, TranscriptQueued, VisitorIdentity, VisitorIn,
-        VisitorProfile, VisitorProfileIn, VisitorTags, VisitorTagsIn, WidgetConfig, WidgetMessageIn,
+        FormIn, Message, VisitorIdentity, VisitorIn, VisitorTags, VisitorTagsIn, WidgetConfig, WidgetMessageIn,
     },
-    customers::{IdentitySettings, IdentitySettingsIn},
     files::FileUpload,
     ids::{CustomerId, TenantId},
     model::{Page, PageRequest},
@@ -28,6 +26,8 @@ use serde::{Deserialize, Serialize};
 use tower_http::cors::{Any, CorsLayer};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+mod closing;
+mod identity;
 mod live;
 mod rules;
 mod signals;
@@ -49,12 +49,12 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(config))
         .routes(routes!(rules::rules))
         .routes(routes!(start_visitor))
-        .routes(routes!(identify))
+        .routes(routes!(identity::identify))
         .routes(routes!(list_messages, post_message))
         .routes(routes!(post_file))
         .routes(routes!(request_call))
-        .routes(routes!(csat_prompt, rate))
-        .routes(routes!(transcript))
+        .routes(routes!(closing::csat_prompt, closing::rate))
+        .routes(routes!(closing::transcript))
         .routes(routes!(signals::typing))
         .routes(routes!(signals::read_state, signals::mark_read))
         .routes(routes!(live::stream))
@@ -66,8 +66,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_key))
         .routes(routes!(rotate_key))
-        .routes(routes!(get_identity, put_identity))
-        .routes(routes!(rotate_identity_secret))
+        .routes(routes!(identity::get_identity, identity::put_identity))
+        .routes(routes!(identity::rotate_identity_secret))
         .merge(public)
 }
 
@@ -184,85 +184,6 @@ async fn config(State(state): State<AppState>, parts: AnonymousVisitor) -> ApiRe
     Ok(Json(state.services.widget_config(&parts.widget_key).await?))
 }
 
-/// The visitor script names its visitor (`Rapport.identify`): the profile's fields
-/// replace the customer's, fields left out are kept, and so are its assignment
-/// and tags (`id`, `assignedUser`, `assignedTeam` and `tags` are ignored).
-/// `customer.updated` fires.
-///
-/// `externalId` and `email` become the customer's only with a valid
-/// `identitySignature` (identity verification, `GET /widget/identity`); without
-/// one they are kept as `claimedExternalId` and `claimedEmail`, or refused with
-/// 422 `signature_required` where the workspace requires signatures. A wrong
-/// signature is 422 `signature_mismatch`. A signed `externalId` that another
-/// customer has makes the visitor that customer: its token stands for it from
-/// now on, and the answer names it.
-#[utoipa::path(post, path = "/widget/profile", tag = "widget", request_body = VisitorProfileIn,
-    security(("widgetKey" = [], "visitorToken" = [])),
-    responses((status = 200, body = VisitorProfile), AuthErrors, InputErrors, ConflictError))]
-async fn identify(
-    visitor: Visitor,
-    State(state): State<AppState>,
-    ApiJson(profile): ApiJson<VisitorProfileIn>,
-) -> ApiResult<Json<VisitorProfile>> {
-    Ok(Json(
-        state
-            .services
-            .identify_visitor(
-                &visitor.tenant_id,
-                &visitor.customer_id,
-                &visitor.token,
-                profile,
-                &visitor.actor,
-            )
-            .await?,
-    ))
-}
-
-/// The workspace's identity verification: whether unsigned visitor identities
-/// are refused, and the secret its site signs them with. A site signs a
-/// signed-in visitor's `externalId` and `email` on its server (lowercase hex
-/// HMAC-SHA256 over `externalId`, a line feed and `email`, each as the widget
-/// sends them, empty when left out) and passes the result to
-/// `Rapport('identify', {…, identitySignature})`.
-#[utoipa::path(get, path = "/widget/identity", tag = "widget",
-    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = IdentitySettings), AuthErrors))]
-async fn get_identity(auth: TenantAuth, State(state): State<AppState>) -> ApiResult<Json<IdentitySettings>> {
-    Ok(Json(state.services.identity_settings(&auth.tenant_id).await?))
-}
-
-/// Turn the refusal of unsigned visitor identities on or off. On makes a
-/// secret if the workspace has none.
-#[utoipa::path(put, path = "/widget/identity", tag = "widget", request_body = IdentitySettingsIn,
-    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = IdentitySettings), AuthErrors, InputErrors))]
-async fn put_identity(
-    auth: TenantAuth,
-    State(state): State<AppState>,
-    ApiJson(input): ApiJson<IdentitySettingsIn>,
-) -> ApiResult<Json<IdentitySettings>> {
-    Ok(Json(
-        state
-            .services
-            .set_identity_settings(&auth.tenant_id, input, &auth.actor)
-            .await?,
-    ))
-}
-
-/// Replace the identity secret. Signatures made with the old one are refused
-/// from now on, so deploy the new one to the site at once.
-#[utoipa::path(post, path = "/widget/identity/rotate", tag = "widget",
-    security(("tenantKey" = []), ("tenantKeyQuery" = [])),
-    responses((status = 200, body = IdentitySettings), AuthErrors))]
-async fn rotate_identity_secret(auth: TenantAuth, State(state): State<AppState>) -> ApiResult<Json<IdentitySettings>> {
-    Ok(Json(
-        state
-            .services
-            .rotate_identity_secret(&auth.tenant_id, &auth.actor)
-            .await?,
-    ))
-}
-
 /// The visitor's messages, newest first. Messages to the visitor on the page count
 /// as delivered from now on.
 #[utoipa::path(get, path = "/widget/message", tag = "widget", params(PageRequest),
@@ -317,62 +238,6 @@ async fn request_call(visitor: Visitor, State(state): State<AppState>) -> ApiRes
         .request_call(&visitor.tenant_id, &visitor.customer_id)
         .await?;
     Ok((StatusCode::CREATED, Json(invitation)))
-}
-
-/// Whether to ask the visitor to rate their conversation now: true once it is
-/// closed (`DONE`), when the workspace asks for ratings (`csatEnabled`) and the
-/// closing has none yet. The socket and stream say `conversation` when the
-/// status changes, for the page to ask again.
-#[utoipa::path(get, path = "/widget/csat", tag = "widget",
-    security(("widgetKey" = [], "visitorToken" = [])),
-    responses((status = 200, body = CsatPrompt), AuthErrors))]
-async fn csat_prompt(visitor: Visitor, State(state): State<AppState>) -> ApiResult<Json<CsatPrompt>> {
-    Ok(Json(
-        state
-            .services
-            .csat_prompt(&visitor.tenant_id, &visitor.customer_id)
-            .await?,
-    ))
-}
-
-/// The visitor rates their closed conversation: `rating` 1–5 and an optional
-/// `comment` (at most 1,000 characters). One rating per closing: 409
-/// `already_rated` after the first, `conversation_open` before it is closed,
-/// `csat_disabled` when the workspace does not ask. The rating shows on the
-/// Conversation object (`csat`), counts in the chat report (`CSAT_RESPONSES`,
-/// `CSAT_AVERAGE`) and fires `csat.submitted`.
-#[utoipa::path(post, path = "/widget/csat", tag = "widget", request_body = CsatIn,
-    security(("widgetKey" = [], "visitorToken" = [])),
-    responses((status = 201, body = Csat), AuthErrors, InputErrors, ConflictError))]
-async fn rate(
-    visitor: Visitor,
-    State(state): State<AppState>,
-    ApiJson(input): ApiJson<CsatIn>,
-) -> ApiResult<(StatusCode, Json<Csat>)> {
-    let csat = state
-        .services
-        .submit_csat(&visitor.tenant_id, &visitor.customer_id, &input, &visitor.actor)
-        .await?;
-    Ok((StatusCode::CREATED, Json(csat)))
-}
-
-/// The visitor asks for their conversation by mail, to `email`. It goes through the outbox like every mail (and waits there on a
-/// server without SMTP). At most one every 10 minutes per customer: sooner, 429
-/// `transcript_too_soon` with `Retry-After`; and it counts against the
-/// workspace's mails per day (429 `mail_allowance_spent`).
-#[utoipa::path(post, path = "/widget/transcript", tag = "widget", request_body = TranscriptIn,
-    security(("widgetKey" = [], "visitorToken" = [])),
-    responses((status = 202, body = TranscriptQueued), AuthErrors, InputErrors))]
-async fn transcript(
-    visitor: Visitor,
-    State(state): State<AppState>,
-    ApiJson(input): ApiJson<TranscriptIn>,
-) -> ApiResult<(StatusCode, Json<TranscriptQueued>)> {
-    let queued = state
-        .services
-        .mail_transcript(&visitor.tenant_id, &visitor.customer_id, &input, &visitor.actor)
-        .await?;
-    Ok((StatusCode::ACCEPTED, Json(queued)))
 }
 
 /// A file's bytes, as the body of an upload.

@@ -101,7 +101,7 @@ pub(super) async fn fixtures(app: &TestApp) -> Fixtures {
     f.appointment = id(&create("/rest/v1/appointment", json!({"title": "Target", "date": date})).await);
     // A recording is made by a call, not by a request: stored as the recorder does.
     let recording = rapport_core::appointments::recordings::NewConferenceRecording {
-        appointment_id: f.appointment.clone(),
+        appointment_id: f.appointment.clone().into(),
         participant: "Anchor".into(),
         source: rapport_core::appointments::recordings::RecordingSource::Camera,
         started_at: now.timestamp_millis() - 60_000,
