@@ -138,6 +138,11 @@ id_type!(
 );
 
 id_type!(
+    /// A message of a conversation.
+    MessageId
+);
+
+id_type!(
     /// A webhook endpoint (a subscription), and so its deliveries.
     WebhookId
 );

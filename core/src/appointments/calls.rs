@@ -24,7 +24,7 @@ use crate::{
     audit::Actor,
     conversations::{Channel, Message, MessageIn, MessageType},
     error::{CoreError, CoreResult},
-    ids::{CustomerId, TenantId},
+    ids::{CustomerId, MessageId, TenantId},
     time::now_ms,
     with_db, Services,
 };
@@ -113,7 +113,7 @@ impl Services {
         customer_id: &CustomerId,
     ) -> CoreResult<Option<Message>> {
         let since = now_ms() - i64::from(CALL_MINUTES + CALL_LINK_HOURS * 60) * 60_000;
-        let latest: Option<(String, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(
+        let latest: Option<(MessageId, Option<String>)> = with_db!(self.db(), |pool| sqlx::query_as(
             "select id, button_link from messages where tenant_id = $1 and customer_id = $2 and type = 'CARD' \
              and direction = 'OUTBOUND' and created_at >= $3 order by created_at desc, id desc limit 1"
         )

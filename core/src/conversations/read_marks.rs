@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     db::{TenantTable, Tx},
     error::{CoreError, CoreResult},
-    ids::{CustomerId, TenantId},
+    ids::{CustomerId, MessageId, TenantId},
     live::LiveEvent,
     time::from_ms,
     validate::Checks,
@@ -87,7 +87,7 @@ impl Services {
         let message_id = checks.required_text("messageId", input.message_id.as_deref(), 200);
         checks.finish()?;
         let mut tx = self.db().begin().await?;
-        let Some(up_to) = message_time(&mut tx, tenant_id, customer_id, &message_id).await? else {
+        let Some(up_to) = message_time(&mut tx, tenant_id, customer_id, &MessageId::from(message_id)).await? else {
             // The conversation first: a missing customer is 404, as elsewhere.
             CUSTOMERS
                 .read_in::<(String,)>(&mut tx, tenant_id, customer_id, "id")
@@ -136,7 +136,7 @@ async fn message_time(
     tx: &mut Tx,
     tenant_id: &TenantId,
     customer_id: &CustomerId,
-    message_id: &str,
+    message_id: &MessageId,
 ) -> CoreResult<Option<i64>> {
     let row: Option<(i64,)> = with_tx!(tx, |conn| sqlx::query_as(
         "select created_at from messages where tenant_id = $1 and customer_id = $2 and id = $3"

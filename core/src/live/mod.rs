@@ -28,7 +28,7 @@ pub use rooms::{Room, Subscription};
 use crate::{
     db::{Db, Tx},
     error::CoreResult,
-    ids::{CustomerId, TenantId, UserId},
+    ids::{CustomerId, MessageId, TenantId, UserId},
     Services,
 };
 
@@ -43,7 +43,7 @@ pub enum LiveEvent {
     /// A message of the update's customer was stored (either direction).
     Message {
         /// The message.
-        message_id: String,
+        message_id: MessageId,
     },
     /// A private note was written in the update's customer's conversation:
     /// only the tenant's agents hear it, never the visitor's widget.
@@ -177,7 +177,7 @@ struct Announcement {
 #[serde(tag = "kind", rename_all = "lowercase")]
 enum Changed {
     /// A stored message, by id.
-    Message { id: String },
+    Message { id: MessageId },
     /// A stored private note, by id.
     Note { id: String },
     /// The customer's conversation status.

@@ -26,7 +26,7 @@ use crate::{
     audit::{self, Actor},
     db::{page, Arg, TenantTable, Tx},
     error::{CoreError, CoreResult},
-    ids::{CustomerId, TenantId, UserId},
+    ids::{CustomerId, MessageId, TenantId, UserId},
     model::{Page, PageRequest},
     reports::{catalogue::TEXT_BLOCK_USED, facts},
     time::{from_ms, now_ms},
@@ -279,7 +279,7 @@ pub(crate) async fn record_use(
     tx: &mut Tx,
     tenant_id: &TenantId,
     id: &str,
-    message_id: &str,
+    message_id: &MessageId,
     agent: Option<&str>,
     at: i64,
 ) -> CoreResult<()> {

@@ -215,7 +215,7 @@ pub async fn inbox_thread(customer_id: String) -> Result<ThreadView, ServerFnErr
                     .unwrap_or_else(|| m.sender_type.as_str().to_string())
             };
             MessageView {
-                id: m.id,
+                id: m.id.into_string(),
                 inbound,
                 kind: m.kind.as_str().to_string(),
                 text: m.message,

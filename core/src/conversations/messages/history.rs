@@ -3,12 +3,12 @@
 use super::*;
 use crate::{
     db::keyed_page,
-    ids::{CustomerId, TenantId},
+    ids::{CustomerId, MessageId, TenantId},
 };
 
 impl Services {
     /// One message of the tenant.
-    pub async fn get_message(&self, tenant_id: &TenantId, id: &str) -> CoreResult<Message> {
+    pub async fn get_message(&self, tenant_id: &TenantId, id: &MessageId) -> CoreResult<Message> {
         let sql = format!(
             "select {MESSAGE_COLUMNS} from messages m join customers c on c.id = m.customer_id \
              where m.tenant_id = $1 and m.id = $2"

@@ -16,7 +16,7 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     events::{self, EventType},
-    ids::CustomerId,
+    ids::{CustomerId, MessageId},
     model::{Page, PageRequest},
     reports::facts,
     time::{from_ms, now_ms},
@@ -123,7 +123,8 @@ impl Channel {
 #[schema(example = json!({"id": "0190c3d2-9a00-7c3b-8d5e-1a2b3c4d5e6f", "customerId": "0190c3d2-8c1e-7b7a-9f1e-3f2a1b0c9d8e", "externalId": "crm-1042", "direction": "INBOUND", "type": "MESSAGE", "message": "Where is my order?", "url": null, "buttonText": null, "buttonLink": null, "channel": "WIDGET", "senderType": "customer", "senderId": "0190c3d2-8c1e-7b7a-9f1e-3f2a1b0c9d8e", "createdAt": "2026-11-21T10:15:00Z", "deliveredAt": null}))]
 pub struct Message {
     /// Unique id.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: MessageId,
     /// The customer the conversation belongs to.
     #[schema(value_type = String)]
     pub customer_id: CustomerId,
@@ -285,7 +286,7 @@ pub(crate) fn validate_content(
 
 #[derive(sqlx::FromRow)]
 struct MessageRow {
-    id: String,
+    id: MessageId,
     customer_id: CustomerId,
     external_id: Option<String>,
     direction: String,

@@ -25,7 +25,7 @@ use chrono::{DateTime, Utc};
 use futures_util::{Stream, StreamExt};
 use rapport_core::{
     conversations::{Direction, Message},
-    ids::TenantId,
+    ids::{MessageId, TenantId},
     live::{LiveEvent, LiveUpdate, Room},
     open_streams::StreamSlot,
     time::from_ms,
@@ -52,7 +52,7 @@ const MAX_FRAME: usize = 4 * 1024;
 /// What a widget room's update means to a visitor's page.
 enum WidgetUpdate {
     /// A message of the conversation was stored, either direction.
-    Message(String),
+    Message(MessageId),
     /// The conversation's status changed, or it was rated.
     Conversation,
     /// An agent types (or stopped), shown by this name.
@@ -92,7 +92,7 @@ impl WidgetUpdate {
 /// The stored message a page is about to carry; one sent to the visitor counts
 /// as delivered once a page carries it. `None` when it is gone again (its
 /// customer was deleted meanwhile): there is nothing to show.
-async fn read_message(state: &AppState, tenant_id: &TenantId, message_id: &str) -> Option<Box<Message>> {
+async fn read_message(state: &AppState, tenant_id: &TenantId, message_id: &MessageId) -> Option<Box<Message>> {
     let message = state.services.get_message(tenant_id, message_id).await.ok()?;
     if message.direction == Direction::Outbound {
         let _ = state
