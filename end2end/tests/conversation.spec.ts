@@ -61,8 +61,11 @@ test('a visitor rates the conversation once the agent closes it, and the agent s
     await ask.setChecked(on);
     await agent.getByRole('button', { name: 'Save conversation settings' }).click();
     await expect(agent.getByRole('status').filter({ hasText: 'Saved.' }).first()).toBeVisible();
-    const workspace = await agent.request.get('/rest/v1/workspace', { headers: shop.auth });
-    expect((await workspace.json()).csatEnabled).toBe(on);
+    // The second round's "Saved." may still be the first one's: the stored
+    // setting is what tells that this save landed.
+    await expect
+      .poll(async () => (await (await agent.request.get('/rest/v1/workspace', { headers: shop.auth })).json()).csatEnabled)
+      .toBe(on);
   }
 });
 

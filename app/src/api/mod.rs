@@ -19,8 +19,6 @@ pub mod recordings;
 pub mod reference;
 pub mod reports;
 pub mod routing_log;
-#[cfg(feature = "ssr")]
-mod rule_store;
 pub mod rules;
 pub mod search;
 pub mod session;

@@ -8,14 +8,6 @@ pub mod audit;
 pub mod flows;
 pub mod home;
 pub mod inbox;
-pub mod inbox_blocks;
-pub mod inbox_customer;
-#[cfg(feature = "hydrate")]
-pub(crate) mod inbox_live;
-pub mod inbox_message;
-pub mod inbox_notes;
-pub mod inbox_presence;
-pub mod inbox_routing;
 pub mod link_tools;
 pub mod links;
 pub mod login;

@@ -1,16 +1,23 @@
 //! The reports drawn per agent: one metric with a column per agent, and the
 //! presence timeline.
 
-use super::{agent_names, chart, key_of, label_of, number, request_for, summary};
-use crate::api::reports::{ChartSpec, Column, Family, ReportView, Series};
-use crate::charts;
 use chrono::TimeZone;
-use rapport_core::error::CoreResult;
-use rapport_core::reports::api::DateFilter;
-use rapport_core::reports::catalogue::{Measure, MetricDef};
-use rapport_core::reports::query::Strategy;
-use rapport_core::reports::times::TimesKind;
-use rapport_core::Services;
+use rapport_core::{
+    error::CoreResult,
+    reports::{
+        api::DateFilter,
+        catalogue::{Measure, MetricDef},
+        query::Strategy,
+        times::TimesKind,
+    },
+    Services,
+};
+
+use super::{agent_names, chart, key_of, label_of, number, request_for, summary};
+use crate::{
+    api::reports::{ChartSpec, Column, Family, ReportView, Series},
+    charts,
+};
 
 /// One metric per agent: the table has a column per agent, the chart stacks them.
 pub(super) async fn per_agent(

@@ -1,12 +1,17 @@
 //! The reports the visitor script feeds: page resources and script errors,
 //! each as a table per bucket and a list of the worst.
 
+use rapport_core::{
+    error::CoreResult,
+    reports::{
+        api::{DateFilter, ResourceFilter, ScriptErrorFilter},
+        query::Strategy,
+    },
+    Services,
+};
+
 use super::{chart, number, sentence_case};
 use crate::api::reports::{ChartSpec, Column, DetailTable, ReportView, Series};
-use rapport_core::error::CoreResult;
-use rapport_core::reports::api::{DateFilter, ResourceFilter, ScriptErrorFilter};
-use rapport_core::reports::query::Strategy;
-use rapport_core::Services;
 
 pub(super) async fn resources(
     services: &Services,

@@ -245,7 +245,7 @@ impl Services {
         .await?;
         // A call going on now starts or stops recording with the switch.
         let switched = LiveEvent::AppointmentRecording {
-            appointment_id: id.to_string(),
+            appointment_id: id.clone(),
             record: v.record,
         };
         self.commit_live(tx, tenant_id, &CustomerId::default(), switched)
@@ -286,7 +286,7 @@ impl Services {
         )
         .await?;
         let switched = LiveEvent::AppointmentRecording {
-            appointment_id: id.to_string(),
+            appointment_id: id.clone(),
             record,
         };
         self.commit_live(tx, tenant_id, &CustomerId::default(), switched)

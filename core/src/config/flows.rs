@@ -6,7 +6,7 @@
 //! Each message has the content of spec 2.3's message (`type`, `message`, `url`,
 //! `buttonText`, `buttonLink`) and is checked by the same rules as a message an
 //! agent sends. A flow holds 1 to [`MAX_FLOW_MESSAGES`] messages. A flow that a
-//! routing rule sends cannot be deleted (409 `in_use`).
+//! routing rule sends cannot be deleted (409 `in_use`; see [`super::references`]).
 //!
 //! Sent by the routing engine ([`Services::send_flow`]), each message is stored
 //! as an outbound message of the system (`senderType` `system`, `channel`
@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{decode, in_use, references::Named, ConfigKind, ConfigRow, Meta};
+use super::{decode, ConfigKind, ConfigRow, Meta};
 use crate::{
     audit::Actor,
     conversations::{self, Channel, Message, MessageType},
@@ -142,15 +142,6 @@ impl Services {
             .collect();
         checks.finish()?;
         self.config_write(tenant_id, input, actor).await
-    }
-
-    /// Deletes a flow that no routing rule sends.
-    pub async fn delete_flow(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
-        let users = self.rules_naming(tenant_id, Named::Flow(id)).await?;
-        if !users.is_empty() {
-            return Err(in_use("flow", &users));
-        }
-        self.config_delete::<Flow>(tenant_id, id, actor).await
     }
 
     /// Sends a flow's messages to a customer, in order, inside the caller's

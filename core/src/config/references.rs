@@ -1,10 +1,17 @@
-//! Who uses a configuration object. Rules name flows, system messages, opening
-//! hours and other routing rules; this is the one place that knows which kind
-//! names which, so that deleting one of them can say what still uses it, and
-//! the kinds that are named need not know the kinds that name them.
+//! Who uses a configuration object, and deleting what nothing uses. Rules name
+//! flows, system messages, opening hours and other routing rules; this is the
+//! one place that knows which kind names which, so that deleting one of them
+//! can say what still uses it (409 `in_use`), and the kinds that are named need
+//! not know the kinds that name them.
 
-use super::rules::{action::ActionRule, RoutingRule, SlaRule};
-use crate::{error::CoreResult, ids::TenantId, Services};
+use super::{
+    flows::Flow,
+    in_use,
+    opening_hours::OpeningHours,
+    rules::{action::ActionRule, RoutingRule, SlaRule},
+    system_messages::SystemMessage,
+};
+use crate::{audit::Actor, error::CoreResult, ids::TenantId, Services};
 
 /// A configuration object that rules may name.
 #[derive(Debug, Clone, Copy)]
@@ -56,5 +63,46 @@ impl Services {
             }
         }
         Ok(users)
+    }
+
+    /// Deletes a flow that no routing rule sends.
+    pub async fn delete_flow(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
+        let users = self.rules_naming(tenant_id, Named::Flow(id)).await?;
+        if !users.is_empty() {
+            return Err(in_use("flow", &users));
+        }
+        self.config_delete::<Flow>(tenant_id, id, actor).await
+    }
+
+    /// Deletes a system message that no routing rule uses.
+    pub async fn delete_system_message(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
+        let users = self.rules_naming(tenant_id, Named::SystemMessage(id)).await?;
+        if !users.is_empty() {
+            return Err(in_use("system message", &users));
+        }
+        self.config_delete::<SystemMessage>(tenant_id, id, actor).await
+    }
+
+    /// Deletes opening hours that no rule uses and that are not the tenant's
+    /// business hours.
+    pub async fn delete_opening_hours(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
+        let mut users = Vec::new();
+        if self.get_tenant(tenant_id).await?.business_hours_id.as_deref() == Some(id) {
+            users.push("the workspace's business hours (Settings → Workspace)".to_string());
+        }
+        users.extend(self.rules_naming(tenant_id, Named::OpeningHours(id)).await?);
+        if !users.is_empty() {
+            return Err(in_use("opening hours", &users));
+        }
+        self.config_delete::<OpeningHours>(tenant_id, id, actor).await
+    }
+
+    /// Deletes a routing rule that no other rule routes to.
+    pub async fn delete_routing_rule(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
+        let users = self.rules_naming(tenant_id, Named::RoutingRule(id)).await?;
+        if !users.is_empty() {
+            return Err(in_use("routing rule", &users));
+        }
+        self.config_delete::<RoutingRule>(tenant_id, id, actor).await
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{in_use, references::Named, ConfigKind, Meta};
+use super::{ConfigKind, Meta};
 use crate::{audit::Actor, error::CoreResult, ids::TenantId, validate::Checks, Services};
 
 /// A system message.
@@ -79,15 +79,6 @@ impl Services {
         input.name = checks.optional_text("name", input.name.as_deref(), 200);
         checks.finish()?;
         self.config_write(tenant_id, input, actor).await
-    }
-
-    /// Deletes a system message that no routing rule uses.
-    pub async fn delete_system_message(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
-        let users = self.rules_naming(tenant_id, Named::SystemMessage(id)).await?;
-        if !users.is_empty() {
-            return Err(in_use("system message", &users));
-        }
-        self.config_delete::<SystemMessage>(tenant_id, id, actor).await
     }
 }
 

@@ -1,7 +1,7 @@
 //! Video calls asked for from the chat: routed by the rules for `CALL`, and
 //! whoever gets the conversation is told.
 
-use super::{alerts, dispatch::Reason, snapshot};
+use super::{alerts, reason::Reason, snapshot};
 use crate::{
     conversations::lock_conversation,
     customers::{self, Customer},

@@ -2,7 +2,7 @@
 //! The inbox shows agents why a conversation came to them, and each rule's page its
 //! recent matches, from here.
 
-use super::{dispatch::Reason, routing::Decision};
+use super::{reason::Reason, routing::Decision};
 use crate::{
     db::Tx,
     error::{CoreError, CoreResult},

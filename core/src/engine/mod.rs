@@ -9,6 +9,7 @@
 //! - [`balance`]: which agent of a queue's target takes a conversation (pure);
 //! - [`snapshot`]: what the engines read before they decide;
 //! - [`dispatch`]: routing on live traffic and the routing timers;
+//! - [`reason`]: why a conversation is routed, as the log and the queue keep it;
 //! - [`queue`]: conversations waiting for an agent, offered again as room frees;
 //! - [`calls`]: video calls asked for from the chat, routed by the rules for `CALL`;
 //! - [`outbound`]: system messages in the customer's language;
@@ -27,6 +28,7 @@ pub mod dispatch;
 pub mod log;
 pub mod outbound;
 pub mod queue;
+pub mod reason;
 pub mod routing;
 pub mod sla;
 pub mod snapshot;

@@ -7,7 +7,7 @@ use chrono::Utc;
 use serde_json::json;
 
 use super::{
-    dispatch::Reason,
+    reason::Reason,
     routing::{self, Decision, RulePath},
     snapshot,
 };

@@ -1,3 +1,5 @@
+//! Unit tests of the per-tenant limits.
+
 use super::*;
 
 #[test]

@@ -28,7 +28,7 @@ pub use rooms::{Room, Subscription};
 use crate::{
     db::{Db, Tx},
     error::CoreResult,
-    ids::{CustomerId, MessageId, TenantId, UserId},
+    ids::{AppointmentId, CustomerId, MessageId, TenantId, UserId},
     Services,
 };
 
@@ -87,7 +87,7 @@ pub enum LiveEvent {
     /// recording it.
     AppointmentRecording {
         /// The appointment.
-        appointment_id: String,
+        appointment_id: AppointmentId,
         /// Whether it is recorded now.
         record: bool,
     },
@@ -194,7 +194,7 @@ enum Changed {
     /// A recorded session ended.
     Ended { session: String },
     /// An appointment's recording switch.
-    Record { appointment: String, on: bool },
+    Record { appointment: AppointmentId, on: bool },
     /// A script co-browse message, carried whole (a few hundred bytes).
     Cobrowse {
         session: String,

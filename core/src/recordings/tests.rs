@@ -1,3 +1,5 @@
+//! Unit tests of recording batches: their checks and their gzip.
+
 use super::*;
 
 #[test]

@@ -22,21 +22,18 @@
 //! tenant's cached zone state, which that statement checks (see
 //! [`super::zones`]): most reports are one round trip.
 
-use std::{
-    collections::{BTreeMap, HashMap},
-    sync::Arc,
-};
+use std::{collections::BTreeMap, sync::Arc};
 
 use chrono_tz::Tz;
 
 use super::{
     api::{AggregationResponse, DateFilter, ReportRequest},
     catalogue::{Measure, Report, Source},
-    cells::cells,
+    cells::{cells, Grid},
     plan::{plan, Filter, Query},
     reads::Reads,
-    window::{parse_zone, Window, WindowSpec},
-    zones::{ZoneCheck, ZoneState},
+    window::{Window, WindowSpec, ZoneCheck},
+    zones::{requested_zone, Period, ZoneState},
 };
 use crate::{error::CoreResult, ids::TenantId, time::now_ms, with_db, Services};
 
@@ -49,11 +46,6 @@ pub enum Strategy {
     Raw,
 }
 
-/// `(bucket, group key) → (total, samples)`. Hashed with FxHash: a year split
-/// by 50 agents hashes some 100,000 keys per report, and SipHash's protection
-/// against chosen keys buys nothing for keys the server made itself.
-pub(crate) type Grid = HashMap<(i64, String), (i64, i64), rustc_hash::FxBuildHasher>;
-
 /// The rollup group kind to read for `group_kind`, and whether to sum the keys
 /// into one: rule ids live in the `DIM` rows, so a rule filter without `groupBy`
 /// reads those and adds them up.
@@ -65,29 +57,10 @@ fn rollup_read_kind<'a>(group_kind: &'a str, filter: &Filter) -> (&'a str, bool)
     }
 }
 
-/// What a report's window is made from: its date filter, the sources of its
-/// metrics (for `ALL`) and the field prefix its errors name.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Period<'a> {
-    pub filter: &'a DateFilter,
-    pub sources: &'a [Source],
-    pub field: &'a str,
-}
-
 /// Whether any of `queries` counts unique visitors, whose per-day counts are
 /// read apart from [`Reads`] (so the zone state is read first).
 pub(crate) fn counts_visitors(queries: &[Query]) -> bool {
     queries.iter().any(|q| q.def.measure == Measure::DistinctVisitors)
-}
-
-/// The zone a date filter asks for, if any; a 422 at `{field}timeZone` when
-/// it is not an IANA zone.
-pub(crate) fn requested_zone(filter: &DateFilter, field: &str) -> CoreResult<Option<Tz>> {
-    filter
-        .time_zone
-        .as_deref()
-        .map(|name| parse_zone(&format!("{field}timeZone"), name))
-        .transpose()
 }
 
 /// Plans a part of a period for `target`: whole UTC hours from hourly rollups

@@ -6,11 +6,12 @@ use std::collections::{BTreeMap, HashSet};
 use super::{
     api::{AgentConversationReport, AgentTimes, DateFilter, Grouping, MetricEntry, ReportRequest, TimeRange},
     catalogue::{MetricDef, Report, Source},
-    cells::cell,
+    cells::{cell, Grid},
     plan::{plan, Filter},
-    query::{Grid, Period, Strategy},
+    query::Strategy,
     reads::Reads,
     window::MAX_CUSTOM_SPAN,
+    zones::Period,
 };
 use crate::{
     error::CoreResult,

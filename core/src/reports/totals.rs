@@ -12,10 +12,11 @@ use std::collections::HashSet;
 use super::{
     api::{MetricTotal, ReportRequest},
     catalogue::{Measure, Report, Source},
-    cells::cell,
+    cells::{cell, Grid},
     plan::{plan, Query},
-    query::{counts_visitors, Grid, Period, Strategy},
+    query::{counts_visitors, Strategy},
     window::Window,
+    zones::Period,
 };
 use crate::{error::CoreResult, ids::TenantId, Services};
 

@@ -19,10 +19,30 @@ use std::{
 use chrono_tz::Tz;
 
 use super::{
-    query::{requested_zone, Period},
-    window::{KeptDays, Window},
+    api::DateFilter,
+    catalogue::Source,
+    window::{parse_zone, KeptDays, Window, ZoneCheck},
 };
 use crate::{error::CoreError, error::CoreResult, ids::TenantId, with_db, Services};
+
+/// What a report's window is made from: its date filter, the sources of its
+/// metrics (for `ALL`) and the field prefix its errors name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Period<'a> {
+    pub filter: &'a DateFilter,
+    pub sources: &'a [Source],
+    pub field: &'a str,
+}
+
+/// The zone a date filter asks for, if any; a 422 at `{field}timeZone` when
+/// it is not an IANA zone.
+pub(crate) fn requested_zone(filter: &DateFilter, field: &str) -> CoreResult<Option<Tz>> {
+    filter
+        .time_zone
+        .as_deref()
+        .map(|name| parse_zone(&format!("{field}timeZone"), name))
+        .transpose()
+}
 
 /// A tenant's zone and the state of its day rollups, as one statement reads them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,31 +101,6 @@ pub(crate) const CHECK_SQL: &str = "select cast(0 as bigint) as b, t.timezone ||
      cast(0 as bigint) as t, cast(0 as bigint) as n from tenants t \
      left join day_rollup_zones z on z.tenant_id = t.id where t.id = $1";
 
-/// The state a window was planned with when it came from the cache, for the
-/// report's statement to confirm.
-#[derive(Debug)]
-pub(crate) struct ZoneCheck {
-    /// The tenant.
-    pub tenant_id: TenantId,
-    /// [`ZoneState::fingerprint`] of the assumed state.
-    pub expected: String,
-    /// Set when a statement found another state (or no tenant).
-    stale: Mutex<bool>,
-}
-
-impl ZoneCheck {
-    /// Records what a statement read back: `None` when the tenant is gone.
-    pub fn confirm(&self, found: Option<&str>) {
-        if found != Some(self.expected.as_str()) {
-            *self.stale.lock().unwrap_or_else(PoisonError::into_inner) = true;
-        }
-    }
-
-    fn is_stale(&self) -> bool {
-        *self.stale.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 /// The last [`ZoneState`] read per tenant, shared by the clones of a [`Services`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ZoneStates(Arc<Mutex<HashMap<TenantId, ZoneState>>>);
@@ -163,11 +158,7 @@ impl Services {
     {
         let requested = requested_zone(period.filter, period.field)?;
         if let Some(state) = self.zone_states().get(tenant_id).filter(|_| checked) {
-            let check = Arc::new(ZoneCheck {
-                tenant_id: tenant_id.clone(),
-                expected: state.fingerprint(),
-                stale: Mutex::new(false),
-            });
+            let check = Arc::new(ZoneCheck::new(tenant_id.clone(), state.fingerprint()));
             let window = self
                 .plan_window(tenant_id, &state, Some(check.clone()), requested, period)
                 .await?;

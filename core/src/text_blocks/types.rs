@@ -8,7 +8,7 @@ use crate::ids::UserId;
 /// The shape of a shortcut, as the OpenAPI document states it.
 pub const SHORTCUT_PATTERN: &str = "^[a-z0-9][a-z0-9_-]{0,39}$";
 /// The text a block takes, as the OpenAPI document states it: not blank, and
-/// each `{` that a `}` closes on its line names one of [`VARIABLES`], with an
+/// each `{` that a `}` closes on its line names one of [`super::VARIABLES`], with an
 /// optional `|fallback`.
 pub const TEXT_PATTERN: &str = r"^(?=[\s\S]*\S)(?:[^{]|\{[^}\n]*(?:\n|$)|\{\s*(?:customer\.firstName|customer\.lastName|customer\.name|agent\.displayName|agent\.firstName)\s*(?:\|[^}\n]*)?\})*$";
 /// Longest text of a block, in characters.

@@ -154,7 +154,7 @@ async fn hear_recording_switch(
         let update = updates.recv().await;
         let switched: Vec<(String, TenantId, bool)> = match &update.event {
             LiveEvent::AppointmentRecording { appointment_id, record } => {
-                vec![(appointment_id.clone(), update.tenant_id.clone(), *record)]
+                vec![(appointment_id.to_string(), update.tenant_id.clone(), *record)]
             }
             // Fell behind, or missed another instance's: read every room's.
             LiveEvent::Resync => read_switches(&services, &rooms).await,

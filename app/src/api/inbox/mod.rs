@@ -8,8 +8,11 @@
 mod actions;
 mod reads;
 
-pub use actions::*;
-pub use reads::*;
+pub use actions::{
+    inbox_assign, inbox_call, inbox_note, inbox_read, inbox_reply, inbox_status, inbox_tags, inbox_typing, InboxAssign,
+    InboxCall, InboxNote, InboxRead, InboxReply, InboxStatus, InboxTags, InboxTyping,
+};
+pub use reads::{inbox_assignees, inbox_list, inbox_thread, InboxAssignees, InboxList, InboxThread};
 use serde::{Deserialize, Serialize};
 
 /// Where the inbox lives.

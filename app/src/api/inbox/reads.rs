@@ -3,7 +3,9 @@
 
 use leptos::prelude::*;
 
-use super::*;
+use super::{Assignees, InboxView, ThreadView};
+#[cfg(feature = "ssr")]
+use super::{InboxRow, MessageView, NoteView, INBOX_LIMIT, INBOX_MOST_SHOWN, THREAD_LIMIT};
 
 #[cfg(feature = "ssr")]
 mod server {

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use super::RuleKind;
 
 /// A condition of any kind of rule, whichever variant it is. The fields an
-/// action rule's conditions add are in [`super::action_rules`].
+/// action rule's conditions add are in [`crate::api::action_rules`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConditionDraft {
     /// API `type`: `HAS_TAG`, `HAS_ID`, `URL`, `OPENING_HOUR`, `NO_ANSWER`.

@@ -10,6 +10,8 @@
 //! paths either way.
 
 mod drafts;
+#[cfg(feature = "ssr")]
+mod store;
 
 pub(in crate::api) use drafts::{items, text};
 pub use drafts::{ActionDraft, ConditionDraft, RuleDraft};
@@ -117,7 +119,7 @@ async fn admin() -> Result<(crate::ssr::DashboardContext, rapport_core::model::S
 #[server(endpoint = "list_rules")]
 pub async fn list_rules(kind: RuleKind) -> Result<Vec<RuleSummary>, ServerFnError> {
     let (ctx, user) = admin().await?;
-    crate::api::rule_store::list(&ctx.services, &user.tenant_id, kind)
+    store::list(&ctx.services, &user.tenant_id, kind)
         .await
         .map_err(crate::ssr::to_server_error)
 }
@@ -126,7 +128,7 @@ pub async fn list_rules(kind: RuleKind) -> Result<Vec<RuleSummary>, ServerFnErro
 #[server(endpoint = "get_rule")]
 pub async fn get_rule(kind: RuleKind, id: String) -> Result<SavedRule, ServerFnError> {
     let (ctx, user) = admin().await?;
-    crate::api::rule_store::get(&ctx.services, &user.tenant_id, kind, &id)
+    store::get(&ctx.services, &user.tenant_id, kind, &id)
         .await
         .map_err(crate::ssr::to_server_error)
 }
@@ -137,7 +139,7 @@ pub async fn save_rule(kind: RuleKind, id: Option<String>, rule: String) -> Resu
     let (ctx, user) = admin().await?;
     let id = id.filter(|id| !id.is_empty());
     let created = id.is_none();
-    let saved = crate::api::rule_store::save(
+    let saved = store::save(
         &ctx.services,
         &user.tenant_id,
         kind,
@@ -217,7 +219,7 @@ pub async fn rule_matches(id: String) -> Result<Vec<crate::api::routing_log::Rou
 #[server(endpoint = "rule_references")]
 pub async fn rule_references() -> Result<RuleChoices, ServerFnError> {
     let (ctx, user) = admin().await?;
-    crate::api::rule_store::references(&ctx.services, &user.tenant_id)
+    store::references(&ctx.services, &user.tenant_id)
         .await
         .map_err(crate::ssr::to_server_error)
 }

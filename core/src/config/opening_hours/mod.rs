@@ -22,7 +22,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{in_use, references::Named, ConfigKind, Meta};
+use super::{ConfigKind, Meta};
 pub mod schedule;
 
 use crate::{
@@ -310,20 +310,6 @@ impl Services {
             open: schedule.is_open(at),
             next_change_at: schedule.next_change(at),
         })
-    }
-
-    /// Deletes opening hours that no rule uses and that are not the tenant's
-    /// business hours.
-    pub async fn delete_opening_hours(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
-        let mut users = Vec::new();
-        if self.get_tenant(tenant_id).await?.business_hours_id.as_deref() == Some(id) {
-            users.push("the workspace's business hours (Settings → Workspace)".to_string());
-        }
-        users.extend(self.rules_naming(tenant_id, Named::OpeningHours(id)).await?);
-        if !users.is_empty() {
-            return Err(in_use("opening hours", &users));
-        }
-        self.config_delete::<OpeningHours>(tenant_id, id, actor).await
     }
 }
 

@@ -25,8 +25,8 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    flows::Flow, in_use, opening_hours::OpeningHours, system_messages::SystemMessage, watchdogs::WatchdogReceiver,
-    ConfigKind, Meta,
+    flows::Flow, opening_hours::OpeningHours, system_messages::SystemMessage, watchdogs::WatchdogReceiver, ConfigKind,
+    Meta,
 };
 use crate::{audit::Actor, error::CoreResult, ids::TenantId, validate::Checks, Services};
 
@@ -421,17 +421,6 @@ impl Services {
             .collect();
         rules.sort_by_key(|r| r.priority.unwrap_or(i64::MAX));
         Ok(rules)
-    }
-
-    /// Deletes a routing rule that no other rule routes to.
-    pub async fn delete_routing_rule(&self, tenant_id: &TenantId, id: &str, actor: &Actor) -> CoreResult<()> {
-        let users = self
-            .rules_naming(tenant_id, super::references::Named::RoutingRule(id))
-            .await?;
-        if !users.is_empty() {
-            return Err(in_use("routing rule", &users));
-        }
-        self.config_delete::<RoutingRule>(tenant_id, id, actor).await
     }
 
     /// Creates or overrides an SLA rule.

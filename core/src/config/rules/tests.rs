@@ -1,3 +1,5 @@
+//! Unit tests of routing rules: cycles through else-rules, and the documented shapes of conditions and actions.
+
 use super::*;
 
 #[test]

@@ -11,7 +11,7 @@ use crate::{
     ids::CustomerId,
 };
 
-/// What a visitor sends through the widget: the content part of [`MessageIn`].
+/// What a visitor sends through the widget: the content part of [`crate::conversations::MessageIn`].
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WidgetMessageIn {
@@ -119,7 +119,7 @@ pub struct VisitorTags {
 
 impl WidgetMessageIn {
     /// The fields each `type` needs, and the refusal of `CARD`, as JSON Schema
-    /// conditions (what [`Services::visitor_message`] checks).
+    /// conditions (what [`crate::Services::visitor_message`] checks).
     pub fn schema_conditions() -> serde_json::Value {
         let mut conditions = messages::content_conditions(true);
         if let Some(list) = conditions.as_array_mut() {

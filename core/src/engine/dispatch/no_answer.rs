@@ -80,7 +80,7 @@ impl Services {
 /// A waiting message reached a `NO_ANSWER` threshold ([`JobKind::NoAnswer`]).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct NoAnswer {
+struct NoAnswer {
     /// The customer whose message waits.
     customer_id: CustomerId,
     /// When the waiting message came, unix ms: a later message is another wait.

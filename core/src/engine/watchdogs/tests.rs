@@ -1,3 +1,5 @@
+//! Unit tests of the watchdogs: windows on the clock, which audit actions are settings, and summaries.
+
 use super::*;
 
 #[test]

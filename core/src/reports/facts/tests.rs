@@ -1,3 +1,5 @@
+//! Unit tests of facts and their rollup pieces.
+
 use super::*;
 use chrono::TimeZone;
 

@@ -20,11 +20,11 @@ use std::sync::Arc;
 
 use super::{
     catalogue::Source,
+    cells::Grid,
     plan::Filter,
-    query::Grid,
     sql::{bind_cond, packed, unpack, Bind, Cond},
-    window::Window,
-    zones::{ZoneCheck, CHECK_SQL},
+    window::{Window, ZoneCheck},
+    zones::CHECK_SQL,
 };
 use crate::{
     db::Db,

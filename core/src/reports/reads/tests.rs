@@ -1,3 +1,5 @@
+//! Unit tests of a report's one statement: renumbered placeholders, tagged branches and interval tags.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,5 @@
+//! Unit tests of report windows: buckets across midnight, DST days, half-hour zones and custom ranges.
+
 use super::*;
 
 fn ms(tz: Tz, y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {

@@ -23,7 +23,7 @@
 //! ([`open_gap`]), enabling it closes the gap there ([`close_gap`]), and the
 //! catch-up reads up to the next gap, jumps over it, and deletes it.
 
-use super::fanout::{position, StreamEvent};
+use super::fanout::{nth_unfinished, position, StreamEvent};
 use super::*;
 use crate::events::{insert_deliveries, takes};
 
@@ -49,18 +49,6 @@ fn ready_once(hold_ended: &str) -> String {
          and ((w.failures = 0 and {} is null) or ({hold_ended}{} is null))",
         nth_unfinished(FANOUT_BATCH - 1),
         nth_unfinished(0),
-    )
-}
-
-/// The `n`-th (from 0) unfinished delivery of endpoint `w`, null if it has
-/// fewer: whether its queue holds more than `n`. Asked in the order of
-/// `webhook_deliveries_key_idx` (not as an `exists`, which PostgreSQL may
-/// plan as a scan of the queue that it hopes ends early), it reads that index
-/// only, `n + 1` entries at most.
-pub(super) fn nth_unfinished(n: i64) -> String {
-    format!(
-        "(select d.seq from webhook_deliveries d where d.endpoint_id = w.id \
-         and d.state in ('pending', 'delivering') order by d.ordering_key, d.seq limit 1 offset {n})"
     )
 }
 

@@ -79,6 +79,18 @@ pub(super) fn count_pending(backend: Backend) -> &'static str {
     }
 }
 
+/// The `n`-th (from 0) unfinished delivery of endpoint `w`, null if it has
+/// fewer: whether its queue holds more than `n`. Asked in the order of
+/// `webhook_deliveries_key_idx` (not as an `exists`, which PostgreSQL may
+/// plan as a scan of the queue that it hopes ends early), it reads that index
+/// only, `n + 1` entries at most.
+pub(super) fn nth_unfinished(n: i64) -> String {
+    format!(
+        "(select d.seq from webhook_deliveries d where d.endpoint_id = w.id \
+         and d.state in ('pending', 'delivering') order by d.ordering_key, d.seq limit 1 offset {n})"
+    )
+}
+
 /// An event's position in the stream: the column that orders events
 /// (SQLite's rowid, PostgreSQL's `seq`), as a column of `events`.
 pub(crate) fn position(backend: Backend) -> &'static str {
@@ -185,7 +197,7 @@ impl Services {
              (w.fanout_mark is null and {full} is not null) as queue_full \
              from webhook_endpoints w where w.enabled and not w.receiver and w.tenant_id in ({}) order by w.id",
             placeholders(1, tenants.len()),
-            full = super::catch_up::nth_unfinished(FANOUT_BATCH - 1),
+            full = nth_unfinished(FANOUT_BATCH - 1),
         );
         let endpoints: Vec<FanoutEndpoint> = with_tx!(&mut tx, |conn| {
             let mut q = sqlx::query_as(&sql);

@@ -1,14 +1,17 @@
 //! After a chat: the visitor rates the conversation and asks for its
 //! transcript by mail.
 
-use super::Visitor;
-use crate::http::error::{ApiResult, AuthErrors, ConflictError, InputErrors};
-use crate::http::extract::ApiJson;
-use crate::state::AppState;
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::Json;
+use axum::{extract::State, http::StatusCode, Json};
 use rapport_core::conversations::{Csat, CsatIn, CsatPrompt, TranscriptIn, TranscriptQueued};
+
+use super::Visitor;
+use crate::{
+    http::{
+        error::{ApiResult, AuthErrors, ConflictError, InputErrors},
+        extract::ApiJson,
+    },
+    state::AppState,
+};
 
 /// Whether to ask the visitor to rate their conversation now: true once it is
 /// closed (`DONE`), when the workspace asks for ratings (`csatEnabled`) and the

@@ -1,14 +1,20 @@
 //! The visitor script names its visitor, and admins set how that naming is
 //! trusted: the identity settings and their signing secret.
 
+use axum::{extract::State, Json};
+use rapport_core::{
+    conversations::{VisitorProfile, VisitorProfileIn},
+    customers::{IdentitySettings, IdentitySettingsIn},
+};
+
 use super::Visitor;
-use crate::http::error::{ApiResult, AuthErrors, ConflictError, InputErrors};
-use crate::http::extract::{ApiJson, TenantAuth};
-use crate::state::AppState;
-use axum::extract::State;
-use axum::Json;
-use rapport_core::conversations::{VisitorProfile, VisitorProfileIn};
-use rapport_core::customers::{IdentitySettings, IdentitySettingsIn};
+use crate::{
+    http::{
+        error::{ApiResult, AuthErrors, ConflictError, InputErrors},
+        extract::{ApiJson, TenantAuth},
+    },
+    state::AppState,
+};
 
 /// The visitor script names its visitor (`Rapport.identify`): the profile's fields
 /// replace the customer's, fields left out are kept, and so are its assignment

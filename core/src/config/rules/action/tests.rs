@@ -1,3 +1,5 @@
+//! Unit tests of action rules: conditions with their negation, and the checks of an imported rule.
+
 use super::*;
 
 fn t(hour: i32, minute: i32) -> TimeOfDay {

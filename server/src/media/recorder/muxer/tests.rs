@@ -1,3 +1,5 @@
+//! Unit tests of the recorder's muxer: a camera turned off and on, and who makes no file.
+
 use super::*;
 use crate::media::{rooms::Member, sfu::TrackInfo};
 use str0m::{

@@ -1,3 +1,5 @@
+//! Unit tests of an SFU peer's negotiation: what an answer tells the viewer.
+
 use super::*;
 
 fn screen(paused: bool) -> Arc<TrackIn> {

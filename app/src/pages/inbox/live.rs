@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::{closure::Closure, JsCast};
 
-use crate::pages::{inbox::InboxState, inbox_presence::LiveMarks};
+use super::{presence::LiveMarks, InboxState};
 
 /// What the stream's callbacks update.
 #[derive(Clone, Copy)]
@@ -20,7 +20,7 @@ struct Targets {
 }
 
 /// Opens the event stream for as long as the page is shown.
-pub(crate) fn follow(
+pub(super) fn follow(
     state: Memo<InboxState>,
     list_tick: RwSignal<u32>,
     thread_tick: RwSignal<u32>,

@@ -1,4 +1,4 @@
-//! The server side of the rule pages (see [`super::rules`]): reading and saving
+//! The server side of the rule pages (see [`super`]): reading and saving
 //! routing, SLA and action rules through the core services, their match counts from the
 //! rule report, and what the builder's pickers offer.
 
@@ -22,7 +22,7 @@ use rapport_core::{
 };
 use serde_json::Value;
 
-use super::rules::{RuleChoices, RuleDraft, RuleKind, RuleSummary, SavedRule};
+use super::{RuleChoices, RuleDraft, RuleKind, RuleSummary, SavedRule};
 
 /// The metric that counts a kind of rule's matches.
 fn match_metric(kind: RuleKind) -> &'static str {

@@ -1,7 +1,7 @@
 //! What the inbox hears of the open conversation beyond what is stored: who
 //! is typing (the visitor, with their draft where the workspace shows drafts;
 //! another agent, by name), and how far the visitor has read. The page's event
-//! stream (`GET /inbox/events`, see [`super::inbox`]) feeds [`LiveMarks`];
+//! stream (`GET /inbox/events`, see [`super`]) feeds [`LiveMarks`];
 //! the composer tells the visitor this agent is typing ([`typing_signal`]),
 //! and a thread on screen marks the conversation read (`mark_read_while_shown`).
 //!

@@ -1,8 +1,8 @@
 //! `/inbox` (agents and up): conversations by status with their waiting counts,
 //! the open thread with every message type, reply, assignment and status, and
-//! the customer's page, language and tags (see [`super::inbox_customer`]), why
+//! the customer's page, language and tags (see [`customer`]), why
 //! a conversation was routed and each waiting one's SLA countdown (see
-//! [`super::inbox_routing`]).
+//! [`routing`]).
 //!
 //! The view is in the URL (`?status=UNRESOLVED&mine=1&c=<customer>`), so every
 //! state is a link and every form works without JavaScript. `/inbox/<customer>` is
@@ -11,6 +11,15 @@
 //! page follows `GET /inbox/events`: a change reloads the list, and the thread
 //! when it is the open one. While the stream is down the page says so, and on
 //! reconnecting it reloads both, since events in between are lost.
+
+pub mod blocks;
+pub mod customer;
+#[cfg(feature = "hydrate")]
+mod live;
+pub mod message;
+pub mod notes;
+pub mod presence;
+pub mod routing;
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -27,29 +36,29 @@ use crate::{
         feedback::{action_problem, field_invalid, reset_on_success, ActionError, ErrorNote, FieldMessage},
         layout::{agents, encode_query, Guard},
     },
-    pages::inbox_blocks::{BlockPicker, Draft},
-    pages::inbox_customer::CustomerFacts,
-    pages::inbox_message::{AttachForm, MessageItem},
-    pages::inbox_notes::{NoteForm, NoteItem},
-    pages::inbox_presence::{typing_signal, LiveMarks, SeenMark, TypingNotes},
-    pages::inbox_routing::{ticking_clock, RoutingWhy, SlaCountdown},
 };
+use blocks::{BlockPicker, Draft};
+use customer::CustomerFacts;
+use message::{AttachForm, MessageItem};
+use notes::{NoteForm, NoteItem};
+use presence::{typing_signal, LiveMarks, SeenMark, TypingNotes};
+use routing::{ticking_clock, RoutingWhy, SlaCountdown};
 
 /// The status tabs: wire value and label.
 const TABS: [(&str, &str); 3] = [("UNREAD", "Unread"), ("UNRESOLVED", "Unresolved"), ("DONE", "Done")];
 
 /// The inbox's view: tab, "only mine", how many conversations, open conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct InboxState {
-    pub(crate) status: String,
-    pub(crate) mine: bool,
-    pub(crate) shown: i64,
-    pub(crate) open: Option<String>,
+struct InboxState {
+    status: String,
+    mine: bool,
+    shown: i64,
+    open: Option<String>,
 }
 
 impl InboxState {
     /// The URL of this view.
-    pub(crate) fn href(&self) -> String {
+    fn href(&self) -> String {
         let mut href = format!("{INBOX_PATH}?status={}", self.status);
         if self.mine {
             href.push_str("&mine=1");
@@ -125,7 +134,7 @@ pub fn InboxPage() -> impl IntoView {
     );
     let assignees = Resource::new(|| (), |_| inbox_assignees());
     #[cfg(feature = "hydrate")]
-    crate::pages::inbox_live::follow(state, list_tick, thread_tick, connected, marks);
+    live::follow(state, list_tick, thread_tick, connected, marks);
     #[cfg(not(feature = "hydrate"))]
     let _ = (list_tick, thread_tick);
 
@@ -298,7 +307,7 @@ fn Thread(
     let me = format!("user:{}", people.me);
     let assigned_to_me = thread.assigned == me;
     #[cfg(feature = "hydrate")]
-    crate::pages::inbox_presence::mark_read_while_shown(
+    presence::mark_read_while_shown(
         thread.customer_id.clone(),
         thread.messages.last().map(|m| (m.id.clone(), m.at_ms)),
         thread.agent_read_ms,
