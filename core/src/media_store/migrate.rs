@@ -129,7 +129,7 @@ impl Services {
     async fn migrate_table(&self, table: &Table, moved: &mut MigratedMedia) -> CoreResult<()> {
         let mut after: Vec<KeyPart> = table.key.iter().map(|c| c.before_all()).collect();
         loop {
-            let rows: Vec<(Vec<KeyPart>, String, Vec<u8>)> = with_db!(self.db(), |pool| {
+            let rows: Vec<(Vec<KeyPart>, TenantId, Vec<u8>)> = with_db!(self.db(), |pool| {
                 let mut q = sqlx::query(table.select);
                 for part in &after {
                     q = match part {
@@ -184,12 +184,18 @@ impl Services {
     /// Stores `data` as a new object of `kind`, then runs `switch` (the
     /// row's update, binding the key); returns whether the row took it. A row
     /// that did not (deleted or moved meanwhile) has the object deleted again.
-    async fn move_row<F, Fut>(&self, kind: MediaKind, tenant_id: &str, data: Vec<u8>, switch: F) -> CoreResult<bool>
+    async fn move_row<F, Fut>(
+        &self,
+        kind: MediaKind,
+        tenant_id: &TenantId,
+        data: Vec<u8>,
+        switch: F,
+    ) -> CoreResult<bool>
     where
         F: FnOnce(String) -> Fut,
         Fut: std::future::Future<Output = CoreResult<u64>>,
     {
-        let key = MediaStore::new_key(kind, &TenantId::from(tenant_id), now_ms());
+        let key = MediaStore::new_key(kind, tenant_id, now_ms());
         self.media().put(&key, Bytes::from(data)).await?;
         match switch(key.clone()).await {
             Ok(1) => Ok(true),
