@@ -12,8 +12,8 @@ use plotters::{
 };
 
 #[cfg(feature = "ssr")]
-use crate::api::reports::CHART_WIDTH as WIDTH;
-use crate::api::reports::{ChartSpec, Series};
+use crate::api::reports::view::CHART_WIDTH as WIDTH;
+use crate::api::reports::view::{ChartSpec, Series};
 
 /// Colours for series, distinguishable for the common colour-vision deficiencies
 /// (the Okabe–Ito palette).

@@ -14,7 +14,6 @@ pub mod logging;
 pub mod mail;
 pub mod media;
 pub mod rest;
-pub mod retention;
 pub mod serve;
 pub mod state;
 pub mod webhooks;

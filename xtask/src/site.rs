@@ -24,7 +24,7 @@ use std::{
 
 use anyhow::{Context, Result};
 
-use crate::tools::{self, cargo, ensure_npm_packages, ensure_wasm_target, root, run, site_dir, target_dir};
+use crate::tools::{self, cargo, copy_dir, ensure_npm_packages, ensure_wasm_target, root, run, site_dir, target_dir};
 
 /// The loader that fetches a page's chunks. The name must equal the one Leptos'
 /// `HydrationScripts` looks for.
@@ -432,23 +432,6 @@ fn compressed_gz(bytes: &[u8], level: u32) -> Result<Vec<u8>> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
     gz.write_all(bytes)?;
     Ok(gz.finish()?)
-}
-
-pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    if !from.is_dir() {
-        return Ok(());
-    }
-    fs::create_dir_all(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let dest = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &dest)?;
-        } else {
-            fs::copy(entry.path(), &dest)?;
-        }
-    }
-    Ok(())
 }
 
 fn sizes(path: &Path) -> Result<(u64, u64)> {

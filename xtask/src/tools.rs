@@ -2,6 +2,7 @@
 //! fresh machine may lack (the wasm target, npm packages).
 
 use std::{
+    fs,
     path::{Path, PathBuf},
     process::Command,
 };
@@ -174,6 +175,25 @@ pub fn has_program(name: &str) -> bool {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false)
+}
+
+/// Copies the directory `from` into `to`, recursively; a missing `from` copies
+/// nothing.
+pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    if !from.is_dir() {
+        return Ok(());
+    }
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let dest = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &dest)?;
+        } else {
+            fs::copy(entry.path(), &dest)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

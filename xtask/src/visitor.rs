@@ -38,5 +38,5 @@ pub fn build_visitor(site: &Path, dev: bool) -> Result<()> {
     if demo.exists() {
         std::fs::remove_dir_all(&demo)?;
     }
-    crate::site::copy_dir(&source.join("demo"), &demo)
+    crate::tools::copy_dir(&source.join("demo"), &demo)
 }

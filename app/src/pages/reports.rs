@@ -9,7 +9,10 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::erase::EraseView;
 use crate::{
-    api::reports::{load_report, ChartSpec, Family, ReportQuery, ReportView, Summary, CHART_WIDTH, PERIODS},
+    api::reports::{
+        load_report,
+        view::{ChartSpec, Family, ReportQuery, ReportView, Summary, CHART_WIDTH, PERIODS},
+    },
     components::{
         feedback::ErrorNote,
         layout::{supervisors, Guard},

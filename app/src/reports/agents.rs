@@ -15,7 +15,7 @@ use rapport_core::{
 
 use super::{agent_names, chart, key_of, label_of, number, request_for, summary};
 use crate::{
-    api::reports::{ChartSpec, Column, Family, ReportView, Series},
+    api::reports::view::{ChartSpec, Column, Family, ReportView, Series},
     charts,
 };
 

@@ -13,7 +13,7 @@ use rapport_core::{
 };
 
 use super::{agent_metric, date_filter, key_of, metrics_of, reports_of, request_for};
-use crate::api::reports::{Family, ReportQuery};
+use crate::api::reports::view::{Family, ReportQuery};
 
 /// The CSV of a page's query, exactly as `?format=csv` on the REST operation:
 /// (file name, body).

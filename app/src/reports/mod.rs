@@ -18,7 +18,7 @@ use rapport_core::{
 };
 
 use crate::{
-    api::reports::{Chart, ChartSpec, Column, Family, ReportQuery, ReportView, Series, Summary},
+    api::reports::view::{Chart, ChartSpec, Column, Family, ReportQuery, ReportView, Series, Summary},
     charts,
 };
 

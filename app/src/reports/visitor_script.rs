@@ -11,7 +11,7 @@ use rapport_core::{
 };
 
 use super::{chart, number, sentence_case};
-use crate::api::reports::{ChartSpec, Column, DetailTable, ReportView, Series};
+use crate::api::reports::view::{ChartSpec, Column, DetailTable, ReportView, Series};
 
 pub(super) async fn resources(
     services: &Services,

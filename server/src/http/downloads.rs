@@ -7,7 +7,7 @@ use axum::{
     http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
-use rapport_app::api::reports::ReportQuery;
+use rapport_app::api::reports::view::ReportQuery;
 use rapport_core::{model::Role, CoreError};
 use serde::Deserialize;
 

@@ -18,7 +18,7 @@
 //! Jobs are dispatched by kind in one place, `Services::run_job`
 //! (`rapport_core::usecases::jobs`): the engines' timers in the core, and this
 //! server's own kinds through [`dispatch`]'s `InstanceJobs`: mail to
-//! [`crate::mail`], retention to [`crate::retention`], the presence sweep, the
+//! [`crate::mail`], retention to [`retention`], the presence sweep, the
 //! recordings' ends and the probe to [`recurring`].
 //!
 //! What stays outside:
@@ -41,6 +41,7 @@
 //!   that falls due.
 
 pub mod recurring;
+pub mod retention;
 
 use std::{panic::AssertUnwindSafe, sync::Arc, time::Duration};
 
@@ -261,7 +262,7 @@ impl InstanceJobs for Instance<'_> {
     }
 
     async fn retention(&self, job: &Job) -> CoreResult<()> {
-        crate::retention::run(self.services, self.handlers.retention, job).await
+        retention::run(self.services, self.handlers.retention, job).await
     }
 
     async fn presence(&self, job: &Job) -> CoreResult<()> {

@@ -105,20 +105,21 @@ async fn fire_for(
         let id = watchdog.meta.id.as_deref().unwrap_or_default();
         let events: i64 = with_tx!(tx, |conn| {
             sqlx::query_scalar(
-            "insert into watchdog_windows (tenant_id, watchdog_id, window_start, events, sent_events, last_summary, \
-             last_link) values ($1, $2, $3, $4, $4, $5, $6) \
-             on conflict (tenant_id, watchdog_id, window_start) do update set \
+                "insert into watchdog_windows (tenant_id, watchdog_id, window_start, window_ms, events, sent_events, \
+             last_summary, last_link) values ($1, $2, $3, $4, $5, $5, $6, $7) \
+             on conflict (tenant_id, watchdog_id, window_start, window_ms) do update set \
              events = watchdog_windows.events + excluded.events, last_summary = excluded.last_summary, \
-             last_link = excluded.last_link returning events"
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(start)
-        .bind(count)
-        .bind(&summary)
-        .bind(link)
-        .fetch_one(conn)
-        .await
+             last_link = excluded.last_link returning events",
+            )
+            .bind(tenant_id)
+            .bind(id)
+            .bind(start)
+            .bind(window_ms)
+            .bind(count)
+            .bind(&summary)
+            .bind(link)
+            .fetch_one(conn)
+            .await
         })?;
         if events != count {
             // Not the window's first: counted for its summary.
@@ -135,11 +136,14 @@ async fn fire_for(
         jobs::schedule_payload(
             tx,
             Some(tenant_id),
-            &format!("{tenant_id}:{id}:{start}"),
+            // A window is its start and its length: after the period changes,
+            // a window of the new length may start where an old one did.
+            &format!("{tenant_id}:{id}:{start}:{window_ms}"),
             start + window_ms,
             &WindowEnd {
                 watchdog_id: id.to_string(),
                 window_start: start,
+                window_ms,
             },
         )
         .await?;
@@ -361,6 +365,7 @@ impl Services {
         let Some(WindowEnd {
             watchdog_id,
             window_start: start,
+            window_ms,
         }) = job.read::<WindowEnd>()
         else {
             return Ok(());
@@ -368,11 +373,12 @@ impl Services {
         let mut tx = self.db().begin().await?;
         let window: Option<(i64, i64, String, Option<String>)> = with_tx!(&mut tx, |conn| sqlx::query_as(
             "delete from watchdog_windows where tenant_id = $1 and watchdog_id = $2 and window_start = $3 \
-             returning events, sent_events, last_summary, last_link"
+             and (window_ms = $4 or $4 = 0) returning events, sent_events, last_summary, last_link"
         )
         .bind(&tenant_id)
         .bind(&watchdog_id)
         .bind(start)
+        .bind(window_ms)
         .fetch_optional(conn)
         .await)?;
         let Some((events, sent, latest, link)) = window else {
@@ -462,6 +468,10 @@ pub(crate) struct WindowEnd {
     watchdog_id: String,
     /// When its window began, unix ms.
     window_start: i64,
+    /// How long the window is, ms; 0 in the jobs of windows opened before
+    /// windows kept their length (each of those ends its one window).
+    #[serde(default)]
+    window_ms: i64,
 }
 
 impl jobs::Payload for WindowEnd {

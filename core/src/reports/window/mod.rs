@@ -7,19 +7,16 @@
 //! in SQL (`(at + offset) / len`) or in Rust; the labels of two segments that fall
 //! in the same local day (a DST day) merge into one bucket of the right length.
 
-use std::{
-    collections::BTreeMap,
-    sync::{Arc, Mutex, PoisonError},
-};
+mod zone_check;
+
+use std::{collections::BTreeMap, sync::Arc};
 
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 
+pub(crate) use self::zone_check::ZoneCheck;
 use super::api::{Grouping, MAX_TIME_MS};
-use crate::{
-    error::{CoreError, CoreResult},
-    ids::TenantId,
-};
+use crate::error::{CoreError, CoreResult};
 
 const MINUTE: i64 = 60_000;
 /// An hour, ms: the granularity of rollups.
@@ -474,40 +471,6 @@ fn segments(tz: Tz, start: i64, end: i64) -> Vec<Segment> {
 /// The day label of a local date (used by tests and the demo generator).
 pub fn day_label(date: NaiveDate) -> String {
     format!("{:04}/{:02}/{:02}", date.year(), date.month(), date.day())
-}
-
-/// The state a window was planned with when it came from the cache, for the
-/// report's statement to confirm.
-#[derive(Debug)]
-pub(crate) struct ZoneCheck {
-    /// The tenant.
-    pub tenant_id: TenantId,
-    /// [`super::zones::ZoneState::fingerprint`] of the assumed state.
-    pub expected: String,
-    /// Set when a statement found another state (or no tenant).
-    stale: Mutex<bool>,
-}
-
-impl ZoneCheck {
-    /// A check that the tenant's state is still `expected`.
-    pub(crate) fn new(tenant_id: TenantId, expected: String) -> Self {
-        ZoneCheck {
-            tenant_id,
-            expected,
-            stale: Mutex::new(false),
-        }
-    }
-
-    /// Records what a statement read back: `None` when the tenant is gone.
-    pub fn confirm(&self, found: Option<&str>) {
-        if found != Some(self.expected.as_str()) {
-            *self.stale.lock().unwrap_or_else(PoisonError::into_inner) = true;
-        }
-    }
-
-    pub(crate) fn is_stale(&self) -> bool {
-        *self.stale.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 #[cfg(test)]
