@@ -59,16 +59,29 @@ impl TestDb {
 
     /// A fresh SQLite database in its own temporary directory.
     pub async fn sqlite() -> CoreResult<TestDb> {
+        Self::sqlite_until(None).await
+    }
+
+    /// A fresh SQLite database migrated up to and including `version` (`None`:
+    /// every migration), as a release that stopped there left it: an upgrade
+    /// test fills its tables, then [`Db::migrate`] applies the rest.
+    pub async fn sqlite_until(version: Option<i64>) -> CoreResult<TestDb> {
         let dir = tempfile::TempDir::with_prefix("rapport-test-")
             .map_err(|e| crate::error::CoreError::Internal(format!("temp dir: {e}")))?;
         let url = format!("sqlite://{}/rapport.db", dir.path().display());
         let db = Db::connect(&url).await?;
-        db.migrate().await?;
+        db.migrate_until(version).await?;
         TestDb::new(url, db, Some(dir))
     }
 
     /// A fresh PostgreSQL database, or `None` when [`POSTGRES_URL_VAR`] is unset.
     pub async fn postgres() -> CoreResult<Option<TestDb>> {
+        Self::postgres_until(None).await
+    }
+
+    /// [`TestDb::sqlite_until`] on a fresh PostgreSQL database, or `None` when
+    /// [`POSTGRES_URL_VAR`] is unset.
+    pub async fn postgres_until(version: Option<i64>) -> CoreResult<Option<TestDb>> {
         let Ok(admin_url) = std::env::var(POSTGRES_URL_VAR) else {
             return Ok(None);
         };
@@ -83,7 +96,7 @@ impl TestDb {
         admin.close().await;
         let url = replace_database(&admin_url, &name);
         let db = Db::connect(&url).await?;
-        db.migrate().await?;
+        db.migrate_until(version).await?;
         Ok(Some(TestDb::new(url, db, None)?))
     }
 }

@@ -1,5 +1,6 @@
-//! Paths and prerequisites: the workspace, the target directory, and the tools a
-//! fresh machine may lack (the wasm target, npm packages).
+//! Paths and prerequisites: the workspace, the target directory, the tools a
+//! fresh machine may lack (the wasm target, npm packages), and copying a
+//! directory.
 
 use std::{
     fs,

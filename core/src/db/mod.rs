@@ -41,6 +41,20 @@ pub use sums::{KeyPart, SumTable};
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// The first migrations of a backend, as [`Db::migrate_until`] applies them.
+#[cfg(feature = "testing")]
+#[derive(Debug)]
+struct MigrationsUntil(Vec<sqlx::migrate::Migration>);
+
+#[cfg(feature = "testing")]
+impl<'s> sqlx::migrate::MigrationSource<'s> for MigrationsUntil {
+    fn resolve(
+        self,
+    ) -> futures_util::future::BoxFuture<'s, Result<Vec<sqlx::migrate::Migration>, sqlx::error::BoxDynError>> {
+        Box::pin(async move { Ok(self.0) })
+    }
+}
+
 /// A connection pool to one of the two supported databases.
 #[derive(Clone, Debug)]
 pub enum Db {
@@ -181,6 +195,36 @@ impl Db {
         match self {
             Db::Sqlite(pools) => SQLITE_MIGRATIONS.run(&pools.writes).await?,
             Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// Applies this backend's migrations up to and including `version`
+    /// (`None`: all of them), for upgrade tests that fill the tables as an
+    /// older release left them before [`Db::migrate`] applies the rest.
+    #[cfg(feature = "testing")]
+    pub async fn migrate_until(&self, version: Option<i64>) -> CoreResult<()> {
+        let until = |all: &sqlx::migrate::Migrator| {
+            MigrationsUntil(
+                all.iter()
+                    .filter(|m| version.is_none_or(|v| m.version <= v))
+                    .cloned()
+                    .collect(),
+            )
+        };
+        match self {
+            Db::Sqlite(pools) => {
+                sqlx::migrate::Migrator::new(until(&SQLITE_MIGRATIONS))
+                    .await?
+                    .run(&pools.writes)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::migrate::Migrator::new(until(&POSTGRES_MIGRATIONS))
+                    .await?
+                    .run(pool)
+                    .await?
+            }
         }
         Ok(())
     }

@@ -3,7 +3,8 @@
 //! order, timers reroute and escalate, and every decision reaches the match log and
 //! the rule report. Timers are fired by claiming their jobs as the runner does.
 //!
-//! The fixture and rule builder live here; each module tests one engine's side.
+//! The fixture and rule builder live here; each module tests one side of the
+//! engines (assignment, timers, SLA clocks) or the pruning of their history.
 
 use rapport_core::ids::{CustomerId, UserId};
 use rapport_core::{

@@ -2,7 +2,7 @@
 //! 33), on both backends: visitors started per minute, bytes of chat files
 //! kept, and mails per day. Only a platform key sets them; going over one is a
 //! 413 or 429 problem with a stable code, for that tenant only, and nothing
-//! already stored is lost. (Recordings' bounds are in `recordings.rs`.)
+//! already stored is lost. (Recordings' bounds are in `recordings/bounds.rs`.)
 
 use rapport_core::{backend_tests, model::Role, testing::TestDb};
 use reqwest::{header, Method, StatusCode};

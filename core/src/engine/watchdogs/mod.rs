@@ -373,7 +373,7 @@ impl Services {
         let mut tx = self.db().begin().await?;
         let window: Option<(i64, i64, String, Option<String>)> = with_tx!(&mut tx, |conn| sqlx::query_as(
             "delete from watchdog_windows where tenant_id = $1 and watchdog_id = $2 and window_start = $3 \
-             and (window_ms = $4 or $4 = 0) returning events, sent_events, last_summary, last_link"
+             and window_ms = $4 returning events, sent_events, last_summary, last_link"
         )
         .bind(&tenant_id)
         .bind(&watchdog_id)
@@ -468,9 +468,8 @@ pub(crate) struct WindowEnd {
     watchdog_id: String,
     /// When its window began, unix ms.
     window_start: i64,
-    /// How long the window is, ms; 0 in the jobs of windows opened before
-    /// windows kept their length (each of those ends its one window).
-    #[serde(default)]
+    /// How long the window is, ms (migration 0048 wrote it into the jobs of
+    /// windows opened before).
     window_ms: i64,
 }
 

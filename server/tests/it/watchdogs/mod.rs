@@ -1,11 +1,11 @@
 //! Watchdogs on live traffic: each of the five types fires on its real event
 //! (a script error reported by the visitor script, a customer message, an
 //! assignment, a visitor's form, a settings write), and each kind of receiver
-//! gets the alert: a mail in the outbox, a notification for the user (live on
-//! the user's event stream, and nobody else's), a signed `watchdog.alert`
-//! delivery at a real HTTP receiver (`firing`). Alerts are grouped in windows
-//! of the period an admin sets (`grouping`), and notifications reach only
-//! their user's bell, on any instance (`notifications`).
+//! gets the alert: a mail in the outbox, a notification for the user, a signed
+//! `watchdog.alert` delivery at a real HTTP receiver (`firing`). Alerts are
+//! grouped in windows of the period an admin sets (`grouping`), and
+//! notifications reach only their user's bell, live on the user's event
+//! stream and nobody else's, on any instance (`notifications`).
 
 mod firing;
 mod grouping;

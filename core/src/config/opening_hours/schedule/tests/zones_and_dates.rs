@@ -1,5 +1,5 @@
-//! Zones are named and local times shown in them; the weekdays these tests
-//! rely on are checked.
+//! Zones are named and local times shown in them; the weekdays the schedule
+//! tests rely on are checked.
 
 use super::{at, india, office, utc_week};
 
