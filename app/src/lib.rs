@@ -29,14 +29,10 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{ParentRoute, Route, Router, Routes},
-    path, Lazy, SsrMode,
+    path, SsrMode,
 };
 
-use crate::{
-    components::layout::Layout,
-    pages::{home::HomePage, login::LoginPage, not_found::NotFound},
-    routes::*,
-};
+use crate::{components::layout::Layout, pages::not_found::NotFound, routes::*};
 
 /// The HTML document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -77,60 +73,60 @@ pub fn App() -> impl IntoView {
         <Router>
             <language::DocumentLanguage />
             <Routes fallback=|| view! { <NotFound /> }>
-                <Route path=path!("/login") view=LoginPage />
-                <Route path=path!("/cobrowse/:id") view={Lazy::<CobrowseRoute>::new()} ssr=SsrMode::Async />
-                <Route path=path!("/join/:token") view={Lazy::<JoinRoute>::new()} ssr=SsrMode::Async />
+                <Route path=path!("/login") view=LazyPage(Page::Login) ssr=SsrMode::Async />
+                <Route path=path!("/cobrowse/:id") view=LazyPage(Page::Cobrowse) ssr=SsrMode::Async />
+                <Route path=path!("/join/:token") view=LazyPage(Page::Join) ssr=SsrMode::Async />
                 // Outside the layout: a live-view grant opens this page and nothing else.
-                <Route path=path!("/liveview/:id") view={Lazy::<LiveViewRoute>::new()} ssr=SsrMode::Async />
+                <Route path=path!("/liveview/:id") view=LazyPage(Page::LiveView) ssr=SsrMode::Async />
                 // Signed-in pages render whole before the first byte (`Async`), so a
                 // redirect to the login page or a 403 can still set the status line.
                 <ParentRoute path=path!("") view=Layout ssr=SsrMode::Async>
-                    <Route path=path!("/") view=HomePage ssr=SsrMode::Async />
-                    <Route path=path!("/account") view={Lazy::<AccountRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/api-keys") view={Lazy::<ApiKeysRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/platform/api") view={Lazy::<PlatformApiRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/opening-hours") view={Lazy::<OpeningHoursListRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/opening-hours/:id") view={Lazy::<OpeningHoursRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/users") view={Lazy::<UsersRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/users/:id") view={Lazy::<UserRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/teams") view={Lazy::<TeamsRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/system-messages") view={Lazy::<SystemMessagesRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/system-messages/:id") view={Lazy::<SystemMessageRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/text-blocks") view={Lazy::<TextBlocksRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/text-blocks/:id") view={Lazy::<TextBlockRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/flows") view={Lazy::<FlowsRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/flows/:id") view={Lazy::<FlowRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/teams/:id") view={Lazy::<TeamRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/routing-rules") view={Lazy::<RoutingRulesRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/routing-rules/:id") view={Lazy::<RoutingRuleRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/sla-rules") view={Lazy::<SlaRulesRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/sla-rules/:id") view={Lazy::<SlaRuleRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/action-rules") view={Lazy::<ActionRulesRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/action-rules/:id") view={Lazy::<ActionRuleRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/outbox") view={Lazy::<OutboxRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/watchdogs") view={Lazy::<WatchdogsRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/watchdogs/:id") view={Lazy::<WatchdogRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings") view={Lazy::<SettingsRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/workspace") view={Lazy::<WorkspaceRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/audit") view={Lazy::<AuditRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/webhooks") view={Lazy::<WebhooksRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/settings/webhooks/:id") view={Lazy::<WebhookRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/platform/tenants") view={Lazy::<TenantsRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/platform/tenants/:id") view={Lazy::<TenantRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/docs/api") view={Lazy::<ApiReferenceRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/inbox") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/inbox/:id") view={Lazy::<InboxRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/search") view={Lazy::<SearchRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/notifications") view={Lazy::<NotificationsRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/sessions") view={Lazy::<SessionsRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/sessions/:id") view={Lazy::<SessionRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/sessions/:id/live-view") view={Lazy::<SessionLiveRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/appointments") view={Lazy::<AppointmentsRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/appointments/new") view={Lazy::<NewAppointmentRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/appointments/:id") view={Lazy::<AppointmentRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/links") view={Lazy::<LinksRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/reports") view={Lazy::<ReportsIndexRoute>::new()} ssr=SsrMode::Async />
-                    <Route path=path!("/reports/:family") view={Lazy::<ReportRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("/") view=LazyPage(Page::Home) ssr=SsrMode::Async />
+                    <Route path=path!("/account") view=LazyPage(Page::Account) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/api-keys") view=LazyPage(Page::ApiKeys) ssr=SsrMode::Async />
+                    <Route path=path!("/platform/api") view=LazyPage(Page::PlatformApi) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/opening-hours") view=LazyPage(Page::OpeningHoursList) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/opening-hours/:id") view=LazyPage(Page::OpeningHours) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/users") view=LazyPage(Page::Users) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/users/:id") view=LazyPage(Page::User) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/teams") view=LazyPage(Page::Teams) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/system-messages") view=LazyPage(Page::SystemMessages) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/system-messages/:id") view=LazyPage(Page::SystemMessage) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/text-blocks") view=LazyPage(Page::TextBlocks) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/text-blocks/:id") view=LazyPage(Page::TextBlock) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/flows") view=LazyPage(Page::Flows) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/flows/:id") view=LazyPage(Page::Flow) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/teams/:id") view=LazyPage(Page::Team) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/routing-rules") view=LazyPage(Page::RoutingRules) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/routing-rules/:id") view=LazyPage(Page::RoutingRule) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/sla-rules") view=LazyPage(Page::SlaRules) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/sla-rules/:id") view=LazyPage(Page::SlaRule) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/action-rules") view=LazyPage(Page::ActionRules) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/action-rules/:id") view=LazyPage(Page::ActionRule) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/outbox") view=LazyPage(Page::Outbox) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/watchdogs") view=LazyPage(Page::Watchdogs) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/watchdogs/:id") view=LazyPage(Page::Watchdog) ssr=SsrMode::Async />
+                    <Route path=path!("/settings") view=LazyPage(Page::Settings) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/workspace") view=LazyPage(Page::Workspace) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/audit") view=LazyPage(Page::Audit) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/webhooks") view=LazyPage(Page::Webhooks) ssr=SsrMode::Async />
+                    <Route path=path!("/settings/webhooks/:id") view=LazyPage(Page::Webhook) ssr=SsrMode::Async />
+                    <Route path=path!("/platform/tenants") view=LazyPage(Page::Tenants) ssr=SsrMode::Async />
+                    <Route path=path!("/platform/tenants/:id") view=LazyPage(Page::Tenant) ssr=SsrMode::Async />
+                    <Route path=path!("/docs/api") view=LazyPage(Page::ApiReference) ssr=SsrMode::Async />
+                    <Route path=path!("/inbox") view=LazyPage(Page::Inbox) ssr=SsrMode::Async />
+                    <Route path=path!("/inbox/:id") view=LazyPage(Page::Inbox) ssr=SsrMode::Async />
+                    <Route path=path!("/search") view=LazyPage(Page::Search) ssr=SsrMode::Async />
+                    <Route path=path!("/notifications") view=LazyPage(Page::Notifications) ssr=SsrMode::Async />
+                    <Route path=path!("/sessions") view=LazyPage(Page::Sessions) ssr=SsrMode::Async />
+                    <Route path=path!("/sessions/:id") view=LazyPage(Page::Session) ssr=SsrMode::Async />
+                    <Route path=path!("/sessions/:id/live-view") view=LazyPage(Page::SessionLive) ssr=SsrMode::Async />
+                    <Route path=path!("/appointments") view=LazyPage(Page::Appointments) ssr=SsrMode::Async />
+                    <Route path=path!("/appointments/new") view=LazyPage(Page::NewAppointment) ssr=SsrMode::Async />
+                    <Route path=path!("/appointments/:id") view=LazyPage(Page::Appointment) ssr=SsrMode::Async />
+                    <Route path=path!("/links") view=LazyPage(Page::Links) ssr=SsrMode::Async />
+                    <Route path=path!("/reports") view=LazyPage(Page::ReportsIndex) ssr=SsrMode::Async />
+                    <Route path=path!("/reports/:family") view=LazyPage(Page::Report) ssr=SsrMode::Async />
                 </ParentRoute>
             </Routes>
         </Router>

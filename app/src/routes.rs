@@ -2,8 +2,9 @@
 //! list and its detail page) is one, and so are the inbox, appointments, links
 //! and reports. Each area is compiled into its own wasm chunk, which the
 //! browser fetches the first time one of its pages is shown (the server
-//! preloads the chunks of the page it renders). The first load carries only the
-//! shell, the router, the layout, the start and login pages.
+//! preloads the chunks of the page it renders). The main module carries only
+//! the shell, the router, the layout and the "not found" page; even the start
+//! and sign-in pages are areas, since every other page would load them too.
 //!
 //! Why areas and not a chunk per page: moving between a list and its detail
 //! page needs no request, and the pages of an area share most of their code.
@@ -18,9 +19,13 @@
 #[cfg(not(feature = "ssr"))]
 use leptos::lazy;
 use leptos::prelude::*;
-use leptos_router::LazyRoute;
+use std::future::Future;
+
+use leptos_router::ChooseView;
 
 use crate::erase::EraseView;
+#[cfg(not(feature = "ssr"))]
+use crate::pages::not_found::NotFound;
 use crate::pages::{
     account::AccountPage,
     api_keys::{ApiKeysPage, PlatformApiPage},
@@ -28,9 +33,11 @@ use crate::pages::{
     appointments::{AppointmentPage, AppointmentsPage, NewAppointmentPage},
     audit::AuditPage,
     flows::{FlowPage, FlowsPage},
+    home::HomePage,
     inbox::InboxPage,
     link_tools::LinksPage,
     links::{CobrowsePage, JoinPage, LiveViewPage},
+    login::LoginPage,
     notifications::NotificationsPage,
     opening_hours::{OpeningHoursListPage, OpeningHoursPage},
     outbox::OutboxPage,
@@ -84,205 +91,219 @@ fn preload_area(area: &str) {
     let _ = view! { <Link rel="modulepreload" href=format!("{pkg}/{loader}") crossorigin="" /> }.to_html();
 }
 
-/// Declares an area: an enum of its pages, one lazy function that shows any of
-/// them (the area's chunk), and for each `Route => Page` a lazy route that
-/// calls it.
-macro_rules! lazy_area {
-    ($(#[$doc:meta])* $area:ident, $preload:ident, $pages:ident { $($route:ident => $page:ident,)* }) => {
-        /// The pages of one area, each named after the component it shows.
-        #[derive(Clone, Copy, Debug)]
-        #[allow(clippy::enum_variant_names)]
-        pub enum $pages {
-            $(#[doc = concat!("[`", stringify!($page), "`].")] $page,)*
+/// Declares the areas: for each, one lazy function that shows any of its
+/// pages (the area's chunk), and every page as a variant of [`Page`], which
+/// [`LazyPage`] loads.
+macro_rules! areas {
+    ($($(#[$doc:meta])* $area:ident, $preload:ident { $($variant:ident => $page:ident,)* })*) => {
+        /// Every lazy page, named after the path it answers; the variant's
+        /// page component is named in [`areas!`]'s list.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Page {
+            $($(#[doc = concat!("[`", stringify!($page), "`].")] $variant,)*)*
         }
 
-        impl $pages {
-            /// The page. In the browser only the area's chunk reaches this.
+        impl Page {
+            /// The area whose chunk holds the page, as its lazy function is
+            /// named: the key of its modules in the split manifest.
+            #[cfg(feature = "ssr")]
+            fn area(self) -> &'static str {
+                match self {
+                    $($(Page::$variant)|* => stringify!($area),)*
+                }
+            }
+
+            /// The page, rendered on the server.
+            #[cfg(feature = "ssr")]
             fn show(self) -> AnyView {
                 match self {
-                    $($pages::$page => view! { <$page /> }.erase(),)*
+                    $($(Page::$variant => view! { <$page /> }.erase(),)*)*
+                }
+            }
+
+            /// The page, once its area's chunk has arrived.
+            #[cfg(not(feature = "ssr"))]
+            async fn load(self) -> AnyView {
+                match self {
+                    $($(Page::$variant)|* => $area(self).await,)*
+                }
+            }
+
+            /// Fetches the page's area chunk.
+            #[cfg(target_arch = "wasm32")]
+            async fn preload(self) {
+                match self {
+                    $($(Page::$variant)|* => $preload().await,)*
                 }
             }
         }
 
-        $(#[$doc])*
-        #[cfg(not(feature = "ssr"))]
-        #[lazy]
-        fn $area(page: $pages) -> AnyView {
-            page.show()
-        }
-
         $(
-            #[doc = concat!("[`", stringify!($page), "`], in its area's chunk.")]
-            pub struct $route;
-
-            impl LazyRoute for $route {
-                fn data() -> Self {
-                    $route
-                }
-
-                async fn view(_this: Self) -> AnyView {
-                    #[cfg(feature = "ssr")]
-                    {
-                        preload_area(stringify!($area));
-                        $pages::$page.show()
-                    }
-                    #[cfg(not(feature = "ssr"))]
-                    $area($pages::$page).await
-                }
-
-                // Hydration preloads the chunk before it asks for the view, so
-                // that the view is ready at once (as `#[lazy_route]` does).
-                async fn preload() {
-                    #[cfg(target_arch = "wasm32")]
-                    $preload().await;
+            $(#[$doc])*
+            #[cfg(not(feature = "ssr"))]
+            #[lazy]
+            fn $area(page: Page) -> AnyView {
+                match page {
+                    $(Page::$variant => view! { <$page /> }.erase(),)*
+                    // `Page::load` asks each area for its own pages only.
+                    #[allow(unreachable_patterns)]
+                    _ => view! { <NotFound /> }.erase(),
                 }
             }
         )*
     };
 }
 
-lazy_area! {
+/// A lazy page as a route's view. Every lazy route has this one view type, so
+/// the router's matching and view choosing are compiled for a handful of
+/// route types rather than once per page: with Leptos' `Lazy<T>`, a type per
+/// page, the router's code in the main module (which every page loads) was
+/// 132 KB before `wasm-opt`; it is 102 KB so.
+#[derive(Clone, Copy, Debug)]
+pub struct LazyPage(pub Page);
+
+impl ChooseView for LazyPage {
+    // Rendered when polled, as Leptos' own lazy routes are: the router polls
+    // under the route's owner, whose context the page reads.
+    #[cfg(feature = "ssr")]
+    fn choose(self) -> impl Future<Output = AnyView> {
+        let page = self.0;
+        async move {
+            preload_area(page.area());
+            page.show()
+        }
+    }
+
+    // Boxed, so that each route's arm in the router's `match` only polls a
+    // pointer rather than carrying the loading state machine.
+    #[cfg(not(feature = "ssr"))]
+    fn choose(self) -> impl Future<Output = AnyView> {
+        Box::pin(self.0.load()) as std::pin::Pin<Box<dyn Future<Output = AnyView>>>
+    }
+
+    // Hydration preloads the chunk before it asks for the view, so that the
+    // view is ready at once (as `#[lazy_route]` does).
+    fn preload(&self) -> impl Future<Output = ()> {
+        let page = self.0;
+        async move {
+            #[cfg(target_arch = "wasm32")]
+            page.preload().await;
+            #[cfg(not(target_arch = "wasm32"))]
+            let _ = page;
+        }
+    }
+}
+
+areas! {
+    /// The sign-in page, which signed-in users never need.
+    login_area, __preload_login_area {
+        Login => LoginPage,
+    }
+    /// The start page.
+    home_area, __preload_home_area {
+        Home => HomePage,
+    }
     /// The settings index and the workspace (tenant) settings.
-    settings_area, __preload_settings_area, SettingsPages {
-        SettingsRoute => SettingsPage,
-        WorkspaceRoute => WorkspacePage,
+    settings_area, __preload_settings_area {
+        Settings => SettingsPage,
+        Workspace => WorkspacePage,
     }
-}
-
-lazy_area! {
     /// Users.
-    users_area, __preload_users_area, UserPages {
-        UsersRoute => UsersPage,
-        UserRoute => UserPage,
+    users_area, __preload_users_area {
+        Users => UsersPage,
+        User => UserPage,
     }
-}
-
-lazy_area! {
     /// Teams.
-    teams_area, __preload_teams_area, TeamPages {
-        TeamsRoute => TeamsPage,
-        TeamRoute => TeamPage,
+    teams_area, __preload_teams_area {
+        Teams => TeamsPage,
+        Team => TeamPage,
     }
-}
-
-lazy_area! {
     /// Opening hours.
-    hours_area, __preload_hours_area, HoursPages {
-        OpeningHoursListRoute => OpeningHoursListPage,
-        OpeningHoursRoute => OpeningHoursPage,
+    hours_area, __preload_hours_area {
+        OpeningHoursList => OpeningHoursListPage,
+        OpeningHours => OpeningHoursPage,
     }
-}
-
-lazy_area! {
     /// System messages, text blocks and flows: what rules and agents send to
     /// customers.
-    messages_area, __preload_messages_area, MessagePages {
-        SystemMessagesRoute => SystemMessagesPage,
-        SystemMessageRoute => SystemMessagePage,
-        TextBlocksRoute => TextBlocksPage,
-        TextBlockRoute => TextBlockPage,
-        FlowsRoute => FlowsPage,
-        FlowRoute => FlowPage,
+    messages_area, __preload_messages_area {
+        SystemMessages => SystemMessagesPage,
+        SystemMessage => SystemMessagePage,
+        TextBlocks => TextBlocksPage,
+        TextBlock => TextBlockPage,
+        Flows => FlowsPage,
+        Flow => FlowPage,
     }
-}
-
-lazy_area! {
     /// Watchdogs.
-    watchdogs_area, __preload_watchdogs_area, WatchdogPages {
-        WatchdogsRoute => WatchdogsPage,
-        WatchdogRoute => WatchdogPage,
+    watchdogs_area, __preload_watchdogs_area {
+        Watchdogs => WatchdogsPage,
+        Watchdog => WatchdogPage,
     }
-}
-
-lazy_area! {
     /// Routing, SLA and action rules (they share the rule builder).
-    rules_area, __preload_rules_area, RulePages {
-        RoutingRulesRoute => RoutingRulesPage,
-        RoutingRuleRoute => RoutingRulePage,
-        SlaRulesRoute => SlaRulesPage,
-        SlaRuleRoute => SlaRulePage,
-        ActionRulesRoute => ActionRulesPage,
-        ActionRuleRoute => ActionRulePage,
+    rules_area, __preload_rules_area {
+        RoutingRules => RoutingRulesPage,
+        RoutingRule => RoutingRulePage,
+        SlaRules => SlaRulesPage,
+        SlaRule => SlaRulePage,
+        ActionRules => ActionRulesPage,
+        ActionRule => ActionRulePage,
     }
-}
-
-lazy_area! {
     /// Webhooks and their delivery logs.
-    webhooks_area, __preload_webhooks_area, WebhookPages {
-        WebhooksRoute => WebhooksPage,
-        WebhookRoute => WebhookPage,
+    webhooks_area, __preload_webhooks_area {
+        Webhooks => WebhooksPage,
+        Webhook => WebhookPage,
     }
-}
-
-lazy_area! {
     /// Access: API keys (tenant and platform), the API reference, and the
     /// user's own account with their sign-in sessions.
-    keys_area, __preload_keys_area, KeyPages {
-        AccountRoute => AccountPage,
-        ApiKeysRoute => ApiKeysPage,
-        PlatformApiRoute => PlatformApiPage,
-        ApiReferenceRoute => ApiReferencePage,
+    keys_area, __preload_keys_area {
+        Account => AccountPage,
+        ApiKeys => ApiKeysPage,
+        PlatformApi => PlatformApiPage,
+        ApiReference => ApiReferencePage,
     }
-}
-
-lazy_area! {
     /// The audit log and the mail outbox.
-    audit_area, __preload_audit_area, AuditPages {
-        AuditRoute => AuditPage,
-        OutboxRoute => OutboxPage,
+    audit_area, __preload_audit_area {
+        Audit => AuditPage,
+        Outbox => OutboxPage,
     }
-}
-
-lazy_area! {
     /// The platform admin's tenants.
-    tenants_area, __preload_tenants_area, TenantPages {
-        TenantsRoute => TenantsPage,
-        TenantRoute => TenantPage,
+    tenants_area, __preload_tenants_area {
+        Tenants => TenantsPage,
+        Tenant => TenantPage,
     }
-}
-
-lazy_area! {
-    /// The agents' inbox, its search, and each user's notifications.
-    inbox_area, __preload_inbox_area, InboxPages {
-        InboxRoute => InboxPage,
-        SearchRoute => SearchPage,
-        NotificationsRoute => NotificationsPage,
+    /// The agents' inbox.
+    inbox_area, __preload_inbox_area {
+        Inbox => InboxPage,
     }
-}
-
-lazy_area! {
+    /// Full-text search over conversations, customers and notes.
+    search_area, __preload_search_area {
+        Search => SearchPage,
+    }
+    /// Each user's notifications.
+    notifications_area, __preload_notifications_area {
+        Notifications => NotificationsPage,
+    }
     /// Recorded visitor sessions: the list, the replay and the live view.
-    sessions_area, __preload_sessions_area, SessionPages {
-        SessionsRoute => SessionsPage,
-        SessionRoute => SessionPage,
-        SessionLiveRoute => SessionLivePage,
+    sessions_area, __preload_sessions_area {
+        Sessions => SessionsPage,
+        Session => SessionPage,
+        SessionLive => SessionLivePage,
     }
-}
-
-lazy_area! {
     /// The appointments calendar and forms.
-    appointments_area, __preload_appointments_area, AppointmentPages {
-        AppointmentsRoute => AppointmentsPage,
-        NewAppointmentRoute => NewAppointmentPage,
-        AppointmentRoute => AppointmentPage,
+    appointments_area, __preload_appointments_area {
+        Appointments => AppointmentsPage,
+        NewAppointment => NewAppointmentPage,
+        Appointment => AppointmentPage,
     }
-}
-
-lazy_area! {
     /// Co-browsing and live-view links, and the pages they open.
-    links_area, __preload_links_area, LinkPages {
-        LinksRoute => LinksPage,
-        CobrowseRoute => CobrowsePage,
-        JoinRoute => JoinPage,
-        LiveViewRoute => LiveViewPage,
+    links_area, __preload_links_area {
+        Links => LinksPage,
+        Cobrowse => CobrowsePage,
+        Join => JoinPage,
+        LiveView => LiveViewPage,
     }
-}
-
-lazy_area! {
     /// The report dashboards.
-    reports_area, __preload_reports_area, ReportPages {
-        ReportsIndexRoute => ReportsIndexPage,
-        ReportRoute => ReportPage,
+    reports_area, __preload_reports_area {
+        ReportsIndex => ReportsIndexPage,
+        Report => ReportPage,
     }
 }
