@@ -1,6 +1,7 @@
 //! The lazy routes. Pages are grouped in areas: each settings resource (its
 //! list and its detail page) is one, and so are the inbox, appointments, links
-//! and reports. Each area is compiled into its own wasm chunk, which the
+//! and reports. Rules are the exception: their lists are one area and a rule's
+//! page, the rule builder, another, since the builder is most of their code. Each area is compiled into its own wasm chunk, which the
 //! browser fetches the first time one of its pages is shown (the server
 //! preloads the chunks of the page it renders). The main module carries only
 //! the shell, the router, the layout and the "not found" page; even the start
@@ -223,13 +224,18 @@ areas! {
         OpeningHoursList => OpeningHoursListPage,
         OpeningHours => OpeningHoursPage,
     }
-    /// System messages, text blocks and flows: what rules and agents send to
-    /// customers.
-    messages_area, __preload_messages_area {
+    /// System messages: what Rapport sends customers by itself.
+    system_messages_area, __preload_system_messages_area {
         SystemMessages => SystemMessagesPage,
         SystemMessage => SystemMessagePage,
+    }
+    /// Text blocks: the answers agents insert.
+    text_blocks_area, __preload_text_blocks_area {
         TextBlocks => TextBlocksPage,
         TextBlock => TextBlockPage,
+    }
+    /// Flows: messages that rules and agents send as one.
+    flows_area, __preload_flows_area {
         Flows => FlowsPage,
         Flow => FlowPage,
     }
@@ -238,13 +244,17 @@ areas! {
         Watchdogs => WatchdogsPage,
         Watchdog => WatchdogPage,
     }
-    /// Routing, SLA and action rules (they share the rule builder).
+    /// The lists of routing, SLA and action rules.
     rules_area, __preload_rules_area {
         RoutingRules => RoutingRulesPage,
-        RoutingRule => RoutingRulePage,
         SlaRules => SlaRulesPage,
-        SlaRule => SlaRulePage,
         ActionRules => ActionRulesPage,
+    }
+    /// One routing, SLA or action rule: the rule builder, which the lists do
+    /// not need (it was half of their first load).
+    rule_area, __preload_rule_area {
+        RoutingRule => RoutingRulePage,
+        SlaRule => SlaRulePage,
         ActionRule => ActionRulePage,
     }
     /// Webhooks and their delivery logs.

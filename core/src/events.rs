@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    audit::Actor,
+    actor::Actor,
     db::Tx,
     error::{CoreError, CoreResult},
     ids::TenantId,

@@ -18,6 +18,8 @@ pub mod redirects;
 pub mod reports;
 
 #[cfg(feature = "server")]
+pub mod actor;
+#[cfg(feature = "server")]
 pub mod appointments;
 #[cfg(feature = "server")]
 pub mod audit;

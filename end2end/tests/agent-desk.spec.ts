@@ -74,11 +74,21 @@ test('text blocks, a flow by hand, and a private note that tells a colleague', a
   await hydrated(kimPage);
   await expect(kimPage.getByRole('status').filter({ hasText: 'No unread notifications' })).toBeAttached();
 
-  // The agent opens the conversation and types "/" and the start of the shortcut.
+  // The agent opens the conversation. The picker's code (its own chunk,
+  // `block_list`) is not part of the page: it comes as the agent starts a reply.
+  const pickerCode = (url: string) => url.includes('block_list');
+  const requested: string[] = [];
+  page.on('request', (r) => requested.push(r.url()));
   await page.goto(`/inbox/${customerId}`);
   await hydrated(page);
   await expect(page.getByRole('heading', { name, level: 2 })).toBeVisible();
+  expect(requested.filter(pickerCode)).toEqual([]);
   const reply = page.getByLabel('Reply');
+  const pickerArrives = page.waitForRequest((r) => pickerCode(r.url()));
+  await reply.focus();
+  await pickerArrives;
+
+  // The agent types "/" and the start of the shortcut.
   await reply.pressSequentially(`/${shortcut.slice(0, 8)}`);
   const choices = page.getByRole('listbox', { name: 'Text blocks' });
   const choice = choices.getByRole('option', { name: new RegExp(`/${shortcut}`) });

@@ -3,8 +3,13 @@
 //! button lists every block and flow. Choosing a block puts its text, filled in
 //! for this customer, in place of the draft, and the reply then carries the
 //! block's id so that the use is counted; choosing a flow sends it at once.
+//!
+//! The list is code of its own ([`block_list`], a lazy chunk): the page shows
+//! the button and the hint, and the list's code and the customer's blocks are
+//! fetched when the agent first focuses the reply box or presses the button,
+//! so an inbox opened to read costs neither.
 
-use leptos::prelude::*;
+use leptos::{lazy, prelude::*};
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -28,6 +33,9 @@ pub struct Draft {
     listed: RwSignal<Vec<BlockChoice>>,
     /// The reply's text box.
     pub field: NodeRef<leptos::html::Textarea>,
+    /// Whether the list has been asked for (the reply box focused, or the
+    /// button pressed): from then on its code and the blocks are loaded.
+    pub wanted: RwSignal<bool>,
 }
 
 impl Draft {
@@ -40,6 +48,7 @@ impl Draft {
             browsing: RwSignal::new(false),
             listed: RwSignal::new(Vec::new()),
             field: NodeRef::new(),
+            wanted: RwSignal::new(false),
         }
     }
 
@@ -52,10 +61,14 @@ impl Draft {
         })
     }
 
-    /// Follows the text box: a draft emptied forgets its block.
+    /// Follows the text box: a draft emptied forgets its block, and a
+    /// shortcut begun wants the list.
     pub fn typed(&self, text: String) {
         if text.is_empty() {
             self.block.set(String::new());
+        }
+        if text.starts_with('/') && !self.wanted.get_untracked() {
+            self.wanted.set(true);
         }
         self.highlighted.set(0);
         self.text.set(text);
@@ -121,11 +134,39 @@ fn listed(picker: &Picker, draft: &Draft) -> Vec<BlockChoice> {
     }
 }
 
-/// The picker under the reply box, and its keys in the text box: arrows move,
-/// Enter or Tab inserts, Escape closes.
+/// The picker's bar under the reply box, and its list once wanted (see
+/// [`Draft::wanted`]); the text box's keys act on the list: arrows move, Enter
+/// or Tab inserts, Escape closes.
 #[component]
 pub fn BlockPicker(customer_id: String, draft: Draft) -> impl IntoView {
-    let customer = StoredValue::new(customer_id.clone());
+    let customer = StoredValue::new(customer_id);
+    view! {
+        <div class="picker-bar">
+            <button type="button" class="button secondary small" aria-expanded=move || draft.browsing.get().to_string()
+                aria-controls="block-picker" on:click=move |_| {
+                    draft.wanted.set(true);
+                    draft.browsing.update(|b| *b = !*b);
+                }>
+                "Text blocks"
+            </button>
+            <span class="hint">"or type " <kbd>"/"</kbd> " and a shortcut"</span>
+        </div>
+        // Nothing on the server (the list is not wanted yet), so hydration
+        // never waits for the list's code.
+        {move || draft.wanted.get().then(|| {
+            let customer_id = customer.get_value();
+            view! {
+                <Suspense fallback=|| ()>{Suspend::new(block_list(customer_id, draft))}</Suspense>
+            }
+        })}
+    }
+}
+
+/// The list of blocks and flows, and what choosing one does: the lazy chunk
+/// [`BlockPicker`] loads.
+#[lazy]
+fn block_list(customer_id: String, draft: Draft) -> AnyView {
+    let customer = StoredValue::new(customer_id);
     let picker = Resource::new(move || customer.get_value(), inbox_picker);
     let send_flow = FormAction::<InboxSendFlow>::new();
     let loaded = Memo::new(move |_| picker.get().and_then(Result::ok).unwrap_or_default());
@@ -133,13 +174,6 @@ pub fn BlockPicker(customer_id: String, draft: Draft) -> impl IntoView {
     Effect::new(move |_| draft.listed.set(shown.get()));
     let flows_shown = move || draft.browsing.get() && draft.slash_query().is_none();
     view! {
-        <div class="picker-bar">
-            <button type="button" class="button secondary small" aria-expanded=move || draft.browsing.get().to_string()
-                aria-controls="block-picker" on:click=move |_| draft.browsing.update(|b| *b = !*b)>
-                "Text blocks"
-            </button>
-            <span class="hint">"or type " <kbd>"/"</kbd> " and a shortcut"</span>
-        </div>
         <div id="block-picker" class="block-picker" hidden=move || shown.with(Vec::is_empty) && !flows_shown()>
             <ul role="listbox" aria-label="Text blocks">
                 {move || {
@@ -183,4 +217,5 @@ pub fn BlockPicker(customer_id: String, draft: Draft) -> impl IntoView {
         </div>
         <ActionError value=send_flow.value() />
     }
+    .erase()
 }

@@ -425,6 +425,7 @@ fn Thread(
                     draft.typed(text);
                 }
                 on:keydown=move |ev| draft.key(ev)
+                on:focus=move |_| draft.wanted.set(true)
                 aria-invalid=field_invalid(problem, "message") aria-describedby="reply-text-error"></textarea>
             <FieldMessage problem field="message" id="reply-text-error" />
             <input type="hidden" name="text_block_id" prop:value=move || draft.block.get() />
