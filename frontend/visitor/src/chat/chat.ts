@@ -15,42 +15,9 @@ import { createCsat } from './csat';
 import { createTranscript } from './transcript';
 import { createOffline } from './offline';
 import { createRuleActions, type Greeting } from './actions';
+import { BUBBLE, CAMERA, CLIP, createBubbles, icon } from './bubbles';
+import { createPresence, type ReadState } from './presence';
 
-/** The launcher's speech bubble (filled), the attach button's paper clip and
- * the call button's camera (stroked: styles.ts draws them as lines). */
-const BUBBLE =
-  'M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm3 6.5a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01z';
-const CLIP = 'M21 11.5l-8.6 8.6a5 5 0 0 1-7.1-7.1l8.6-8.6a3.3 3.3 0 0 1 4.7 4.7l-8.6 8.6a1.7 1.7 0 0 1-2.4-2.4l7.9-7.9';
-const CAMERA = 'M3 5h11a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H3a2 2 0 0 1-2-2V7a2 2 0 0 1 2-2zm13 7l7-5v10z';
-
-/** An icon of one path, built as SVG nodes (no markup strings). */
-function icon(d: string): SVGElement {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('aria-hidden', 'true');
-  const path = document.createElementNS(ns, 'path');
-  path.setAttribute('d', d);
-  svg.append(path);
-  return svg;
-}
-
-/** The URL if it is an absolute http(s) URL: no javascript: links from server data. */
-function safeUrl(url?: string | null): string | null {
-  try {
-    const parsed = new URL(url || '');
-    return /^https?:$/.test(parsed.protocol) ? parsed.href : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The visitor's typing goes to the agents at most this often, in ms. */
-const TYPING_EVERY_MS = 1_500;
-/** An agent's typing note goes away this long after their last signal. */
-const TYPING_SHOWN_MS = 6_000;
-/** The end of a draft the agents may see, in characters (the server's bound). */
-const MAX_DRAFT = 500;
 /** Pages told to resync spread their history reads over this many ms. */
 const RESYNC_SPREAD_MS = 5_000;
 
@@ -58,7 +25,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   const lang = pickLanguage([...(navigator.languages || []), navigator.language]);
   const t = strings(lang);
   const draftKey = `rapport:${core.key}:draft`;
-  const time = new Intl.DateTimeFormat(lang, { hour: 'numeric', minute: '2-digit' });
+  const { meta, bubble, render, timeOf } = createBubbles(t, lang);
 
   const host = document.createElement('rapport-widget');
   const shadow = host.attachShadow({ mode: 'open' });
@@ -137,8 +104,9 @@ const createChat: ChunkFactory = (core: Core): Chat => {
   const rating = createCsat(core, t, () => scrollDown());
   // A copy of the conversation by mail: a button, then a small form.
   const transcript = createTranscript(core, t);
-  // "Ada is typing…", while an agent types a reply.
-  const typingNote = h('p', { class: 'typing', role: 'status', hidden: true });
+  // Typing and read state, both ways.
+  const presence = createPresence(core, t, input, log, () => !panel.hidden);
+  const { typingNote, typed, typingSent, agentTyping, readState, showSeen, markRead } = presence;
   // The video call button sits in the header, where it stays in reach however
   // long the log grows; like the composer, it hides while the workspace is closed.
   const camera = h(
@@ -189,37 +157,6 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     badge.hidden = !count;
     launcher.setAttribute('aria-label', count ? `${t.launcher} (${count} ${t.unread})` : t.launcher);
   };
-  const meta = (el: HTMLElement, text: string) => {
-    el.querySelectorAll('.meta, .retry').forEach((n) => n.remove());
-    el.append(h('span', { class: 'meta' }, text));
-  };
-  const bubble = (inbound: boolean, at: string) =>
-    h('div', { class: `msg ${inbound ? 'in' : 'out'}`, 'data-at': at }, inbound && h('span', { class: 'sr' }, `${t.you}: `));
-
-  const render = (m: Message): HTMLElement => {
-    const el = bubble(m.direction === 'INBOUND', m.createdAt);
-    const text = m.message || '';
-    if (m.type === 'CARD') {
-      el.classList.add('card');
-      if (text) el.append(h('span', {}, text));
-      const link = safeUrl(m.buttonLink);
-      if (link) {
-        el.append(
-          h('a', { class: 'button', href: link, target: '_blank', rel: 'noopener noreferrer' }, m.buttonText || link),
-        );
-      }
-    } else if (m.type === 'FILE' || m.type === 'AUDIO' || m.type === 'VIDEO') {
-      const link = safeUrl(m.url);
-      const kind = m.type === 'FILE' ? t.file : m.type === 'AUDIO' ? t.audio : t.video;
-      const label = `${kind}: ${text || (link ? decodeURIComponent(link.split('/').pop() || link) : '')}`;
-      el.append(link ? h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, label) : label);
-    } else {
-      el.append(text);
-    }
-    meta(el, time.format(new Date(m.createdAt)));
-    return el;
-  };
-
   // Bubbles of this device's messages on their way. The stream also brings the
   // visitor's own messages (for its other devices), and may bring one before
   // its POST answers: that message then takes over its bubble, never a second.
@@ -252,89 +189,11 @@ const createChat: ChunkFactory = (core: Core): Chat => {
       (n) => (n.getAttribute('data-at') || '') > m.createdAt,
     );
     log.insertBefore(el, after || null);
-    if (m.direction === 'OUTBOUND') {
-      // The agent's message ends their typing note, and is read if the panel is shown.
-      agentTyping(false);
-      if (!newestOut || m.createdAt > newestOut.at) newestOut = { id: m.id, at: m.createdAt };
-      markRead();
-    }
+    if (m.direction === 'OUTBOUND') presence.agentMessage(m);
     showSeen();
     scrollDown();
     return true;
   };
-
-  // Typing, both ways. The visitor's draft goes to the agents as it is typed
-  // (they see it only where the workspace shows drafts), at most every 1.5 s,
-  // and "stopped" once the box is emptied; sending ends it on their side.
-  let typingTimer: ReturnType<typeof setTimeout> | undefined;
-  let typingSentAt = 0;
-  let typingLive = false;
-  const sendTyping = () => {
-    typingTimer = undefined;
-    if (!core.customerId()) return;
-    const typing = input.value.trim() !== '';
-    if (!typing && !typingLive) return;
-    typingLive = typing;
-    typingSentAt = Date.now();
-    // Whole characters, as the server counts them: never half an emoji.
-    const draft = typing ? Array.from(input.value).slice(-MAX_DRAFT).join('') : undefined;
-    core
-      .request<null>('/widget/typing', { body: { typing, draft }, visitor: true })
-      // A lost signal only delays the note the next one brings.
-      .catch(() => undefined);
-  };
-  function typed() {
-    if (typingTimer) return;
-    typingTimer = setTimeout(sendTyping, Math.max(0, TYPING_EVERY_MS - (Date.now() - typingSentAt)));
-  }
-  const typingSent = () => {
-    clearTimeout(typingTimer);
-    typingTimer = undefined;
-    typingLive = false;
-  };
-  let agentTypingTimer: ReturnType<typeof setTimeout> | undefined;
-  function agentTyping(typing: boolean, name?: string | null) {
-    clearTimeout(agentTypingTimer);
-    typingNote.hidden = !typing;
-    if (!typing) return;
-    typingNote.textContent = name ? t.typing.replace('{name}', name) : t.someoneTyping;
-    agentTypingTimer = setTimeout(() => (typingNote.hidden = true), TYPING_SHOWN_MS);
-  }
-
-  // Read state, both ways. "Seen" goes under the visitor's newest message an
-  // agent has read (Rapport's `agentReadAt`); the newest agent message counts
-  // as read by the visitor once the panel shows it on a visible page.
-  let agentReadAt = 0;
-  let visitorReadAt = 0;
-  let newestOut: { id: string; at: string } | null = null;
-  let readTimer: ReturnType<typeof setTimeout> | undefined;
-  type ReadState = { visitorReadAt?: string | null; agentReadAt?: string | null };
-  const readState = (state: ReadState | null) => {
-    visitorReadAt = Math.max(visitorReadAt, Date.parse(state?.visitorReadAt || '') || 0);
-    agentReadAt = Math.max(agentReadAt, Date.parse(state?.agentReadAt || '') || 0);
-    showSeen();
-  };
-  function showSeen() {
-    log.querySelectorAll('.seen').forEach((n) => n.remove());
-    const read = Array.from(log.querySelectorAll<HTMLElement>('.msg.in')).filter(
-      (n) => Date.parse(n.getAttribute('data-at') || '') <= agentReadAt,
-    );
-    const last = read[read.length - 1];
-    if (last) last.append(h('span', { class: 'seen' }, t.seen));
-  }
-  function markRead() {
-    if (readTimer || panel.hidden || document.visibilityState !== 'visible') return;
-    readTimer = setTimeout(() => {
-      readTimer = undefined;
-      const newest = newestOut;
-      if (!newest || Date.parse(newest.at) <= visitorReadAt || panel.hidden) return;
-      core
-        .request<ReadState>('/widget/read', { body: { messageId: newest.id }, visitor: true })
-        .then(readState)
-        .catch((e) => core.emit('error', e));
-    }, 300);
-  }
-  document.addEventListener('visibilitychange', markRead);
 
   /** Marks a bubble as not sent, saying why, with a retry where one can help. */
   const failed = (el: HTMLElement, why: string, retry?: () => void) => {
@@ -368,7 +227,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
         else {
           shown.set(m.id, el);
           el.setAttribute('data-at', m.createdAt);
-          meta(el, time.format(new Date(m.createdAt)));
+          meta(el, timeOf(m.createdAt));
         }
         showSeen();
         listen();
@@ -604,8 +463,7 @@ const createChat: ChunkFactory = (core: Core): Chat => {
     stopStream = null;
     for (const el of shown.values()) el.remove();
     shown.clear();
-    newestOut = null;
-    agentReadAt = visitorReadAt = 0;
+    presence.reset();
     setUnread(0);
     listen();
   });
