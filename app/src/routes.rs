@@ -1,11 +1,14 @@
 //! The lazy routes. Pages are grouped in areas: each settings resource (its
 //! list and its detail page) is one, and so are the inbox, appointments, links
 //! and reports. Rules are the exception: their lists are one area and a rule's
-//! page, the rule builder, another, since the builder is most of their code. Each area is compiled into its own wasm chunk, which the
-//! browser fetches the first time one of its pages is shown (the server
-//! preloads the chunks of the page it renders). The main module carries only
-//! the shell, the router, the layout and the "not found" page; even the start
-//! and sign-in pages are areas, since every other page would load them too.
+//! page, the rule builder, another, since the builder is most of their code.
+//! Each area is compiled into its own wasm chunk, which the browser fetches
+//! the first time one of its pages is shown (the server preloads the chunks of
+//! the page it renders). The main module carries only the shell, the router,
+//! the layout and the "not found" page; even the start and sign-in pages are
+//! areas, since every other page would load them too. Inside a page, code that
+//! is needed only on use is a lazy function of its own (the inbox's text-block
+//! list, `pages/inbox/blocks.rs`).
 //!
 //! Why areas and not a chunk per page: moving between a list and its detail
 //! page needs no request, and the pages of an area share most of their code.
