@@ -126,11 +126,11 @@ const loads = [];
 // landing page: the start page, the agents' inbox, a supervisor's report, an
 // admin's settings page, the routing rules and the rule builder; then search,
 // system messages, and the pages with the most code after those, webhooks
-// and appointments.
+// and appointments (its calendar and a new appointment's form).
 const firstPages = [
   ['/login', { accept: 'text/html' }],
   ...['/', '/inbox', '/reports/agents', '/settings/users', '/settings/routing-rules', '/settings/routing-rules/new',
-    '/search', '/settings/system-messages', '/settings/webhooks', '/appointments'].map((path) => [path, html]),
+    '/search', '/settings/system-messages', '/settings/webhooks', '/appointments', '/appointments/new'].map((path) => [path, html]),
 ];
 for (const [path, headers] of firstPages) {
   const rows = await firstLoad(path, headers);

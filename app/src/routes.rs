@@ -1,7 +1,8 @@
 //! The lazy routes. Pages are grouped in areas: each settings resource (its
 //! list and its detail page) is one, and so are the inbox, appointments, links
-//! and reports. Rules are the exception: their lists are one area and a rule's
-//! page, the rule builder, another, since the builder is most of their code.
+//! and reports. Rules and appointments are the exceptions: their lists (the
+//! calendar) are one area and one item's page another, since its form is most
+//! of their code.
 //! Each area is compiled into its own wasm chunk, which the browser fetches
 //! the first time one of its pages is shown (the server preloads the chunks of
 //! the page it renders). The main module carries only the shell, the router,
@@ -301,9 +302,13 @@ areas! {
         Session => SessionPage,
         SessionLive => SessionLivePage,
     }
-    /// The appointments calendar and forms.
+    /// The appointments calendar.
     appointments_area, __preload_appointments_area {
         Appointments => AppointmentsPage,
+    }
+    /// One appointment, new or saved: its form, its invitations and its
+    /// recordings, which the calendar does not need.
+    appointment_area, __preload_appointment_area {
         NewAppointment => NewAppointmentPage,
         Appointment => AppointmentPage,
     }
