@@ -167,6 +167,27 @@ pub struct LiveViewGrant {
 }
 
 impl Services {
+    /// The id of the tenant's user whose e-mail address is `email`, or `None`
+    /// with `unknown_reference` recorded at `field`. Only the address counts:
+    /// an id that happens to match names no one here.
+    async fn user_by_email(
+        &self,
+        tenant_id: &TenantId,
+        checks: &mut Checks,
+        field: &str,
+        email: &str,
+    ) -> CoreResult<Option<UserId>> {
+        let found = self.find_user(tenant_id, email).await;
+        let found = found.and_then(|u| {
+            if u.email == email.to_lowercase() {
+                Ok(u)
+            } else {
+                Err(CoreError::NotFound("user"))
+            }
+        });
+        Ok(checks.reference(field, "user with e-mail", email, found)?.map(|u| u.id))
+    }
+
     /// Creates co-browsing links.
     pub async fn create_cobrowse_links(
         &self,
@@ -180,18 +201,7 @@ impl Services {
             checks.http_url("url", &url);
         }
         let host = match input.user_email.as_deref().map(str::trim).filter(|e| !e.is_empty()) {
-            Some(email) => match self.find_user(tenant_id, email).await {
-                Ok(u) if u.email == email.to_lowercase() => Some(u.id),
-                Ok(_) | Err(CoreError::NotFound(_)) => {
-                    checks.push(
-                        "userEmail",
-                        "unknown_reference",
-                        format!("no user with e-mail {email} in this tenant"),
-                    );
-                    None
-                }
-                Err(e) => return Err(e),
-            },
+            Some(email) => self.user_by_email(tenant_id, &mut checks, "userEmail", email).await?,
             None => None,
         };
         checks.finish()?;
@@ -310,22 +320,11 @@ impl Services {
         }
         let mut user_id = None;
         if !email.is_empty() {
-            match self.find_user(tenant_id, &email).await {
-                Ok(u) if u.email == email.to_lowercase() => user_id = Some(u.id),
-                Ok(_) | Err(CoreError::NotFound(_)) => checks.push(
-                    "email",
-                    "unknown_reference",
-                    format!("no user with e-mail {email} in this tenant"),
-                ),
-                Err(e) => return Err(e),
-            }
+            user_id = self.user_by_email(tenant_id, &mut checks, "email", &email).await?;
         }
-        if !session_id.is_empty() && self.get_recorded_session(tenant_id, &session_id).await.is_err() {
-            checks.push(
-                "sessionId",
-                "unknown_reference",
-                format!("no session {session_id} in this tenant"),
-            );
+        if !session_id.is_empty() {
+            let session = self.get_recorded_session(tenant_id, &session_id).await;
+            checks.reference("sessionId", "session", &session_id, session)?;
         }
         checks.finish()?;
         let token = random_token(32);

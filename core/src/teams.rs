@@ -112,11 +112,7 @@ impl Services {
         let known = self.existing_user_ids(tenant_id, &members).await?;
         for (i, m) in members.iter().enumerate() {
             if !known.contains(m) && !members[..i].contains(m) {
-                checks.push(
-                    &format!("members[{i}]"),
-                    "unknown_reference",
-                    format!("no user {m} in this tenant"),
-                );
+                checks.unknown_reference(&format!("members[{i}]"), "user", m);
             }
         }
         checks.finish()?;

@@ -304,11 +304,7 @@ impl Services {
         };
         if let Some(hours) = business_hours_id.as_deref() {
             if !self.config_exists::<OpeningHours>(id, hours).await? {
-                checks.push(
-                    "businessHoursId",
-                    "unknown_reference",
-                    format!("no opening hours {hours} in this tenant"),
-                );
+                checks.unknown_reference("businessHoursId", "opening hours", hours);
             }
         }
         let csat_enabled = input.csat_enabled.unwrap_or(current.csat_enabled);

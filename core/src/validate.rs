@@ -172,6 +172,27 @@ impl Checks {
         }
     }
 
+    /// Records that `field` names a `what` (`"user"`, `"team"`, …) that this
+    /// tenant does not have: 422 `unknown_reference`, worded alike everywhere.
+    pub fn unknown_reference(&mut self, field: &str, what: &str, id: &str) {
+        self.push(field, "unknown_reference", format!("no {what} {id} in this tenant"));
+    }
+
+    /// Reads the lookup of the `what` that `field` names by `id`: the row it
+    /// found, or `None` with [`Checks::unknown_reference`] recorded when the
+    /// tenant has no such row. Any other error (the database's) is returned,
+    /// never mistaken for a missing row.
+    pub fn reference<T>(&mut self, field: &str, what: &str, id: &str, lookup: CoreResult<T>) -> CoreResult<Option<T>> {
+        match lookup {
+            Ok(row) => Ok(Some(row)),
+            Err(CoreError::NotFound(_)) => {
+                self.unknown_reference(field, what, id);
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Whether nothing has been recorded yet.
     pub fn is_clean(&self) -> bool {
         self.0.is_empty()
@@ -339,6 +360,31 @@ impl Paging {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_reference_is_a_field_problem_and_a_failed_lookup_is_not() {
+        let mut checks = Checks::new();
+        assert_eq!(checks.reference("owner", "user", "u1", Ok(7)).unwrap(), Some(7));
+        assert!(checks.is_clean());
+        let missing: CoreResult<i32> = Err(CoreError::NotFound("user"));
+        assert_eq!(checks.reference("owner", "user", "u2", missing).unwrap(), None);
+        let failed: CoreResult<i32> = Err(CoreError::Internal("database gone".into()));
+        assert!(matches!(
+            checks.reference("teamId", "team", "t1", failed),
+            Err(CoreError::Internal(_))
+        ));
+        match checks.finish() {
+            Err(CoreError::Validation(errors)) => {
+                assert_eq!(errors.len(), 1);
+                assert_eq!(
+                    (errors[0].field.as_str(), errors[0].code.as_str()),
+                    ("owner", "unknown_reference")
+                );
+                assert_eq!(errors[0].message, "no user u2 in this tenant");
+            }
+            other => panic!("expected one field problem, got {other:?}"),
+        }
+    }
 
     #[test]
     fn emails() {

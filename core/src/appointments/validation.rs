@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{AppointmentIn, AppointmentPermissions, ValidType};
 use crate::{
     crypto::hash_password,
-    error::{CoreError, CoreResult},
+    error::CoreResult,
     ids::{CustomerId, TenantId, UserId},
     validate::{is_email, Checks},
     Services,
@@ -108,29 +108,20 @@ impl Services {
             );
         }
         let owner = match input.owner.as_deref().map(str::trim).filter(|o| !o.is_empty()) {
-            Some(o) => match self.find_user(tenant_id, o).await {
-                Ok(u) => Some(u.id),
-                Err(CoreError::NotFound(_)) => {
-                    checks.push("owner", "unknown_reference", format!("no user {o} in this tenant"));
-                    None
-                }
-                Err(e) => return Err(e),
-            },
+            Some(o) => checks
+                .reference("owner", "user", o, self.find_user(tenant_id, o).await)?
+                .map(|u| u.id),
             None => None,
         };
         let customer_id = match input.customer_id.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
-            Some(c) => match self.get_customer(tenant_id, &CustomerId::from(c)).await {
-                Ok(found) => Some(found.id),
-                Err(CoreError::NotFound(_)) => {
-                    checks.push(
-                        "customerId",
-                        "unknown_reference",
-                        format!("no customer {c} in this tenant"),
-                    );
-                    None
-                }
-                Err(e) => return Err(e),
-            },
+            Some(c) => checks
+                .reference(
+                    "customerId",
+                    "customer",
+                    c,
+                    self.get_customer(tenant_id, &CustomerId::from(c)).await,
+                )?
+                .map(|found| found.id),
             None => None,
         };
         checks.finish()?;

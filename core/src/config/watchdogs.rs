@@ -126,7 +126,7 @@ impl Services {
         let known = self.existing_user_ids(tenant_id, &ids).await?;
         for (at, id) in users {
             if !known.contains(&id) {
-                checks.push(&at, "unknown_reference", format!("no user {id} in this tenant"));
+                checks.unknown_reference(&at, "user", &id);
             }
         }
         Ok(())

@@ -114,25 +114,15 @@ impl Services {
             return Ok((None, None));
         }
         let user = match user {
-            Some(u) => match self.find_user(tenant_id, u).await {
-                Ok(found) => Some(found.id.into_string()),
-                Err(CoreError::NotFound(_)) => {
-                    checks.push(user_field, "unknown_reference", format!("no user {u} in this tenant"));
-                    None
-                }
-                Err(e) => return Err(e),
-            },
+            Some(u) => checks
+                .reference(user_field, "user", u, self.find_user(tenant_id, u).await)?
+                .map(|found| found.id.into_string()),
             None => None,
         };
         let team = match team {
-            Some(t) => match self.get_team(tenant_id, &TeamId::from(t)).await {
-                Ok(found) => Some(found.id.into_string()),
-                Err(CoreError::NotFound(_)) => {
-                    checks.push(team_field, "unknown_reference", format!("no team {t} in this tenant"));
-                    None
-                }
-                Err(e) => return Err(e),
-            },
+            Some(t) => checks
+                .reference(team_field, "team", t, self.get_team(tenant_id, &TeamId::from(t)).await)?
+                .map(|found| found.id.into_string()),
             None => None,
         };
         Ok((user, team))

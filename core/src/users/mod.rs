@@ -206,9 +206,10 @@ impl Services {
             ..Default::default()
         };
         let valid = validate_user(&user_in)?;
-        self.get_tenant(&input.tenant_id)
-            .await
-            .map_err(|_| CoreError::invalid("tenantId", "unknown_reference", "tenant does not exist"))?;
+        self.get_tenant(&input.tenant_id).await.map_err(|e| match e {
+            CoreError::NotFound(_) => CoreError::invalid("tenantId", "unknown_reference", "tenant does not exist"),
+            other => other,
+        })?;
         let id = UserId::new(uuid::Uuid::now_v7().to_string());
         let mut tx = self.db().begin().await?;
         insert_user(&mut tx, &input.tenant_id, &id, &valid, input.platform_admin).await?;

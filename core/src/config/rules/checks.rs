@@ -149,47 +149,34 @@ impl Services {
     ) -> CoreResult<()> {
         for (at, id) in refs.opening_hours {
             if !self.config_exists::<OpeningHours>(tenant_id, &id).await? {
-                checks.push(
-                    &at,
-                    "unknown_reference",
-                    format!("no opening hours {id} in this tenant"),
-                );
+                checks.unknown_reference(&at, "opening hours", &id);
             }
         }
         for (at, id) in refs.system_messages {
             if !self.config_exists::<SystemMessage>(tenant_id, &id).await? {
-                checks.push(
-                    &at,
-                    "unknown_reference",
-                    format!("no system message {id} in this tenant"),
-                );
+                checks.unknown_reference(&at, "system message", &id);
             }
         }
         for (at, id) in refs.flows {
             if !self.config_exists::<Flow>(tenant_id, &id).await? {
-                checks.push(&at, "unknown_reference", format!("no flow {id} in this tenant"));
+                checks.unknown_reference(&at, "flow", &id);
             }
         }
         for (at, id) in refs.rules {
             if !self.config_exists::<RoutingRule>(tenant_id, &id).await? {
-                checks.push(&at, "unknown_reference", format!("no routing rule {id} in this tenant"));
+                checks.unknown_reference(&at, "routing rule", &id);
             }
         }
         let user_ids: Vec<String> = refs.users.iter().map(|(_, id)| id.clone()).collect();
         let known = self.existing_user_ids(tenant_id, &user_ids).await?;
         for (at, id) in refs.users {
             if !known.contains(&id) {
-                checks.push(&at, "unknown_reference", format!("no user {id} in this tenant"));
+                checks.unknown_reference(&at, "user", &id);
             }
         }
         for (at, id) in refs.teams {
-            if self
-                .get_team(tenant_id, &crate::ids::TeamId::from(id.as_str()))
-                .await
-                .is_err()
-            {
-                checks.push(&at, "unknown_reference", format!("no team {id} in this tenant"));
-            }
+            let team = self.get_team(tenant_id, &crate::ids::TeamId::from(id.as_str())).await;
+            checks.reference(&at, "team", &id, team)?;
         }
         Ok(())
     }
