@@ -6,7 +6,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -346,8 +348,7 @@ pub fn NewAppointmentPage() -> impl IntoView {
 /// `/appointments/{id}`.
 #[component]
 pub fn AppointmentPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let edit = FormAction::<EditAppointment>::new();
     let recording = FormAction::<SetAppointmentRecording>::new();
     let invite = FormAction::<SendAppointmentInvitations>::new();

@@ -11,9 +11,9 @@
 //! REST API's JSON array; before the page is live (or without JavaScript) that
 //! field is a visible text box and the editor is hidden.
 
+use crate::components::route::use_path_param;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -92,8 +92,7 @@ fn FlowTable(list: Vec<FlowSummary>) -> impl IntoView {
 /// `/settings/flows/{id}` (`new` for a new one).
 #[component]
 pub fn FlowPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let save = FormAction::<SaveFlow>::new();
     let remove = FormAction::<RemoveFlow>::new();
     // Re-read after a successful save only: a refused save keeps what was typed.

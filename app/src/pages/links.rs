@@ -2,7 +2,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 
 use crate::erase::EraseView;
 use crate::{
@@ -24,15 +26,10 @@ fn format_time(rfc3339: &str) -> String {
 /// not open.
 #[component]
 pub fn CobrowsePage() -> impl IntoView {
-    let params = use_params_map();
+    let id = use_path_param("id");
     let query = use_query_map();
     let session = Resource::new(
-        move || {
-            (
-                params.with(|p| p.get("id").unwrap_or_default()),
-                query.with(|q| q.get("token").unwrap_or_default()),
-            )
-        },
+        move || (id(), query.with(|q| q.get("token").unwrap_or_default())),
         |(id, token)| cobrowse_session(id, token),
     );
     view! {
@@ -45,7 +42,7 @@ pub fn CobrowsePage() -> impl IntoView {
                     match session.await {
                         Ok(s) => {
                             let (id, token) = (
-                                params.with_untracked(|p| p.get("id").unwrap_or_default()),
+                                untrack(id),
                                 query.with_untracked(|q| q.get("token").unwrap_or_default()),
                             );
                             view! {
@@ -162,13 +159,10 @@ fn label(lang: &str, key: &str) -> &'static str {
 /// offers no navigation into the dashboard.
 #[component]
 pub fn LiveViewPage() -> impl IntoView {
-    let params = use_params_map();
+    let id = use_path_param("id");
     let query = use_query_map();
     let lang = move || query.with(|q| q.get("lang")).unwrap_or_else(|| "en".into());
-    let session = Resource::new(
-        move || params.with(|p| p.get("id").unwrap_or_default()),
-        liveview_session,
-    );
+    let session = Resource::new(id, liveview_session);
     view! {
         <Title text=move || label(&lang(), "title").to_string() />
         <PlayerAssets />
@@ -189,7 +183,7 @@ pub fn LiveViewPage() -> impl IntoView {
                                     </dl>
                                     {s.entry_url.clone().map(|u| view! { <p><a href=u.clone() rel="noopener noreferrer">{u.clone()}</a></p> })}
                                 </section>
-                                <LivePlayer session_id=params.with_untracked(|p| p.get("id").unwrap_or_default()) lang=l.clone() />
+                                <LivePlayer session_id=untrack(id) lang=l.clone() />
                             </div>
                         }.erase(),
                         Err(e) => view! {
@@ -228,8 +222,8 @@ fn mount_meet() {
 /// `/join/{token}`: an appointment's conference, as its attendees see it.
 #[component]
 pub fn JoinPage() -> impl IntoView {
-    let params = use_params_map();
-    let info = Resource::new(move || params.with(|p| p.get("token").unwrap_or_default()), join_info);
+    let token = use_path_param("token");
+    let info = Resource::new(token, join_info);
     view! {
         <Title text="Join" />
         <leptos_meta::Link rel="stylesheet" href="/visitor/meet.css" />
@@ -262,7 +256,7 @@ pub fn JoinPage() -> impl IntoView {
                                 // only while the link works.
                                 {(j.state == "open").then(|| {
                                     mount_meet();
-                                    let token = params.with_untracked(|p| p.get("token").unwrap_or_default());
+                                    let token = untrack(token);
                                     view! {
                                         <section class="card meet" aria-label="Conference"
                                             data-rapport-meet="" data-ws-url=format!("/join/{token}/ws")

@@ -4,9 +4,9 @@
 //! Empty slots are ignored on save, so the editor needs no script to grow.
 //! Both say whether the hours are open now and when that changes, in their zone.
 
+use crate::components::route::use_path_param;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -125,8 +125,7 @@ pub fn OpeningHoursPage() -> impl IntoView {
 
 #[component]
 fn HoursEditor() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let save = FormAction::<SaveOpeningHoursForm>::new();
     let delete = FormAction::<DeleteOpeningHoursEntry>::new();
     let saved = successes(save.value());

@@ -5,7 +5,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 
 use crate::erase::EraseView;
 use crate::{
@@ -45,12 +47,12 @@ pub fn ReportPage() -> impl IntoView {
 
 #[component]
 fn ReportBody() -> impl IntoView {
-    let params = use_params_map();
+    let family = use_path_param("family");
     let query = use_query_map();
     let request = move || {
         let q = |k: &str| query.with(|m| m.get(k).unwrap_or_default());
         ReportQuery {
-            family: params.with(|p| p.get("family").unwrap_or_default()),
+            family: family(),
             grouping: q("grouping"),
             from: q("from"),
             to: q("to"),
@@ -59,7 +61,7 @@ fn ReportBody() -> impl IntoView {
     };
     let report = Resource::new(request, load_report);
     let title = move || {
-        Family::from_slug(&params.with(|p| p.get("family").unwrap_or_default()))
+        Family::from_slug(&family())
             .map_or("Reports", Family::title)
             .to_string()
     };

@@ -5,9 +5,9 @@
 //! [`crate::components::rule_builder`]), which saves, and deletes a saved rule;
 //! a routing rule's page lists its recent matches from the match log.
 
+use crate::components::route::use_path_param;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -280,8 +280,7 @@ fn js_uri_encode(text: &str) -> String {
 
 #[component]
 fn RuleEditor(kind: RuleKind) -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let save = FormAction::<SaveRule>::new();
     let remove = FormAction::<RemoveRule>::new();
     // Re-read after a successful save only: a refused save keeps what was typed.

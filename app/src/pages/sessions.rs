@@ -13,7 +13,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::{Link, Script, Title};
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 
 use crate::erase::EraseView;
 use crate::{
@@ -200,8 +202,7 @@ pub fn SessionLivePage() -> impl IntoView {
 /// `body` shows.
 #[component]
 fn SessionFrame(title: &'static str, body: fn(SessionView) -> AnyView) -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let session = Resource::new(id, get_session);
     view! {
         <Title text=title />

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -172,8 +174,7 @@ fn MessageFields(message: Option<SystemMessageView>, problem: Signal<Option<Prob
 /// `/settings/system-messages/{id}`.
 #[component]
 pub fn SystemMessagePage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let edit = FormAction::<EditSystemMessage>::new();
     let remove = FormAction::<RemoveSystemMessage>::new();
     let edit_saved = successes(edit.value());

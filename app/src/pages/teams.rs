@@ -5,7 +5,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -196,8 +198,7 @@ fn TeamTable(list: TeamList, search: String, people: Vec<Member>) -> impl IntoVi
 /// `/settings/teams/{id}`.
 #[component]
 pub fn TeamPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let edit = FormAction::<EditTeam>::new();
     let remove = FormAction::<RemoveTeam>::new();
     let edit_saved = successes(edit.value());

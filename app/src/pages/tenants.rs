@@ -5,7 +5,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 use rapport_core::model::Tenant;
 
 use crate::components::post_form::{FormAction, PostForm};
@@ -141,8 +143,7 @@ fn TenantFields(tenant: Option<Tenant>, problem: Signal<Option<Problem>>, zones:
 /// `/platform/tenants/{id}`: edit or delete.
 #[component]
 pub fn TenantPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let edit = FormAction::<EditTenant>::new();
     let remove = FormAction::<DeleteTenant>::new();
     let edit_saved = successes(edit.value());

@@ -5,7 +5,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -216,8 +218,7 @@ fn BlockFields(block: Option<TextBlockView>, people: Assignees, problem: Signal<
 /// `/settings/text-blocks/{id}`.
 #[component]
 pub fn TextBlockPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let edit = FormAction::<EditTextBlock>::new();
     let remove = FormAction::<RemoveTextBlock>::new();
     let edit_saved = successes(edit.value());

@@ -3,7 +3,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 use rapport_core::model::Role;
 
 use crate::components::post_form::{FormAction, PostForm};
@@ -272,8 +274,7 @@ pub fn UserPage() -> impl IntoView {
 
 #[component]
 fn UserDetail() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let edit = FormAction::<EditUser>::new();
     let reset = FormAction::<ResetUserPassword>::new();
     let remove = FormAction::<RemoveUser>::new();

@@ -15,7 +15,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
+
+use crate::components::route::use_path_param;
 
 use crate::components::post_form::{FormAction, PostForm};
 use crate::erase::EraseView;
@@ -353,8 +355,7 @@ fn WatchdogFields(watchdog: Option<WatchdogView>, problem: Signal<Option<Problem
 /// `/settings/watchdogs/{id}`.
 #[component]
 pub fn WatchdogPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let id = use_path_param("id");
     let edit = FormAction::<EditWatchdog>::new();
     let remove = FormAction::<RemoveWatchdog>::new();
     let edit_saved = successes(edit.value());
