@@ -1,8 +1,8 @@
 //! The lazy routes. Pages are grouped in areas: each settings resource (its
 //! list and its detail page) is one, and so are the inbox, appointments, links
-//! and reports. Rules and appointments are the exceptions: their lists (the
-//! calendar) are one area and one item's page another, since its form is most
-//! of their code.
+//! and reports. Rules, webhooks and appointments are the exceptions: their
+//! lists (the calendar) are one area and one item's page another, since its
+//! form (and a webhook's delivery log) is most of their code.
 //! Each area is compiled into its own wasm chunk, which the browser fetches
 //! the first time one of its pages is shown (the server preloads the chunks of
 //! the page it renders). The main module carries only the shell, the router,
@@ -57,7 +57,7 @@ use crate::pages::{
     text_blocks::{TextBlockPage, TextBlocksPage},
     users::{UserPage, UsersPage},
     watchdogs::{WatchdogPage, WatchdogsPage},
-    webhooks::{WebhookPage, WebhooksPage},
+    webhooks::{endpoint::WebhookPage, WebhooksPage},
     workspace::WorkspacePage,
 };
 
@@ -261,9 +261,13 @@ areas! {
         SlaRule => SlaRulePage,
         ActionRule => ActionRulePage,
     }
-    /// Webhooks and their delivery logs.
+    /// The webhook endpoints: the list, with the form that adds one.
     webhooks_area, __preload_webhooks_area {
         Webhooks => WebhooksPage,
+    }
+    /// One webhook endpoint: its settings, secret and delivery log, which the
+    /// list does not need.
+    webhook_area, __preload_webhook_area {
         Webhook => WebhookPage,
     }
     /// Access: API keys (tenant and platform), the API reference, and the
