@@ -16,7 +16,6 @@ use std::{
 use crate::{
     error::{CoreError, CoreResult},
     ids::TenantId,
-    Services,
 };
 
 /// Seconds a refused page waits before it tries again.
@@ -29,8 +28,9 @@ pub struct OpenStreams {
 }
 
 impl OpenStreams {
-    /// Takes a place for one more stream of `tenant_id` unless it holds `limit`.
-    fn take(&self, tenant_id: &TenantId, limit: i64) -> CoreResult<StreamSlot> {
+    /// Takes a place for one more stream of `tenant_id` unless it holds `limit`
+    /// (the tenant's bound, which `Services::open_public_stream` reads).
+    pub(crate) fn take(&self, tenant_id: &TenantId, limit: i64) -> CoreResult<StreamSlot> {
         let mut counts = self.counts.lock().expect("stream counts lock");
         let open = counts.entry(tenant_id.clone()).or_default();
         if *open >= limit {
@@ -75,16 +75,6 @@ impl Drop for StreamSlot {
                 counts.remove(&self.tenant_id);
             }
         }
-    }
-}
-
-impl Services {
-    /// A place for one more public event stream of the tenant on this instance;
-    /// refused with 429 `stream_allowance_spent` while it holds its
-    /// `openStreams`. Keep the slot inside the stream.
-    pub async fn open_public_stream(&self, tenant_id: &TenantId) -> CoreResult<StreamSlot> {
-        let limit = self.tenant_limits(tenant_id).await?.open_streams;
-        self.open_streams().take(tenant_id, limit)
     }
 }
 

@@ -7,8 +7,13 @@
 //! Imports are read from the text: every path that starts with `crate::`,
 //! `super::` or `self::`, `use` groups included, resolved to the file that
 //! declares the longest module prefix. Comments and string literals are
-//! skipped. Calls through the hub (`self.method()` on `Services`) are not
-//! imports and are not seen here.
+//! skipped.
+//!
+//! Calls through the hub are arrows too: a `self.method()` inside an
+//! `impl Services` block points at the module whose `impl Services` block
+//! declares `method`. They are held to the same floors (they would make too
+//! many circles to forbid those: a domain module asks another for its rows
+//! through the hub, and may be asked back).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -312,6 +317,132 @@ fn graph(sources: &Sources) -> Graph {
     graph
 }
 
+/// The end of the block that the `{` at `open` opens.
+fn block_end(code: &str, open: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, b) in code.bytes().enumerate().skip(open) {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len()
+}
+
+/// The bodies of the `impl Services` blocks in `code` (`impl Services`,
+/// `impl crate::Services`, …): where `self` is the hub.
+fn hub_blocks(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(found) = code[from..].find("impl ") {
+        let at = from + found;
+        from = at + "impl ".len();
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let Some(open) = code[from..].find(['{', ';']).map(|i| from + i) else {
+            break;
+        };
+        let header = code[from..open].trim();
+        if code.as_bytes()[open] == b'{' && header.rsplit("::").next() == Some("Services") {
+            let end = block_end(code, open);
+            out.push(&code[open + 1..end]);
+            from = end;
+        }
+    }
+    out
+}
+
+/// The identifiers in `code` that follow `marker` (`fn `, `self.`), and what
+/// comes right after each.
+fn idents_after<'a>(code: &'a str, marker: &str) -> Vec<(&'a str, &'a str)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(found) = code[from..].find(marker) {
+        let at = from + found;
+        from = at + marker.len();
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        {
+            continue;
+        }
+        let rest = &code[from..];
+        let len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if len > 0 {
+            out.push((&rest[..len], &rest[len..]));
+        }
+    }
+    out
+}
+
+/// The methods each module adds to the hub: the `fn`s at the top level of
+/// its `impl Services` blocks.
+fn hub_methods(sources: &Sources) -> BTreeMap<String, ModPath> {
+    let mut out = BTreeMap::new();
+    for (module, source) in sources.iter().filter(|(module, _)| !is_test_module(module)) {
+        let code = without_tests(&code_only(source));
+        for block in hub_blocks(&code) {
+            // Only the block's own items: a `fn` inside a method is not one.
+            let mut top = String::with_capacity(block.len());
+            let mut depth = 0usize;
+            for ch in block.chars() {
+                match ch {
+                    '{' => depth += 1,
+                    '}' => depth = depth.saturating_sub(1),
+                    _ if depth == 0 => top.push(ch),
+                    _ => {}
+                }
+            }
+            for (name, _) in idents_after(&top, "fn ") {
+                out.insert(name.to_string(), module.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Which modules each module calls through the hub: for each
+/// `self.method(` inside its `impl Services` blocks, the module that
+/// declares `method` (itself, its ancestors, its descendants and the hub's
+/// own module, `services`, left out).
+fn hub_calls(sources: &Sources) -> Graph {
+    let methods = hub_methods(sources);
+    let mut graph = Graph::new();
+    for (module, source) in sources.iter().filter(|(module, _)| !is_test_module(module)) {
+        let code = without_tests(&code_only(source));
+        let calls = graph.entry(module.clone()).or_default();
+        for block in hub_blocks(&code) {
+            for (name, after) in idents_after(block, "self.") {
+                let is_call = after.starts_with('(') || after.starts_with("::<");
+                let Some(target) = methods.get(name).filter(|_| is_call) else {
+                    continue;
+                };
+                // The hub's own accessors (`db()`, `live()`, …) are the hub,
+                // not a floor.
+                let hub_itself = target.len() == 1 && target[0] == "services";
+                if !(hub_itself || target.starts_with(module) || module.starts_with(target)) {
+                    calls.insert(target.clone());
+                }
+            }
+        }
+    }
+    graph
+}
+
 /// The import circles: strongly connected sets of more than one module
 /// (Tarjan's algorithm).
 fn circles(graph: &Graph) -> Vec<Vec<String>> {
@@ -416,21 +547,29 @@ fn no_file_imports_a_file_that_imports_it_back() {
 
 #[test]
 fn core_arrows_point_down() {
-    let core = graph(&read_crate(&root().join("core/src")));
+    let sources = read_crate(&root().join("core/src"));
+    let imports = graph(&sources);
+    assert_floors(&imports, "names");
+    assert_floors(&hub_calls(&sources), "calls through the hub");
+}
+
+/// Fails on an arrow of `core` that points up a floor; `how` says which
+/// kind of arrow the graph holds.
+fn assert_floors(core: &Graph, how: &str) {
     let ground = |m: &str| GROUND.contains(&m);
-    let up_from_ground = arrows_between(&core, ground, |m| !ground(m));
+    let up_from_ground = arrows_between(core, ground, |m| !ground(m));
     assert!(
         up_from_ground.is_empty(),
-        "the ground floor names a floor above it: {up_from_ground:?}"
+        "the ground floor {how} a floor above it: {up_from_ground:?}"
     );
     let domain = |m: &str| !ground(m) && !ABOVE_DOMAIN.contains(&m);
-    let domain_up = arrows_between(&core, domain, |m| m == "engine" || m == "usecases");
+    let domain_up = arrows_between(core, domain, |m| m == "engine" || m == "usecases");
     assert!(
         domain_up.is_empty(),
-        "the domain names an engine or a use case: {domain_up:?}"
+        "the domain {how} an engine or a use case: {domain_up:?}"
     );
-    let engines_up = arrows_between(&core, |m| m == "engine", |m| m == "usecases");
-    assert!(engines_up.is_empty(), "an engine names a use case: {engines_up:?}");
+    let engines_up = arrows_between(core, |m| m == "engine", |m| m == "usecases");
+    assert!(engines_up.is_empty(), "an engine {how} a use case: {engines_up:?}");
 }
 
 #[test]
@@ -479,4 +618,31 @@ fn the_check_sees_a_domain_module_naming_an_engine() {
     ]);
     let up = arrows_between(&graph(&files), |m| m == "customers", |m| m == "engine");
     assert_eq!(up, vec!["customers -> engine::dispatch".to_string()]);
+}
+
+#[test]
+fn the_check_sees_a_domain_module_calling_an_engine_through_the_hub() {
+    let files = sources(&[
+        ("", "mod customers; mod engine; pub struct Services;"),
+        (
+            "customers",
+            "impl Services { pub fn save(&self) { self.dispatch(); self.helper(); let _ = self.db; } fn helper(&self) {} }",
+        ),
+        ("engine", "pub mod dispatch;"),
+        // A method's own inner `fn` is not a hub method; a string is not a call.
+        (
+            "engine::dispatch",
+            "impl crate::Services { pub fn dispatch(&self) { fn inner() {} let _ = \"self.save()\"; } }",
+        ),
+    ]);
+    let methods = hub_methods(&files);
+    assert_eq!(
+        methods.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["dispatch", "helper", "save"]
+    );
+    let calls = hub_calls(&files);
+    let up = arrows_between(&calls, |m| m == "customers", |m| m == "engine");
+    assert_eq!(up, vec!["customers -> engine::dispatch".to_string()]);
+    let down = arrows_between(&calls, |m| m == "engine", |m| m == "customers");
+    assert!(down.is_empty(), "a string is not a call: {down:?}");
 }

@@ -20,6 +20,7 @@ use crate::{
     db::Tx,
     error::{CoreError, CoreResult},
     ids::TenantId,
+    open_streams::StreamSlot,
     validate::Checks,
     with_db, with_tx, Services,
 };
@@ -385,6 +386,14 @@ pub(crate) async fn spend_visitor(tx: &mut Tx, tenant_id: &TenantId, now_ms: i64
 }
 
 impl Services {
+    /// A place for one more public event stream of the tenant on this instance
+    /// ([`crate::open_streams`]); refused with 429 `stream_allowance_spent`
+    /// while it holds its `openStreams`. Keep the slot inside the stream.
+    pub async fn open_public_stream(&self, tenant_id: &TenantId) -> CoreResult<StreamSlot> {
+        let limit = self.tenant_limits(tenant_id).await?.open_streams;
+        self.open_streams().take(tenant_id, limit)
+    }
+
     /// A tenant's bounds: its own where the platform set them, else the defaults.
     pub async fn tenant_limits(&self, tenant_id: &TenantId) -> CoreResult<TenantLimits> {
         let row = with_db!(self.db(), |pool| sqlx::query(&select_limits())
