@@ -5,7 +5,6 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::route::use_path_param;
-
 use crate::erase::EraseView;
 use crate::{
     api::links::{cobrowse_session, join_info, liveview_session},

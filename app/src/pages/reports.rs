@@ -8,7 +8,6 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::route::use_path_param;
-
 use crate::erase::EraseView;
 use crate::{
     api::reports::{

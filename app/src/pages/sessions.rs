@@ -16,7 +16,6 @@ use leptos_meta::{Link, Script, Title};
 use leptos_router::hooks::use_query_map;
 
 use crate::components::route::use_path_param;
-
 use crate::erase::EraseView;
 use crate::{
     api::recordings::{get_session, list_sessions, SessionView, SessionsPage, SESSIONS_PATH},

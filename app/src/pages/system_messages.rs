@@ -10,9 +10,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::route::use_path_param;
-
 use crate::components::post_form::{FormAction, PostForm};
+use crate::components::route::use_path_param;
 use crate::erase::EraseView;
 use crate::{
     api::{
