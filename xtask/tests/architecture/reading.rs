@@ -120,22 +120,8 @@ pub fn without_tests(code: &str) -> String {
             rest = after;
             continue;
         };
-        let mut depth = 0usize;
-        let mut end = item.len();
-        for (i, b) in item.bytes().enumerate().skip(open) {
-            match b {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        rest = &item[end..];
+        // Past the module's closing brace; an unclosed one runs to the end.
+        rest = item.get(block_end(item, open) + 1..).unwrap_or("");
     }
     out.push_str(rest);
     out
